@@ -1,0 +1,42 @@
+# Shared compile settings and helpers for Spool targets.
+add_library(spool_compile_options INTERFACE)
+target_compile_options(spool_compile_options INTERFACE -Wall -Wextra -Wno-unused-parameter)
+target_compile_definitions(spool_compile_options INTERFACE BOOST_ASIO_NO_DEPRECATED
+                                                           BOOST_ASIO_HAS_CO_AWAIT)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # GCC 12 warns about coroutine frames and std::variant in ways that are false positives.
+    target_compile_options(spool_compile_options INTERFACE -Wno-maybe-uninitialized
+                                                           -Wno-mismatched-new-delete)
+endif()
+if(SPOOL_SANITIZE)
+    string(REPLACE ";" "," _spool_sanitizers "${SPOOL_SANITIZE}")
+    target_compile_options(spool_compile_options INTERFACE -fsanitize=${_spool_sanitizers}
+                                                           -fno-omit-frame-pointer)
+    target_link_options(spool_compile_options INTERFACE -fsanitize=${_spool_sanitizers})
+    if("undefined" IN_LIST SPOOL_SANITIZE)
+        target_compile_options(spool_compile_options INTERFACE -fno-sanitize-recover=undefined)
+    endif()
+endif()
+
+# spool_add_library(NAME SOURCES ... DEPS ...): a static library with the project's settings.
+function(spool_add_library name)
+    cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+    add_library(${name} STATIC ${ARG_SOURCES})
+    target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+    target_link_libraries(${name} PUBLIC spool_compile_options ${ARG_DEPS})
+endfunction()
+
+# spool_add_test(NAME SOURCES ... DEPS ... [LABELS ...]): a GoogleTest executable registered
+# with CTest, one CTest entry per test case.
+include(GoogleTest)
+function(spool_add_test name)
+    cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+    add_executable(${name} ${ARG_SOURCES})
+    target_link_libraries(${name} PRIVATE spool_compile_options ${ARG_DEPS} GTest::gtest
+                                          GTest::gmock GTest::gtest_main)
+    if(NOT ARG_LABELS)
+        set(ARG_LABELS unit)
+    endif()
+    gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS "${ARG_LABELS}"
+                         DISCOVERY_TIMEOUT 60)
+endfunction()

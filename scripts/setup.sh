@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs exactly the Debian packages Spool's build and tests need. Idempotent: packages already
+# present are skipped, so re-running is cheap. Used by README's two commands and by .ci/run.
+set -euo pipefail
+
+BUILD_PACKAGES=(
+    build-essential cmake ninja-build pkg-config python3
+    libboost1.74-dev libboost-system1.74-dev libboost-program-options1.74-dev
+    libcpprest-dev libyaml-cpp-dev prometheus-cpp-dev
+    libgtest-dev libgmock-dev libbenchmark-dev
+    libspdlog-dev libfmt-dev libssl-dev libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev
+)
+TEST_PACKAGES=(
+    kcat librdkafka-dev clang clang-format curl prometheus
+)
+
+want=("${BUILD_PACKAGES[@]}")
+if [[ "${1:-}" == "--with-tests" ]]; then want+=("${TEST_PACKAGES[@]}"); fi
+
+missing=()
+for pkg in "${want[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$pkg")
+    fi
+done
+
+if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    SUDO=""
+    if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+    echo "setup: all packages present"
+fi

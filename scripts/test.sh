@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs every Spool test: installs what is missing, builds, fetches the real client peers
+# (cached outside the repository, keyed by version), then runs CTest.
+#   scripts/test.sh                 all tests (release build)
+#   scripts/test.sh -R storage      only tests whose name matches (passed on to ctest)
+#   SPOOL_PRESET=asan scripts/test.sh   the same under ASan+UBSan (also: tsan, debug)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+preset=${SPOOL_PRESET:-release}
+bash scripts/setup.sh --with-tests
+if [[ -x scripts/peers/fetch-all.sh ]]; then
+    bash scripts/peers/fetch-all.sh
+fi
+cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset"
+ctest --preset "$preset" -j"$(nproc)" --timeout 600 "$@"
