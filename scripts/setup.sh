@@ -14,8 +14,15 @@ TEST_PACKAGES=(
     kcat librdkafka-dev clang clang-format curl prometheus
 )
 
+BENCH_PACKAGES=(
+    iperf3 librdkafka-dev
+)
+
 want=("${BUILD_PACKAGES[@]}")
-if [[ "${1:-}" == "--with-tests" ]]; then want+=("${TEST_PACKAGES[@]}"); fi
+case "${1:-}" in
+    --with-tests) want+=("${TEST_PACKAGES[@]}") ;;
+    --bench) want+=("${BENCH_PACKAGES[@]}") ;;
+esac
 
 missing=()
 for pkg in "${want[@]}"; do

@@ -1,0 +1,63 @@
+#include "bench/loadgen/options.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <string_view>
+
+namespace spool::bench {
+
+namespace {
+
+[[noreturn]] void usage(const char* why) {
+    std::cerr << "spool-loadgen: " << why << "\n"
+              << "usage: spool-loadgen --mode produce|consume|latency|first-produce\n"
+                 "  (--bootstrap HOST:PORT | --mock) [--topic T] [--partitions N]\n"
+                 "  [--record-size BYTES] [--records N] [--acks 0|1|-1] [--rate-mb MB/s]\n"
+                 "  [--duration SECONDS] [--since-epoch-ns NS] [-X librdkafka.key=value]...\n";
+    std::exit(2);
+}
+
+mode parse_mode(std::string_view s) {
+    if (s == "produce") return mode::produce;
+    if (s == "consume") return mode::consume;
+    if (s == "latency") return mode::latency;
+    if (s == "first-produce") return mode::first_produce;
+    usage("unknown --mode");
+}
+
+}  // namespace
+
+options parse_options(int argc, char** argv) {
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string_view arg = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) usage("missing value");
+            return argv[++i];
+        };
+        if (arg == "--mode") o.run_mode = parse_mode(value());
+        else if (arg == "--bootstrap") o.bootstrap = value();
+        else if (arg == "--mock") o.mock_cluster = true;
+        else if (arg == "--topic") o.topic = value();
+        else if (arg == "--partitions") o.partitions = std::stoi(value());
+        else if (arg == "--record-size") o.record_size = std::stoi(value());
+        else if (arg == "--records") o.records = std::stoll(value());
+        else if (arg == "--acks") o.acks = value();
+        else if (arg == "--rate-mb") o.rate_mb_per_s = std::stod(value());
+        else if (arg == "--duration") o.duration_s = std::stod(value());
+        else if (arg == "--since-epoch-ns") o.since_epoch_ns = std::stoll(value());
+        else if (arg == "-X") {
+            std::string kv = value();
+            auto eq = kv.find('=');
+            if (eq == std::string::npos) usage("-X wants key=value");
+            o.producer_conf[kv.substr(0, eq)] = kv.substr(eq + 1);
+        } else {
+            usage("unknown argument");
+        }
+    }
+    if (o.bootstrap.empty() && !o.mock_cluster) usage("--bootstrap or --mock is required");
+    if (o.record_size < 16) usage("--record-size must be at least 16 (latency stamps)");
+    return o;
+}
+
+}  // namespace spool::bench

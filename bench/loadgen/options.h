@@ -1,0 +1,33 @@
+#pragma once
+
+// Command-line options of spool-loadgen. Every scenario of bench/run.sh is one invocation, so the
+// same binary, with the same librdkafka settings, drives Spool, Apache Kafka and the mock cluster.
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace spool::bench {
+
+enum class mode { produce, consume, latency, first_produce };
+
+struct options {
+    mode run_mode = mode::produce;
+    std::string bootstrap;  // empty with mock_cluster: an in-process librdkafka mock cluster
+    bool mock_cluster = false;
+    std::string topic = "bench";
+    int partitions = 1;
+    int record_size = 1024;
+    int64_t records = 1'000'000;
+    std::string acks = "1";
+    double rate_mb_per_s = 0;  // latency mode: offered load
+    double duration_s = 10;    // latency / first_produce limit
+    int64_t since_epoch_ns = 0;  // first_produce: when the broker process was started
+    std::map<std::string, std::string> producer_conf = {
+        {"linger.ms", "5"}, {"batch.size", "1000000"}, {"compression.codec", "none"}};
+};
+
+// Parses argv; prints usage and exits on error.
+options parse_options(int argc, char** argv);
+
+}  // namespace spool::bench
