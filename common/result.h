@@ -20,5 +20,5 @@ inline auto success() { return outcome::success(); }
 
 }  // namespace spool
 
-// SPOOL_TRY(auto x, expr): unwraps expr's value into x or returns its error from the caller.
+// SPOOL_TRY(x, expr): declares x from expr's value (Boost 1.74 takes no "auto") or returns its error from the caller.
 #define SPOOL_TRY BOOST_OUTCOME_TRY

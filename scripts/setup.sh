@@ -6,12 +6,13 @@ set -euo pipefail
 BUILD_PACKAGES=(
     build-essential cmake ninja-build pkg-config python3
     libboost1.74-dev libboost-system1.74-dev libboost-program-options1.74-dev
-    libcpprest-dev libyaml-cpp-dev prometheus-cpp-dev
+    libcpprest-dev libyaml-cpp-dev prometheus-cpp-dev nlohmann-json3-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     libspdlog-dev libfmt-dev libssl-dev libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev
 )
 TEST_PACKAGES=(
-    kcat librdkafka-dev clang clang-format curl prometheus
+    kcat librdkafka-dev clang libclang-rt-14-dev clang-format curl prometheus
+    maven openjdk-17-jdk-headless  # Kafka jars, CLI tools and broker for the compat suite
 )
 
 BENCH_PACKAGES=(
