@@ -1,0 +1,66 @@
+#include "broker/http/http_service.h"
+
+#include "broker/http/view_metrics.h"
+
+#include <nlohmann/json.hpp>
+
+namespace spool::broker::http {
+
+namespace h = spool::http;
+
+namespace {
+
+h::response probe_response(const probe_report& r, const char* ok_status, const char* bad_status) {
+    if (r.ok)
+        return h::json_response(h::status::ok, {{"status", ok_status}});
+    return h::json_response(h::status::service_unavailable,
+                            {{"status", bad_status}, {"reasons", r.reasons}});
+}
+
+}  // namespace
+
+http_service::http_service(h::server_options options, http_service_deps deps)
+    : _deps(std::move(deps)),
+      _admin(std::make_unique<admin_context>(admin_context{_deps.self, _deps.cluster, _deps.logs})),
+      _view_metrics(std::make_shared<view_metrics>(
+          _deps.self, metric_views{_deps.cluster, _deps.logs, _deps.groups, _deps.readiness})) {
+    _deps.metrics->add(_view_metrics);
+    _server = std::make_unique<h::server>(std::move(options), routes());
+}
+
+http_service::~http_service() {
+    stop();
+}
+
+h::router http_service::routes() {
+    h::router r;
+    const readiness_provider* probes = _deps.readiness;
+    metrics::registry* reg = _deps.metrics;
+    r.add(h::verb::get, "/healthz", [probes](const h::request&, const h::path_params&) {
+        return probe_response(probes->liveness(), "ok", "failing");
+    });
+    r.add(h::verb::get, "/readyz", [probes](const h::request&, const h::path_params&) {
+        return probe_response(probes->readiness(), "ready", "not_ready");
+    });
+    r.add(h::verb::get, "/metrics", [reg](const h::request&, const h::path_params&) {
+        return h::text_response(h::status::ok, metrics::to_text(reg->collect()),
+                                metrics::text_content_type);
+    });
+    add_admin_routes(r, _admin.get());
+    return r;
+}
+
+result<void> http_service::start() {
+    return _server->start();
+}
+
+void http_service::stop() {
+    if (_server)
+        _server->stop();
+}
+
+boost::asio::ip::tcp::endpoint http_service::local_endpoint() const {
+    return _server->local_endpoint();
+}
+
+}  // namespace spool::broker::http

@@ -1,0 +1,251 @@
+// The broker HTTP endpoint end to end: a real server on loopback, a real Beast client, the
+// real registry and probes, and in-memory views (fake_views.h says why).
+
+#include "broker/http/http_service.h"
+
+#include "broker/http/tests/fake_views.h"
+#include "broker/metrics/storage_probe.h"
+#include "broker/metrics/tests/scrape.h"
+#include "broker/metrics/topic_probe.h"
+#include "common/http/tests/test_client.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace spool::broker::http {
+namespace {
+
+namespace client = spool::http::testing;
+using metrics::testing::sample;
+using spool::http::verb;
+using namespace testing;
+using json = nlohmann::json;
+
+class http_service_test : public ::testing::Test {
+protected:
+    void start(bool with_cluster = true) {
+        spool::http::server_options o;
+        o.endpoint = spool::http::parse_endpoint("127.0.0.1:0").value();
+        broker_identity self{node(1),
+                             "0.1.0-test",
+                             {{"PLAINTEXT", "localhost:9092"}},
+                             std::chrono::system_clock::now()};
+        self.listeners.push_back({"http", "127.0.0.1:0"});
+        _service = std::make_unique<http_service>(
+            o, http_service_deps{self, &_lifecycle, &_registry, with_cluster ? &_cluster : nullptr,
+                                 &_logs, &_groups});
+        ASSERT_TRUE(_service->start());
+        _ep = _service->local_endpoint();
+    }
+    void TearDown() override {
+        if (_service)
+            _service->stop();
+    }
+    client::client_response get(std::string target) { return client::get(_ep, std::move(target)); }
+    json get_json(std::string target, int want_status = 200) {
+        auto res = get(target);
+        EXPECT_EQ(res.result_int(), want_status) << target << ": " << res.body();
+        EXPECT_EQ(res[boost::beast::http::field::content_type], "application/json");
+        return json::parse(res.body());
+    }
+
+    lifecycle_state _lifecycle{{condition::logs_loaded, condition::kafka_listener_bound}};
+    metrics::registry _registry;
+    memory_cluster_view _cluster;
+    memory_log_view _logs;
+    memory_group_view _groups;
+    std::unique_ptr<http_service> _service;
+    boost::asio::ip::tcp::endpoint _ep;
+};
+
+TEST_F(http_service_test, test_readiness_moves_from_not_ready_to_ready_to_shutting_down) {
+    start();
+    auto body = get_json("/readyz", 503);
+    EXPECT_EQ(body["status"], "not_ready");
+    EXPECT_EQ(body["reasons"].size(), 2u);
+    EXPECT_EQ(sample(get("/metrics").body(), "spool_broker_ready"), 0.0);
+
+    _lifecycle.set(condition::logs_loaded, true);
+    body = get_json("/readyz", 503);
+    ASSERT_EQ(body["reasons"].size(), 1u);
+    EXPECT_EQ(body["reasons"][0], "kafka_listener_bound: not yet");
+
+    _lifecycle.set(condition::kafka_listener_bound, true);
+    EXPECT_EQ(get_json("/readyz")["status"], "ready");
+    EXPECT_EQ(sample(get("/metrics").body(), "spool_broker_ready"), 1.0);
+
+    _lifecycle.begin_shutdown();
+    body = get_json("/readyz", 503);
+    EXPECT_EQ(body["reasons"][0], "shutting down");
+    // Draining is not a liveness failure: Kubernetes must not kill a clean shutdown.
+    EXPECT_EQ(get_json("/healthz")["status"], "ok");
+}
+
+TEST_F(http_service_test, test_unmet_condition_detail_is_reported) {
+    start();
+    _lifecycle.set(condition::logs_loaded, false, "recovering 3 of 10 partitions");
+    auto body = get_json("/readyz", 503);
+    EXPECT_EQ(body["reasons"][0], "logs_loaded: recovering 3 of 10 partitions");
+}
+
+TEST_F(http_service_test, test_fatal_failure_fails_liveness_with_reason) {
+    start();
+    EXPECT_EQ(get_json("/healthz")["status"], "ok");
+    _lifecycle.mark_failed("log directory /data is read-only");
+    auto body = get_json("/healthz", 503);
+    EXPECT_EQ(body["status"], "failing");
+    EXPECT_EQ(body["reasons"][0], "log directory /data is read-only");
+}
+
+TEST_F(http_service_test, test_probe_paths_reject_other_methods_with_405) {
+    start();
+    auto res = client::request(_ep, verb::post, "/healthz");
+    EXPECT_EQ(res.result_int(), 405);
+    EXPECT_EQ(res[boost::beast::http::field::allow], "GET");
+    EXPECT_EQ(json::parse(res.body())["status"], 405);
+}
+
+TEST_F(http_service_test, test_metrics_expose_probes_and_view_gauges) {
+    metrics::topic_probe topics(_registry);
+    metrics::storage_probe storage(_registry);
+    _cluster.state.set(single_broker_cluster());
+    _logs.state.set({{{"orders", model::partition_id{0}},
+                      model::offset{5},
+                      model::offset{120},
+                      model::offset{100},
+                      4096,
+                      2}});
+    _groups.group_state.set({{"billing", "Stable", "consumer", 3, 2}});
+    _groups.offset_state.set({{"billing", {"orders", model::partition_id{0}}, model::offset{90}}});
+    start();
+    topics.produced("orders", 2048, 20);
+    storage.fsync_done(std::chrono::milliseconds(2));
+
+    auto res = get("/metrics");
+    ASSERT_EQ(res.result_int(), 200);
+    EXPECT_EQ(res[boost::beast::http::field::content_type],
+              "text/plain; version=0.0.4; charset=utf-8");
+    const std::string& text = res.body();
+    EXPECT_EQ(sample(text, R"(spool_broker_bytes_in_total{topic="orders"})"), 2048.0);
+    EXPECT_EQ(sample(text, "spool_storage_fsync_duration_seconds_count"), 1.0);
+    EXPECT_EQ(sample(text, "spool_cluster_partitions"), 3.0);
+    EXPECT_EQ(sample(text, "spool_broker_partition_leaders"), 3.0);
+    EXPECT_EQ(sample(text, "spool_broker_under_replicated_partitions"), 0.0);
+    EXPECT_EQ(sample(text, "spool_cluster_offline_partitions"), 0.0);
+    EXPECT_EQ(sample(text, R"(spool_log_size_bytes{topic="orders",partition="0"})"), 4096.0);
+    EXPECT_EQ(sample(text, R"(spool_log_start_offset{topic="orders",partition="0"})"), 5.0);
+    EXPECT_EQ(sample(text, R"(spool_log_end_offset{topic="orders",partition="0"})"), 120.0);
+    EXPECT_EQ(sample(text, R"(spool_log_segments{topic="orders",partition="0"})"), 2.0);
+    EXPECT_EQ(sample(text, "spool_consumer_groups"), 1.0);
+    EXPECT_EQ(sample(text, R"(spool_consumer_group_members{group="billing"})"), 2.0);
+    // Lag is measured to the high watermark (100), not the log end (120).
+    EXPECT_EQ(
+        sample(text, R"(spool_consumer_group_lag{group="billing",topic="orders",partition="0"})"),
+        10.0);
+    EXPECT_EQ(sample(text, R"(spool_broker_info{version="0.1.0-test"})"), 1.0);
+}
+
+TEST_F(http_service_test, test_gauges_follow_the_views_between_scrapes) {
+    _cluster.state.set(single_broker_cluster());
+    start();
+    EXPECT_EQ(sample(get("/metrics").body(), "spool_cluster_topics"), 2.0);
+    auto s = single_broker_cluster();
+    s.topics[1].partitions[0].leader.reset();
+    _cluster.state.set(s);
+    auto text = get("/metrics").body();
+    EXPECT_EQ(sample(text, "spool_cluster_leaderless_partitions"), 1.0);
+    EXPECT_EQ(sample(text, "spool_broker_partition_leaders"), 2.0);
+}
+
+TEST_F(http_service_test, test_broker_endpoint_reports_identity_and_uptime) {
+    start();
+    auto body = get_json("/v1/broker");
+    EXPECT_EQ(body["node_id"], 1);
+    EXPECT_EQ(body["version"], "0.1.0-test");
+    EXPECT_EQ(body["listeners"][0]["name"], "PLAINTEXT");
+    EXPECT_GE(body["uptime_seconds"].get<double>(), 0.0);
+    EXPECT_LT(body["uptime_seconds"].get<double>(), 60.0);
+    EXPECT_TRUE(body["started_at"].is_string());
+}
+
+TEST_F(http_service_test, test_cluster_and_topics_endpoints_render_the_snapshot) {
+    _cluster.state.set(single_broker_cluster());
+    _logs.state.set({{{"orders", model::partition_id{1}},
+                      model::offset{0},
+                      model::offset{7},
+                      model::offset{7},
+                      512,
+                      1}});
+    start();
+    auto cluster = get_json("/v1/cluster");
+    EXPECT_EQ(cluster["cluster_id"], "spool-test");
+    EXPECT_EQ(cluster["controller_id"], 1);
+    EXPECT_EQ(cluster["brokers"][0]["host"], "broker-1");
+    EXPECT_TRUE(cluster["brokers"][0]["rack"].is_null());
+
+    auto topics = get_json("/v1/topics")["topics"];
+    ASSERT_EQ(topics.size(), 2u);
+    EXPECT_EQ(topics[1]["name"], "orders");
+    EXPECT_EQ(topics[1]["partitions"], 2);
+    EXPECT_EQ(topics[1]["replication_factor"], 1);
+
+    auto orders = get_json("/v1/topics/orders");
+    ASSERT_EQ(orders["partitions"].size(), 2u);
+    EXPECT_EQ(orders["partitions"][0]["leader"], 1);
+    EXPECT_EQ(orders["partitions"][0]["isr"], json::array({1}));
+    EXPECT_FALSE(orders["partitions"][0].contains("log"));
+    EXPECT_EQ(orders["partitions"][1]["log"]["log_end_offset"], 7);
+    EXPECT_EQ(orders["partitions"][1]["log"]["size_bytes"], 512);
+
+    auto missing = get_json("/v1/topics/nope", 404);
+    EXPECT_EQ(missing["status"], 404);
+}
+
+TEST_F(http_service_test, test_cluster_health_lists_degraded_partitions) {
+    auto s = single_broker_cluster();
+    s.topics[1].partitions[1].leader.reset();
+    _cluster.state.set(s);
+    start();
+    auto body = get_json("/v1/cluster/health");
+    EXPECT_FALSE(body["healthy"]);
+    EXPECT_EQ(body["partitions"], 3);
+    ASSERT_EQ(body["leaderless_partitions"].size(), 1u);
+    EXPECT_EQ(body["leaderless_partitions"][0]["topic"], "orders");
+    EXPECT_EQ(body["leaderless_partitions"][0]["partition"], 1);
+    EXPECT_TRUE(body["under_replicated_partitions"].empty());
+}
+
+TEST_F(http_service_test, test_restart_safe_on_single_broker_explains_why_not) {
+    _cluster.state.set(single_broker_cluster());
+    start();
+    auto body = get_json("/v1/brokers/1/restart-safe");
+    EXPECT_FALSE(body["restart_safe"]);
+    EXPECT_TRUE(body["single_broker"]);
+    EXPECT_EQ(body["risk_count"], 3);
+    EXPECT_EQ(body["risks"][0]["reason"], "would_go_offline");
+    EXPECT_NE(body["summary"].get<std::string>().find("only broker"), std::string::npos);
+    get_json("/v1/brokers/7/restart-safe", 404);
+    get_json("/v1/brokers/x/restart-safe", 400);
+}
+
+TEST_F(http_service_test, test_decommission_is_501_until_implemented) {
+    _cluster.state.set(single_broker_cluster());
+    start();
+    auto res = client::request(_ep, verb::post, "/v1/brokers/1/decommission");
+    EXPECT_EQ(res.result_int(), 501);
+    EXPECT_EQ(json::parse(res.body())["status"], 501);
+    EXPECT_EQ(client::get(_ep, "/v1/brokers/1/decommission").result_int(), 405);
+}
+
+TEST_F(http_service_test, test_cluster_endpoints_are_503_without_a_cluster_view) {
+    start(false);
+    get_json("/v1/cluster", 503);
+    get_json("/v1/topics", 503);
+    get_json("/v1/cluster/health", 503);
+    EXPECT_EQ(get("/metrics").result_int(), 200);
+    EXPECT_EQ(get_json("/v1/broker")["node_id"], 1);
+}
+
+}  // namespace
+}  // namespace spool::broker::http

@@ -1,0 +1,122 @@
+#pragma once
+
+// The read-only views the HTTP endpoint needs from the rest of the broker. broker/http
+// depends on nothing else in the broker: the composition root (broker/app) implements each
+// interface with a small adapter over the owning module and passes it in (see
+// docs/admin-api.md, "Wiring").
+//
+// Contract for implementations: each call returns a self-consistent copy (a snapshot) and
+// may be called at any time from the HTTP thread, concurrently with the owning module's own
+// work. Typical implementations read an atomically published snapshot (the coordinator's
+// committed_offsets()) or take the module's lock briefly. Calls must not block for long:
+// they hold up every other HTTP client (never the Kafka path).
+
+#include "broker/model/ids.h"
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace spool::broker::http {
+
+// ---- cluster (broker/metadata) ----
+
+struct broker_info {
+    model::node_id id{0};
+    std::string host;
+    int32_t port = 0;
+    std::optional<std::string> rack;
+    // false when the controller has lost the broker's registration/heartbeats.
+    bool alive = true;
+};
+
+struct partition_info {
+    model::partition_id id{0};
+    std::optional<model::node_id> leader;  // nullopt: no leader
+    model::leader_epoch leader_epoch{0};
+    std::vector<model::node_id> replicas;
+    std::vector<model::node_id> isr;
+};
+
+struct topic_info {
+    std::string name;
+    bool internal = false;
+    // The topic's effective min.insync.replicas.
+    int32_t min_insync_replicas = 1;
+    std::vector<partition_info> partitions;  // sorted by id
+};
+
+struct cluster_snapshot {
+    std::string cluster_id;
+    std::optional<model::node_id> controller;
+    std::vector<broker_info> brokers;  // sorted by id
+    std::vector<topic_info> topics;    // sorted by name
+};
+
+class cluster_view {
+public:
+    virtual ~cluster_view() = default;
+    virtual cluster_snapshot snapshot() const = 0;
+};
+
+// ---- local logs (broker/storage) ----
+
+struct log_info {
+    model::topic_partition tp;
+    model::offset log_start_offset{0};
+    model::offset log_end_offset{0};
+    model::offset high_watermark{0};
+    uint64_t size_bytes = 0;
+    uint64_t segment_count = 0;
+};
+
+class log_view {
+public:
+    virtual ~log_view() = default;
+    // Every partition log open on this broker.
+    virtual std::vector<log_info> logs() const = 0;
+};
+
+// ---- consumer groups (broker/coordinator) ----
+
+struct group_info {
+    std::string id;
+    std::string state;          // Kafka's names: Empty, PreparingRebalance, Stable, Dead...
+    std::string protocol_type;  // "consumer" for Kafka consumers
+    int32_t generation = 0;
+    int32_t members = 0;
+};
+
+struct committed_offset {
+    std::string group;
+    model::topic_partition tp;
+    model::offset offset{-1};
+};
+
+class group_view {
+public:
+    virtual ~group_view() = default;
+    // Groups coordinated by this broker.
+    virtual std::vector<group_info> groups() const = 0;
+    // Committed offsets of those groups. Lag is computed here against the log view's high
+    // watermark, so the coordinator need not know about storage.
+    virtual std::vector<committed_offset> committed_offsets() const = 0;
+};
+
+// ---- this broker (static facts from the composition root) ----
+
+struct listener_info {
+    std::string name;     // "PLAINTEXT", "http"
+    std::string address;  // "host:port"
+};
+
+struct broker_identity {
+    model::node_id id{0};
+    std::string version;
+    std::vector<listener_info> listeners;
+    std::chrono::system_clock::time_point started_at = std::chrono::system_clock::now();
+};
+
+}  // namespace spool::broker::http

@@ -1,0 +1,66 @@
+#include "broker/metrics/callback_metrics.h"
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+namespace spool::broker::metrics {
+
+namespace {
+
+class callback_metric : public prometheus::Collectable {
+public:
+    callback_metric(std::string name, std::string help, callback_kind kind,
+                    std::function<double()> read)
+        : _name(std::move(name)), _help(std::move(help)), _kind(kind), _read(std::move(read)) {}
+
+    std::vector<prometheus::MetricFamily> Collect() const override {
+        prometheus::MetricFamily f;
+        f.name = _name;
+        f.help = _help;
+        prometheus::ClientMetric m;
+        if (_kind == callback_kind::counter) {
+            f.type = prometheus::MetricType::Counter;
+            m.counter.value = _read();
+        } else {
+            f.type = prometheus::MetricType::Gauge;
+            m.gauge.value = _read();
+        }
+        f.metric.push_back(std::move(m));
+        return {std::move(f)};
+    }
+
+private:
+    std::string _name;
+    std::string _help;
+    callback_kind _kind;
+    std::function<double()> _read;
+};
+
+}  // namespace
+
+void add_callback_metric(registry& reg, std::string name, std::string help, callback_kind kind,
+                         std::function<double()> read) {
+    if (!read)
+        return;
+    reg.own(
+        std::make_shared<callback_metric>(std::move(name), std::move(help), kind, std::move(read)));
+}
+
+void export_net_counters(registry& reg, net_counter_source s) {
+    add_callback_metric(reg, "spool_broker_active_connections", "Open Kafka client connections.",
+                        callback_kind::gauge, std::move(s.connections_active));
+    add_callback_metric(reg, "spool_broker_connections_total", "Kafka client connections accepted.",
+                        callback_kind::counter, std::move(s.connections_accepted));
+    add_callback_metric(reg, "spool_broker_malformed_requests_total",
+                        "Kafka request frames refused as malformed (bad size, undecodable header "
+                        "or body, unknown API or version).",
+                        callback_kind::counter, std::move(s.malformed_requests));
+    add_callback_metric(reg, "spool_broker_network_received_bytes_total",
+                        "Bytes read from Kafka client connections.", callback_kind::counter,
+                        std::move(s.bytes_received));
+    add_callback_metric(reg, "spool_broker_network_sent_bytes_total",
+                        "Bytes written to Kafka client connections.", callback_kind::counter,
+                        std::move(s.bytes_sent));
+}
+
+}  // namespace spool::broker::metrics

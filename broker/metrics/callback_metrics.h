@@ -1,0 +1,39 @@
+#pragma once
+
+// Metrics whose value is read by a callback at scrape time. This lets a module keep its own
+// plain-atomic probe with no prometheus-cpp dependency (broker/net's net::probe does) while
+// the metric names stay defined here. export_net_counters() is the mapping for broker/net.
+//
+// Lifecycle: the registry owns the callbacks; whatever they read must stay alive while the
+// HTTP endpoint can scrape, i.e. until the HTTP service has stopped. Threading: callbacks
+// run on the HTTP thread and must be safe there (relaxed atomic loads are).
+
+#include "broker/metrics/registry.h"
+
+#include <functional>
+#include <string>
+
+namespace spool::broker::metrics {
+
+enum class callback_kind : uint8_t { counter, gauge };
+
+// Registers one unlabelled metric read through `read` at each scrape.
+void add_callback_metric(registry& reg, std::string name, std::string help, callback_kind kind,
+                         std::function<double()> read);
+
+// broker/net's counters, each read by a callback:
+//   spool_broker_active_connections              gauge
+//   spool_broker_connections_total               counter (accepted)
+//   spool_broker_malformed_requests_total        counter (frames refused as malformed)
+//   spool_broker_network_received_bytes_total    counter
+//   spool_broker_network_sent_bytes_total        counter
+struct net_counter_source {
+    std::function<double()> connections_active;
+    std::function<double()> connections_accepted;
+    std::function<double()> malformed_requests;
+    std::function<double()> bytes_received;
+    std::function<double()> bytes_sent;
+};
+void export_net_counters(registry& reg, net_counter_source source);
+
+}  // namespace spool::broker::metrics

@@ -1,0 +1,123 @@
+#include "broker/metrics/callback_metrics.h"
+#include "broker/metrics/group_probe.h"
+#include "broker/metrics/request_probe.h"
+#include "broker/metrics/storage_probe.h"
+#include "broker/metrics/tests/scrape.h"
+#include "broker/metrics/topic_probe.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+
+namespace spool::broker::metrics {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::sample;
+
+constexpr std::array<api_label, 2> apis{{{0, "produce"}, {1, "fetch"}}};
+
+TEST(request_probe, test_requests_errors_and_latency_count_per_api) {
+    registry reg;
+    request_probe probe(reg, apis);
+    probe.request_completed(0, 2ms, false);
+    probe.request_completed(0, 3ms, true);
+    probe.request_completed(1, 1ms, false);
+    auto text = to_text(reg.collect());
+    EXPECT_EQ(sample(text, R"(spool_broker_requests_total{api="produce"})"), 2.0);
+    EXPECT_EQ(sample(text, R"(spool_broker_request_errors_total{api="produce"})"), 1.0);
+    EXPECT_EQ(sample(text, R"(spool_broker_requests_total{api="fetch"})"), 1.0);
+    EXPECT_EQ(sample(text, R"(spool_broker_request_latency_seconds_count{api="produce"})"), 2.0);
+    EXPECT_NEAR(*sample(text, R"(spool_broker_request_latency_seconds_sum{api="produce"})"), 0.005,
+                1e-9);
+}
+
+TEST(request_probe, test_keys_outside_the_table_count_as_unknown) {
+    registry reg;
+    request_probe probe(reg, apis);
+    probe.request_completed(77, 1ms, false);
+    probe.request_completed(-1, 1ms, false);
+    auto text = to_text(reg.collect());
+    EXPECT_EQ(sample(text, R"(spool_broker_requests_total{api="unknown"})"), 2.0);
+}
+
+TEST(request_probe, test_queue_time_histogram) {
+    registry reg;
+    request_probe probe(reg, apis);
+    probe.request_dequeued(40us);
+    auto text = to_text(reg.collect());
+    EXPECT_EQ(sample(text, R"(spool_broker_request_queue_time_seconds_bucket{le="5e-05"})"), 1.0)
+        << text;
+    EXPECT_EQ(sample(text, R"(spool_broker_request_queue_time_seconds_bucket{le="+Inf"})"), 1.0);
+}
+
+TEST(callback_metrics, test_net_counters_are_read_at_each_scrape) {
+    registry reg;
+    std::atomic<int64_t> active{3};
+    export_net_counters(reg, {.connections_active = [&] { return double(active.load()); },
+                              .connections_accepted = [] { return 10.0; },
+                              .malformed_requests = [] { return 1.0; },
+                              .bytes_received = [] { return 100.0; },
+                              .bytes_sent = {}});
+    auto text = to_text(reg.collect());
+    EXPECT_EQ(sample(text, "spool_broker_active_connections"), 3.0);
+    EXPECT_NE(text.find("# TYPE spool_broker_active_connections gauge"), std::string::npos);
+    EXPECT_EQ(sample(text, "spool_broker_connections_total"), 10.0);
+    EXPECT_NE(text.find("# TYPE spool_broker_connections_total counter"), std::string::npos);
+    EXPECT_EQ(sample(text, "spool_broker_malformed_requests_total"), 1.0);
+    EXPECT_EQ(sample(text, "spool_broker_network_received_bytes_total"), 100.0);
+    // A source left empty exports nothing rather than a fake zero.
+    EXPECT_FALSE(sample(text, "spool_broker_network_sent_bytes_total"));
+    active = 1;
+    EXPECT_EQ(sample(to_text(reg.collect()), "spool_broker_active_connections"), 1.0);
+}
+
+TEST(topic_probe, test_bytes_and_records_in_and_out_per_topic_and_forget) {
+    registry reg;
+    topic_probe probe(reg);
+    auto& orders = probe.topic("orders");
+    orders.produced(1000, 10);
+    orders.produced(500, 5);
+    probe.fetched("orders", 700, 7);
+    probe.produced("audit", 1, 1);
+    auto text = to_text(reg.collect());
+    EXPECT_EQ(sample(text, R"(spool_broker_bytes_in_total{topic="orders"})"), 1500.0);
+    EXPECT_EQ(sample(text, R"(spool_broker_records_in_total{topic="orders"})"), 15.0);
+    EXPECT_EQ(sample(text, R"(spool_broker_bytes_out_total{topic="orders"})"), 700.0);
+    EXPECT_EQ(sample(text, R"(spool_broker_records_out_total{topic="orders"})"), 7.0);
+    EXPECT_EQ(&probe.topic("orders"), &orders);
+    probe.forget("orders");
+    text = to_text(reg.collect());
+    EXPECT_FALSE(sample(text, R"(spool_broker_bytes_in_total{topic="orders"})"));
+    EXPECT_EQ(sample(text, R"(spool_broker_bytes_in_total{topic="audit"})"), 1.0);
+}
+
+TEST(storage_probe, test_fsync_histogram_errors_by_op_and_rolls) {
+    registry reg;
+    storage_probe probe(reg);
+    probe.fsync_done(3ms);
+    probe.storage_error(storage_op::fsync);
+    probe.storage_error(storage_op::fsync);
+    probe.segment_rolled();
+    auto text = to_text(reg.collect());
+    EXPECT_EQ(sample(text, "spool_storage_fsync_duration_seconds_count"), 1.0);
+    EXPECT_EQ(sample(text, R"(spool_storage_errors_total{op="fsync"})"), 2.0);
+    EXPECT_EQ(sample(text, R"(spool_storage_errors_total{op="read"})"), 0.0);
+    EXPECT_EQ(sample(text, "spool_storage_segments_rolled_total"), 1.0);
+}
+
+TEST(group_probe, test_rebalances_per_group_and_forget) {
+    registry reg;
+    group_probe probe(reg);
+    probe.rebalance_completed("billing");
+    probe.rebalance_completed("billing");
+    auto text = to_text(reg.collect());
+    EXPECT_EQ(sample(text, R"(spool_consumer_group_rebalances_total{group="billing"})"), 2.0);
+    probe.forget("billing");
+    EXPECT_FALSE(sample(to_text(reg.collect()),
+                        R"(spool_consumer_group_rebalances_total{group="billing"})"));
+}
+
+}  // namespace
+}  // namespace spool::broker::metrics
