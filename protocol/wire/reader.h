@@ -19,21 +19,25 @@ namespace spool::protocol::wire {
 
 enum class read_error : uint8_t {
     none = 0,
-    underflow,          // a field runs past the end of the frame
-    bad_varint,         // a varint longer than its type allows
-    bad_length,         // a negative length that is not the null marker, or a count too large
-    unsupported_value,  // a value the decoder refuses (e.g. a null where not nullable)
+    underflow,            // a field runs past the end of the frame
+    bad_varint,           // a varint longer than its type allows
+    bad_length,           // a negative length that is not the null marker, or a count too large
+    unsupported_value,    // a value the decoder refuses
+    unexpected_null,      // a null string, bytes or array where this version does not allow one
+    unsupported_version,  // the message has no such version
 };
 
 class reader {
 public:
     reader() = default;
-    explicit reader(std::span<const uint8_t> bytes) : _data(bytes.data()), _end(bytes.data() + bytes.size()) {}
+    explicit reader(std::span<const uint8_t> bytes)
+        : _data(bytes.data()), _end(bytes.data() + bytes.size()) {}
 
     [[nodiscard]] bool ok() const { return _error == read_error::none; }
     [[nodiscard]] read_error error() const { return _error; }
     [[nodiscard]] size_t remaining() const { return static_cast<size_t>(_end - _data); }
     [[nodiscard]] const uint8_t* position() const { return _data; }
+    [[nodiscard]] std::span<const uint8_t> rest() const { return {_data, remaining()}; }
 
     void fail(read_error e) {
         if (_error == read_error::none) {

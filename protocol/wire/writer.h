@@ -1,8 +1,19 @@
 #pragma once
 
 // Appends big-endian fixed-width integers and varints to a byte vector. Encoders compute the
-// exact size first (see the generated size() functions) and reserve once, so a response is built
-// with one allocation.
+// exact size first (see the generated encoded_size() functions) and reserve once, so a response
+// is built with one allocation.
+//
+// Zero-copy records: a writer may carry a splice list. Writing a file slice then appends nothing
+// to the buffer and records (buffer position, slice) instead; the network layer sends
+//
+//     buffer[0, s0.at) | sendfile(s0.slice) | buffer[s0.at, s1.at) | sendfile(s1.slice) | ...
+//
+// Without a splice list the slice's bytes are read into the buffer (tests, small responses).
+//
+// Threading: a writer is owned by one encode call; it borrows the vector and the splice list.
+
+#include "common/file_slice.h"
 
 #include <cstdint>
 #include <cstring>
@@ -12,9 +23,21 @@
 
 namespace spool::protocol::wire {
 
+// A file slice to send after the first `at` buffer bytes (and after earlier splices).
+struct splice {
+    size_t at = 0;
+    file_slice slice;
+};
+
 class writer {
 public:
-    explicit writer(std::vector<uint8_t>& out) : _out(out) {}
+    explicit writer(std::vector<uint8_t>& out, std::vector<splice>* splices = nullptr)
+        : _out(out), _splices(splices) {}
+
+    // Where file slices go; nullptr when the caller wants their bytes copied into the buffer.
+    std::vector<splice>* splices() const { return _splices; }
+    // Only when splices() is set: the slice goes after the bytes written so far.
+    void add_splice(const file_slice& s) { _splices->push_back(splice{_out.size(), s}); }
 
     std::vector<uint8_t>& buffer() { return _out; }
     size_t size() const { return _out.size(); }
@@ -41,13 +64,16 @@ public:
         _out.push_back(static_cast<uint8_t>(v));
     }
     void write_varint(int32_t v) {
-        write_uvarint(static_cast<uint32_t>((static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31)));
+        write_uvarint(static_cast<uint32_t>((static_cast<uint32_t>(v) << 1) ^
+                                            static_cast<uint32_t>(v >> 31)));
     }
     void write_varlong(int64_t v) {
         write_uvarint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
     }
 
-    void write_bytes(std::span<const uint8_t> bytes) { _out.insert(_out.end(), bytes.begin(), bytes.end()); }
+    void write_bytes(std::span<const uint8_t> bytes) {
+        _out.insert(_out.end(), bytes.begin(), bytes.end());
+    }
     void write_raw(std::string_view s) { _out.insert(_out.end(), s.begin(), s.end()); }
 
     // Reserves n bytes to be filled later (e.g. a length prefix) and returns their offset.
@@ -73,7 +99,8 @@ public:
         return n;
     }
     static constexpr size_t varint_size(int32_t v) {
-        return uvarint_size(static_cast<uint32_t>((static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31)));
+        return uvarint_size(static_cast<uint32_t>((static_cast<uint32_t>(v) << 1) ^
+                                                  static_cast<uint32_t>(v >> 31)));
     }
     static constexpr size_t varlong_size(int64_t v) {
         return uvarint_size((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
@@ -88,6 +115,7 @@ private:
     }
 
     std::vector<uint8_t>& _out;
+    std::vector<splice>* _splices;
 };
 
 }  // namespace spool::protocol::wire
