@@ -1,0 +1,56 @@
+#pragma once
+
+// The group-commit thread. A partition that wants durability submits one job naming the files with
+// unflushed bytes; the thread fdatasyncs them and reports back. While a job is in flight, the
+// partition collects further flush requests and covers them all with its next job, so many acks=all
+// producers share one fdatasync (partition_log::flush_async does that bookkeeping).
+//
+// Lifecycle: started by the log_manager (or a test) before partitions open, stopped after they
+// close; stop() runs the jobs already queued. Threading: submit() from any thread; jobs run on the
+// flusher's own thread, and their `done` callback runs there too, so it must only post the result
+// to the partition's owner (see partition_log).
+
+#include "broker/storage/file_ops.h"
+#include "common/file_slice.h"
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace spool::broker::storage {
+
+class flusher {
+public:
+    struct job {
+        std::vector<std::shared_ptr<file_handle>> files;
+        std::function<void(std::error_code)> done;
+    };
+
+    explicit flusher(file_ops& ops = file_ops::posix());
+    ~flusher();
+    flusher(const flusher&) = delete;
+    flusher& operator=(const flusher&) = delete;
+
+    void submit(job j);
+    void stop();
+    // fdatasync calls made so far (for tests and the probe).
+    [[nodiscard]] uint64_t syncs() const;
+
+private:
+    void run();
+
+    file_ops& _ops;
+    mutable std::mutex _mu;
+    std::condition_variable _cv;
+    std::deque<job> _queue;
+    bool _stopping = false;
+    uint64_t _syncs = 0;
+    std::thread _thread;
+};
+
+}  // namespace spool::broker::storage

@@ -1,0 +1,77 @@
+#pragma once
+
+// A fixed-entry-size index file, memory-mapped. Shared by the offset index and the time index.
+//
+//   file: [entry 0][entry 1]...[entry n-1][preallocated zero bytes up to max_bytes]
+//
+// The active segment's index file is sized to max_bytes (sparse) and mapped once; entries are
+// stored through the mapping. Blocks are reserved ahead of use with posix_fallocate in 64 KiB
+// steps (reserve(), called before each append), so a store through the mapping cannot SIGBUS on
+// a full disk while an idle partition does not pin segment.index.bytes of disk. Closing or rolling
+// trims the file to exactly n entries, which is how the next open (after a clean shutdown) knows n
+// from the file size. After a crash the tail segments' indexes are rebuilt from the log instead
+// (see recovery.cc), so zero-filled preallocated tails never leak into lookups.
+//
+// Threading: owned by one segment, single-threaded. fdatasync of the fd (flusher thread) also
+// writes back dirty mapped pages on Linux, so the flusher never touches the mapping itself.
+
+#include "broker/storage/file_ops.h"
+#include "common/file_slice.h"
+#include "common/result.h"
+
+#include <cstdint>
+#include <filesystem>
+
+namespace spool::broker::storage {
+
+class mapped_index {
+public:
+    mapped_index() = default;
+    ~mapped_index();
+    mapped_index(const mapped_index&) = delete;
+    mapped_index& operator=(const mapped_index&) = delete;
+    mapped_index(mapped_index&& o) noexcept;
+    mapped_index& operator=(mapped_index&& o) noexcept;
+
+    // Opens or creates path. mutable_max_bytes > 0 preallocates and maps for appends (the active
+    // segment); 0 maps the existing entries read-only-in-practice (closed segments).
+    static result<mapped_index> open(file_ops& ops, const std::filesystem::path& path,
+                                     uint32_t entry_size, uint32_t mutable_max_bytes);
+
+    [[nodiscard]] uint32_t entries() const { return _entries; }
+    [[nodiscard]] uint32_t max_entries() const { return _max_entries; }
+    [[nodiscard]] bool full() const { return _entries >= _max_entries; }
+    [[nodiscard]] const uint8_t* entry(uint32_t i) const { return _map + size_t(i) * _entry_size; }
+    [[nodiscard]] uint8_t* append_slot() { return _map + size_t(_entries++) * _entry_size; }
+    [[nodiscard]] int fd() const { return _file ? _file->fd() : -1; }
+    // Shared so the flusher thread can fdatasync it even if the segment goes away meanwhile.
+    [[nodiscard]] const std::shared_ptr<file_handle>& handle() const { return _file; }
+    [[nodiscard]] uint64_t size_bytes() const { return uint64_t(_entries) * _entry_size; }
+
+    // Makes sure the blocks for `entries` entries are allocated (ENOSPC is reported here rather
+    // than as a SIGBUS later).
+    result<void> reserve(file_ops& ops, uint64_t entries);
+
+    // Forgets entries from n on (the log was truncated); zeroes them so a crash cannot resurrect
+    // them from the mapping.
+    void truncate_entries(uint32_t n);
+
+    // Trims the file to the live entries and remaps it exactly (closing or rolling the segment).
+    result<void> trim(file_ops& ops);
+    // Grows a trimmed index back to mutable_max_bytes (reopening the active segment).
+    result<void> make_mutable(file_ops& ops, uint32_t mutable_max_bytes);
+
+private:
+    result<void> map(size_t bytes);
+    void unmap();
+
+    std::shared_ptr<file_handle> _file;
+    uint8_t* _map = nullptr;
+    size_t _map_bytes = 0;
+    uint32_t _entry_size = 0;
+    uint32_t _entries = 0;
+    uint32_t _max_entries = 0;
+    uint64_t _reserved = 0;  // bytes from the start known to be allocated
+};
+
+}  // namespace spool::broker::storage

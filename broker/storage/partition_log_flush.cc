@@ -1,0 +1,153 @@
+// partition_log: durability. flush() fdatasyncs synchronously; flush_async() is group commit:
+// waiters queue up while one fdatasync job runs on the flusher thread, and the next job covers all
+// of them at once, so the number of fdatasyncs depends on the disk's latency, not on the number
+// of acks=all produce requests.
+
+#include "broker/storage/errc.h"
+#include "broker/storage/partition_log.h"
+
+namespace spool::broker::storage {
+
+result<void> partition_log::flush() {
+    if (_offline) {
+        return make_error_code(errc::partition_offline);
+    }
+    model::offset target = _log_end;
+    if (target <= _recovery_point) {
+        return success();
+    }
+    for (size_t i = segment_index_for(_recovery_point); i < _segments.size(); ++i) {
+        if (auto r = _segments[i]->flush(); !r) {
+            return fail(r.error(), "fdatasync");
+        }
+    }
+    _recovery_point = target;
+    _unflushed_messages = 0;
+    _first_unflushed_at.reset();
+    return success();
+}
+
+result<void> partition_log::maybe_flush() {
+    if (_offline || !_first_unflushed_at) {
+        return success();
+    }
+    if (_clock().value() - _first_unflushed_at->value() >= _cfg.flush_ms.count()) {
+        return flush();
+    }
+    return success();
+}
+
+void partition_log::flush_async(model::offset up_to, flush_callback cb) {
+    if (_offline) {
+        cb(make_error_code(errc::partition_offline));
+        return;
+    }
+    up_to = std::min(up_to, _log_end);
+    if (up_to <= _recovery_point) {
+        cb(_recovery_point);
+        return;
+    }
+    if (_flusher == nullptr || !_post) {
+        auto r = flush();
+        cb(r ? result<model::offset>(_recovery_point) : result<model::offset>(r.error()));
+        return;
+    }
+    _waiters.push_back({up_to, std::move(cb)});
+    if (!_sync_in_flight) {
+        start_sync();
+    }
+}
+
+void partition_log::start_sync() {
+    model::offset target = _log_end;
+    flusher::job j;
+    // Only the .log files: acked data must survive, indexes need not. Recovery rebuilds the
+    // indexes of every segment from the recovery point on, and an index below it that lost
+    // writes is caught by the sanity check (its stale entries are a prefix of the real ones, its
+    // lost ones read as zeros). flush() and close() still sync indexes too.
+    for (size_t i = segment_index_for(_recovery_point); i < _segments.size(); ++i) {
+        j.files.push_back(_segments[i]->sync_handles()[0]);
+    }
+    _sync_in_flight = true;
+    std::weak_ptr<bool> alive = _alive;
+    j.done = [this, alive, target, post = _post](std::error_code ec) {
+        // On the flusher thread: hand the result to the owner.
+        post([this, alive, target, ec] {
+            if (auto a = alive.lock(); a && *a) {
+                on_sync_done(target, ec);
+            }
+        });
+    };
+    _flusher->submit(std::move(j));
+}
+
+void partition_log::on_sync_done(model::offset target, std::error_code ec) {
+    _sync_in_flight = false;
+    if (ec) {
+        fail(ec, "fdatasync");
+        auto waiters = std::move(_waiters);
+        _waiters.clear();
+        for (auto& w : waiters) {
+            w.cb(ec);
+        }
+        return;
+    }
+    // A truncation while the sync ran may have cut below its target.
+    target = std::min(target, _log_end);
+    if (target > _recovery_point) {
+        _recovery_point = target;
+        if (_recovery_point >= _log_end) {
+            _unflushed_messages = 0;
+            _first_unflushed_at.reset();
+        }
+    }
+    // Complete the satisfied waiters in place; keep the rest for the next sync.
+    size_t kept = 0;
+    for (size_t i = 0; i < _waiters.size(); ++i) {
+        if (_waiters[i].up_to <= _recovery_point) {
+            auto cb = std::move(_waiters[i].cb);
+            cb(_recovery_point);
+        } else {
+            if (kept != i) {
+                _waiters[kept] = std::move(_waiters[i]);
+            }
+            ++kept;
+        }
+    }
+    _waiters.resize(kept);
+    if (!_waiters.empty() && !_offline) {
+        start_sync();
+    }
+}
+
+result<void> partition_log::close() {
+    if (_closed) {
+        return success();
+    }
+    _closed = true;
+    if (_offline) {
+        return make_error_code(errc::partition_offline);
+    }
+    // Snapshot first so the next open replays nothing; then trim the active indexes (the next
+    // open reads their entry count from the file size) and flush everything.
+    if (auto r = _producers.write_snapshot(_ops, _dir, _log_end); !r) {
+        return fail(r.error(), "producer snapshot");
+    }
+    if (auto r = active().roll(); !r) {
+        return fail(r.error(), "close");
+    }
+    _closed = false;
+    auto r = flush();
+    _closed = true;
+    if (!r) {
+        return r;
+    }
+    for (auto& s : _segments) {
+        if (auto f = s->flush(); !f) {
+            return fail(f.error(), "fdatasync");
+        }
+    }
+    return success();
+}
+
+}  // namespace spool::broker::storage

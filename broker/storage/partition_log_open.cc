@@ -1,0 +1,235 @@
+// partition_log: opening a partition directory and recovering it after an unclean shutdown.
+//
+// Recovery (no clean-shutdown marker): every segment from the one holding the recovery point on
+// is scanned batch by batch (length, magic, CRC); its indexes are rebuilt on the way; the first
+// invalid byte truncates the segment and every later segment is deleted. Segments below the
+// recovery point were flushed, so their data is trusted, but an index that fails its sanity check
+// is rebuilt. Producer state comes from the newest usable snapshot plus a replay of the batches
+// after it.
+
+#include "broker/storage/errc.h"
+#include "broker/storage/layout.h"
+#include "broker/storage/partition_log.h"
+#include "common/log.h"
+
+#include <algorithm>
+
+namespace spool::broker::storage {
+
+namespace fs = std::filesystem;
+
+result<std::unique_ptr<partition_log>> partition_log::open(fs::path dir, model::topic_partition tp,
+                                                           log_config cfg, open_options opts) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) {
+        return make_error_code(errc::io_error);
+    }
+    std::unique_ptr<partition_log> log(new partition_log(dir, std::move(tp), cfg, opts));
+    SPOOL_TRY(log->load(opts));
+    return log;
+}
+
+// Leftovers of interrupted operations: a compaction that crashed before its swap (".cleaned"),
+// one that crashed during it (".swap", whose rename to the real name completes it), deleted
+// segments (".deleted"), half-written checkpoints (".tmp").
+static void finish_interrupted(const fs::path& dir) {
+    std::error_code ec;
+    std::vector<fs::path> entries;
+    for (const auto& de : fs::directory_iterator(dir, ec)) {
+        entries.push_back(de.path());
+    }
+    for (const auto& p : entries) {
+        auto name = p.filename().string();
+        if (name.ends_with(layout::cleaned_suffix) || name.ends_with(layout::deleted_suffix) ||
+            name.ends_with(".tmp")) {
+            fs::remove(p, ec);
+        }
+    }
+    for (const auto& p : entries) {
+        auto name = p.filename().string();
+        if (name.ends_with(layout::swap_suffix)) {
+            auto to = p;
+            to.replace_extension();  // drops ".swap"
+            // The old indexes describe the file being replaced: drop them to be rebuilt.
+            if (auto base = layout::parse_offset_name(to.filename().string(), layout::log_suffix)) {
+                fs::remove(layout::segment_path(dir, *base, layout::index_suffix), ec);
+                fs::remove(layout::segment_path(dir, *base, layout::time_index_suffix), ec);
+            }
+            fs::rename(p, to, ec);
+        }
+    }
+}
+
+result<void> partition_log::load(const open_options& opts) {
+    finish_interrupted(_dir);
+    std::vector<model::offset> bases;
+    std::error_code ec;
+    for (const auto& de : fs::directory_iterator(_dir, ec)) {
+        auto name = de.path().filename().string();
+        if (auto o = layout::parse_offset_name(name, layout::log_suffix)) {
+            bases.push_back(*o);
+        }
+    }
+    if (ec) {
+        return make_error_code(errc::io_error);
+    }
+    std::sort(bases.begin(), bases.end());
+    // Index files without a log are orphans of a deleted segment.
+    for (const auto& de : fs::directory_iterator(_dir, ec)) {
+        auto name = de.path().filename().string();
+        for (auto sfx : {layout::index_suffix, layout::time_index_suffix}) {
+            if (auto o = layout::parse_offset_name(name, sfx);
+                o && !std::binary_search(bases.begin(), bases.end(), *o)) {
+                std::error_code rm;
+                fs::remove(de.path(), rm);
+            }
+        }
+    }
+
+    model::offset start = opts.log_start_offset.value_or(model::offset(0));
+    model::offset recover_from = opts.recovery_point;
+    bool force_recovery = false;
+    if (bases.empty()) {
+        SPOOL_TRY(seg, segment::create(_ops, _dir, start, _cfg, _clock()));
+        _segments.push_back(std::move(seg));
+    } else {
+        for (size_t i = 0; i < bases.size(); ++i) {
+            bool last = i + 1 == bases.size();
+            auto seg = segment::open(_ops, _dir, bases[i], _cfg, last, _clock());
+            if (!seg) {
+                // A segment whose tail state cannot even be read (even after a "clean" shutdown
+                // the disk may have changed under us): open it for a full rescan.
+                force_recovery = true;
+                log::get("storage")->warn("{}: segment {} unreadable ({}), recovering it",
+                                          _dir.string(), bases[i].value(), seg.error().message());
+                SPOOL_STORAGE_ASSIGN(
+                    seg, segment::open(_ops, _dir, bases[i], _cfg, last, _clock(), false));
+                recover_from = std::min(recover_from, bases[i]);
+            }
+            _segments.push_back(std::move(seg).value());
+        }
+    }
+
+    // A brand-new partition has nothing to recover.
+    bool clean = (opts.clean_shutdown || bases.empty()) && !force_recovery;
+    _recovery.clean = clean;
+    if (!clean) {
+        SPOOL_TRY(recover_segments(recover_from));
+    }
+
+    _log_end = active().next_offset();
+    _log_start = std::max(_segments.front()->base_offset(), start);
+    _log_start = std::min(_log_start, _log_end);
+    _high_watermark = _log_end;
+
+    SPOOL_STORAGE_ASSIGN(_epochs, leader_epoch_cache::load(_ops, _dir));
+    SPOOL_TRY(_epochs.truncate_from_end(_log_end));
+    SPOOL_TRY(_epochs.truncate_from_start(_log_start));
+    SPOOL_TRY(load_producer_state());
+
+    if (!clean) {
+        // What recovery kept is now the log: make it durable before trusting it as flushed.
+        // Segments below the recovery point were flushed before the crash.
+        _recovery_point = std::min(recover_from, _log_end);
+        SPOOL_TRY(flush());
+        auto& r = _recovery;
+        log::get("storage")->info(
+            "{}: recovered after unclean shutdown: {} segments scanned, {} batches, {} bytes "
+            "truncated{}, {} segments deleted, {} indexes rebuilt; log end offset {}",
+            _dir.string(), r.segments_recovered, r.batches_recovered, r.truncated_bytes,
+            r.truncated_at ? fmt::format(" at offset {}", r.truncated_at->value()) : "",
+            r.segments_deleted, r.indexes_rebuilt, _log_end.value());
+    } else {
+        _recovery_point = _log_end;
+    }
+    return success();
+}
+
+result<void> partition_log::recover_segments(model::offset recovery_point) {
+    size_t first = segment_index_for(recovery_point);
+    for (size_t i = 0; i < first; ++i) {
+        auto& s = *_segments[i];
+        bool index_missing = s.index_entries() == 0 && s.size() > 2 * _cfg.index_interval_bytes;
+        if (index_missing || !s.indexes_sane()) {
+            SPOOL_TRY(s.rebuild_indexes());
+            _recovery.indexes_rebuilt++;
+        }
+    }
+    for (size_t i = first; i < _segments.size(); ++i) {
+        SPOOL_TRY(rec, _segments[i]->recover());
+        _recovery.segments_recovered++;
+        _recovery.indexes_rebuilt++;
+        _recovery.batches_recovered += rec.batches;
+        if (rec.truncated_bytes == 0) {
+            continue;
+        }
+        _recovery.truncated_bytes += rec.truncated_bytes;
+        _recovery.truncated_at = _segments[i]->next_offset();
+        // Everything after a torn batch is unreachable: delete the later segments.
+        while (_segments.size() > i + 1) {
+            auto& victim = _segments.back();
+            uint64_t bytes = victim->size();
+            victim->remove_files();
+            _recovery.truncated_bytes += bytes;
+            _recovery.segments_deleted++;
+            _segments.pop_back();
+        }
+        break;
+    }
+    // The last segment is the active one: it needs preallocated indexes.
+    if (!active().active()) {
+        auto base = active().base_offset();
+        _segments.pop_back();
+        SPOOL_TRY(seg, segment::open(_ops, _dir, base, _cfg, true, _clock()));
+        _segments.push_back(std::move(seg));
+    }
+    // An empty segment in the middle (a crash right after a roll, then truncation) is harmless,
+    // but one whose successor starts below its end would confuse lookups.
+    return success();
+}
+
+result<void> partition_log::load_producer_state() {
+    auto snaps = producer_state::list_snapshots(_dir);
+    // Snapshots beyond the log end describe batches that are gone.
+    while (!snaps.empty() && snaps.back() > _log_end) {
+        std::error_code ec;
+        fs::remove(layout::segment_path(_dir, snaps.back(), layout::snapshot_suffix), ec);
+        snaps.pop_back();
+    }
+    model::offset from = _log_start;
+    while (!snaps.empty()) {
+        auto path = layout::segment_path(_dir, snaps.back(), layout::snapshot_suffix);
+        if (auto r = _producers.read_snapshot(path); r) {
+            from = std::max(snaps.back(), _log_start);
+            break;
+        }
+        log::get("storage")->warn("{}: ignoring damaged producer snapshot {}", _dir.string(),
+                                  path.filename().string());
+        _producers.clear();
+        snaps.pop_back();
+    }
+    _producers.truncate_head(_log_start);
+    return replay_producers(from);
+}
+
+// Rebuilds producer state from batch headers in [from, LEO): no record is decoded.
+result<void> partition_log::replay_producers(model::offset from) {
+    if (from >= _log_end) {
+        return success();
+    }
+    for (size_t i = segment_index_for(from); i < _segments.size(); ++i) {
+        auto& seg = *_segments[i];
+        SPOOL_TRY(at, seg.find(from));
+        if (!at) {
+            continue;
+        }
+        SPOOL_TRY(seg.for_each_batch(at->position, [&](uint32_t, const batch_info& b) {
+            _producers.apply(b);
+            return true;
+        }));
+    }
+    return success();
+}
+
+}  // namespace spool::broker::storage

@@ -1,0 +1,190 @@
+// partition_log: retention (time, size, log start), DeleteRecords and truncation.
+
+#include "broker/storage/errc.h"
+#include "broker/storage/layout.h"
+#include "broker/storage/partition_log.h"
+#include "common/log.h"
+
+namespace spool::broker::storage {
+
+namespace fs = std::filesystem;
+
+// Deletes the first count segments (never the active one) and moves the log start past them.
+// Files are renamed to ".deleted" first so a crash mid-way cannot leave a segment half gone;
+// slices already handed to readers keep the inode alive until they are sent.
+result<void> partition_log::delete_front_segments(size_t count, retention_result* stats) {
+    count = std::min(count, _segments.size() - 1);
+    if (count == 0) {
+        return success();
+    }
+    for (size_t i = 0; i < count; ++i) {
+        auto& s = *_segments[i];
+        if (stats) {
+            stats->segments_deleted++;
+            stats->bytes_deleted += s.size();
+        }
+        if (auto r = s.rename_files(layout::deleted_suffix); !r) {
+            return fail(r.error(), "segment delete");
+        }
+        s.remove_files(layout::deleted_suffix);
+    }
+    _segments.erase(_segments.begin(), _segments.begin() + static_cast<ptrdiff_t>(count));
+    _log_start = std::max(_log_start, _segments.front()->base_offset());
+    _high_watermark = std::max(_high_watermark, _log_start);
+    _recovery_point = std::max(_recovery_point, _log_start);
+    if (auto r = _epochs.truncate_from_start(_log_start); !r) {
+        return fail(r.error(), "leader epoch checkpoint");
+    }
+    _producers.truncate_head(_log_start);
+    // Producer snapshots older than the new start describe deleted data.
+    for (auto o : producer_state::list_snapshots(_dir)) {
+        if (o < _log_start) {
+            std::error_code ec;
+            fs::remove(layout::segment_path(_dir, o, layout::snapshot_suffix), ec);
+        }
+    }
+    return success();
+}
+
+result<retention_result> partition_log::apply_retention() {
+    if (_offline) {
+        return make_error_code(errc::partition_offline);
+    }
+    retention_result out;
+    // Segments wholly below the log start (DeleteRecords) go regardless of the policy.
+    size_t n = 0;
+    while (n + 1 < _segments.size() && _segments[n + 1]->base_offset() <= _log_start) {
+        ++n;
+    }
+    SPOOL_TRY(delete_front_segments(n, &out));
+    model::timestamp now = _clock();
+    _producers.expire(now - _cfg.producer_id_expiration_ms.count());
+    if (!_cfg.deletes()) {
+        return out;
+    }
+    // A segment may go only when all of it is below the high watermark (next base <= HW).
+    auto deletable = [&](size_t i) {
+        return i + 1 < _segments.size() && _segments[i + 1]->base_offset() <= _high_watermark;
+    };
+    if (_cfg.retention_ms.count() >= 0) {
+        // An expired, fully committed active segment is rolled so that it can go too (a quiet
+        // topic must still age out).
+        auto& last = active();
+        if (!last.empty() && last.max_timestamp().value() >= 0 &&
+            now.value() - last.max_timestamp().value() > _cfg.retention_ms.count() &&
+            _log_end <= _high_watermark) {
+            bool others_expired = true;
+            for (size_t i = 0; i + 1 < _segments.size(); ++i) {
+                if (now.value() - _segments[i]->max_timestamp().value() <=
+                    _cfg.retention_ms.count()) {
+                    others_expired = false;
+                }
+            }
+            if (others_expired) {
+                if (auto r = roll(now); !r) {
+                    return fail(r.error(), "roll");
+                }
+            }
+        }
+        n = 0;
+        while (deletable(n) &&
+               now.value() - _segments[n]->max_timestamp().value() > _cfg.retention_ms.count()) {
+            ++n;
+        }
+        SPOOL_TRY(delete_front_segments(n, &out));
+    }
+    if (_cfg.retention_bytes >= 0) {
+        int64_t excess = static_cast<int64_t>(size_bytes()) - _cfg.retention_bytes;
+        n = 0;
+        while (deletable(n) && excess - int64_t(_segments[n]->size()) >= 0) {
+            excess -= int64_t(_segments[n]->size());
+            ++n;
+        }
+        SPOOL_TRY(delete_front_segments(n, &out));
+    }
+    if (out.segments_deleted > 0) {
+        log::get("storage")->info("{}: retention deleted {} segments ({} bytes); log start {}",
+                                  _dir.string(), out.segments_deleted, out.bytes_deleted,
+                                  _log_start.value());
+    }
+    return out;
+}
+
+result<model::offset> partition_log::delete_records(model::offset offset) {
+    if (_offline) {
+        return make_error_code(errc::partition_offline);
+    }
+    if (offset.value() == -1) {
+        offset = _high_watermark;
+    }
+    if (offset < model::offset(0) || offset > _high_watermark) {
+        return make_error_code(errc::offset_out_of_range);
+    }
+    if (offset <= _log_start) {
+        return _log_start;
+    }
+    _log_start = offset;
+    if (auto r = _epochs.truncate_from_start(_log_start); !r) {
+        return fail(r.error(), "leader epoch checkpoint");
+    }
+    size_t n = 0;
+    while (n + 1 < _segments.size() && _segments[n + 1]->base_offset() <= _log_start) {
+        ++n;
+    }
+    SPOOL_TRY(delete_front_segments(n, nullptr));
+    return _log_start;
+}
+
+result<void> partition_log::truncate_to(model::offset end) {
+    if (_offline) {
+        return make_error_code(errc::partition_offline);
+    }
+    if (end >= _log_end) {
+        return success();
+    }
+    if (end < _log_start) {
+        return make_error_code(errc::invalid_argument);
+    }
+    while (_segments.size() > 1 && _segments.back()->base_offset() >= end) {
+        _segments.back()->remove_files();
+        _segments.pop_back();
+        auto base = _segments.back()->base_offset();
+        _segments.pop_back();
+        auto seg = segment::open(_ops, _dir, base, _cfg, true, _clock());
+        if (!seg) {
+            return fail(seg.error(), "truncate");
+        }
+        _segments.push_back(std::move(seg).value());
+    }
+    if (auto r = active().truncate_to(end); !r) {
+        return fail(r.error(), "truncate");
+    }
+    _log_end = active().next_offset();
+    _high_watermark = std::min(_high_watermark, _log_end);
+    _recovery_point = std::min(_recovery_point, _log_end);
+    if (auto r = _epochs.truncate_from_end(_log_end); !r) {
+        return fail(r.error(), "leader epoch checkpoint");
+    }
+    // Producer state after a truncation: rebuild from the snapshots and the log.
+    for (auto o : producer_state::list_snapshots(_dir)) {
+        if (o > _log_end) {
+            std::error_code ec;
+            fs::remove(layout::segment_path(_dir, o, layout::snapshot_suffix), ec);
+        }
+    }
+    _producers.clear();
+    return load_producer_state();
+}
+
+result<void> partition_log::roll(model::timestamp now) {
+    SPOOL_TRY(active().roll());
+    // Kafka snapshots producer state at every roll so recovery replays at most one segment. Not
+    // fsynced here (a roll must not stall appends): a snapshot lost to a power cut fails its CRC
+    // or is missing, and recovery falls back to an older one and replays more of the log.
+    SPOOL_TRY(_producers.write_snapshot(_ops, _dir, _log_end, /*durable=*/false));
+    SPOOL_TRY(seg, segment::create(_ops, _dir, _log_end, _cfg, now));
+    _segments.push_back(std::move(seg));
+    return success();
+}
+
+}  // namespace spool::broker::storage

@@ -1,0 +1,210 @@
+#include "broker/storage/producer_state.h"
+
+#include "broker/storage/checkpoint_file.h"
+#include "broker/storage/errc.h"
+#include "broker/storage/layout.h"
+#include "protocol/records/crc32c.h"
+
+#include <algorithm>
+
+namespace spool::broker::storage {
+
+namespace fs = std::filesystem;
+
+const producer_batch* producer_entry::find(model::sequence first, model::sequence last) const {
+    for (uint8_t i = 0; i < count; ++i) {
+        const auto& b = batches[(head + i) % retained];
+        if (b.first_seq == first && b.last_seq == last) {
+            return &b;
+        }
+    }
+    return nullptr;
+}
+
+void producer_entry::add(const producer_batch& b) {
+    if (count < retained) {
+        batches[(head + count) % retained] = b;
+        ++count;
+    } else {
+        batches[head] = b;
+        head = static_cast<uint8_t>((head + 1) % retained);
+    }
+    last_timestamp = b.ts;
+}
+
+void producer_entry::bump_epoch(model::producer_epoch e) {
+    if (e != epoch) {
+        epoch = e;
+        count = 0;
+        head = 0;
+    }
+}
+
+static bool in_sequence(model::sequence last, model::sequence next) {
+    return int64_t(next.value()) == int64_t(last.value()) + 1 ||
+           (next.value() == 0 && last.value() == INT32_MAX);
+}
+
+result<sequence_check> producer_state::check(const batch_info& b) {
+    if (!b.has_producer()) {
+        return sequence_check{};
+    }
+    // The newest knowledge about this producer: an earlier batch of this append, or the table.
+    std::optional<model::producer_epoch> epoch;
+    std::optional<model::sequence> last_seq;
+    for (auto it = _pending.rbegin(); it != _pending.rend(); ++it) {
+        if (it->pid == b.pid) {
+            epoch = it->epoch;
+            if (it->last_seq.value() >= 0) {
+                last_seq = it->last_seq;
+            }
+            break;
+        }
+    }
+    const producer_entry* e = nullptr;
+    if (auto it = _producers.find(b.pid); it != _producers.end()) {
+        e = &it->second;
+        if (!epoch) {
+            epoch = e->epoch;
+            if (e->epoch == b.producer_epoch && e->last()) {
+                last_seq = e->last()->last_seq;
+            }
+        }
+    }
+    if (epoch && b.producer_epoch < *epoch) {
+        return make_error_code(errc::invalid_producer_epoch);
+    }
+    auto record = [&](model::sequence seq) { _pending.push_back({b.pid, b.producer_epoch, seq}); };
+    if (b.is_control()) {
+        record(model::no_sequence);
+        return sequence_check{};
+    }
+    if (e && e->epoch == b.producer_epoch) {
+        if (const auto* dup = e->find(b.base_sequence, b.last_sequence())) {
+            return sequence_check{sequence_verdict::duplicate, dup->first_offset, dup->last_offset};
+        }
+    }
+    if (!epoch || *epoch != b.producer_epoch) {
+        // A new epoch starts at sequence 0; an unknown producer is taken at any sequence.
+        if (b.base_sequence.value() != 0 && epoch && epoch->value() >= 0) {
+            return make_error_code(errc::out_of_order_sequence);
+        }
+    } else if (last_seq && !in_sequence(*last_seq, b.base_sequence)) {
+        return make_error_code(errc::out_of_order_sequence);
+    }
+    record(b.last_sequence());
+    return sequence_check{};
+}
+
+void producer_state::apply(const batch_info& b) {
+    if (!b.has_producer()) {
+        return;
+    }
+    auto& e = _producers[b.pid];
+    if (b.producer_epoch > e.epoch || e.epoch == model::no_producer_epoch) {
+        e.bump_epoch(b.producer_epoch);
+    }
+    if (b.is_control()) {
+        e.last_timestamp = b.max_timestamp;
+        return;
+    }
+    e.add({b.base_sequence, b.last_sequence(), b.base_offset, b.last_offset(), b.max_timestamp});
+}
+
+void producer_state::truncate_head(model::offset log_start) {
+    std::erase_if(_producers, [&](const auto& kv) {
+        const auto* last = kv.second.last();
+        return last != nullptr && last->last_offset < log_start;
+    });
+}
+
+size_t producer_state::expire(model::timestamp cutoff) {
+    return std::erase_if(_producers,
+                         [&](const auto& kv) { return kv.second.last_timestamp < cutoff; });
+}
+
+const producer_entry* producer_state::find(model::producer_id pid) const {
+    auto it = _producers.find(pid);
+    return it == _producers.end() ? nullptr : &it->second;
+}
+
+namespace {
+constexpr size_t entry_bytes = 8 + 2 + 4 + 8 + 4 + 8 + 4 + 8;
+constexpr size_t header_bytes = 2 + 4 + 4;
+}  // namespace
+
+result<void> producer_state::write_snapshot(file_ops& ops, const fs::path& dir,
+                                            model::offset offset, bool durable) const {
+    std::vector<uint8_t> buf(header_bytes + entry_bytes * _producers.size());
+    uint8_t* p = buf.data();
+    rf::store_be16(p, 1);
+    rf::store_be32(p + 6, static_cast<uint32_t>(_producers.size()));
+    p += header_bytes;
+    for (const auto& [pid, e] : _producers) {
+        const auto* last = e.last();
+        rf::store_be64(p, static_cast<uint64_t>(pid.value()));
+        rf::store_be16(p + 8, static_cast<uint16_t>(e.epoch.value()));
+        rf::store_be32(p + 10, static_cast<uint32_t>(last ? last->last_seq.value() : -1));
+        rf::store_be64(p + 14, static_cast<uint64_t>(last ? last->last_offset.value() : -1));
+        rf::store_be32(p + 22,
+                       static_cast<uint32_t>(last ? last->last_offset - last->first_offset : 0));
+        rf::store_be64(p + 26, static_cast<uint64_t>(e.last_timestamp.value()));
+        rf::store_be32(p + 34, static_cast<uint32_t>(-1));
+        rf::store_be64(p + 38, static_cast<uint64_t>(int64_t(-1)));
+        p += entry_bytes;
+    }
+    uint32_t crc = rf::crc32c({buf.data() + 6, buf.size() - 6});
+    rf::store_be32(buf.data() + 2, crc);
+    return write_file_atomic(ops, layout::segment_path(dir, offset, layout::snapshot_suffix), buf,
+                             durable);
+}
+
+result<void> producer_state::read_snapshot(const fs::path& file) {
+    SPOOL_TRY(buf, read_file(file));
+    if (buf.size() < header_bytes || rf::load_be16(buf.data()) != 1) {
+        return make_error_code(errc::invalid_argument);
+    }
+    uint32_t crc = rf::load_be32(buf.data() + 2);
+    uint32_t count = rf::load_be32(buf.data() + 6);
+    if (rf::crc32c({buf.data() + 6, buf.size() - 6}) != crc ||
+        buf.size() != header_bytes + uint64_t(count) * entry_bytes) {
+        return make_error_code(errc::corrupt_batch);
+    }
+    _producers.clear();
+    const uint8_t* p = buf.data() + header_bytes;
+    for (uint32_t i = 0; i < count; ++i, p += entry_bytes) {
+        model::producer_id pid(static_cast<int64_t>(rf::load_be64(p)));
+        producer_entry e;
+        e.epoch = model::producer_epoch(static_cast<int16_t>(rf::load_be16(p + 8)));
+        auto last_seq = static_cast<int32_t>(rf::load_be32(p + 10));
+        auto last_offset = static_cast<int64_t>(rf::load_be64(p + 14));
+        auto delta = static_cast<int32_t>(rf::load_be32(p + 22));
+        e.last_timestamp = model::timestamp(static_cast<int64_t>(rf::load_be64(p + 26)));
+        if (last_offset >= 0 && last_seq >= 0) {
+            int64_t first_seq = int64_t(last_seq) - delta;
+            if (first_seq < 0) {
+                first_seq += int64_t(INT32_MAX) + 1;
+            }
+            e.add({model::sequence(static_cast<int32_t>(first_seq)), model::sequence(last_seq),
+                   model::offset(last_offset - delta), model::offset(last_offset),
+                   e.last_timestamp});
+        }
+        _producers[pid] = e;
+    }
+    return success();
+}
+
+std::vector<model::offset> producer_state::list_snapshots(const fs::path& dir) {
+    std::vector<model::offset> out;
+    std::error_code ec;
+    for (const auto& de : fs::directory_iterator(dir, ec)) {
+        if (auto o =
+                layout::parse_offset_name(de.path().filename().string(), layout::snapshot_suffix)) {
+            out.push_back(*o);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace spool::broker::storage

@@ -1,0 +1,190 @@
+#pragma once
+
+// One log segment: <base>.log with its sparse <base>.index and <base>.timeindex.
+//
+//   .log:  [batch][batch]...   batches exactly as validated, base offsets assigned, back to back
+//
+// The .log fd is opened without O_APPEND; the segment tracks the write position itself and
+// writes with pwritev through file_ops, so a failed or torn write never moves it. Appends update
+// the indexes after the bytes are written. Reads hand out file_slice ranges for sendfile; lookups
+// go offset index -> short scan of batch headers (pread, a few KiB at a time).
+//
+// Lifecycle: create() makes the active segment (indexes preallocated); roll() turns it into a
+// closed one (indexes trimmed, final time index entry written); open() reopens either kind.
+// Threading: owned by one partition_log, single-threaded. The flusher thread only sees the
+// shared file handles returned by sync_handles().
+
+#include "broker/model/ids.h"
+#include "broker/storage/batch_info.h"
+#include "broker/storage/config.h"
+#include "broker/storage/errc.h"
+#include "broker/storage/offset_index.h"
+#include "broker/storage/time_index.h"
+#include "common/file_slice.h"
+#include "common/result.h"
+
+#include <array>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+namespace spool::broker::storage {
+
+struct batch_position {
+    uint32_t position = 0;
+    batch_info info;
+};
+
+struct read_extent {
+    uint32_t position = 0;
+    uint32_t bytes = 0;
+    uint32_t batches = 0;
+    model::offset last_offset{-1};
+};
+
+// What recovery found in one segment.
+struct segment_recovery {
+    uint32_t valid_bytes = 0;
+    uint64_t truncated_bytes = 0;
+    uint32_t batches = 0;
+};
+
+class segment {
+public:
+    ~segment();
+    segment(const segment&) = delete;
+    segment& operator=(const segment&) = delete;
+
+    // A new, empty active segment. Fails with already_exists semantics if the .log is non-empty.
+    static result<std::unique_ptr<segment>> create(file_ops& ops, const std::filesystem::path& dir,
+                                                   model::offset base, const log_config& cfg,
+                                                   model::timestamp now);
+    // Existing files. active: preallocate the indexes for appends. Indexes are trusted as found;
+    // rebuild_indexes()/recover() fix them when they cannot be.
+    static result<std::unique_ptr<segment>> open(file_ops& ops, const std::filesystem::path& dir,
+                                                 model::offset base, const log_config& cfg,
+                                                 bool active, model::timestamp now,
+                                                 bool load_tail = true);
+
+    [[nodiscard]] model::offset base_offset() const { return _base; }
+    // One past the last offset stored here (base offset when empty).
+    [[nodiscard]] model::offset next_offset() const { return _next_offset; }
+    [[nodiscard]] uint32_t size() const { return _size; }
+    [[nodiscard]] bool empty() const { return _size == 0; }
+    [[nodiscard]] model::timestamp max_timestamp() const { return _max_ts; }
+    [[nodiscard]] model::offset offset_of_max_timestamp() const { return _offset_of_max_ts; }
+    // Timestamp of the first batch (Kafka's rollingBasedTimestamp), or nullopt when empty.
+    [[nodiscard]] std::optional<model::timestamp> first_timestamp() const { return _first_ts; }
+    [[nodiscard]] const std::filesystem::path& dir() const { return _dir; }
+
+    // True when bytes more would overflow segment.bytes, the indexes, or 32-bit relative offsets,
+    // or segment.ms has passed. Like Kafka, time is measured between the first batch's timestamp
+    // and the incoming batches' max timestamp (wall clock since creation when there is none).
+    [[nodiscard]] bool needs_roll(const log_config& cfg, uint32_t incoming_bytes,
+                                  model::offset incoming_last, model::timestamp incoming_max_ts,
+                                  model::timestamp now) const;
+
+    // Writes whole batches (offsets already assigned) at the end; then indexes them.
+    result<void> append(std::span<const uint8_t> bytes);
+
+    // The batch holding o, or the first batch after it; nullopt if o is past the end.
+    result<std::optional<batch_position>> find(model::offset o) const;
+    // The batch holding o, then whole batches after it: at most max_bytes (but the first batch
+    // always when min_one), only batches whose last offset is below upper. The Fetch path, one
+    // header scan. batches == 0 when o is past the end or nothing below upper fits.
+    result<read_extent> read(model::offset o, uint32_t max_bytes, model::offset upper,
+                             bool min_one) const;
+    [[nodiscard]] file_slice slice(uint32_t position, uint32_t bytes) const {
+        return {_log, position, bytes};
+    }
+    // The first batch with max timestamp >= ts and last offset >= from.
+    result<std::optional<batch_position>> find_timestamp(model::timestamp ts,
+                                                         model::offset from) const;
+    // Calls f(position, info) for each batch from position on, until f returns false.
+    template <class F>
+    result<void> for_each_batch(uint32_t position, F&& f) const;
+
+    // Drops every batch at or above o (its whole batch when o is inside one).
+    result<void> truncate_to(model::offset o);
+    // Validates every batch (length, magic, CRC), rebuilds both indexes and truncates the file at
+    // the first invalid byte. Used after an unclean shutdown.
+    result<segment_recovery> recover();
+    // Rebuilds both indexes from batch headers (no CRC): an index failed its sanity check.
+    result<void> rebuild_indexes();
+    // Index entries strictly increasing and inside the file.
+    [[nodiscard]] bool indexes_sane() const { return _index.sane(_size) && _time_index.sane(); }
+    // Closes the segment for appends: final time index entry, indexes trimmed to size.
+    result<void> roll();
+    // Synchronous fdatasync of .log and both indexes.
+    result<void> flush();
+    // Handles for the flusher thread: .log, .index, .timeindex.
+    [[nodiscard]] std::array<std::shared_ptr<file_handle>, 3> sync_handles() const;
+    // Renames all three files by appending suffix (e.g. ".deleted") / removes them.
+    result<void> rename_files(std::string_view suffix);
+    void remove_files(std::string_view suffix = {});
+    [[nodiscard]] bool active() const { return _active; }
+    void set_index_interval(uint32_t bytes) { _index_interval = bytes; }
+    [[nodiscard]] uint32_t index_entries() const { return _index.entries(); }
+
+private:
+    segment(file_ops& ops, std::filesystem::path dir, model::offset base, const log_config& cfg,
+            bool active, model::timestamp created);
+    result<void> load_tail_state();
+    void index_batch(const batch_info& b, uint32_t position);
+    void reset_indexes();
+    result<void> ensure_index_capacity();
+    result<void> close_indexes();
+
+    file_ops& _ops;
+    std::filesystem::path _dir;
+    model::offset _base;
+    std::shared_ptr<file_handle> _log;
+    offset_index _index;
+    time_index _time_index;
+    uint32_t _size = 0;
+    model::offset _next_offset;
+    model::timestamp _max_ts = model::no_timestamp;
+    model::offset _offset_of_max_ts;
+    std::optional<model::timestamp> _first_ts;
+    model::timestamp _created;  // wall clock when this object was made
+    uint32_t _bytes_since_index = 0;
+    uint32_t _index_interval;
+    uint32_t _index_capacity;  // offset index entries when preallocated
+    bool _active;
+};
+
+// A cursor over batch headers that reads a few KiB at a time, so a short scan costs one pread.
+class header_scanner {
+public:
+    header_scanner(file_ops& ops, int fd, uint32_t file_size)
+        : _ops(ops), _fd(fd), _file_size(file_size) {}
+    // The header at position; nullopt at end of file (or a torn header); error on I/O failure.
+    result<std::optional<batch_info>> at(uint32_t position);
+
+private:
+    static constexpr uint32_t window = 8192;
+    file_ops& _ops;
+    int _fd;
+    uint32_t _file_size;
+    uint32_t _win_start = 0;
+    uint32_t _win_len = 0;
+    std::array<uint8_t, window> _buf;
+};
+
+template <class F>
+result<void> segment::for_each_batch(uint32_t position, F&& f) const {
+    header_scanner scan(_ops, _log->fd(), _size);
+    while (position < _size) {
+        SPOOL_TRY(h, scan.at(position));
+        if (!h || !h->plausible()) {
+            return make_error_code(errc::corrupt_batch);
+        }
+        if (!f(position, *h)) {
+            break;
+        }
+        position += h->size();
+    }
+    return success();
+}
+
+}  // namespace spool::broker::storage
