@@ -11,7 +11,7 @@ BUILD_PACKAGES=(
     libspdlog-dev libfmt-dev libssl-dev libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev
 )
 TEST_PACKAGES=(
-    kcat librdkafka-dev clang libclang-rt-14-dev clang-format curl prometheus
+    kcat librdkafka-dev clang libclang-rt-14-dev clang-format curl openssl prometheus
     maven openjdk-17-jdk-headless  # Kafka jars, CLI tools and broker for the compat suite
 )
 

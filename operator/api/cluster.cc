@@ -1,0 +1,120 @@
+#include "operator/api/cluster.h"
+
+#include "operator/api/broker_config_keys.h"
+
+#include <fmt/format.h>
+
+namespace spool::op::api {
+
+namespace {
+
+cluster_spec parse_spec(const json& spec) {
+    cluster_spec s;
+    s.replicas = static_cast<int32_t>(get_int(spec, "replicas", s.replicas));
+    s.image = get_string(spec, "image", s.image);
+    s.image_pull_policy = get_string(spec, "imagePullPolicy", s.image_pull_policy);
+    if (const json* ports = find(spec, "ports")) {
+        s.kafka_port = static_cast<int32_t>(get_int(*ports, "kafka", s.kafka_port));
+        s.http_port = static_cast<int32_t>(get_int(*ports, "http", s.http_port));
+    }
+    if (const json* storage = find(spec, "storage")) {
+        s.storage_size = get_string(*storage, "size", s.storage_size);
+        s.storage_class = get_string(*storage, "storageClassName");
+    }
+    if (const json* r = find(spec, "resources")) {
+        s.resources = *r;
+    }
+    s.config = get_string_map(spec, "config");
+    if (const json* pdb = find(spec, "podDisruptionBudget")) {
+        s.pdb_max_unavailable =
+            static_cast<int32_t>(get_int(*pdb, "maxUnavailable", s.pdb_max_unavailable));
+    }
+    if (const json* p = find(spec, "placement")) {
+        std::string a = get_string(*p, "antiAffinity", "Preferred");
+        s.affinity = a == "Required" ? anti_affinity::required
+                     : a == "None"   ? anti_affinity::none
+                                     : anti_affinity::preferred;
+        s.topology_key = get_string(*p, "topologyKey", s.topology_key);
+        s.node_selector = get_string_map(*p, "nodeSelector");
+    }
+    return s;
+}
+
+cluster_status parse_status(const json& status) {
+    cluster_status s;
+    s.observed_generation = get_int(status, "observedGeneration");
+    s.replicas = static_cast<int32_t>(get_int(status, "replicas"));
+    s.ready_replicas = static_cast<int32_t>(get_int(status, "readyReplicas"));
+    s.selector = get_string(status, "selector");
+    s.bootstrap = get_string(status, "bootstrap");
+    s.config_hash = get_string(status, "configHash");
+    if (const json* r = find(status, "restartPending")) {
+        for (const auto& item : r->as_array()) {
+            s.restart_pending.push_back(item.as_string());
+        }
+    }
+    s.conditions = parse_conditions(status);
+    return s;
+}
+
+}  // namespace
+
+result<cluster> parse_cluster(const json& object) {
+    try {
+        cluster c;
+        c.meta = parse_meta(object);
+        if (const json* spec = find(object, "spec")) {
+            c.spec = parse_spec(*spec);
+        }
+        if (const json* status = find(object, "status")) {
+            c.status = parse_status(*status);
+        }
+        return c;
+    } catch (const web::json::json_exception& e) {
+        return make_error("InvalidSpec", fmt::format("cannot read Cluster: {}", e.what()), false);
+    }
+}
+
+json to_json(const cluster_status& s) {
+    json out = json::object();
+    out["observedGeneration"] = json::number(s.observed_generation);
+    out["replicas"] = json::number(s.replicas);
+    out["readyReplicas"] = json::number(s.ready_replicas);
+    if (!s.selector.empty()) {
+        out["selector"] = json::string(s.selector);
+    }
+    if (!s.bootstrap.empty()) {
+        out["bootstrap"] = json::string(s.bootstrap);
+    }
+    if (!s.config_hash.empty()) {
+        out["configHash"] = json::string(s.config_hash);
+    }
+    if (!s.restart_pending.empty()) {
+        out["restartPending"] = from_strings(s.restart_pending);
+    }
+    out["conditions"] = to_json(s.conditions);
+    return out;
+}
+
+std::vector<std::string> validate_cluster(const cluster& c) {
+    std::vector<std::string> problems;
+    for (const auto& [key, value] : c.spec.config) {
+        if (!is_known_broker_config_key(key)) {
+            problems.push_back(fmt::format("unknown broker config key \"{}\"", key));
+        } else if (is_operator_owned_broker_config_key(key)) {
+            problems.push_back(
+                fmt::format("broker config key \"{}\" is set by the operator and cannot be "
+                            "overridden",
+                            key));
+        }
+    }
+    if (c.spec.replicas < 1) {
+        problems.push_back(fmt::format("replicas must be at least 1, got {}", c.spec.replicas));
+    }
+    if (c.spec.kafka_port == c.spec.http_port) {
+        problems.push_back("ports.kafka and ports.http must differ");
+    }
+    return problems;
+}
+
+}  // namespace spool::op::api

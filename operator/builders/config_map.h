@@ -1,0 +1,28 @@
+#pragma once
+
+// The broker ConfigMap. It holds two files:
+//
+//   broker.yaml   Kafka property names -> values, read by `spool-broker --config`: the user's
+//                 spec.config plus what the operator derives (listeners, log.dirs, http.listener).
+//                 Same for every pod, hashed into the pod template. Per-pod keys (node.id,
+//                 advertised.listeners) are --override flags built from the downward API.
+//   cluster.yaml  what depends on the replica count (controller.quorum.voters), for the
+//                 multi-broker metadata store; not read by the broker yet. Not hashed, so scaling
+//                 never restarts existing pods.
+
+#include "operator/api/cluster.h"
+#include "operator/api/json.h"
+
+#include <string>
+
+namespace spool::op::builders {
+
+std::string render_broker_config(const api::cluster& c);
+std::string render_cluster_config(const api::cluster& c);
+
+// Hex SHA-256 (first 16 bytes) of broker.yaml: the pod template's config-hash annotation.
+std::string config_hash(const api::cluster& c);
+
+json build_config_map(const api::cluster& c);
+
+}  // namespace spool::op::builders

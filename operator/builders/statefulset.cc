@@ -1,0 +1,135 @@
+#include "operator/builders/statefulset.h"
+
+#include "operator/builders/common.h"
+#include "operator/builders/config_map.h"
+
+#include <fmt/format.h>
+
+namespace spool::op::builders {
+
+namespace {
+
+json field_env(const char* name, const char* path) {
+    return obj(
+        {{"name", str(name)}, {"valueFrom", obj({{"fieldRef", obj({{"fieldPath", str(path)}})}})}});
+}
+
+json probe(const char* path, int period, int failures) {
+    return obj({{"httpGet", obj({{"path", str(path)}, {"port", str("http")}})},
+                {"periodSeconds", num(period)},
+                {"timeoutSeconds", num(3)},
+                {"failureThreshold", num(failures)}});
+}
+
+json affinity(const api::cluster& c) {
+    json term = obj({{"labelSelector", obj({{"matchLabels", from_string_map(selector_labels(c))}})},
+                     {"topologyKey", str("kubernetes.io/hostname")}});
+    switch (c.spec.affinity) {
+        case api::anti_affinity::required:
+            return obj({{"podAntiAffinity",
+                         obj({{"requiredDuringSchedulingIgnoredDuringExecution", arr({term})}})}});
+        case api::anti_affinity::preferred:
+            return obj({{"podAntiAffinity",
+                         obj({{"preferredDuringSchedulingIgnoredDuringExecution",
+                               arr({obj({{"weight", num(100)}, {"podAffinityTerm", term}})})}})}});
+        case api::anti_affinity::none:
+            break;
+    }
+    return json::object();
+}
+
+json broker_container(const api::cluster& c) {
+    // $(VAR) is expanded by the kubelet from the container's env (downward API below).
+    std::string advertised = fmt::format("PLAINTEXT://$(POD_NAME).{}.$(POD_NAMESPACE).svc:{}",
+                                         headless_service_name(c), c.spec.kafka_port);
+    json container = obj(
+        {{"name", str("broker")},
+         {"image", str(c.spec.image)},
+         {"imagePullPolicy", str(c.spec.image_pull_policy)},
+         {"args", arr({str("--config=/etc/spool/broker.yaml"), str("--override=node.id=$(NODE_ID)"),
+                       str("--override=advertised.listeners=" + advertised)})},
+         {"env", arr({field_env("POD_NAME", "metadata.name"),
+                      field_env("POD_NAMESPACE", "metadata.namespace"),
+                      field_env("POD_IP", "status.podIP"),
+                      field_env("NODE_ID", "metadata.labels['apps.kubernetes.io/pod-index']")})},
+         {"ports", arr({obj({{"name", str("kafka")},
+                             {"containerPort", num(c.spec.kafka_port)},
+                             {"protocol", str("TCP")}}),
+                        obj({{"name", str("http")},
+                             {"containerPort", num(c.spec.http_port)},
+                             {"protocol", str("TCP")}})})},
+         {"readinessProbe", probe("/readyz", 5, 3)},
+         {"livenessProbe", probe("/healthz", 10, 6)},
+         {"startupProbe", probe("/healthz", 5, 60)},
+         {"volumeMounts", arr({obj({{"name", str("data")}, {"mountPath", str("/var/lib/spool")}}),
+                               obj({{"name", str("config")},
+                                    {"mountPath", str("/etc/spool")},
+                                    {"readOnly", boolean(true)}})})},
+         {"securityContext", obj({{"allowPrivilegeEscalation", boolean(false)},
+                                  {"readOnlyRootFilesystem", boolean(true)},
+                                  {"capabilities", obj({{"drop", arr({str("ALL")})}})}})}});
+    if (c.spec.resources.is_object() && c.spec.resources.size() > 0) {
+        container["resources"] = c.spec.resources;
+    }
+    return container;
+}
+
+}  // namespace
+
+json build_pod_template(const api::cluster& c) {
+    json pod_spec =
+        obj({{"containers", arr({broker_container(c)})},
+             {"volumes", arr({obj({{"name", str("config")},
+                                   {"configMap", obj({{"name", str(config_map_name(c))}})}})})},
+             {"terminationGracePeriodSeconds", num(120)},
+             {"securityContext", obj({{"runAsNonRoot", boolean(true)},
+                                      {"runAsUser", num(10001)},
+                                      {"fsGroup", num(10001)}})},
+             {"topologySpreadConstraints",
+              arr({obj({{"maxSkew", num(1)},
+                        {"topologyKey", str(c.spec.topology_key)},
+                        {"whenUnsatisfiable", str("ScheduleAnyway")},
+                        {"labelSelector",
+                         obj({{"matchLabels", from_string_map(selector_labels(c))}})}})})}});
+    json aff = affinity(c);
+    if (aff.size() > 0) {
+        pod_spec["affinity"] = aff;
+    }
+    if (!c.spec.node_selector.empty()) {
+        pod_spec["nodeSelector"] = from_string_map(c.spec.node_selector);
+    }
+    return obj(
+        {{"metadata", obj({{"labels", from_string_map(object_labels(c))},
+                           {"annotations", obj({{config_hash_annotation, str(config_hash(c))}})}})},
+         {"spec", pod_spec}});
+}
+
+json build_statefulset(const api::cluster& c) {
+    json claim_spec =
+        obj({{"accessModes", arr({str("ReadWriteOnce")})},
+             {"resources", obj({{"requests", obj({{"storage", str(c.spec.storage_size)}})}})}});
+    if (!c.spec.storage_class.empty()) {
+        claim_spec["storageClassName"] = str(c.spec.storage_class);
+    }
+    return obj(
+        {{"apiVersion", str("apps/v1")},
+         {"kind", str("StatefulSet")},
+         {"metadata", object_metadata(c, statefulset_name(c))},
+         {"spec",
+          obj({{"replicas", num(c.spec.replicas)},
+               {"serviceName", str(headless_service_name(c))},
+               {"podManagementPolicy", str("Parallel")},
+               {"updateStrategy", obj({{"type", str("OnDelete")}})},
+               {"persistentVolumeClaimRetentionPolicy",
+                obj({{"whenDeleted", str("Retain")}, {"whenScaled", str("Retain")}})},
+               {"selector", obj({{"matchLabels", from_string_map(selector_labels(c))}})},
+               {"template", build_pod_template(c)},
+               {"volumeClaimTemplates",
+                arr({obj({{"apiVersion", str("v1")},
+                          {"kind", str("PersistentVolumeClaim")},
+                          {"metadata", obj({{"name", str("data")},
+                                            {"labels", from_string_map(selector_labels(c))}})},
+                          {"spec", claim_spec}})})}})}});
+}
+
+}  // namespace spool::op::builders

@@ -1,0 +1,54 @@
+#pragma once
+
+// What the Topic reconciler needs from a Kafka cluster. The implementation speaks the Kafka
+// protocol (Metadata, CreateTopics, CreatePartitions, IncrementalAlterConfigs, DeleteTopics)
+// through the shared protocol library; the interface keeps the reconciler testable without a
+// broker.
+
+#include "operator/api/error.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace spool::op::reconcilers {
+
+struct topic_description {
+    std::string topic_id;  // UUID text
+    int32_t partitions = 0;
+    int32_t replication_factor = 0;
+};
+
+struct config_change {
+    enum class op { set, remove };  // IncrementalAlterConfigs SET / DELETE (back to default)
+    std::string key;
+    op operation = op::set;
+    std::string value;
+};
+
+class admin_client {
+public:
+    virtual ~admin_client() = default;
+
+    // nullopt when the topic does not exist.
+    virtual result<std::optional<topic_description>> describe_topic(const std::string& name) = 0;
+    virtual result<topic_description> create_topic(
+        const std::string& name, int32_t partitions, int32_t replication_factor,
+        const std::vector<std::pair<std::string, std::string>>& configs) = 0;
+    virtual result<void> create_partitions(const std::string& name, int32_t total) = 0;
+    virtual result<void> alter_configs(const std::string& name,
+                                       const std::vector<config_change>& changes) = 0;
+    // Succeeds when the topic does not exist.
+    virtual result<void> delete_topic(const std::string& name) = 0;
+};
+
+// Connects an admin_client to a cluster's bootstrap address ("host:port").
+class admin_client_factory {
+public:
+    virtual ~admin_client_factory() = default;
+    virtual result<std::unique_ptr<admin_client>> connect(const std::string& bootstrap) = 0;
+};
+
+}  // namespace spool::op::reconcilers

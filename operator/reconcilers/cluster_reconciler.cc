@@ -1,0 +1,300 @@
+#include "operator/reconcilers/cluster_reconciler.h"
+
+#include "common/log.h"
+#include "operator/builders/common.h"
+#include "operator/builders/config_map.h"
+#include "operator/builders/pdb.h"
+#include "operator/builders/services.h"
+#include "operator/builders/statefulset.h"
+#include "operator/kube/leader_elector.h"
+#include "operator/status/cluster_status.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace spool::op::reconcilers {
+
+using namespace std::chrono_literals;
+
+std::pair<std::string, std::string> split_key(const std::string& key) {
+    auto slash = key.find('/');
+    if (slash == std::string::npos) {
+        return {"", key};
+    }
+    return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+struct cluster_reconciler::context {
+    json raw;
+    api::cluster cluster;
+    std::optional<json> statefulset;
+    std::vector<std::string> restart_pending;
+};
+
+cluster_reconciler::cluster_reconciler(kube::client& api, event_recorder& events,
+                                       broker_health& health)
+    : _api(api), _events(events), _health(health) {}
+
+const std::vector<cluster_reconciler::step>& cluster_reconciler::steps() {
+    static const std::vector<step> list = {
+        {"validate", &cluster_reconciler::validate},
+        {"config_map", &cluster_reconciler::apply_config_map},
+        {"services", &cluster_reconciler::apply_services},
+        {"statefulset", &cluster_reconciler::apply_statefulset},
+        {"pdb", &cluster_reconciler::apply_pdb},
+        {"rolling_restart", &cluster_reconciler::rolling_restart},
+    };
+    return list;
+}
+
+std::vector<std::string> cluster_reconciler::step_names() {
+    std::vector<std::string> names;
+    for (const auto& s : steps()) {
+        names.emplace_back(s.name);
+    }
+    return names;
+}
+
+reconcile_result cluster_reconciler::reconcile(const std::string& key) {
+    auto [ns, name] = split_key(key);
+    auto got = _api.get(kube::kinds::cluster, ns, name);
+    if (!got) {
+        if (got.error().is_not_found()) {
+            return reconcile_result::done();  // deleted; owned objects go with it (GC)
+        }
+        return reconcile_result::failed(got.error());
+    }
+    context ctx;
+    ctx.raw = got.value();
+    auto parsed = api::parse_cluster(ctx.raw);
+    if (!parsed) {
+        log::get("cluster")->error("{}: {}", key, parsed.error().message);
+        return reconcile_result::done();  // the CRD schema should make this impossible
+    }
+    ctx.cluster = std::move(parsed).value();
+    if (ctx.cluster.meta.deleting) {
+        return reconcile_result::done();
+    }
+    step_outcome outcome;
+    for (const auto& s : steps()) {
+        outcome = (this->*s.run)(ctx);
+        if (outcome.what != step_outcome::kind::next) {
+            log::get("cluster")->debug("{}: step {} stopped the pass: {}", key, s.name,
+                                       outcome.message);
+            break;
+        }
+    }
+    return sync_status(ctx, outcome);
+}
+
+cluster_reconciler::step_outcome cluster_reconciler::validate(context& ctx) {
+    auto problems = api::validate_cluster(ctx.cluster);
+    if (problems.empty()) {
+        return {};
+    }
+    std::string message;
+    for (const auto& p : problems) {
+        message += (message.empty() ? "" : "; ") + p;
+    }
+    return {step_outcome::kind::fail, 0ms, status::reasons::invalid_spec, message,
+            make_error("InvalidSpec", message, false)};
+}
+
+cluster_reconciler::step_outcome cluster_reconciler::apply(context& ctx,
+                                                           const kube::resource_kind& kind,
+                                                           const json& manifest, json* applied) {
+    std::string name = manifest.at("metadata").at("name").as_string();
+    auto r = _api.apply(kind, ctx.cluster.meta.namespace_, name, manifest, true);
+    if (!r) {
+        error e = r.error();
+        e.message = fmt::format("apply {} {}: {}", kind.kind, name, e.message);
+        auto why = status::reason_for_error(e.http_status, e.reason);
+        return {step_outcome::kind::fail, 0ms, why, e.message, e};
+    }
+    if (applied) {
+        *applied = std::move(r).value();
+    }
+    return {};
+}
+
+cluster_reconciler::step_outcome cluster_reconciler::apply_config_map(context& ctx) {
+    return apply(ctx, kube::kinds::config_map, builders::build_config_map(ctx.cluster));
+}
+
+cluster_reconciler::step_outcome cluster_reconciler::apply_services(context& ctx) {
+    auto out = apply(ctx, kube::kinds::service, builders::build_headless_service(ctx.cluster));
+    if (out.what != step_outcome::kind::next) {
+        return out;
+    }
+    return apply(ctx, kube::kinds::service, builders::build_client_service(ctx.cluster));
+}
+
+cluster_reconciler::step_outcome cluster_reconciler::apply_statefulset(context& ctx) {
+    json applied;
+    auto out =
+        apply(ctx, kube::kinds::statefulset, builders::build_statefulset(ctx.cluster), &applied);
+    if (out.what == step_outcome::kind::next) {
+        ctx.statefulset = std::move(applied);
+    }
+    return out;
+}
+
+cluster_reconciler::step_outcome cluster_reconciler::apply_pdb(context& ctx) {
+    return apply(ctx, kube::kinds::pdb, builders::build_pdb(ctx.cluster));
+}
+
+namespace {
+
+int ordinal_of(const std::string& pod, const std::string& sts) {
+    if (pod.size() <= sts.size() + 1 || pod.compare(0, sts.size() + 1, sts + "-") != 0) {
+        return -1;
+    }
+    try {
+        return std::stoi(pod.substr(sts.size() + 1));
+    } catch (...) {
+        return -1;
+    }
+}
+
+bool pod_ready(const json& pod) {
+    const json* st = find(pod, "status");
+    const json* conds = st ? find(*st, "conditions") : nullptr;
+    if (!conds) {
+        return false;
+    }
+    for (const auto& c : conds->as_array()) {
+        if (get_string(c, "type") == "Ready") {
+            return get_string(c, "status") == "True";
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+// OnDelete StatefulSet: a pod whose controller-revision-hash differs from the StatefulSet's
+// updateRevision runs an old template. Restart them one at a time, highest ordinal first, only
+// when every pod is ready and the broker itself says it is safe.
+cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ctx) {
+    if (!ctx.statefulset) {
+        return {};
+    }
+    const json* st = find(*ctx.statefulset, "status");
+    std::string update_revision = st ? get_string(*st, "updateRevision") : "";
+    if (update_revision.empty()) {
+        return {};  // the StatefulSet controller has not looked at it yet
+    }
+    const auto& c = ctx.cluster;
+    auto pods = _api.list(kube::kinds::pod, c.meta.namespace_, {builders::selector_string(c), ""});
+    if (!pods) {
+        auto e = pods.error();
+        return {step_outcome::kind::fail, 0ms, status::reason_for_error(e.http_status, e.reason),
+                "list pods: " + e.message, e};
+    }
+    struct outdated_pod {
+        int ordinal;
+        std::string name, uid, ip;
+    };
+    std::vector<outdated_pod> outdated;
+    bool all_ready = true;
+    std::string sts = builders::statefulset_name(c);
+    for (const auto& pod : pods.value().items) {
+        auto meta = api::parse_meta(pod);
+        int ordinal = ordinal_of(meta.name, sts);
+        if (ordinal < 0) {
+            continue;
+        }
+        if (meta.deleting || !pod_ready(pod)) {
+            all_ready = false;
+        }
+        auto rev = meta.labels.find("controller-revision-hash");
+        if (rev != meta.labels.end() && rev->second != update_revision && !meta.deleting) {
+            const json* ps = find(pod, "status");
+            outdated.push_back({ordinal, meta.name, meta.uid, ps ? get_string(*ps, "podIP") : ""});
+        }
+    }
+    std::sort(outdated.begin(), outdated.end(),
+              [](const auto& a, const auto& b) { return a.ordinal > b.ordinal; });
+    for (const auto& p : outdated) {
+        ctx.restart_pending.push_back(p.name);
+    }
+    if (outdated.empty()) {
+        return {};
+    }
+    if (!all_ready) {
+        return {
+            step_outcome::kind::requeue, restart_poll, status::reasons::waiting_for_pods,
+            fmt::format("{} pods to restart; waiting until every broker is ready", outdated.size()),
+            std::nullopt};
+    }
+    const auto& next = outdated.front();
+    std::string host = next.ip.empty() ? builders::pod_dns_name(c, next.ordinal) : next.ip;
+    // A single broker never calls its own restart safe (everything it hosts goes offline), yet
+    // a config change must apply some time: with one replica the restart is unconditional.
+    auto verdict = c.spec.replicas == 1
+                       ? result<restart_verdict>(restart_verdict{true, "single broker"})
+                       : _health.restart_safe(host, c.spec.http_port, next.ordinal);
+    if (!verdict) {
+        return {step_outcome::kind::requeue, restart_poll * 2, status::reasons::brokers_unreachable,
+                verdict.error().message, std::nullopt};
+    }
+    if (!verdict.value().safe) {
+        return {step_outcome::kind::requeue, restart_poll * 2,
+                status::reasons::waiting_for_restart_safe,
+                fmt::format("broker {} says a restart is not safe: {}", next.ordinal,
+                            verdict.value().reason),
+                std::nullopt};
+    }
+    auto removed = _api.remove(kube::kinds::pod, c.meta.namespace_, next.name, next.uid);
+    if (!removed && !removed.error().is_not_found() && !removed.error().is_conflict()) {
+        auto e = removed.error();
+        return {step_outcome::kind::fail, 0ms, status::reason_for_error(e.http_status, e.reason),
+                "restart pod " + next.name + ": " + e.message, e};
+    }
+    _events.normal(kube::kinds::cluster, c.meta, "RollingRestart",
+                   fmt::format("restarted {} for the new configuration", next.name));
+    return {step_outcome::kind::requeue, restart_poll, status::reasons::rolling_restart,
+            fmt::format("restarting {} ({} left)", next.name, outdated.size()), std::nullopt};
+}
+
+reconcile_result cluster_reconciler::sync_status(context& ctx, const step_outcome& outcome) {
+    status::cluster_observation seen;
+    seen.cluster = &ctx.cluster;
+    seen.statefulset = ctx.statefulset ? &*ctx.statefulset : nullptr;
+    seen.restart_pending = ctx.restart_pending;
+    if (outcome.what == step_outcome::kind::requeue) {
+        seen.blocked = outcome.why;
+        seen.blocked_message = outcome.message;
+    } else if (outcome.what == step_outcome::kind::fail) {
+        seen.failure = outcome.why;
+        seen.failure_message = outcome.message;
+        _events.warning(kube::kinds::cluster, ctx.cluster.meta, outcome.why.name, outcome.message);
+    }
+    auto next = status::compute_cluster_status(seen, kube::time_now());
+    if (next != ctx.cluster.status) {
+        json updated = ctx.raw;
+        updated["status"] = api::to_json(next);
+        auto written = _api.replace_status(kube::kinds::cluster, ctx.cluster.meta.namespace_,
+                                           ctx.cluster.meta.name, updated);
+        if (!written) {
+            // 409: someone changed the Cluster since we read it; the next pass sees it.
+            return reconcile_result::failed(written.error());
+        }
+    }
+    switch (outcome.what) {
+        case step_outcome::kind::next:
+            return reconcile_result::done();
+        case step_outcome::kind::requeue:
+            return reconcile_result::after(outcome.after);
+        case step_outcome::kind::fail:
+            if (outcome.failure && !outcome.failure->transient) {
+                return reconcile_result::done();  // terminal: wait for a spec change
+            }
+            return reconcile_result::failed(
+                outcome.failure.value_or(make_error(outcome.why.name, outcome.message)));
+    }
+    return reconcile_result::done();
+}
+
+}  // namespace spool::op::reconcilers

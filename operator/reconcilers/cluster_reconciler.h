@@ -1,0 +1,74 @@
+#pragma once
+
+// Level-based reconciler for Cluster resources: an ordered list of small named steps, each
+// either continuing, requeueing (stop here, come back later) or failing (stop, report, retry
+// with backoff). Status is computed last from what the steps saw and written only when it
+// differs from the stored one.
+//
+//   validate -> config_map -> services -> statefulset -> pdb -> rolling_restart -> (status)
+//
+// Threading: reconcile() is called by one controller worker at a time; the reconciler itself
+// holds no per-object state (everything is re-read from the API server each pass).
+
+#include "operator/api/cluster.h"
+#include "operator/kube/client.h"
+#include "operator/reconcilers/broker_health.h"
+#include "operator/reconcilers/controller.h"
+#include "operator/reconcilers/event_recorder.h"
+#include "operator/status/conditions.h"
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace spool::op::reconcilers {
+
+class cluster_reconciler {
+public:
+    cluster_reconciler(kube::client& api, event_recorder& events, broker_health& health);
+
+    reconcile_result reconcile(const std::string& key);
+
+    static std::vector<std::string> step_names();
+
+    // Checks for a rolling restart come back this often while pods are outdated.
+    static constexpr std::chrono::seconds restart_poll{5};
+
+private:
+    struct context;
+    struct step_outcome {
+        enum class kind { next, requeue, fail } what = kind::next;
+        std::chrono::milliseconds after{0};
+        status::reason why{status::reasons::reconciled};
+        std::string message;
+        std::optional<error> failure;
+    };
+    using step_fn = step_outcome (cluster_reconciler::*)(context&);
+    struct step {
+        const char* name;
+        step_fn run;
+    };
+    static const std::vector<step>& steps();
+
+    step_outcome validate(context& ctx);
+    step_outcome apply_config_map(context& ctx);
+    step_outcome apply_services(context& ctx);
+    step_outcome apply_statefulset(context& ctx);
+    step_outcome apply_pdb(context& ctx);
+    step_outcome rolling_restart(context& ctx);
+    reconcile_result sync_status(context& ctx, const step_outcome& outcome);
+
+    step_outcome apply(context& ctx, const kube::resource_kind& kind, const json& manifest,
+                       json* applied = nullptr);
+
+    kube::client& _api;
+    event_recorder& _events;
+    broker_health& _health;
+};
+
+// Splits "namespace/name".
+std::pair<std::string, std::string> split_key(const std::string& key);
+
+}  // namespace spool::op::reconcilers

@@ -1,0 +1,56 @@
+#include "operator/status/cluster_status.h"
+
+#include "operator/builders/common.h"
+#include "operator/builders/config_map.h"
+
+#include <fmt/format.h>
+
+namespace spool::op::status {
+
+api::cluster_status compute_cluster_status(const cluster_observation& seen, std::string_view now) {
+    const api::cluster& c = *seen.cluster;
+    const int64_t gen = c.meta.generation;
+    api::cluster_status s = c.status;  // keeps lastTransitionTime of unchanged conditions
+    s.observed_generation = gen;
+    s.selector = builders::selector_string(c);
+    s.bootstrap = builders::bootstrap_address(c);
+    s.config_hash = builders::config_hash(c);
+    s.restart_pending = seen.restart_pending;
+
+    bool sts_current = false;
+    if (seen.statefulset) {
+        const json* st = find(*seen.statefulset, "status");
+        s.replicas = st ? static_cast<int32_t>(get_int(*st, "replicas")) : 0;
+        s.ready_replicas = st ? static_cast<int32_t>(get_int(*st, "readyReplicas")) : 0;
+        int64_t sts_gen = get_int(seen.statefulset->at("metadata"), "generation");
+        sts_current = st && get_int(*st, "observedGeneration") >= sts_gen;
+    }
+
+    bool all_ready = s.ready_replicas == c.spec.replicas && s.replicas == c.spec.replicas &&
+                     s.restart_pending.empty() && !seen.failure;
+    set_condition(s.conditions, types::ready, all_ready,
+                  all_ready ? reasons::brokers_ready : reasons::brokers_not_ready,
+                  fmt::format("{}/{} brokers ready", s.ready_replicas, c.spec.replicas), gen, now);
+
+    if (seen.failure) {
+        set_condition(s.conditions, types::degraded, true, *seen.failure, seen.failure_message, gen,
+                      now);
+    } else {
+        set_condition(s.conditions, types::degraded, false, reasons::as_expected, "", gen, now);
+    }
+
+    if (seen.blocked) {
+        set_condition(s.conditions, types::progressing, true, *seen.blocked, seen.blocked_message,
+                      gen, now);
+    } else if (!seen.failure && (!all_ready || !sts_current)) {
+        set_condition(s.conditions, types::progressing, true, reasons::brokers_not_ready,
+                      fmt::format("waiting for {} of {} brokers",
+                                  c.spec.replicas - s.ready_replicas, c.spec.replicas),
+                      gen, now);
+    } else {
+        set_condition(s.conditions, types::progressing, false, reasons::reconciled, "", gen, now);
+    }
+    return s;
+}
+
+}  // namespace spool::op::status

@@ -1,0 +1,29 @@
+#pragma once
+
+// Computes a Cluster's status from what the reconciler observed. Pure: the reconciler decides
+// whether to write by comparing the result with the stored status.
+
+#include "operator/api/cluster.h"
+#include "operator/api/json.h"
+#include "operator/status/conditions.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace spool::op::status {
+
+struct cluster_observation {
+    const api::cluster* cluster = nullptr;
+    const json* statefulset = nullptr;  // null when not applied (invalid spec or API error)
+    std::vector<std::string> restart_pending;
+    // Why the chain stopped early, if it did.
+    std::optional<reason> blocked;
+    std::string blocked_message;
+    std::optional<reason> failure;
+    std::string failure_message;
+};
+
+api::cluster_status compute_cluster_status(const cluster_observation& seen, std::string_view now);
+
+}  // namespace spool::op::status

@@ -1,0 +1,61 @@
+#pragma once
+
+// Every condition type and reason the operator writes, declared once. A reason is transient
+// (the reconciler requeues with backoff, it may clear by itself) or terminal (only a spec change
+// helps; no requeue, so no hot loop).
+//
+// set_condition keeps lastTransitionTime when the status does not change, and keeps the list
+// sorted by type, so the same state always serializes to the same status (no churn).
+
+#include "operator/api/meta.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spool::op::status {
+
+namespace types {
+inline constexpr const char* ready = "Ready";
+inline constexpr const char* progressing = "Progressing";
+inline constexpr const char* degraded = "Degraded";
+}  // namespace types
+
+struct reason {
+    const char* name;
+    bool transient;
+};
+
+namespace reasons {
+// Cluster
+inline constexpr reason brokers_ready{"BrokersReady", false};
+inline constexpr reason brokers_not_ready{"BrokersNotReady", true};
+inline constexpr reason reconciled{"Reconciled", false};
+inline constexpr reason rolling_restart{"RollingRestart", true};
+inline constexpr reason waiting_for_pods{"WaitingForPods", true};
+inline constexpr reason waiting_for_restart_safe{"WaitingForRestartSafe", true};
+inline constexpr reason as_expected{"AsExpected", false};
+inline constexpr reason invalid_spec{"InvalidSpec", false};
+inline constexpr reason api_error{"ApiError", true};
+inline constexpr reason forbidden{"Forbidden", true};
+inline constexpr reason brokers_unreachable{"BrokersUnreachable", true};
+// Topic
+inline constexpr reason topic_ready{"TopicReady", false};
+inline constexpr reason cluster_not_found{"ClusterNotFound", true};
+inline constexpr reason replication_factor_too_high{"ReplicationFactorTooHigh", true};
+inline constexpr reason partitions_exceed_spec{"PartitionsExceedSpec", false};
+inline constexpr reason admin_error{"AdminError", true};
+}  // namespace reasons
+
+// Maps an error from the kube client or an admin call to the reason shown in conditions.
+reason reason_for_error(int http_status, std::string_view error_reason);
+
+// Sets (or adds) a condition. `now` is only used when the status changes.
+void set_condition(std::vector<api::condition>& conditions, std::string_view type, bool status,
+                   const reason& why, std::string_view message, int64_t generation,
+                   std::string_view now);
+
+const api::condition* find_condition(const std::vector<api::condition>& conditions,
+                                     std::string_view type);
+
+}  // namespace spool::op::status

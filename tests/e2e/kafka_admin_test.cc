@@ -1,0 +1,88 @@
+// The Topic reconciler's Kafka admin client against a real broker (Apache Kafka from the peer
+// cache by default; SPOOL_E2E_BROKER_TARGET=spool for spool-broker), started by a CTest fixture.
+// Partition counts are cross-checked with kcat, an independent client.
+
+#include "operator/reconcilers/kafka_admin.h"
+
+#include "tests/e2e/harness.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace spool::e2e {
+namespace {
+
+using op::reconcilers::config_change;
+
+std::string bootstrap() {
+    return broker_bootstrap();
+}
+
+std::string unique(const std::string& base) {
+    return base + "-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand() % 100000);
+}
+
+std::unique_ptr<op::reconcilers::admin_client> connect() {
+    auto factory = op::reconcilers::make_kafka_admin_factory();
+    auto admin = factory->connect(bootstrap());
+    EXPECT_TRUE(admin) << admin.error().message;
+    return admin ? std::move(admin).value() : nullptr;
+}
+
+TEST(kafka_admin, test_describe_of_a_missing_topic_is_empty_not_an_error) {
+    auto admin = connect();
+    ASSERT_NE(admin, nullptr);
+    auto d = admin->describe_topic(unique("missing"));
+    ASSERT_TRUE(d) << d.error().message;
+    EXPECT_FALSE(d.value().has_value());
+}
+
+TEST(kafka_admin, test_create_grow_reconfigure_and_delete_a_topic) {
+    auto admin = connect();
+    ASSERT_NE(admin, nullptr);
+    std::string name = unique("orders");
+    auto created = admin->create_topic(name, 3, 1, {{"retention.ms", "3600000"}});
+    ASSERT_TRUE(created) << created.error().message;
+    EXPECT_EQ(created.value().partitions, 3);
+    EXPECT_EQ(created.value().replication_factor, 1);
+    EXPECT_EQ(created.value().topic_id.size(), 22u) << "Kafka's base64 topic id";
+    EXPECT_TRUE(eventually([&] { return kcat_partitions(name) == 3; }));
+
+    auto again = admin->create_topic(name, 3, 1, {});
+    EXPECT_TRUE(again) << "creating an existing topic is not an error for a level-based caller";
+
+    ASSERT_TRUE(admin->create_partitions(name, 5));
+    // Brokers apply metadata asynchronously: the new partitions show up shortly after.
+    EXPECT_TRUE(eventually([&] { return admin->describe_topic(name).value()->partitions == 5; }));
+    EXPECT_TRUE(eventually([&] { return kcat_partitions(name) == 5; }));
+
+    auto altered = admin->alter_configs(name, {{"retention.ms", config_change::op::set, "7200000"},
+                                               {"segment.bytes", config_change::op::remove, ""}});
+    EXPECT_TRUE(altered) << altered.error().message;
+
+    ASSERT_TRUE(admin->delete_topic(name));
+    EXPECT_TRUE(eventually([&] { return !admin->describe_topic(name).value().has_value(); }));
+    EXPECT_TRUE(admin->delete_topic(name)) << "deleting a missing topic succeeds";
+}
+
+TEST(kafka_admin, test_invalid_config_is_a_terminal_error_with_kafkas_name) {
+    auto admin = connect();
+    ASSERT_NE(admin, nullptr);
+    std::string name = unique("bad-config");
+    auto created = admin->create_topic(name, 1, 1, {{"retention.ms", "not-a-number"}});
+    ASSERT_FALSE(created);
+    EXPECT_NE(created.error().message.find("INVALID_CONFIG"), std::string::npos)
+        << created.error().message;
+    EXPECT_FALSE(created.error().transient);
+}
+
+TEST(kafka_admin, test_unreachable_bootstrap_is_a_transient_error) {
+    auto factory = op::reconcilers::make_kafka_admin_factory(std::chrono::milliseconds(500));
+    auto admin = factory->connect("127.0.0.1:" + std::to_string(free_port()));
+    ASSERT_FALSE(admin);
+    EXPECT_EQ(admin.error().reason, "BrokersUnreachable");
+    EXPECT_TRUE(admin.error().transient);
+}
+
+}  // namespace
+}  // namespace spool::e2e
