@@ -9,9 +9,9 @@ cd "$(dirname "$0")/.."
 
 preset=${SPOOL_PRESET:-release}
 bash scripts/setup.sh --with-tests
-if [[ -x scripts/peers/fetch-all.sh ]]; then
-    bash scripts/peers/fetch-all.sh
-fi
+bash scripts/peers/fetch-all.sh
+# The real Kubernetes control plane for the operator's e2e tests: ~30 min cold, cached after.
+bash scripts/k8s/build.sh
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset"
 ctest --preset "$preset" -j"$(nproc)" --timeout 600 "$@"

@@ -1,16 +1,60 @@
+// spool-broker: parse the command line and the configuration, start the broker, wait for
+// SIGTERM/SIGINT, stop it. Everything else lives in broker_app.
+
+#include "broker/app/broker_app.h"
+#include "broker/config/cli.h"
 #include "common/log.h"
 #include "common/version.h"
 
-#include <cstring>
+#include <csignal>
 #include <iostream>
 
 int main(int argc, char** argv) {
-    for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--version") == 0) {
-            std::cout << "spool-broker " << spool::version_string << "\n";
-            return 0;
-        }
+    using namespace spool::broker;
+    std::string error;
+    auto cl = config::parse_command_line(argc, argv, &error);
+    if (!cl) {
+        std::cerr << "spool-broker: " << error << "\n";
+        return 2;
     }
-    spool::log::get("app")->error("spool-broker is not serving yet: the Kafka listener is still being built");
-    return 1;
+    if (cl->show_help) {
+        std::cout << cl->help_text;
+        return 0;
+    }
+    if (cl->show_version) {
+        std::cout << "spool-broker " << spool::version_string << "\n";
+        return 0;
+    }
+    if (cl->print_config_docs) {
+        std::cout << config::render_config_docs();
+        return 0;
+    }
+    spool::log::set_level(cl->log_level);
+    auto cfg = config::broker_config::load(cl->config_path, cl->overrides, &error);
+    if (!cfg) {
+        std::cerr << "spool-broker: configuration refused: " << error << "\n";
+        return 2;
+    }
+
+    // Block the stop signals in every thread (the shards inherit this mask) and take them
+    // synchronously here.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);
+
+    app::broker_app broker(std::move(cfg));
+    if (auto err = broker.start(); !err.empty()) {
+        spool::log::get("app")->error("cannot start: {}", err);
+        return 1;
+    }
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    spool::log::get("app")->info("received {}, shutting down",
+                                 sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    broker.stop();
+    spool::log::get("app")->info("stopped");
+    return 0;
 }

@@ -1,0 +1,156 @@
+#include "broker/app/broker_app.h"
+
+#include "broker/net/listener.h"
+#include "common/log.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace spool::broker::app {
+
+namespace {
+
+std::string hostname() {
+    char buf[256] = {};
+    if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') {
+        return "localhost";
+    }
+    return buf;
+}
+
+}  // namespace
+
+broker_app::broker_app(std::unique_ptr<config::broker_config> config)
+    : _config(std::move(config)) {}
+
+broker_app::~broker_app() {
+    stop();
+}
+
+std::string broker_app::start() {
+    auto log = log::get("app");
+    // Listeners and the address clients are told to use.
+    net::server_options opts;
+    for (const auto& uri : _config->get_list("listeners")) {
+        std::string error;
+        auto l = net::parse_listener(uri, &error);
+        if (!l) {
+            return error;
+        }
+        opts.listeners.push_back(*l);
+    }
+    if (opts.listeners.empty()) {
+        return "no listeners configured ('listeners' is empty)";
+    }
+    handlers::advertised_endpoint endpoint;
+    auto advertised = _config->get_list("advertised.listeners");
+    {
+        std::string error;
+        auto l = advertised.empty() ? std::optional(opts.listeners.front())
+                                    : net::parse_listener(advertised.front(), &error);
+        if (!l) {
+            return error;
+        }
+        endpoint.host =
+            l->host.empty() || l->host == "0.0.0.0" || l->host == "::" ? hostname() : l->host;
+        endpoint.port = l->port;
+    }
+    opts.limits.max_request_bytes =
+        static_cast<int32_t>(_config->get_int("socket.request.max.bytes"));
+    opts.limits.max_idle = std::chrono::milliseconds(_config->get_int("connections.max.idle.ms"));
+    opts.limits.queued_max_requests = static_cast<size_t>(_config->get_int("queued.max.requests"));
+    opts.socket_send_buffer = static_cast<int>(_config->get_int("socket.send.buffer.bytes"));
+    opts.socket_receive_buffer = static_cast<int>(_config->get_int("socket.receive.buffer.bytes"));
+
+    auto dirs = _config->get_list("log.dirs");
+    if (dirs.empty()) {
+        return "no log directory configured ('log.dirs' is empty)";
+    }
+    std::filesystem::path log_dir = dirs.front();
+    if (dirs.size() > 1) {
+        log->warn("only the first of {} log.dirs is used: {}", dirs.size(), log_dir.string());
+    }
+
+    auto store = metadata::embedded_store::open(log_dir);
+    if (!store) {
+        return fmt::format("cannot open the metadata store in {}: {}", log_dir.string(),
+                           store.error().message());
+    }
+    _store = std::move(store).value();
+    // Dynamic broker configs persisted by AlterConfigs.
+    auto snap = _store->snapshot();
+    auto node = std::to_string(_config->node_id());
+    for (const auto& [entity, values] : snap->broker_configs) {
+        if (!entity.empty() && entity != node) {
+            continue;
+        }
+        auto layer = entity.empty() ? config::dynamic_layer::cluster_default
+                                    : config::dynamic_layer::this_broker;
+        for (const auto& [k, v] : values) {
+            auto err = _config->set_dynamic(layer, k, v);
+            if (!err.empty()) {
+                log->warn("ignoring stored dynamic config: {}", err);
+            }
+        }
+    }
+
+    _pool = std::make_unique<net::shard_pool>(static_cast<size_t>(_config->get_int("spool.cores")));
+    _pool->start();
+    _partitions = std::make_unique<metadata::partition_manager>(*_pool, *_config, log_dir);
+    if (auto r = _partitions->open_all(*snap); !r) {
+        _pool->stop();
+        return fmt::format("cannot open the logs in {}: {}", log_dir.string(), r.error().message());
+    }
+    _logs_open = true;
+    _producer_ids = std::make_unique<handlers::producer_id_allocator>(*_store);
+    _fetch_sessions = std::make_unique<handlers::fetch_session_cache>(
+        static_cast<size_t>(_config->get_int("max.incremental.fetch.session.cache.slots")));
+    _services = std::make_unique<handlers::services>(handlers::services{
+        *_config, *_store, *_partitions, *_pool, *_producer_ids, *_fetch_sessions,
+        static_cast<int32_t>(_config->node_id()), endpoint, log_dir.string()});
+    // Consumer groups: creates __consumer_offsets when missing and replays it before serving.
+    _groups = std::make_unique<coordinator::coordinator_service>(
+        *_store, *_partitions, coordinator::service_config_from(*_config), _group_clock);
+    if (auto ec = _groups->start_blocking()) {
+        stop();
+        return fmt::format("cannot start the group coordinator: {}", ec.message());
+    }
+    _services->groups = _groups.get();
+    _dispatcher = std::make_unique<handlers::kafka_dispatcher>(*_services);
+    _server = std::make_unique<net::server>(*_pool, *_dispatcher, _probe, opts);
+    if (auto err = _server->start(); !err.empty()) {
+        _server.reset();
+        stop();
+        return err;
+    }
+    log->info("serving: node {}, {} shards, advertised as {}:{}, data in {}", _config->node_id(),
+              _pool->shard_count(), endpoint.host, endpoint.port, log_dir.string());
+    return {};
+}
+
+void broker_app::stop() {
+    auto log = log::get("app");
+    if (_partitions) {
+        _partitions->begin_stop();
+    }
+    if (_server) {
+        _server->drain(std::chrono::milliseconds(_config->get_int("spool.shutdown.timeout.ms")));
+        _server.reset();
+    }
+    if (_groups) {
+        _groups->stop_blocking();  // answers parked JoinGroup/SyncGroup; needs the shards
+    }
+    if (_partitions && _logs_open) {
+        _partitions->close_all();
+        _logs_open = false;
+    }
+    if (_pool) {
+        _pool->stop();
+    }
+    _groups.reset();
+    _partitions.reset();
+}
+
+}  // namespace spool::broker::app

@@ -1,0 +1,58 @@
+#pragma once
+
+// The composition root of spool-broker: builds every service in dependency order
+//
+//   config -> metadata store -> shard pool -> partition manager (logs) -> handlers -> listener
+//
+// and stops them in reverse: stop accepting and drain connections (long polls answer at once),
+// close every log (checkpoints, clean-shutdown marker), stop the shards.
+//
+// Lifecycle: start() once (returns an error message on failure, having undone what it built),
+// then stop() once. Threading: both from the main thread.
+
+#include "broker/config/broker_config.h"
+#include "broker/coordinator/clock.h"
+#include "broker/coordinator/coordinator_service.h"
+#include "broker/handlers/fetch_sessions.h"
+#include "broker/handlers/kafka_dispatcher.h"
+#include "broker/handlers/producer_ids.h"
+#include "broker/handlers/services.h"
+#include "broker/metadata/embedded_store.h"
+#include "broker/metadata/partition_manager.h"
+#include "broker/net/probe.h"
+#include "broker/net/server.h"
+#include "broker/net/shard_pool.h"
+
+#include <memory>
+#include <string>
+
+namespace spool::broker::app {
+
+class broker_app {
+public:
+    explicit broker_app(std::unique_ptr<config::broker_config> config);
+    ~broker_app();
+
+    std::string start();
+    void stop();
+
+    uint16_t port() const { return _server ? _server->bound_port() : 0; }
+    const net::probe& net_probe() const { return _probe; }
+
+private:
+    std::unique_ptr<config::broker_config> _config;
+    std::unique_ptr<metadata::embedded_store> _store;
+    std::unique_ptr<net::shard_pool> _pool;
+    std::unique_ptr<metadata::partition_manager> _partitions;
+    std::unique_ptr<handlers::producer_id_allocator> _producer_ids;
+    std::unique_ptr<handlers::fetch_session_cache> _fetch_sessions;
+    coordinator::system_clock _group_clock;
+    std::unique_ptr<coordinator::coordinator_service> _groups;
+    std::unique_ptr<handlers::services> _services;
+    std::unique_ptr<handlers::kafka_dispatcher> _dispatcher;
+    net::probe _probe;
+    std::unique_ptr<net::server> _server;
+    bool _logs_open = false;
+};
+
+}  // namespace spool::broker::app

@@ -1,0 +1,57 @@
+#include "broker/config/topic_config.h"
+
+#include <gtest/gtest.h>
+
+namespace spool::broker::config {
+namespace {
+
+std::unique_ptr<broker_config> must_load(std::string_view yaml) {
+    std::string error;
+    auto cfg = broker_config::from_yaml_text(yaml, {}, &error);
+    EXPECT_NE(cfg, nullptr) << error;
+    return cfg;
+}
+
+TEST(topic_config, test_defaults_come_from_broker_keys) {
+    auto cfg = must_load("message.max.bytes: 2000000\nlog.segment.bytes: 1048576\n");
+    auto s = resolve_topic(*cfg, {});
+    EXPECT_EQ(s.max_message_bytes, 2000000);
+    EXPECT_EQ(s.segment_bytes, 1048576);
+    EXPECT_EQ(s.retention_ms, 604800000);
+    EXPECT_TRUE(s.cleanup_delete);
+    EXPECT_FALSE(s.cleanup_compact);
+}
+
+TEST(topic_config, test_overrides_win_and_report_topic_source) {
+    auto cfg = must_load("");
+    topic_overrides o{{"retention.ms", "1000"}, {"cleanup.policy", "compact"}};
+    auto s = resolve_topic(*cfg, o);
+    EXPECT_EQ(s.retention_ms, 1000);
+    EXPECT_TRUE(s.cleanup_compact);
+    EXPECT_FALSE(s.cleanup_delete);
+    auto d = describe_topic_key(*cfg, *find_topic_property("retention.ms"), o, true);
+    EXPECT_EQ(d.source, config_source::topic);
+    EXPECT_EQ(d.value, "1000");
+    ASSERT_GE(d.synonyms.size(), 2u);
+    EXPECT_EQ(d.synonyms[0].source, config_source::topic);
+    EXPECT_EQ(d.synonyms[1].name, "log.retention.hours");
+}
+
+TEST(topic_config, test_default_source_without_overrides_or_static_values) {
+    auto cfg = must_load("");
+    auto d = describe_topic_key(*cfg, *find_topic_property("segment.bytes"), {}, false);
+    EXPECT_EQ(d.source, config_source::default_config);
+    EXPECT_EQ(d.value, "1073741824");
+    EXPECT_TRUE(d.synonyms.empty());
+}
+
+TEST(topic_config, test_validation_names_the_key) {
+    EXPECT_EQ(validate_topic_override("retention.ms", "5"), "");
+    EXPECT_NE(validate_topic_override("retention.ms", "soon").find("retention.ms"),
+              std::string::npos);
+    EXPECT_NE(validate_topic_override("log.dirs", "/x").find("log.dirs"), std::string::npos);
+    EXPECT_NE(validate_topic_override("cleanup.policy", "shred"), "");
+}
+
+}  // namespace
+}  // namespace spool::broker::config

@@ -1,0 +1,51 @@
+#pragma once
+
+// Effective configuration of one topic: its own overrides (CreateTopics configs,
+// AlterConfigs on a TOPIC resource, kept by the metadata store as text) over the broker's
+// defaults for the same setting (topic key -> broker synonyms, see property.h).
+//
+// Threading: free functions over values; safe from any thread.
+
+#include "broker/config/broker_config.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace spool::broker::config {
+
+// Per-topic overrides as the user wrote them (validated), keyed by topic property name.
+using topic_overrides = std::map<std::string, std::string, std::less<>>;
+
+// Typed view of the settings the log and the handlers act on.
+struct topic_settings {
+    bool cleanup_delete = true;
+    bool cleanup_compact = false;
+    int64_t retention_ms = 604800000;
+    int64_t retention_bytes = -1;
+    int64_t segment_bytes = 1073741824;
+    int64_t segment_ms = 604800000;
+    int64_t max_message_bytes = 1048588;
+    bool log_append_time = false;
+    int64_t timestamp_before_max_ms = INT64_MAX;
+    int64_t timestamp_after_max_ms = 3600000;
+    int64_t flush_messages = INT64_MAX;
+    int64_t flush_ms = INT64_MAX;
+    int64_t index_interval_bytes = 4096;
+    int64_t segment_index_bytes = 10485760;
+    int64_t min_insync_replicas = 1;
+    int64_t delete_retention_ms = 86400000;
+    std::string compression_type = "producer";
+};
+
+// Checks one override; returns "" or an error message naming the key.
+std::string validate_topic_override(std::string_view name, std::string_view text);
+
+// Value, source and synonyms of one topic key, as DescribeConfigs reports it.
+described_value describe_topic_key(const broker_config& broker, const property& p,
+                                   const topic_overrides& overrides, bool include_synonyms);
+
+// The effective typed settings.
+topic_settings resolve_topic(const broker_config& broker, const topic_overrides& overrides);
+
+}  // namespace spool::broker::config

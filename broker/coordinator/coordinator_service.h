@@ -1,0 +1,164 @@
+#pragma once
+
+// Runs one group_coordinator per __consumer_offsets partition on the shard that owns the
+// partition (metadata::partition_manager / net::shard_pool decide the owner), and gives the
+// Kafka handlers a coroutine API that hops to that shard and back:
+//
+//   coordinator_service::call_fn<join_result> fn = [req](group_coordinator* c, auto done) {
+//       if (!c) return done(not_coordinator_result);
+//       c->join_group(*req, std::move(done));
+//   };
+//   auto r = co_await service.call<join_result>(group_id, std::move(fn));
+//
+// No lock is taken anywhere: a coordinator, its partition_log and its timer are touched only by
+// the owning shard's thread; the only cross-thread reads are the published snapshots.
+//
+// Lifecycle: construct -> co_await start() (creates __consumer_offsets when missing, opens its
+// logs, replays each partition on its shard) -> serve -> co_await stop() (answers parked
+// requests with not_coordinator) -> destroy. Threading: call()/start()/stop() from any shard
+// coroutine; partition_for() and snapshots from any thread.
+
+#include "broker/config/broker_config.h"
+#include "broker/coordinator/clock.h"
+#include "broker/coordinator/errc.h"
+#include "broker/coordinator/group_coordinator.h"
+#include "broker/coordinator/partition_group_log.h"
+#include "broker/metadata/partition_manager.h"
+#include "broker/metadata/store.h"
+#include "broker/net/asio.h"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace spool::broker::coordinator {
+
+inline constexpr std::string_view offsets_topic = "__consumer_offsets";
+
+struct service_config {
+    coordinator_config coordinator;
+    int32_t partitions = 50;            // offsets.topic.num.partitions
+    int16_t replication_factor = 1;     // offsets.topic.replication.factor
+    int64_t segment_bytes = 104857600;  // offsets.topic.segment.bytes
+    int32_t node_id = 0;                // leader recorded when the topic is created
+};
+
+// The coordinator's settings from the broker's property table (offsets.*, group.*).
+service_config service_config_from(const config::broker_config& broker);
+
+class coordinator_service {
+public:
+    coordinator_service(metadata::store& store, metadata::partition_manager& partitions,
+                        service_config config, const clock& clk);
+    ~coordinator_service();
+    coordinator_service(const coordinator_service&) = delete;
+    coordinator_service& operator=(const coordinator_service&) = delete;
+
+    boost::asio::awaitable<std::error_code> start();
+    boost::asio::awaitable<void> stop();
+    // For the composition root's main thread: run start()/stop() on a shard and wait. The
+    // shard pool must be running.
+    std::error_code start_blocking();
+    void stop_blocking();
+
+    [[nodiscard]] int32_t partitions() const { return _config.partitions; }
+    [[nodiscard]] int32_t partition_for(std::string_view group_id) const;
+    [[nodiscard]] bool started() const { return _started.load(std::memory_order_acquire); }
+
+    // What handlers run on the owner shard: the coordinator (nullptr when the partition is not
+    // served here) and the completion to call exactly once.
+    template <class R>
+    using call_fn = std::function<void(group_coordinator*, std::function<void(R)>)>;
+
+    // Runs fn on the owner shard of the group's partition and resumes the caller on its own
+    // executor with what fn passed to done. fn is held in a std::function (heap, moved with its
+    // move constructor) and reaches the coroutine only through a shared_ptr: GCC 12 may relocate
+    // coroutine parameters and temporaries bitwise, which breaks types such as std::string.
+    template <class R>
+    boost::asio::awaitable<R> call(std::string_view group_id, call_fn<R> fn) {
+        return call_partition<R>(partition_for(group_id), std::move(fn));
+    }
+
+    template <class R>
+    boost::asio::awaitable<R> call_partition(int32_t partition, call_fn<R> fn) {
+        slot* s = partition >= 0 && static_cast<size_t>(partition) < _slots.size()
+                      ? _slots[static_cast<size_t>(partition)].get()
+                      : nullptr;
+        return run_call<R>(s, std::make_shared<call_fn<R>>(std::move(fn)));
+    }
+
+    // Every group's summary and committed offset, from the published snapshots. Any thread.
+    [[nodiscard]] std::vector<group_summary> groups() const;
+    [[nodiscard]] std::vector<committed_entry> committed_offsets() const;
+
+private:
+    struct slot {
+        int32_t partition = 0;
+        boost::asio::any_io_executor executor;
+        std::unique_ptr<partition_group_log> log;
+        std::unique_ptr<group_coordinator> coordinator;
+        std::unique_ptr<boost::asio::steady_timer> timer;
+        std::optional<time_ms> armed;
+    };
+
+    // Where a call's result lands: set on the caller's executor, which the timer wakes.
+    template <class R>
+    struct waiter {
+        explicit waiter(const boost::asio::any_io_executor& ex)
+            : timer(ex, boost::asio::steady_timer::time_point::max()) {}
+        std::optional<R> result;
+        boost::asio::steady_timer timer;
+    };
+
+    template <class R>
+    boost::asio::awaitable<R> run_call(slot* s, std::shared_ptr<call_fn<R>> fn) {
+        namespace asio = boost::asio;
+        auto w = std::make_shared<waiter<R>>(co_await asio::this_coro::executor);
+        std::function<void(R)> done = [w](R r) {
+            auto ex = w->timer.get_executor();
+            asio::post(ex, [w, r = std::move(r)]() mutable {
+                w->result.emplace(std::move(r));
+                w->timer.cancel();
+            });
+        };
+        if (!s || !s->coordinator) {
+            (*fn)(nullptr, std::move(done));
+        } else {
+            asio::post(s->executor, [this, s, fn, done = std::move(done)]() mutable {
+                (*fn)(s->coordinator.get(), std::move(done));
+                rearm(*s);
+            });
+        }
+        // The result is set on this executor, so it cannot slip in between check and wait.
+        while (!w->result) {
+            boost::system::error_code ec;
+            co_await w->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        }
+        co_return std::move(*w->result);
+    }
+
+    boost::asio::awaitable<std::error_code> ensure_topic();
+    static boost::asio::awaitable<std::error_code> load_on_shard(coordinator_service* self,
+                                                                 slot* s);
+    static boost::asio::awaitable<void> unload_on_shard(slot* s);
+    // Points the slot's timer at the coordinator's next deadline (owner shard only).
+    void rearm(slot& s);
+
+    metadata::store& _store;
+    metadata::partition_manager& _partitions;
+    service_config _config;
+    const clock& _clock;
+    std::vector<std::unique_ptr<slot>> _slots;
+    std::atomic<bool> _started{false};
+};
+
+}  // namespace spool::broker::coordinator

@@ -1,0 +1,209 @@
+#include "broker/coordinator/group_coordinator.h"
+
+#include "broker/coordinator/errc.h"
+#include "broker/coordinator/record_codec.h"
+#include "common/log.h"
+
+namespace spool::broker::coordinator {
+
+void group_coordinator::deferred::run() {
+    for (auto& [cb, r] : joins) {
+        cb(std::move(r));
+    }
+    for (auto& [cb, r] : syncs) {
+        cb(std::move(r));
+    }
+}
+
+group_coordinator::group_coordinator(int32_t partition, coordinator_config config, const clock& clk,
+                                     group_log& log)
+    : _partition(partition), _config(config), _clock(clk), _log(log) {
+    _published.store(std::make_shared<const coordinator_snapshot>());
+}
+
+group_coordinator::~group_coordinator() {
+    *_alive = false;
+}
+
+std::error_code group_coordinator::availability() const {
+    switch (_status) {
+        case status::loading:
+            return errc::load_in_progress;
+        case status::unloaded:
+            return errc::not_coordinator;
+        case status::active:
+            return {};
+    }
+    return errc::not_coordinator;
+}
+
+group* group_coordinator::find(std::string_view id) {
+    auto it = _groups.find(id);
+    return it == _groups.end() ? nullptr : it->second.get();
+}
+
+const group* group_coordinator::find_group(std::string_view id) const {
+    auto it = _groups.find(id);
+    return it == _groups.end() ? nullptr : it->second.get();
+}
+
+group& group_coordinator::get_or_create(const std::string& id) {
+    auto it = _groups.find(id);
+    if (it == _groups.end()) {
+        it = _groups.emplace(id, std::make_unique<group>(id, _clock.now())).first;
+    }
+    return *it->second;
+}
+
+void group_coordinator::schedule(timer t) {
+    _timers.push(std::move(t));
+}
+
+void group_coordinator::schedule_member(group_member& m, const std::string& group_id,
+                                        time_ms deadline) {
+    m.deadline = deadline;
+    // One live entry per member: a later deadline re-arms when the current entry fires.
+    if (m.timer_at.count() == 0 || deadline < m.timer_at) {
+        m.timer_at = deadline;
+        schedule({deadline, timer_kind::member, group_id, m.id});
+    }
+}
+
+std::optional<time_ms> group_coordinator::next_deadline() const {
+    if (_timers.empty()) {
+        return std::nullopt;
+    }
+    return _timers.top().at;
+}
+
+void group_coordinator::poll() {
+    if (_status != status::active) {
+        return;
+    }
+    const time_ms now = _clock.now();
+    while (!_timers.empty() && _timers.top().at <= now) {
+        timer t = _timers.top();
+        _timers.pop();
+        deferred out;
+        switch (t.kind) {
+            case timer_kind::retention:
+                expire_offsets();
+                schedule({now + time_ms(_config.retention_check_interval_ms),
+                          timer_kind::retention,
+                          {},
+                          {}});
+                break;
+            case timer_kind::publish:
+                publish_snapshot();
+                break;
+            case timer_kind::join: {
+                group* g = find(t.group);
+                if (g && g->state() == group_state::preparing_rebalance &&
+                    g->join_deadline == t.at) {
+                    on_join_deadline(*g, out);
+                }
+                break;
+            }
+            case timer_kind::pending_member: {
+                group* g = find(t.group);
+                if (!g) {
+                    break;
+                }
+                auto it = g->pending_members().find(t.member);
+                if (it != g->pending_members().end() && it->second <= now) {
+                    g->pending_members().erase(it);
+                    try_complete_join(*g, out);
+                }
+                break;
+            }
+            case timer_kind::member: {
+                group* g = find(t.group);
+                group_member* m = g ? g->find_member(t.member) : nullptr;
+                if (!m || m->timer_at != t.at) {
+                    break;  // stale entry
+                }
+                m->timer_at = time_ms(0);
+                if (m->deadline > now) {
+                    schedule_member(*m, g->id(), m->deadline);
+                } else if (!m->is_new && (m->is_awaiting_join() || m->is_awaiting_sync())) {
+                    // A parked member satisfies its heartbeat; the phase end reschedules it.
+                } else {
+                    on_member_expired(*g, t.member, out);
+                }
+                break;
+            }
+        }
+        out.run();
+    }
+}
+
+std::vector<group_listing> group_coordinator::list_groups(std::error_code* error) const {
+    std::vector<group_listing> out;
+    if (auto ec = availability()) {
+        *error = ec;
+        return out;
+    }
+    out.reserve(_groups.size());
+    for (const auto& [id, g] : _groups) {
+        out.push_back({id, g->protocol_type().value_or(""), g->state()});
+    }
+    return out;
+}
+
+group_description group_coordinator::describe_group(const std::string& group_id) const {
+    group_description d;
+    d.group_id = group_id;
+    if (auto ec = availability()) {
+        d.error = ec;
+        return d;
+    }
+    const group* g = find_group(group_id);
+    if (!g) {
+        return d;  // Kafka answers an unknown group as Dead with no error (v0-v5)
+    }
+    d.found = true;
+    d.state = g->state();
+    d.protocol_type = g->protocol_type().value_or("");
+    const bool stable = g->state() == group_state::stable;
+    d.protocol_name = stable ? g->protocol_name().value_or("") : "";
+    for (const auto& [id, m] : g->members()) {
+        member_description md{id, m.instance_id, m.client_id, m.client_host, {}, {}};
+        if (stable && g->protocol_name()) {
+            if (const bytes* meta = m.metadata_for(*g->protocol_name())) {
+                md.metadata = *meta;
+            }
+            md.assignment = m.assignment;
+        }
+        d.members.push_back(std::move(md));
+    }
+    return d;
+}
+
+void group_coordinator::delete_group(const std::string& group_id, delete_callback done) {
+    if (auto ec = availability()) {
+        done(ec);
+        return;
+    }
+    group* g = find(group_id);
+    if (!g || g->state() == group_state::dead) {
+        done(errc::group_id_not_found);
+        return;
+    }
+    if (g->state() != group_state::empty) {
+        done(errc::non_empty_group);
+        return;
+    }
+    std::vector<log_record> records;
+    for (const auto& [tp, _] : g->offsets()) {
+        records.push_back({encode_offset_key(group_id, tp), std::nullopt});
+    }
+    records.push_back({encode_group_key(group_id), std::nullopt});
+    g->transition(group_state::dead, _clock.now());
+    _groups.erase(group_id);
+    mark_snapshot_dirty();
+    _log.append(std::move(records), [done = std::move(done)](std::error_code ec) {
+        done(ec ? std::error_code(errc::storage_error) : std::error_code{});
+    });
+}
+
+}  // namespace spool::broker::coordinator

@@ -1,0 +1,192 @@
+#pragma once
+
+// The classic group coordinator for one __consumer_offsets partition: every group that hashes to
+// the partition, their membership state machine, committed offsets and the records that persist
+// them.
+//
+//   Empty --join--> PreparingRebalance --all rejoined / rebalance timeout--> CompletingRebalance
+//     ^                 ^        |                                               |
+//     |                 |        +--no members left--> Empty                     | leader's
+//     |                 +--join, leave, expiry, protocol change--+               | SyncGroup
+//     |                                                          |               v   stored
+//     +---- (rebalance ends with no members) ------------------- Stable <--------+
+//   Dead: deleted or unloaded (transient; the group is then erased).
+//
+// Time never advances by itself: each call reads the injected clock, and the owner calls poll()
+// at next_deadline() (the shard's timer) to fire session expiries, join deadlines and offset
+// retention. JoinGroup and SyncGroup park their callback until the phase completes; every other
+// callback runs once the records are appended to the log (possibly inline).
+//
+// Lifecycle: constructed when this broker becomes the partition's leader, load() replays the log
+// (requests meanwhile get load_in_progress), unload() answers parked requests with
+// not_coordinator when leadership moves away. Threading: single-threaded; owned by the shard
+// that owns the partition, every call on that shard (no locks). Callbacks may re-enter.
+
+#include "broker/coordinator/clock.h"
+#include "broker/coordinator/group.h"
+#include "broker/coordinator/group_log.h"
+#include "broker/coordinator/types.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <vector>
+
+namespace spool::broker::coordinator {
+
+struct coordinator_config {
+    int32_t min_session_timeout_ms = 6000;                  // group.min.session.timeout.ms
+    int32_t max_session_timeout_ms = 1800000;               // group.max.session.timeout.ms
+    int32_t initial_rebalance_delay_ms = 3000;              // group.initial.rebalance.delay.ms
+    int32_t max_group_size = 2147483647;                    // group.max.size
+    int64_t offsets_retention_ms = 7LL * 24 * 3600 * 1000;  // offsets.retention.minutes
+    int64_t retention_check_interval_ms = 600000;           // offsets.retention.check.interval.ms
+    int32_t new_member_join_timeout_ms = 300000;  // Kafka's fixed 5 min for a joining member
+    int32_t max_metadata_bytes = 4096;            // offset.metadata.max.bytes
+    int64_t lag_publish_interval_ms = 1000;       // staleness bound of the committed snapshot
+};
+
+// One committed offset, as the read-only lag view sees it.
+struct committed_entry {
+    std::string group;
+    model::topic_partition tp;
+    int64_t offset = -1;
+};
+
+struct group_summary {
+    std::string id;
+    group_state state = group_state::empty;
+    std::string protocol_type;
+    int32_t generation = 0;
+    int32_t members = 0;
+};
+
+// What other threads (the metrics endpoint) may read: a copy published by the owning shard.
+struct coordinator_snapshot {
+    std::vector<group_summary> groups;
+    std::vector<committed_entry> offsets;
+};
+
+class group_coordinator {
+public:
+    group_coordinator(int32_t partition, coordinator_config config, const clock& clk,
+                      group_log& log);
+    ~group_coordinator();
+    group_coordinator(const group_coordinator&) = delete;
+    group_coordinator& operator=(const group_coordinator&) = delete;
+
+    [[nodiscard]] int32_t partition() const { return _partition; }
+
+    // Replays the log and starts serving. On error the coordinator stays unavailable.
+    [[nodiscard]] std::error_code load();
+    [[nodiscard]] bool loaded() const { return _status == status::active; }
+    // Stops serving: parked requests are answered with not_coordinator, state is dropped.
+    void unload();
+
+    // ---- membership ----
+    void join_group(join_request req, join_callback done);
+    void sync_group(sync_request req, sync_callback done);
+    [[nodiscard]] std::error_code heartbeat(const heartbeat_request& req);
+    [[nodiscard]] leave_result leave_group(const std::string& group_id,
+                                           const std::vector<leave_member>& members);
+
+    // ---- offsets ----
+    void commit_offsets(offset_commit_request req, offset_commit_callback done);
+    [[nodiscard]] offset_fetch_result fetch_offsets(const offset_fetch_request& req) const;
+    void delete_offsets(const std::string& group_id, std::vector<model::topic_partition> tps,
+                        offset_delete_callback done);
+
+    // ---- admin ----
+    // nullopt on an unavailable coordinator (the error is in *error).
+    [[nodiscard]] std::vector<group_listing> list_groups(std::error_code* error) const;
+    [[nodiscard]] group_description describe_group(const std::string& group_id) const;
+    void delete_group(const std::string& group_id, delete_callback done);
+
+    // ---- time ----
+    // Fires everything due at clock.now(): session expiries, join deadlines, retention.
+    void poll();
+    // When poll() next has work (may be early; never late).
+    [[nodiscard]] std::optional<time_ms> next_deadline() const;
+
+    // Groups and committed offsets, republished at most lag_publish_interval_ms after a change.
+    // Safe to call from any thread (an atomic shared_ptr load).
+    [[nodiscard]] std::shared_ptr<const coordinator_snapshot> snapshot() const {
+        return _published.load();
+    }
+
+    // For tests and the admin API: the group or nullptr.
+    [[nodiscard]] const group* find_group(std::string_view id) const;
+
+private:
+    enum class status : uint8_t { loading, active, unloaded };
+    enum class timer_kind : uint8_t { member, pending_member, join, retention, publish };
+    struct timer {
+        time_ms at;
+        timer_kind kind;
+        std::string group;
+        std::string member;
+        bool operator>(const timer& o) const { return at > o.at; }
+    };
+    // Parked callbacks collected during a transition and run once state is consistent, so a
+    // callback that re-enters the coordinator sees a finished transition.
+    struct deferred {
+        std::vector<std::pair<join_callback, join_result>> joins;
+        std::vector<std::pair<sync_callback, sync_result>> syncs;
+        void run();
+    };
+
+    [[nodiscard]] std::error_code availability() const;
+    group& get_or_create(const std::string& id);
+    group* find(std::string_view id);
+
+    // membership internals (group_membership.cc)
+    void join_new_member(group& g, join_request& req, join_callback& done, deferred& out);
+    void join_static_member(group& g, join_request& req, const std::string& new_id,
+                            join_callback& done, deferred& out);
+    void join_known_member(group& g, join_request& req, join_callback& done, deferred& out);
+    void add_member_and_rebalance(group& g, join_request& req, const std::string& member_id,
+                                  join_callback done, deferred& out);
+    void update_member_and_rebalance(group& g, group_member& m, join_request& req,
+                                     join_callback done, deferred& out);
+    void prepare_rebalance(group& g, deferred& out);
+    void maybe_prepare_rebalance(group& g, deferred& out);
+    void try_complete_join(group& g, deferred& out);
+    void complete_join(group& g, deferred& out);
+    void on_join_deadline(group& g, deferred& out);
+    void remove_member_and_update(group& g, const std::string& member_id, deferred& out);
+    void reset_assignments(group& g, std::error_code error, deferred& out);
+    void on_member_expired(group& g, const std::string& member_id, deferred& out);
+    void on_assignment_stored(const std::string& group_id, int32_t generation,
+                              std::error_code error);
+    [[nodiscard]] join_result current_join_result(const group& g, const group_member& m,
+                                                  bool with_members) const;
+    void schedule_member(group_member& m, const std::string& group_id, time_ms deadline);
+    void schedule(timer t);
+    [[nodiscard]] std::error_code validate_member(group& g, const std::string& member_id,
+                                                  const std::optional<std::string>& instance_id,
+                                                  std::optional<int32_t> generation) const;
+
+    // persistence (group_persistence.cc)
+    [[nodiscard]] log_record group_record(const group& g) const;
+    void store_group(const group& g, std::function<void(std::error_code)> done);
+    void expire_offsets();
+    void mark_snapshot_dirty();
+    void publish_snapshot();
+
+    int32_t _partition;
+    coordinator_config _config;
+    const clock& _clock;
+    group_log& _log;
+    status _status = status::loading;
+    std::map<std::string, std::unique_ptr<group>, std::less<>> _groups;
+    std::priority_queue<timer, std::vector<timer>, std::greater<>> _timers;
+    bool _snapshot_dirty = false;
+    std::atomic<std::shared_ptr<const coordinator_snapshot>> _published;
+    // Guards callbacks from a log append that completes after unload()/destruction.
+    std::shared_ptr<bool> _alive = std::make_shared<bool>(true);
+};
+
+}  // namespace spool::broker::coordinator

@@ -1,0 +1,117 @@
+#include "broker/coordinator/partition_group_log.h"
+
+#include "broker/storage/file_ops.h"
+#include "protocol/records/batch_builder.h"
+#include "protocol/records/batch_parser.h"
+#include "protocol/records/compression.h"
+#include "protocol/records/record_reader.h"
+
+namespace spool::broker::coordinator {
+
+namespace rec = protocol::records;
+
+namespace {
+// Bytes per read() during replay; a batch larger than this is still returned whole (min_one).
+constexpr uint32_t replay_read_bytes = 1024 * 1024;
+
+std::optional<model::offset> next_segment_after(const storage::partition_log& log,
+                                                model::offset at) {
+    for (size_t i = 0; i < log.segment_count(); ++i) {
+        if (log.segment_at(i).base_offset() > at) {
+            return log.segment_at(i).base_offset();
+        }
+    }
+    return std::nullopt;
+}
+}  // namespace
+
+void partition_group_log::append(std::vector<log_record> records, append_callback done) {
+    rec::batch_builder builder;
+    const int64_t now = _clock.now().count();
+    for (const auto& r : records) {
+        builder.add(now, rec::nullable_bytes::of(std::span<const uint8_t>(r.key)),
+                    r.value ? rec::nullable_bytes::of(std::span<const uint8_t>(*r.value))
+                            : rec::nullable_bytes::null());
+    }
+    std::vector<uint8_t> batch;
+    if (auto ec = builder.build(batch)) {
+        done(ec);
+        return;
+    }
+    auto appended = _log.append(batch, _epoch);
+    if (!appended) {
+        done(appended.error());
+        return;
+    }
+    _log.set_high_watermark(_log.log_end_offset());
+    done({});
+}
+
+std::error_code partition_group_log::replay(const replay_fn& fn) {
+    rec::validate_options opts;
+    opts.origin = rec::batch_origin::log;
+    rec::decompress_buffer scratch;
+    std::vector<uint8_t> buffer;
+    model::offset next = _log.log_start_offset();
+    const model::offset end = _log.log_end_offset();
+    while (next < end) {
+        auto read = _log.read(next, replay_read_bytes, end, true);
+        if (!read) {
+            return read.error();
+        }
+        if (read.value().slices.empty()) {
+            // A segment emptied by compaction can answer nothing for an offset it still covers;
+            // carry on from the next segment instead of stopping short of the log end.
+            auto skip = next_segment_after(_log, next);
+            if (!skip) {
+                break;
+            }
+            next = *skip;
+            continue;
+        }
+        buffer.clear();
+        for (const auto& s : read.value().slices) {
+            size_t at = buffer.size();
+            buffer.resize(at + s.length);
+            ssize_t n = storage::file_ops::posix().pread_full(
+                s.file->fd(), buffer.data() + at, s.length, static_cast<off_t>(s.offset));
+            if (n != static_cast<ssize_t>(s.length)) {
+                return storage::make_error_code(storage::errc::io_error);
+            }
+        }
+        rec::batch_walker walker(buffer, opts, scratch);
+        while (!walker.done()) {
+            auto info = walker.next();
+            if (!info) {
+                return info.error();
+            }
+            const auto& b = info.value();
+            if (b.is_control() || b.last_offset() < next.value()) {
+                continue;  // transaction markers; or a batch before the requested start
+            }
+            auto records = b.is_compressed() ? scratch.data() : rec::records_section(buffer, b);
+            rec::record_reader reader(records, b.record_count);
+            rec::record_view r;
+            while (reader.next(r)) {
+                if (r.key.is_null) {
+                    continue;
+                }
+                if (r.value.is_null) {
+                    fn(r.key.bytes, std::nullopt);
+                } else {
+                    fn(r.key.bytes, r.value.bytes);
+                }
+            }
+            if (reader.error()) {
+                return reader.error();
+            }
+        }
+        if (read.value().next_offset <= next) {
+            break;  // no progress: defensive against an empty read
+        }
+        next = read.value().next_offset;
+    }
+    return {};
+}
+
+}  // namespace spool::broker::coordinator

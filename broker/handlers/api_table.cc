@@ -1,0 +1,66 @@
+#include "broker/handlers/api_table.h"
+
+#include "broker/handlers/groups/group_handlers.h"
+#include "broker/handlers/handlers.h"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+namespace spool::broker::handlers {
+
+namespace {
+
+using protocol::api_key;
+
+// Ranges follow /docs' client compatibility notes: every client's highest version up to what we
+// advertise must be implemented, so each row is a contiguous range the handler fully serves.
+const std::vector<api_entry>& table() {
+    static const std::vector<api_entry> rows = {
+        {api_key::produce, 0, 11, 3, handle_produce},
+        {api_key::fetch, 4, 13, 4, handle_fetch},
+        {api_key::list_offsets, 0, 10, 0, handle_list_offsets},
+        {api_key::metadata, 0, 12, 0, handle_metadata},
+        {api_key::find_coordinator, 0, 6, 0, groups::handle_find_coordinator},
+        {api_key::join_group, 0, 9, 0, groups::handle_join_group},
+        {api_key::sync_group, 0, 5, 0, groups::handle_sync_group},
+        {api_key::heartbeat, 0, 4, 0, groups::handle_heartbeat},
+        {api_key::leave_group, 0, 5, 0, groups::handle_leave_group},
+        {api_key::offset_commit, 0, 9, 0, groups::handle_offset_commit},
+        {api_key::offset_fetch, 0, 9, 0, groups::handle_offset_fetch},
+        {api_key::offset_delete, 0, 0, 0, groups::handle_offset_delete},
+        {api_key::list_groups, 0, 5, 0, groups::handle_list_groups},
+        {api_key::describe_groups, 0, 5, 0, groups::handle_describe_groups},
+        {api_key::delete_groups, 0, 2, 0, groups::handle_delete_groups},
+        {api_key::api_versions, 0, 4, 0, handle_api_versions},
+        {api_key::create_topics, 0, 7, 0, handle_create_topics},
+        {api_key::delete_topics, 0, 6, 0, handle_delete_topics},
+        {api_key::delete_records, 0, 2, 0, handle_delete_records},
+        {api_key::init_producer_id, 0, 5, 0, handle_init_producer_id},
+        {api_key::offset_for_leader_epoch, 0, 4, 0, handle_offset_for_leader_epoch},
+        {api_key::describe_configs, 0, 4, 0, handle_describe_configs},
+        {api_key::alter_configs, 0, 2, 0, handle_alter_configs},
+        {api_key::describe_log_dirs, 0, 4, 0, handle_describe_log_dirs},
+        {api_key::create_partitions, 0, 3, 0, handle_create_partitions},
+        {api_key::incremental_alter_configs, 0, 1, 0, handle_incremental_alter_configs},
+        {api_key::describe_cluster, 0, 1, 0, handle_describe_cluster},
+    };
+    return rows;
+}
+
+}  // namespace
+
+std::span<const api_entry> supported_apis() {
+    return table();
+}
+
+const api_entry* find_supported(int16_t key) {
+    for (const auto& e : table()) {
+        if (static_cast<int16_t>(e.key) == key) {
+            return &e;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace spool::broker::handlers

@@ -1,0 +1,141 @@
+#include "broker/handlers/config_ops.h"
+
+#include "broker/handlers/topic_ops.h"
+#include "broker/metadata/errc.h"
+#include "common/log.h"
+
+#include <fmt/format.h>
+
+namespace spool::broker::handlers {
+
+using protocol::error_code;
+
+namespace {
+
+// "" is the cluster-wide default, the node id this broker; anything else is not ours.
+std::optional<config::dynamic_layer> broker_layer(const services& svc, const std::string& name) {
+    if (name.empty()) {
+        return config::dynamic_layer::cluster_default;
+    }
+    if (name == std::to_string(svc.node_id)) {
+        return config::dynamic_layer::this_broker;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> current_dynamic_configs(services& svc, int8_t type,
+                                                           const std::string& name,
+                                                           config_op_result& error) {
+    auto snap = svc.store.snapshot();
+    if (type == resource_topic) {
+        const auto* t = snap->find(name);
+        if (t == nullptr) {
+            error.error = error_code::unknown_topic_or_partition;
+            return {};
+        }
+        return {t->configs.begin(), t->configs.end()};
+    }
+    if (type == resource_broker) {
+        if (!broker_layer(svc, name)) {
+            error.error = error_code::invalid_request;
+            error.message = fmt::format("Unexpected broker id '{}'", name);
+            return {};
+        }
+        auto it = snap->broker_configs.find(name);
+        return it == snap->broker_configs.end() ? std::map<std::string, std::string>{} : it->second;
+    }
+    error.error = error_code::invalid_request;
+    error.message = fmt::format("Unsupported resource type {}", type);
+    return {};
+}
+
+boost::asio::awaitable<config_op_result> replace_dynamic_configs(
+    services& svc, int8_t type, std::string name, std::map<std::string, std::string> configs,
+    bool validate_only) {
+    config_op_result out;
+    if (type == resource_topic) {
+        auto snap = svc.store.snapshot();
+        if (snap->find(name) == nullptr) {
+            out.error = error_code::unknown_topic_or_partition;
+            co_return out;
+        }
+        for (const auto& [k, v] : configs) {
+            std::string err = config::validate_topic_override(k, v);
+            if (!err.empty()) {
+                out.error = error_code::invalid_config;
+                out.message = err;
+                co_return out;
+            }
+        }
+        if (validate_only) {
+            co_return out;
+        }
+        if (auto r = svc.store.set_topic_configs(name, {configs.begin(), configs.end()}); !r) {
+            out.error = r.error().category() == metadata::error_category()
+                            ? to_kafka(static_cast<metadata::errc>(r.error().value()))
+                            : error_code::unknown_server_error;
+            co_return out;
+        }
+        auto now = svc.store.snapshot();
+        if (const auto* t = now->find(name)) {
+            co_await svc.partitions.update_topic_config(*t);
+        }
+        co_return out;
+    }
+    if (type != resource_broker) {
+        out.error = error_code::invalid_request;
+        out.message = fmt::format("Unsupported resource type {}", type);
+        co_return out;
+    }
+    auto layer = broker_layer(svc, name);
+    if (!layer) {
+        out.error = error_code::invalid_request;
+        out.message = fmt::format("Unexpected broker id '{}'", name);
+        co_return out;
+    }
+    for (const auto& [k, v] : configs) {
+        const auto* p = config::find_broker_property(k);
+        if (p == nullptr) {
+            out.error = error_code::invalid_config;
+            out.message = fmt::format("unknown configuration key '{}'", k);
+            co_return out;
+        }
+        if (p->needs_restart) {
+            out.error = error_code::invalid_config;
+            out.message = fmt::format("Cannot update '{}' dynamically: it needs a restart", k);
+            co_return out;
+        }
+        auto parsed = config::parse_value(*p, v);
+        if (!parsed.ok()) {
+            out.error = error_code::invalid_config;
+            out.message = parsed.error;
+            co_return out;
+        }
+    }
+    if (validate_only) {
+        co_return out;
+    }
+    if (auto r = svc.store.set_broker_configs(name, configs); !r) {
+        out.error = error_code::kafka_storage_error;
+        co_return out;
+    }
+    for (const auto& [k, v] : svc.config.dynamic_values(*layer)) {
+        if (!configs.contains(k)) {
+            (void)svc.config.set_dynamic(*layer, k, std::nullopt);
+        }
+    }
+    for (const auto& [k, v] : configs) {
+        (void)svc.config.set_dynamic(*layer, k, v);
+    }
+    // Topic defaults may have changed with the broker keys: re-resolve every topic's logs.
+    auto snap = svc.store.snapshot();
+    for (const auto& [tn, t] : snap->topics) {
+        co_await svc.partitions.update_topic_config(t);
+    }
+    log::get("kafka")->info("dynamic broker configs for '{}' set to {} keys", name, configs.size());
+    co_return out;
+}
+
+}  // namespace spool::broker::handlers

@@ -1,0 +1,35 @@
+#pragma once
+
+// Shared by AlterConfigs and IncrementalAlterConfigs: validate a resource's complete new set of
+// dynamic configs, persist it in the metadata store, and apply it (topic logs, broker config).
+
+#include "broker/handlers/services.h"
+#include "broker/net/asio.h"
+#include "protocol/errors.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace spool::broker::handlers {
+
+// Kafka's ConfigResource.Type numbers.
+inline constexpr int8_t resource_topic = 2;
+inline constexpr int8_t resource_broker = 4;
+inline constexpr int8_t resource_broker_logger = 8;
+
+struct config_op_result {
+    protocol::error_code error = protocol::error_code::none;
+    std::optional<std::string> message;
+};
+
+// The current dynamic configs of a resource (topic overrides or a broker entity's).
+std::map<std::string, std::string> current_dynamic_configs(services& svc, int8_t type,
+                                                           const std::string& name,
+                                                           config_op_result& error);
+
+boost::asio::awaitable<config_op_result> replace_dynamic_configs(
+    services& svc, int8_t type, std::string name, std::map<std::string, std::string> configs,
+    bool validate_only);
+
+}  // namespace spool::broker::handlers

@@ -1,0 +1,96 @@
+#include "protocol/messages/create_topics.h"
+
+#include "broker/handlers/handler_util.h"
+#include "broker/handlers/handlers.h"
+#include "broker/handlers/topic_ops.h"
+
+namespace spool::broker::handlers {
+
+namespace {
+
+using protocol::error_code;
+using response = protocol::create_topics_response;
+using topic_result = response::creatable_topic_result;
+
+boost::asio::awaitable<response> run(request_ctx& ctx, protocol::create_topics_request& req) {
+    auto& svc = ctx.svc;
+    response resp;
+    for (const auto& t : req.topics) {
+        auto& r = resp.topics.emplace_back();
+        r.name = t.name;
+        metadata::new_topic nt;
+        nt.name = t.name;
+        if (!t.assignments.empty()) {
+            // Manual assignment: partitions from the assignment, replicas must be this broker.
+            nt.partitions = static_cast<int32_t>(t.assignments.size());
+            nt.replication_factor = static_cast<int16_t>(t.assignments.front().broker_ids.size());
+            bool ok = t.num_partitions == -1 && t.replication_factor == -1;
+            for (const auto& a : t.assignments) {
+                ok = ok && a.broker_ids.size() == 1 && a.broker_ids[0] == svc.node_id;
+            }
+            if (!ok) {
+                r.error_code = code(error_code::invalid_replica_assignment);
+                r.error_message =
+                    "Replica assignment must name only this broker, once per partition";
+                continue;
+            }
+        } else {
+            nt.partitions = t.num_partitions == -1
+                                ? static_cast<int32_t>(svc.config.get_int("num.partitions"))
+                                : t.num_partitions;
+            nt.replication_factor =
+                t.replication_factor == -1
+                    ? static_cast<int16_t>(svc.config.get_int("default.replication.factor"))
+                    : t.replication_factor;
+        }
+        bool bad_config = false;
+        for (const auto& c : t.configs) {
+            if (!c.value) {
+                continue;  // null means "use the default"
+            }
+            if (nt.configs.contains(c.name)) {
+                r.error_code = code(error_code::invalid_config);
+                r.error_message = "Duplicate config key " + c.name;
+                bad_config = true;
+                break;
+            }
+            nt.configs.emplace(c.name, *c.value);
+        }
+        if (bad_config) {
+            continue;
+        }
+        auto out = co_await create_topic(svc, nt, req.validate_only);
+        r.error_code = code(out.error);
+        r.error_message = out.message;
+        if (out.error != error_code::none) {
+            continue;
+        }
+        r.num_partitions = nt.partitions;
+        r.replication_factor = nt.replication_factor;
+        if (out.topic) {
+            r.topic_id = out.topic->id;
+        }
+        if (ctx.version() >= 5) {
+            // v5+: the topic's resulting configs, as DescribeConfigs would show them.
+            std::vector<topic_result::creatable_topic_configs> configs;
+            for (const auto& p : config::topic_properties()) {
+                auto d = config::describe_topic_key(svc.config, p, nt.configs, false);
+                topic_result::creatable_topic_configs c;
+                c.name = std::string(p.name);
+                c.value = d.value;
+                c.config_source = static_cast<int8_t>(d.source);
+                configs.push_back(std::move(c));
+            }
+            r.configs = std::move(configs);
+        }
+    }
+    co_return resp;
+}
+
+}  // namespace
+
+handler_result handle_create_topics(request_ctx& ctx) {
+    return typed_handler<protocol::create_topics_request, response, run>(ctx);
+}
+
+}  // namespace spool::broker::handlers

@@ -1,0 +1,69 @@
+#include "protocol/messages/delete_records.h"
+
+#include "broker/handlers/error_mapping.h"
+#include "broker/handlers/handler_util.h"
+#include "broker/handlers/handlers.h"
+#include "broker/handlers/partition_call.h"
+
+namespace spool::broker::handlers {
+
+namespace {
+
+using protocol::error_code;
+using response = protocol::delete_records_response;
+using partition_result = response::delete_records_topic_result::delete_records_partition_result;
+
+boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_records_request& req) {
+    auto& svc = ctx.svc;
+    response resp;
+    auto snap = svc.store.snapshot();
+    for (const auto& t : req.topics) {
+        auto& tr = resp.topics.emplace_back();
+        tr.name = t.name;
+        const auto* topic = snap->find(t.name);
+        for (const auto& p : t.partitions) {
+            partition_result out;
+            out.partition_index = p.partition_index;
+            out.low_watermark = -1;
+            if (topic == nullptr || p.partition_index < 0 ||
+                p.partition_index >= static_cast<int32_t>(topic->partitions.size())) {
+                out.error_code = code(error_code::unknown_topic_or_partition);
+                tr.partitions.push_back(out);
+                continue;
+            }
+            int64_t offset = p.offset;
+            model::topic_partition tp{t.name, model::partition_id(p.partition_index)};
+            std::function<partition_result(storage::partition_log*)> fn =
+                [offset](storage::partition_log* plog) {
+                    partition_result pr;
+                    if (plog == nullptr) {
+                        pr.error_code = code(error_code::unknown_topic_or_partition);
+                        return pr;
+                    }
+                    if (offset > plog->high_watermark().value() || offset < -1) {
+                        pr.error_code = code(error_code::offset_out_of_range);
+                        return pr;
+                    }
+                    auto moved = plog->delete_records(model::offset(offset));
+                    if (!moved) {
+                        pr.error_code = code(to_kafka_error(moved.error()));
+                        return pr;
+                    }
+                    pr.low_watermark = moved.value().value();
+                    return pr;
+                };
+            auto r = co_await on_partition<partition_result>(svc.partitions, tp, fn);
+            r.partition_index = p.partition_index;
+            tr.partitions.push_back(r);
+        }
+    }
+    co_return resp;
+}
+
+}  // namespace
+
+handler_result handle_delete_records(request_ctx& ctx) {
+    return typed_handler<protocol::delete_records_request, response, run>(ctx);
+}
+
+}  // namespace spool::broker::handlers

@@ -1,0 +1,72 @@
+// DescribeGroups v0-v5. An unknown group is described as Dead with no error (Kafka before v6).
+
+#include "protocol/messages/describe_groups.h"
+
+#include "broker/coordinator/group.h"
+#include "broker/handlers/groups/group_errors.h"
+#include "broker/handlers/groups/group_handlers.h"
+#include "broker/handlers/groups/group_util.h"
+#include "broker/handlers/handler_util.h"
+
+namespace spool::broker::handlers::groups {
+
+namespace {
+
+using response = protocol::describe_groups_response;
+using coordinator::errc;
+using coordinator::group_description;
+
+// Kafka's AclOperation bits a group supports: READ (3), DELETE (6), DESCRIBE (8). Without
+// authorization every operation is allowed.
+constexpr int32_t group_operations = (1 << 3) | (1 << 6) | (1 << 8);
+
+boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_groups_request& req) {
+    response resp;
+    auto* svc = group_service(ctx);
+    for (const auto& id : req.groups) {
+        group_description d;
+        if (!svc) {
+            d.error = errc::coordinator_not_available;
+        } else {
+            auto shared = std::make_shared<std::string>(id);
+            coordinator::coordinator_service::call_fn<group_description> fn =
+                [shared](coordinator::group_coordinator* c,
+                         std::function<void(group_description)> done) {
+                    if (!c) {
+                        group_description out;
+                        out.error = errc::not_coordinator;
+                        done(std::move(out));
+                        return;
+                    }
+                    done(c->describe_group(*shared));
+                };
+            d = co_await svc->call<group_description>(id, std::move(fn));
+        }
+        auto& out = resp.groups.emplace_back();
+        out.group_id = id;
+        out.error_code = kafka_code(d.error);
+        out.group_state = std::string(coordinator::to_string(d.state));
+        out.protocol_type = std::move(d.protocol_type);
+        out.protocol_data = std::move(d.protocol_name);
+        out.authorized_operations =
+            req.include_authorized_operations ? group_operations : INT32_MIN;
+        for (auto& m : d.members) {
+            auto& om = out.members.emplace_back();
+            om.member_id = std::move(m.member_id);
+            om.group_instance_id = std::move(m.group_instance_id);
+            om.client_id = std::move(m.client_id);
+            om.client_host = std::move(m.client_host);
+            om.member_metadata = std::move(m.metadata);
+            om.member_assignment = std::move(m.assignment);
+        }
+    }
+    co_return resp;
+}
+
+}  // namespace
+
+handler_result handle_describe_groups(request_ctx& ctx) {
+    return typed_handler<protocol::describe_groups_request, response, run>(ctx);
+}
+
+}  // namespace spool::broker::handlers::groups

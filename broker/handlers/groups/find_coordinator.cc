@@ -1,0 +1,91 @@
+// FindCoordinator v0-v6. Groups (key type 0) and transactions (key type 1) are both answered
+// with the leader of the key's __consumer_offsets partition; with one broker that is this
+// broker. Batched keys (v4+) get one entry each.
+
+#include "protocol/messages/find_coordinator.h"
+
+#include "broker/coordinator/coordinator_service.h"
+#include "broker/handlers/groups/group_errors.h"
+#include "broker/handlers/groups/group_handlers.h"
+#include "broker/handlers/groups/group_util.h"
+#include "broker/handlers/handler_util.h"
+
+namespace spool::broker::handlers::groups {
+
+namespace {
+
+using protocol::error_code;
+using response = protocol::find_coordinator_response;
+
+constexpr int8_t key_type_group = 0;
+constexpr int8_t key_type_transaction = 1;
+
+struct answer {
+    error_code error = error_code::none;
+    int32_t node_id = -1;
+    std::string host;
+    int32_t port = -1;
+};
+
+answer failed(error_code e) {
+    answer a;
+    a.error = e;
+    return a;
+}
+
+answer locate(request_ctx& ctx, int8_t key_type, const std::string& key) {
+    if (key_type != key_type_group && key_type != key_type_transaction) {
+        return failed(error_code::invalid_request);
+    }
+    auto* svc = group_service(ctx);
+    if (!svc) {
+        return failed(error_code::coordinator_not_available);
+    }
+    // The partition's leader coordinates the key. Until the metadata store carries other
+    // brokers' endpoints only a local leader can be named; anyone else is "not available yet".
+    auto snap = ctx.svc.store.snapshot();
+    const auto* topic = snap->find(coordinator::offsets_topic);
+    const int32_t p = svc->partition_for(key);
+    if (!topic || p >= static_cast<int32_t>(topic->partitions.size()) ||
+        topic->partitions[static_cast<size_t>(p)].leader != ctx.svc.node_id) {
+        return failed(error_code::coordinator_not_available);
+    }
+    return {error_code::none, ctx.svc.node_id, ctx.svc.endpoint.host, ctx.svc.endpoint.port};
+}
+
+boost::asio::awaitable<response> run(request_ctx& ctx, protocol::find_coordinator_request& req) {
+    response resp;
+    if (ctx.version() < 4) {
+        auto a = locate(ctx, ctx.version() >= 1 ? req.key_type : key_type_group, req.key);
+        resp.error_code = static_cast<int16_t>(a.error);
+        resp.error_message = a.error == error_code::none
+                                 ? std::nullopt
+                                 : std::optional<std::string>(std::string(protocol::name(a.error)));
+        resp.node_id = a.node_id;
+        resp.host = a.host;
+        resp.port = a.port;
+        co_return resp;
+    }
+    resp.coordinators.reserve(req.coordinator_keys.size());
+    for (const auto& key : req.coordinator_keys) {
+        auto a = locate(ctx, req.key_type, key);
+        auto& c = resp.coordinators.emplace_back();
+        c.key = key;
+        c.error_code = static_cast<int16_t>(a.error);
+        c.error_message = a.error == error_code::none
+                              ? std::nullopt
+                              : std::optional<std::string>(std::string(protocol::name(a.error)));
+        c.node_id = a.node_id;
+        c.host = a.host;
+        c.port = a.port;
+    }
+    co_return resp;
+}
+
+}  // namespace
+
+handler_result handle_find_coordinator(request_ctx& ctx) {
+    return typed_handler<protocol::find_coordinator_request, response, run>(ctx);
+}
+
+}  // namespace spool::broker::handlers::groups

@@ -1,0 +1,33 @@
+#pragma once
+
+// Entry points of the handler files, one per Kafka API (see api_table.cc for the versions).
+
+#include "broker/handlers/request_context.h"
+#include "broker/net/asio.h"
+
+namespace spool::broker::handlers {
+
+using handler_result = boost::asio::awaitable<net::handled>;
+
+handler_result handle_api_versions(request_ctx& ctx);
+handler_result handle_metadata(request_ctx& ctx);
+handler_result handle_produce(request_ctx& ctx);
+handler_result handle_fetch(request_ctx& ctx);
+handler_result handle_list_offsets(request_ctx& ctx);
+handler_result handle_offset_for_leader_epoch(request_ctx& ctx);
+handler_result handle_init_producer_id(request_ctx& ctx);
+handler_result handle_create_topics(request_ctx& ctx);
+handler_result handle_delete_topics(request_ctx& ctx);
+handler_result handle_create_partitions(request_ctx& ctx);
+handler_result handle_delete_records(request_ctx& ctx);
+handler_result handle_describe_configs(request_ctx& ctx);
+handler_result handle_alter_configs(request_ctx& ctx);
+handler_result handle_incremental_alter_configs(request_ctx& ctx);
+handler_result handle_describe_cluster(request_ctx& ctx);
+handler_result handle_describe_log_dirs(request_ctx& ctx);
+
+// The ApiVersions answer to a version the broker does not speak: v0 encoding, error 35 and the
+// full API list (KIP-511), so the client can retry with a version both sides know.
+net::handled unsupported_api_versions(int32_t correlation_id);
+
+}  // namespace spool::broker::handlers

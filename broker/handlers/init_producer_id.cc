@@ -1,0 +1,46 @@
+#include "protocol/messages/init_producer_id.h"
+
+#include "broker/handlers/handler_util.h"
+#include "broker/handlers/handlers.h"
+#include "common/log.h"
+
+namespace spool::broker::handlers {
+
+namespace {
+
+using protocol::error_code;
+using response = protocol::init_producer_id_response;
+
+boost::asio::awaitable<response> run(request_ctx& ctx, protocol::init_producer_id_request& req) {
+    response resp;
+    if (req.transactional_id.has_value()) {
+        // Transactions need the transaction coordinator, which does not exist yet. Kafka's
+        // answer when transactions are unavailable is COORDINATOR_NOT_AVAILABLE (retriable);
+        // a client configured for transactions then fails to initialise.
+        resp.error_code = code(error_code::coordinator_not_available);
+        co_return resp;
+    }
+    if (req.producer_id >= 0) {
+        // KIP-360: an idempotent producer bumping its epoch after an error. Without
+        // transactional state the simplest safe answer is a fresh id (epoch 0), as Kafka does
+        // for non-transactional producers.
+        log::get("kafka")->debug("producer {} asked for an epoch bump; giving a new id",
+                                 req.producer_id);
+    }
+    auto id = ctx.svc.producer_ids.next();
+    if (!id) {
+        resp.error_code = code(error_code::kafka_storage_error);
+        co_return resp;
+    }
+    resp.producer_id = id.value();
+    resp.producer_epoch = 0;
+    co_return resp;
+}
+
+}  // namespace
+
+handler_result handle_init_producer_id(request_ctx& ctx) {
+    return typed_handler<protocol::init_producer_id_request, response, run>(ctx);
+}
+
+}  // namespace spool::broker::handlers

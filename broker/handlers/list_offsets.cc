@@ -1,0 +1,115 @@
+#include "protocol/messages/list_offsets.h"
+
+#include "broker/handlers/error_mapping.h"
+#include "broker/handlers/handler_util.h"
+#include "broker/handlers/handlers.h"
+#include "broker/handlers/partition_call.h"
+
+namespace spool::broker::handlers {
+
+namespace {
+
+using protocol::error_code;
+using response = protocol::list_offsets_response;
+using partition_response = response::list_offsets_topic_response::list_offsets_partition_response;
+
+// Kafka's special timestamps.
+constexpr int64_t latest = -1;
+constexpr int64_t earliest = -2;
+constexpr int64_t max_timestamp = -3;
+constexpr int64_t earliest_local = -4;
+constexpr int64_t latest_tiered = -5;
+
+partition_response lookup(storage::partition_log* plog, int16_t version, int32_t current_epoch,
+                          int32_t our_epoch, int64_t ts) {
+    partition_response out;
+    if (plog == nullptr) {
+        out.error_code = code(error_code::unknown_topic_or_partition);
+        return out;
+    }
+    if (current_epoch >= 0 && current_epoch != our_epoch) {
+        out.error_code = code(current_epoch > our_epoch ? error_code::unknown_leader_epoch
+                                                        : error_code::fenced_leader_epoch);
+        return out;
+    }
+    if (ts == latest_tiered) {
+        // No tiered storage: nothing is tiered.
+        out.offset = -1;
+        out.timestamp = -1;
+        return out;
+    }
+    if (ts == earliest_local) {
+        ts = earliest;
+    }
+    // No transactions: the last stable offset is the high watermark.
+    auto r = plog->offset_for_timestamp(model::timestamp(ts), plog->high_watermark());
+    if (!r) {
+        out.error_code = code(to_kafka_error(r.error()));
+        return out;
+    }
+    const auto& found = r.value();
+    if (!found) {
+        out.offset = -1;
+        out.timestamp = -1;
+    } else {
+        out.offset = found->offset.value();
+        out.timestamp = (ts == latest || ts == earliest) ? -1 : found->ts.value();
+        if (found->epoch) {
+            out.leader_epoch = found->epoch->value();
+        } else {
+            out.leader_epoch = our_epoch;
+        }
+    }
+    if (version == 0) {
+        // v0 answers a list of offsets (at most max_num_offsets; clients ask for one).
+        out.old_style_offsets = {out.offset >= 0 ? out.offset : 0};
+    }
+    return out;
+}
+
+boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_offsets_request& req) {
+    auto& svc = ctx.svc;
+    response resp;
+    auto snap = svc.store.snapshot();
+    for (const auto& t : req.topics) {
+        auto& tr = resp.topics.emplace_back();
+        tr.name = t.name;
+        const auto* topic = snap->find(t.name);
+        for (const auto& p : t.partitions) {
+            if (topic == nullptr || p.partition_index < 0 ||
+                p.partition_index >= static_cast<int32_t>(topic->partitions.size())) {
+                auto& pr = tr.partitions.emplace_back();
+                pr.partition_index = p.partition_index;
+                pr.error_code = code(error_code::unknown_topic_or_partition);
+                continue;
+            }
+            if (p.timestamp == max_timestamp && ctx.version() < 7) {
+                auto& pr = tr.partitions.emplace_back();
+                pr.partition_index = p.partition_index;
+                pr.error_code = code(error_code::unsupported_version);
+                continue;
+            }
+            int32_t our_epoch = topic->partitions[p.partition_index].leader_epoch;
+            int16_t version = ctx.version();
+            int32_t current = p.current_leader_epoch;
+            int64_t ts = p.timestamp;
+            model::topic_partition tp{t.name, model::partition_id(p.partition_index)};
+            std::function<partition_response(storage::partition_log*)> fn =
+                [version, current, our_epoch, ts](storage::partition_log* plog) {
+                    return lookup(plog, version, current, our_epoch, ts);
+                };
+            auto pr = co_await on_partition<partition_response>(svc.partitions, tp, fn);
+            pr.partition_index = p.partition_index;
+            tr.partitions.push_back(std::move(pr));
+        }
+    }
+    co_return resp;
+}
+
+}  // namespace
+
+handler_result handle_list_offsets(request_ctx& ctx) {
+    return typed_handler<protocol::list_offsets_request, response, run>(ctx);
+}
+
+}  // namespace spool::broker::handlers

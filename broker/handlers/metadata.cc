@@ -1,0 +1,107 @@
+#include "protocol/messages/metadata.h"
+
+#include "broker/handlers/handler_util.h"
+#include "broker/handlers/handlers.h"
+#include "broker/handlers/topic_ops.h"
+
+namespace spool::broker::handlers {
+
+namespace {
+
+using protocol::error_code;
+using response = protocol::metadata_response;
+using response_topic = response::metadata_response_topic;
+
+response_topic describe(const metadata::topic_metadata& t) {
+    response_topic out;
+    out.name = t.name;
+    out.topic_id = t.id;
+    out.is_internal = t.name == "__consumer_offsets";
+    for (const auto& p : t.partitions) {
+        response_topic::metadata_response_partition rp;
+        rp.partition_index = p.partition;
+        rp.leader_id = p.leader;
+        rp.leader_epoch = p.leader_epoch;
+        rp.replica_nodes = p.replicas;
+        rp.isr_nodes = p.isr;
+        out.partitions.push_back(std::move(rp));
+    }
+    return out;
+}
+
+response_topic missing(std::optional<std::string> name, const protocol::uuid& id, error_code e) {
+    response_topic out;
+    out.error_code = code(e);
+    out.name = std::move(name);
+    out.topic_id = id;
+    return out;
+}
+
+boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_request& req) {
+    auto& svc = ctx.svc;
+    response resp;
+    resp.brokers.push_back({svc.node_id, svc.endpoint.host, svc.endpoint.port, std::nullopt, {}});
+    auto snap = svc.store.snapshot();
+    resp.cluster_id = snap->cluster_id;
+    resp.controller_id = svc.node_id;
+
+    // v0: an empty list means all topics; v1+: null means all, empty means none.
+    bool all = !req.topics.has_value() || (ctx.version() == 0 && req.topics->empty());
+    if (all) {
+        for (const auto& [name, t] : snap->topics) {
+            resp.topics.push_back(describe(t));
+        }
+        co_return resp;
+    }
+    bool may_create = svc.config.get_bool("auto.create.topics.enable") &&
+                      (ctx.version() < 4 || req.allow_auto_topic_creation);
+    for (const auto& rt : *req.topics) {
+        if (!rt.name.has_value()) {
+            // v10+: lookup by topic id.
+            const auto* t = snap->find(rt.topic_id);
+            resp.topics.push_back(
+                t != nullptr ? describe(*t)
+                             : missing(std::nullopt, rt.topic_id, error_code::unknown_topic_id));
+            continue;
+        }
+        const std::string& name = *rt.name;
+        if (const auto* t = snap->find(name)) {
+            resp.topics.push_back(describe(*t));
+            continue;
+        }
+        if (!metadata::valid_topic_name(name)) {
+            resp.topics.push_back(missing(name, {}, error_code::invalid_topic_exception));
+            continue;
+        }
+        if (!may_create) {
+            resp.topics.push_back(missing(name, {}, error_code::unknown_topic_or_partition));
+            continue;
+        }
+        metadata::new_topic nt;
+        nt.name = name;
+        nt.partitions = static_cast<int32_t>(svc.config.get_int("num.partitions"));
+        nt.replication_factor =
+            static_cast<int16_t>(svc.config.get_int("default.replication.factor"));
+        auto created = co_await create_topic(svc, nt, false);
+        if (created.topic) {
+            resp.topics.push_back(describe(*created.topic));
+        } else if (created.error == error_code::topic_already_exists) {
+            // Another connection created it meanwhile.
+            auto now = svc.store.snapshot();
+            const auto* t = now->find(name);
+            resp.topics.push_back(
+                t != nullptr ? describe(*t) : missing(name, {}, error_code::leader_not_available));
+        } else {
+            resp.topics.push_back(missing(name, {}, created.error));
+        }
+    }
+    co_return resp;
+}
+
+}  // namespace
+
+handler_result handle_metadata(request_ctx& ctx) {
+    return typed_handler<protocol::metadata_request, response, run>(ctx);
+}
+
+}  // namespace spool::broker::handlers

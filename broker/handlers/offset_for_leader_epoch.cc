@@ -1,0 +1,69 @@
+#include "protocol/messages/offset_for_leader_epoch.h"
+
+#include "broker/handlers/handler_util.h"
+#include "broker/handlers/handlers.h"
+#include "broker/handlers/partition_call.h"
+
+namespace spool::broker::handlers {
+
+namespace {
+
+using protocol::error_code;
+using response = protocol::offset_for_leader_epoch_response;
+using epoch_end_offset = response::offset_for_leader_topic_result::epoch_end_offset;
+
+boost::asio::awaitable<response> run(request_ctx& ctx,
+                                     protocol::offset_for_leader_epoch_request& req) {
+    auto& svc = ctx.svc;
+    response resp;
+    auto snap = svc.store.snapshot();
+    for (const auto& t : req.topics) {
+        auto& tr = resp.topics.emplace_back();
+        tr.topic = t.topic;
+        const auto* topic = snap->find(t.topic);
+        for (const auto& p : t.partitions) {
+            epoch_end_offset out;
+            out.partition = p.partition;
+            if (topic == nullptr || p.partition < 0 ||
+                p.partition >= static_cast<int32_t>(topic->partitions.size())) {
+                out.error_code = code(error_code::unknown_topic_or_partition);
+                tr.partitions.push_back(out);
+                continue;
+            }
+            int32_t ours = topic->partitions[p.partition].leader_epoch;
+            if (p.current_leader_epoch >= 0 && p.current_leader_epoch != ours) {
+                out.error_code =
+                    code(p.current_leader_epoch > ours ? error_code::unknown_leader_epoch
+                                                       : error_code::fenced_leader_epoch);
+                tr.partitions.push_back(out);
+                continue;
+            }
+            int32_t asked = p.leader_epoch;
+            model::topic_partition tp{t.topic, model::partition_id(p.partition)};
+            std::function<epoch_end_offset(storage::partition_log*)> fn =
+                [asked](storage::partition_log* plog) {
+                    epoch_end_offset e;
+                    if (plog == nullptr) {
+                        e.error_code = code(error_code::unknown_topic_or_partition);
+                        return e;
+                    }
+                    auto entry = plog->end_offset_for_epoch(model::leader_epoch(asked));
+                    e.leader_epoch = entry.epoch.value();
+                    e.end_offset = entry.start_offset.value();
+                    return e;
+                };
+            auto found = co_await on_partition<epoch_end_offset>(svc.partitions, tp, fn);
+            found.partition = p.partition;
+            tr.partitions.push_back(found);
+        }
+    }
+    co_return resp;
+}
+
+}  // namespace
+
+handler_result handle_offset_for_leader_epoch(request_ctx& ctx) {
+    return typed_handler<protocol::offset_for_leader_epoch_request, response, run>(ctx);
+}
+
+}  // namespace spool::broker::handlers

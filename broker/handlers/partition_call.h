@@ -1,0 +1,38 @@
+#pragma once
+
+// Runs a small synchronous function against one partition's log on its owner shard and brings
+// the result back to the caller's shard. For the many handlers that touch one partition at a
+// time (ListOffsets, DeleteRecords, OffsetForLeaderEpoch, DescribeLogDirs); Produce and Fetch
+// batch their partitions per shard instead.
+//
+// fn receives nullptr when the partition does not exist locally. It runs on another thread, so
+// it must only touch the log and what the caller passed in (the caller is suspended until it
+// returns, so references to the caller's locals are fine). R must be default-constructible.
+//
+// GCC 12 mishandles non-trivial temporaries inside a co_await full-expression (they can be
+// destroyed twice), so callers pass named locals, and on_partition itself is not a coroutine.
+
+#include "broker/metadata/partition_manager.h"
+#include "broker/net/asio.h"
+
+#include <functional>
+
+namespace spool::broker::handlers {
+
+namespace detail {
+template <class R>
+boost::asio::awaitable<R> call_local(metadata::partition_manager* pm, model::topic_partition tp,
+                                     std::function<R(storage::partition_log*)> fn) {
+    co_return fn(pm->local(tp));
+}
+}  // namespace detail
+
+template <class R>
+boost::asio::awaitable<R> on_partition(metadata::partition_manager& pm,
+                                       const model::topic_partition& tp,
+                                       const std::function<R(storage::partition_log*)>& fn) {
+    auto ex = pm.pool().executor(pm.shard_of(tp));
+    return net::run_on(ex, detail::call_local<R>(&pm, tp, fn));
+}
+
+}  // namespace spool::broker::handlers

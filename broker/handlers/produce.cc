@@ -1,0 +1,180 @@
+#include "protocol/messages/produce.h"
+
+#include "broker/handlers/error_mapping.h"
+#include "broker/handlers/handler_util.h"
+#include "broker/handlers/handlers.h"
+#include "common/log.h"
+#include "protocol/records/batch_parser.h"
+
+#include <chrono>
+#include <map>
+
+namespace spool::broker::handlers {
+
+namespace {
+
+using protocol::error_code;
+using response = protocol::produce_response;
+using partition_response = response::topic_produce_response::partition_produce_response;
+namespace rec = protocol::records;
+
+// One partition's batches on their way to the owner shard and back.
+struct append_item {
+    model::topic_partition tp;
+    std::span<uint8_t> bytes;
+    int32_t leader_epoch = 0;
+    partition_response* out = nullptr;
+};
+
+int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// Checks the batches of one partition the way Kafka's LogValidator does before anything is
+// written: sizes, CRC, codec, records, timestamps. Returns NONE or the partition's error.
+error_code validate(const request_ctx& ctx, std::span<const uint8_t> bytes,
+                    const config::topic_settings& topic, std::optional<std::string>& message) {
+    if (bytes.empty()) {
+        return error_code::invalid_record;
+    }
+    rec::validate_options opts;
+    opts.origin = rec::batch_origin::client;
+    opts.max_batch_size = static_cast<size_t>(topic.max_message_bytes);
+    thread_local rec::decompress_buffer scratch;
+    rec::batch_walker walker(bytes, opts, scratch);
+    int64_t now = now_ms();
+    while (!walker.done()) {
+        auto info = walker.next();
+        if (!info) {
+            auto e = to_kafka_error(info.error());
+            if (e == error_code::message_too_large && bytes.size() > size_t(topic.segment_bytes)) {
+                e = error_code::record_list_too_large;
+            }
+            message = info.error().message();
+            return e;
+        }
+        const auto& b = info.value();
+        if (b.codec() == rec::compression::zstd && ctx.version() < 7) {
+            return error_code::unsupported_compression_type;
+        }
+        if (b.size > size_t(topic.segment_bytes)) {
+            return error_code::record_list_too_large;
+        }
+        if (!topic.log_append_time && b.ts_type() == rec::timestamp_type::create_time) {
+            int64_t ts = b.max_timestamp;
+            if ((topic.timestamp_before_max_ms < INT64_MAX &&
+                 ts < now - topic.timestamp_before_max_ms) ||
+                (topic.timestamp_after_max_ms < INT64_MAX &&
+                 ts > now + topic.timestamp_after_max_ms)) {
+                message = "Timestamp out of range";
+                return error_code::invalid_timestamp;
+            }
+        }
+    }
+    return error_code::none;
+}
+
+// Runs on the owner shard of every item.
+boost::asio::awaitable<int> append_on_shard(metadata::partition_manager* pm,
+                                            std::vector<append_item*> items) {
+    for (auto* item : items) {
+        auto* plog = pm->local(item->tp);
+        if (plog == nullptr) {
+            item->out->error_code = code(error_code::unknown_topic_or_partition);
+            continue;
+        }
+        auto r = plog->append(item->bytes, model::leader_epoch(item->leader_epoch));
+        if (!r) {
+            item->out->error_code = code(to_kafka_error(r.error()));
+            item->out->error_message = r.error().message();
+            continue;
+        }
+        // A single replica is the whole ISR: the write is committed as soon as it is in the log.
+        plog->set_high_watermark(plog->log_end_offset());
+        item->out->base_offset = r.value().base_offset.value();
+        item->out->log_append_time_ms = r.value().log_append_time.value();
+        item->out->log_start_offset = r.value().log_start_offset.value();
+    }
+    co_return 0;
+}
+
+boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request& req) {
+    auto& svc = ctx.svc;
+    response resp;
+    auto snap = svc.store.snapshot();
+    bool bad_acks = req.acks != 0 && req.acks != 1 && req.acks != -1;
+    std::map<size_t, std::vector<append_item*>> by_shard;
+    std::vector<std::unique_ptr<append_item>> items;
+    std::map<std::string, config::topic_settings> settings;
+
+    resp.responses.reserve(req.topic_data.size());
+    for (auto& td : req.topic_data) {
+        auto& tr = resp.responses.emplace_back();
+        tr.name = td.name;
+        tr.partition_responses.reserve(td.partition_data.size());
+        const auto* topic = snap->find(td.name);
+        for (auto& pd : td.partition_data) {
+            auto& pr = tr.partition_responses.emplace_back();
+            pr.index = pd.index;
+            pr.base_offset = -1;
+            if (bad_acks) {
+                pr.error_code = code(error_code::invalid_required_acks);
+                continue;
+            }
+            if (topic == nullptr || pd.index < 0 ||
+                pd.index >= static_cast<int32_t>(topic->partitions.size())) {
+                pr.error_code = code(error_code::unknown_topic_or_partition);
+                continue;
+            }
+            auto sit = settings.find(td.name);
+            if (sit == settings.end()) {
+                sit = settings.emplace(td.name, config::resolve_topic(svc.config, topic->configs))
+                          .first;
+            }
+            auto bytes = pd.records.bytes();
+            auto err = validate(ctx, bytes, sit->second, pr.error_message);
+            if (err != error_code::none) {
+                pr.error_code = code(err);
+                continue;
+            }
+            auto item = std::make_unique<append_item>();
+            item->tp = {td.name, model::partition_id(pd.index)};
+            // The records view the request frame, which this request owns until it completes;
+            // the log rewrites offsets in place, so no copy is needed.
+            item->bytes = {const_cast<uint8_t*>(bytes.data()), bytes.size()};
+            item->leader_epoch = topic->partitions[pd.index].leader_epoch;
+            // Stable: both response vectors were reserved to their final sizes.
+            item->out = &pr;
+            items.push_back(std::move(item));
+            by_shard[svc.partitions.shard_of(items.back()->tp)].push_back(items.back().get());
+        }
+    }
+    for (auto& [shard, batch] : by_shard) {
+        co_await net::run_on(svc.shards.executor(shard),
+                             append_on_shard(&svc.partitions, std::move(batch)));
+    }
+    if (!items.empty()) {
+        svc.partitions.notify_data_arrived();
+    }
+    if (req.acks == 0) {
+        bool failed = false;
+        for (const auto& tr : resp.responses) {
+            for (const auto& pr : tr.partition_responses) {
+                failed = failed || pr.error_code != 0;
+            }
+        }
+        // acks=0 producers learn about errors only by the connection closing.
+        ctx.outcome = failed ? net::request_outcome::close : net::request_outcome::no_response;
+    }
+    co_return resp;
+}
+
+}  // namespace
+
+handler_result handle_produce(request_ctx& ctx) {
+    return typed_handler<protocol::produce_request, response, run>(ctx);
+}
+
+}  // namespace spool::broker::handlers

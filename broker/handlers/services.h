@@ -1,0 +1,46 @@
+#pragma once
+
+// What the Kafka handlers need from the rest of the broker, built by the composition root
+// (broker/app) and shared by every connection. Handlers hold no state of their own beyond
+// what is reachable from here.
+//
+// Lifecycle: outlives the listener. Threading: each member documents its own; the struct itself
+// is immutable after construction.
+
+#include "broker/config/broker_config.h"
+#include "broker/handlers/fetch_sessions.h"
+#include "broker/handlers/producer_ids.h"
+#include "broker/metadata/partition_manager.h"
+#include "broker/metadata/store.h"
+#include "broker/net/shard_pool.h"
+
+#include <cstdint>
+#include <string>
+
+namespace spool::broker::coordinator {
+class coordinator_service;
+}  // namespace spool::broker::coordinator
+
+namespace spool::broker::handlers {
+
+struct advertised_endpoint {
+    std::string host;
+    int32_t port = 0;
+};
+
+struct services {
+    config::broker_config& config;
+    metadata::store& store;
+    metadata::partition_manager& partitions;
+    net::shard_pool& shards;
+    producer_id_allocator& producer_ids;
+    fetch_session_cache& fetch_sessions;
+    int32_t node_id = 0;
+    advertised_endpoint endpoint;
+    std::string log_dir;
+    // Consumer groups (broker/coordinator); nullptr until the composition root wires it, and
+    // the group APIs answer COORDINATOR_NOT_AVAILABLE meanwhile.
+    coordinator::coordinator_service* groups = nullptr;
+};
+
+}  // namespace spool::broker::handlers

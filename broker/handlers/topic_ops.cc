@@ -1,0 +1,155 @@
+#include "broker/handlers/topic_ops.h"
+
+#include "broker/metadata/errc.h"
+#include "common/log.h"
+
+#include <fmt/format.h>
+
+namespace spool::broker::handlers {
+
+using protocol::error_code;
+
+error_code to_kafka(metadata::errc e) {
+    switch (e) {
+        case metadata::errc::ok:
+            return error_code::none;
+        case metadata::errc::topic_exists:
+            return error_code::topic_already_exists;
+        case metadata::errc::unknown_topic:
+            return error_code::unknown_topic_or_partition;
+        case metadata::errc::invalid_topic_name:
+            return error_code::invalid_topic_exception;
+        case metadata::errc::invalid_partitions:
+            return error_code::invalid_partitions;
+        case metadata::errc::invalid_replication_factor:
+            return error_code::invalid_replication_factor;
+        case metadata::errc::invalid_config:
+            return error_code::invalid_config;
+        case metadata::errc::persist_failed:
+            return error_code::kafka_storage_error;
+        case metadata::errc::not_controller:
+            return error_code::not_controller;
+    }
+    return error_code::unknown_server_error;
+}
+
+namespace {
+
+error_code from_store(const std::error_code& ec) {
+    if (ec.category() == metadata::error_category()) {
+        return to_kafka(static_cast<metadata::errc>(ec.value()));
+    }
+    return error_code::unknown_server_error;
+}
+
+}  // namespace
+
+boost::asio::awaitable<topic_op_result> create_topic(services& svc, metadata::new_topic t,
+                                                     bool validate_only) {
+    topic_op_result out;
+    if (!metadata::valid_topic_name(t.name)) {
+        out.error = error_code::invalid_topic_exception;
+        out.message = fmt::format("Topic name '{}' is illegal", t.name);
+        co_return out;
+    }
+    if (t.partitions < 1) {
+        out.error = error_code::invalid_partitions;
+        out.message = "Number of partitions must be larger than 0";
+        co_return out;
+    }
+    if (t.replication_factor != 1) {
+        out.error = error_code::invalid_replication_factor;
+        out.message = fmt::format("Replication factor {} is larger than the 1 available broker",
+                                  t.replication_factor);
+        co_return out;
+    }
+    for (const auto& [k, v] : t.configs) {
+        std::string err = config::validate_topic_override(k, v);
+        if (!err.empty()) {
+            out.error = error_code::invalid_config;
+            out.message = err;
+            co_return out;
+        }
+    }
+    if (svc.store.snapshot()->find(t.name) != nullptr) {
+        out.error = error_code::topic_already_exists;
+        out.message = fmt::format("Topic '{}' already exists.", t.name);
+        co_return out;
+    }
+    if (validate_only) {
+        co_return out;
+    }
+    auto created = svc.store.create_topic(t, svc.node_id);
+    if (!created) {
+        out.error = from_store(created.error());
+        out.message = created.error().message();
+        co_return out;
+    }
+    auto ec = co_await svc.partitions.ensure_topic(created.value());
+    if (ec) {
+        log::get("kafka")->error("topic {} created but its logs failed: {}", t.name, ec.message());
+        out.error = error_code::kafka_storage_error;
+        co_return out;
+    }
+    log::get("kafka")->info("created topic {} with {} partitions", t.name, t.partitions);
+    out.topic = std::move(created).value();
+    co_return out;
+}
+
+boost::asio::awaitable<topic_op_result> delete_topic(services& svc, std::string name) {
+    topic_op_result out;
+    auto snap = svc.store.snapshot();
+    const auto* t = snap->find(name);
+    if (t == nullptr) {
+        out.error = error_code::unknown_topic_or_partition;
+        co_return out;
+    }
+    if (!svc.config.get_bool("delete.topic.enable")) {
+        out.error = error_code::topic_deletion_disabled;
+        co_return out;
+    }
+    auto partitions = static_cast<int32_t>(t->partitions.size());
+    out.topic = *t;
+    if (auto r = svc.store.delete_topic(name); !r) {
+        out.error = from_store(r.error());
+        co_return out;
+    }
+    co_await svc.partitions.remove_topic(name, partitions);
+    log::get("kafka")->info("deleted topic {}", name);
+    co_return out;
+}
+
+boost::asio::awaitable<topic_op_result> grow_topic(services& svc, std::string name, int32_t total,
+                                                   bool validate_only) {
+    topic_op_result out;
+    auto snap = svc.store.snapshot();
+    const auto* t = snap->find(name);
+    if (t == nullptr) {
+        out.error = error_code::unknown_topic_or_partition;
+        co_return out;
+    }
+    if (total <= static_cast<int32_t>(t->partitions.size())) {
+        out.error = error_code::invalid_partitions;
+        out.message = fmt::format(
+            "Topic currently has {} partitions, which is higher than or "
+            "equal to the requested {}.",
+            t->partitions.size(), total);
+        co_return out;
+    }
+    if (validate_only) {
+        co_return out;
+    }
+    auto grown = svc.store.create_partitions(name, total, svc.node_id);
+    if (!grown) {
+        out.error = from_store(grown.error());
+        co_return out;
+    }
+    if (auto ec = co_await svc.partitions.ensure_topic(grown.value()); ec) {
+        out.error = error_code::kafka_storage_error;
+        co_return out;
+    }
+    out.topic = std::move(grown).value();
+    co_return out;
+}
+
+}  // namespace spool::broker::handlers

@@ -1,0 +1,44 @@
+#include "broker/metadata/errc.h"
+
+#include <string>
+
+namespace spool::broker::metadata {
+
+namespace {
+
+class category final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "spool.metadata"; }
+    std::string message(int ev) const override {
+        switch (static_cast<errc>(ev)) {
+            case errc::ok:
+                return "ok";
+            case errc::topic_exists:
+                return "topic already exists";
+            case errc::unknown_topic:
+                return "unknown topic";
+            case errc::invalid_topic_name:
+                return "invalid topic name";
+            case errc::invalid_partitions:
+                return "invalid number of partitions";
+            case errc::invalid_replication_factor:
+                return "invalid replication factor";
+            case errc::invalid_config:
+                return "invalid configuration";
+            case errc::persist_failed:
+                return "could not persist metadata";
+            case errc::not_controller:
+                return "not the controller";
+        }
+        return "unknown metadata error";
+    }
+};
+
+}  // namespace
+
+const std::error_category& error_category() noexcept {
+    static const category c;
+    return c;
+}
+
+}  // namespace spool::broker::metadata

@@ -1,0 +1,30 @@
+#pragma once
+
+// Metadata store errors; the handlers map them to Kafka error codes.
+
+#include <system_error>
+
+namespace spool::broker::metadata {
+
+enum class errc : int {
+    ok = 0,
+    topic_exists = 1,
+    unknown_topic = 2,
+    invalid_topic_name = 3,
+    invalid_partitions = 4,
+    invalid_replication_factor = 5,
+    invalid_config = 6,
+    persist_failed = 7,  // the change could not be written; nothing changed
+    not_controller = 8,
+};
+
+const std::error_category& error_category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+    return {static_cast<int>(e), error_category()};
+}
+
+}  // namespace spool::broker::metadata
+
+template <>
+struct std::is_error_code_enum<spool::broker::metadata::errc> : std::true_type {};

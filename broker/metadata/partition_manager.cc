@@ -1,0 +1,350 @@
+#include "broker/metadata/partition_manager.h"
+
+#include "broker/storage/layout.h"
+#include "common/log.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <future>
+#include <map>
+
+namespace spool::broker::metadata {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using model::topic_partition;
+
+storage::log_config to_log_config(const config::topic_settings& s) {
+    storage::log_config c;
+    c.segment_bytes = static_cast<uint32_t>(s.segment_bytes);
+    c.segment_ms = std::chrono::milliseconds(s.segment_ms);
+    c.segment_index_bytes = static_cast<uint32_t>(s.segment_index_bytes);
+    c.index_interval_bytes = static_cast<uint32_t>(s.index_interval_bytes);
+    c.retention_ms = std::chrono::milliseconds(s.retention_ms);
+    c.retention_bytes = s.retention_bytes;
+    c.cleanup = s.cleanup_compact ? (s.cleanup_delete ? storage::cleanup_policy::compact_delete
+                                                      : storage::cleanup_policy::compact)
+                                  : storage::cleanup_policy::del;
+    c.delete_retention_ms = std::chrono::milliseconds(s.delete_retention_ms);
+    c.flush_messages = s.flush_messages;
+    c.flush_ms = std::chrono::milliseconds(s.flush_ms);
+    c.max_message_bytes = static_cast<uint32_t>(s.max_message_bytes);
+    c.message_timestamp_type = s.log_append_time ? storage::timestamp_type::log_append_time
+                                                 : storage::timestamp_type::create_time;
+    return c;
+}
+
+partition_manager::partition_manager(net::shard_pool& pool, const config::broker_config& config,
+                                     fs::path log_dir)
+    : _pool(pool), _config(config), _log_dir(std::move(log_dir)) {
+    for (size_t i = 0; i < _pool.shard_count(); ++i) {
+        _shards.push_back(std::make_unique<shard_table>(_pool.executor(i)));
+    }
+}
+
+partition_manager::~partition_manager() {
+    if (_flusher) {
+        _flusher->stop();
+    }
+}
+
+storage::open_options partition_manager::options_for(const topic_partition& tp, size_t shard) {
+    storage::open_options o;
+    o.clean_shutdown = _clean_start;
+    if (auto it = _recovery_points.find(tp); it != _recovery_points.end()) {
+        o.recovery_point = it->second;
+    }
+    if (auto it = _log_starts.find(tp); it != _log_starts.end()) {
+        o.log_start_offset = it->second;
+    }
+    o.flush_thread = _flusher.get();
+    auto ex = _pool.executor(shard);
+    o.post = [ex](std::function<void()> fn) { asio::post(ex, std::move(fn)); };
+    return o;
+}
+
+result<void> partition_manager::open_on_shard(size_t shard, const topic_partition& tp,
+                                              const storage::log_config& cfg) {
+    auto& table = *_shards[shard];
+    if (table.logs.contains(tp)) {
+        return success();
+    }
+    auto opened =
+        storage::partition_log::open(_log_dir / tp.dir_name(), tp, cfg, options_for(tp, shard));
+    if (!opened) {
+        log::get("metadata")
+            ->error("cannot open partition {}: {}", tp.dir_name(), opened.error().message());
+        return opened.error();
+    }
+    auto& plog = opened.value();
+    // One broker is the whole ISR: everything written is committed.
+    plog->set_high_watermark(plog->log_end_offset());
+    const auto& rec = plog->recovery();
+    if (!rec.clean && (rec.truncated_bytes > 0 || rec.segments_deleted > 0)) {
+        log::get("metadata")
+            ->warn("partition {} recovered: truncated {} bytes, {} segments deleted", tp.dir_name(),
+                   rec.truncated_bytes, rec.segments_deleted);
+    }
+    table.logs.emplace(tp, std::move(plog));
+    return success();
+}
+
+result<void> partition_manager::open_all(const cluster_state& state) {
+    std::error_code ec;
+    fs::create_directories(_log_dir, ec);
+    if (ec) {
+        return ec;
+    }
+    fs::path marker = _log_dir / storage::layout::clean_shutdown_marker;
+    _clean_start = fs::exists(marker);
+    if (auto r = storage::read_offset_checkpoint(_log_dir /
+                                                 storage::layout::recovery_point_checkpoint)) {
+        _recovery_points = std::move(r).value();
+    }
+    if (auto r =
+            storage::read_offset_checkpoint(_log_dir / storage::layout::log_start_checkpoint)) {
+        _log_starts = std::move(r).value();
+    }
+    _flusher = std::make_unique<storage::flusher>();
+
+    // Open each shard's partitions on that shard, all shards in parallel.
+    std::map<size_t, std::vector<std::pair<topic_partition, storage::log_config>>> work;
+    for (const auto& [name, topic] : state.topics) {
+        auto cfg = to_log_config(config::resolve_topic(_config, topic.configs));
+        for (const auto& p : topic.partitions) {
+            topic_partition tp{name, model::partition_id(p.partition)};
+            work[shard_of(tp)].emplace_back(tp, cfg);
+        }
+    }
+    std::vector<std::future<std::error_code>> results;
+    for (auto& [shard, items] : work) {
+        std::packaged_task<std::error_code()> task([this, shard = shard, items = std::move(items)] {
+            for (const auto& [tp, cfg] : items) {
+                if (auto r = open_on_shard(shard, tp, cfg); !r) {
+                    return r.error();
+                }
+            }
+            return std::error_code();
+        });
+        results.push_back(task.get_future());
+        // Wrapped: asio treats a bare packaged_task as a completion token and would take its
+        // future a second time.
+        asio::post(_pool.context(shard),
+                   [t = std::make_shared<decltype(task)>(std::move(task))] { (*t)(); });
+    }
+    std::error_code first;
+    for (auto& f : results) {
+        auto e = f.get();
+        if (e && !first) {
+            first = e;
+        }
+    }
+    if (first) {
+        return first;
+    }
+    // From now on a crash is unclean until the next close_all().
+    fs::remove(marker, ec);
+    (void)storage::sync_dir(_log_dir);
+    for (size_t i = 0; i < _shards.size(); ++i) {
+        asio::co_spawn(_pool.context(i), housekeeping(this, i), asio::detached);
+    }
+    size_t total = 0;
+    for (auto& [shard, items] : work) {
+        total += items.size();
+    }
+    log::get("metadata")
+        ->info("opened {} partitions in {} ({} start)", total, _log_dir.string(),
+               _clean_start ? "clean" : "recovering");
+    return success();
+}
+
+void partition_manager::close_all() {
+    std::mutex mu;
+    storage::offset_checkpoint recovery;
+    storage::offset_checkpoint starts;
+    std::atomic<bool> all_clean{true};
+    std::vector<std::future<void>> done;
+    for (size_t i = 0; i < _shards.size(); ++i) {
+        std::packaged_task<void()> task([this, i, &mu, &recovery, &starts, &all_clean] {
+            auto& table = *_shards[i];
+            table.housekeeping_stopped = true;
+            table.data.notify();
+            for (auto& [tp, plog] : table.logs) {
+                auto r = plog->close();
+                if (!r) {
+                    all_clean = false;
+                    log::get("metadata")
+                        ->error("closing {} failed: {}", tp.dir_name(), r.error().message());
+                }
+                std::lock_guard lock(mu);
+                recovery[tp] = plog->flushed_offset();
+                starts[tp] = plog->log_start_offset();
+            }
+            table.logs.clear();
+        });
+        done.push_back(task.get_future());
+        asio::post(_pool.context(i),
+                   [t = std::make_shared<decltype(task)>(std::move(task))] { (*t)(); });
+    }
+    for (auto& f : done) {
+        f.wait();
+    }
+    if (_flusher) {
+        _flusher->stop();
+    }
+    auto& ops = storage::file_ops::posix();
+    bool ok = all_clean.load();
+    ok = ok && storage::write_offset_checkpoint(
+                   ops, _log_dir / storage::layout::recovery_point_checkpoint, recovery);
+    ok = ok && storage::write_offset_checkpoint(
+                   ops, _log_dir / storage::layout::log_start_checkpoint, starts);
+    ok = ok && storage::write_file_atomic(ops, _log_dir / storage::layout::clean_shutdown_marker,
+                                          std::string_view(""));
+    if (ok) {
+        log::get("metadata")->info("closed {} partitions cleanly", recovery.size());
+    } else {
+        log::get("metadata")->error("unclean close: the next start recovers the logs");
+    }
+}
+
+asio::awaitable<std::error_code> partition_manager::ensure_on_shard(
+    partition_manager* self, size_t shard, std::vector<topic_partition> tps,
+    storage::log_config cfg) {
+    for (const auto& tp : tps) {
+        if (auto r = self->open_on_shard(shard, tp, cfg); !r) {
+            co_return r.error();
+        }
+    }
+    co_return std::error_code();
+}
+
+asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata topic) {
+    auto cfg = to_log_config(config::resolve_topic(_config, topic.configs));
+    std::map<size_t, std::vector<topic_partition>> by_shard;
+    for (const auto& p : topic.partitions) {
+        topic_partition tp{topic.name, model::partition_id(p.partition)};
+        by_shard[shard_of(tp)].push_back(tp);
+    }
+    for (auto& [shard, tps] : by_shard) {
+        auto ec = co_await net::run_on(_pool.executor(shard),
+                                       ensure_on_shard(this, shard, std::move(tps), cfg));
+        if (ec) {
+            co_return ec;
+        }
+    }
+    co_return std::error_code();
+}
+
+asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self,
+                                                         std::vector<topic_partition> tps) {
+    auto& table = *self->_shards[*net::shard_pool::current_shard()];
+    for (const auto& tp : tps) {
+        auto it = table.logs.find(tp);
+        if (it == table.logs.end()) {
+            continue;
+        }
+        fs::path dir = it->second->dir();
+        // Close without flushing what is about to be deleted; open file slices of in-flight
+        // fetches keep their descriptors, so unlinking under them is safe.
+        (void)it->second->close();
+        table.logs.erase(it);
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+        if (ec) {
+            log::get("metadata")->warn("cannot delete {}: {}", dir.string(), ec.message());
+        }
+    }
+    co_return;
+}
+
+asio::awaitable<void> partition_manager::remove_topic(std::string name, int32_t partitions) {
+    std::map<size_t, std::vector<topic_partition>> by_shard;
+    for (int32_t p = 0; p < partitions; ++p) {
+        topic_partition tp{name, model::partition_id(p)};
+        by_shard[shard_of(tp)].push_back(tp);
+    }
+    for (auto& [shard, tps] : by_shard) {
+        co_await net::run_on(_pool.executor(shard), remove_on_shard(this, std::move(tps)));
+    }
+}
+
+asio::awaitable<void> partition_manager::update_on_shard(partition_manager* self,
+                                                         std::vector<topic_partition> tps,
+                                                         storage::log_config cfg) {
+    for (const auto& tp : tps) {
+        if (auto* plog = self->local(tp)) {
+            plog->update_config(cfg);
+        }
+    }
+    co_return;
+}
+
+asio::awaitable<void> partition_manager::update_topic_config(topic_metadata topic) {
+    auto cfg = to_log_config(config::resolve_topic(_config, topic.configs));
+    std::map<size_t, std::vector<topic_partition>> by_shard;
+    for (const auto& p : topic.partitions) {
+        topic_partition tp{topic.name, model::partition_id(p.partition)};
+        by_shard[shard_of(tp)].push_back(tp);
+    }
+    for (auto& [shard, tps] : by_shard) {
+        co_await net::run_on(_pool.executor(shard), update_on_shard(this, std::move(tps), cfg));
+    }
+}
+
+storage::partition_log* partition_manager::local(const topic_partition& tp) {
+    auto shard = net::shard_pool::current_shard();
+    if (!shard) {
+        return nullptr;
+    }
+    auto& table = *_shards[*shard];
+    auto it = table.logs.find(tp);
+    return it == table.logs.end() ? nullptr : it->second.get();
+}
+
+void partition_manager::notify_data_arrived() {
+    for (size_t i = 0; i < _shards.size(); ++i) {
+        asio::post(_pool.context(i), [t = _shards[i].get()] { t->data.notify(); });
+    }
+}
+
+net::async_event& partition_manager::data_event() {
+    return _shards[*net::shard_pool::current_shard()]->data;
+}
+
+asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, size_t shard) {
+    auto& table = *self->_shards[shard];
+    auto retention_every =
+        std::chrono::milliseconds(self->_config.get_int("log.retention.check.interval.ms"));
+    auto next_retention = std::chrono::steady_clock::now() + retention_every;
+    asio::steady_timer timer(self->_pool.executor(shard));
+    while (!table.housekeeping_stopped) {
+        timer.expires_after(std::chrono::milliseconds(200));
+        boost::system::error_code ec;
+        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (table.housekeeping_stopped) {
+            break;
+        }
+        bool retention = std::chrono::steady_clock::now() >= next_retention;
+        if (retention) {
+            next_retention = std::chrono::steady_clock::now() + retention_every;
+        }
+        for (auto& [tp, plog] : table.logs) {
+            if (plog->offline()) {
+                continue;
+            }
+            (void)plog->maybe_flush();
+            if (retention) {
+                if (plog->config().deletes()) {
+                    (void)plog->apply_retention();
+                }
+                if (plog->config().compacts()) {
+                    (void)plog->compact();
+                }
+            }
+        }
+    }
+}
+
+}  // namespace spool::broker::metadata

@@ -1,0 +1,111 @@
+#pragma once
+
+// Keeps the local partition logs in step with the metadata store and routes work to each
+// partition's owner shard. Every partition belongs to one shard (shard_pool::shard_for); its
+// partition_log lives in that shard's table and is only touched there, so no lock guards a log.
+// Callers on any shard reach a partition with co_await run_on(executor_for(tp), work(...)),
+// where work calls local(tp).
+//
+// Also owns what spans all logs of the log dir:
+//   - the clean-shutdown marker: present at open -> logs open without recovery; removed once the
+//     broker serves; written by close_all() after every log closed cleanly;
+//   - recovery-point / log-start-offset checkpoints, written at close_all();
+//   - the flusher thread (group commit) and per-shard housekeeping (flush.ms, retention);
+//   - "data arrived" events that wake long-polling fetches on every shard.
+//
+// Lifecycle: construct -> open_all() (blocking, before the listener starts) -> serve ->
+// close_all() (blocking, after the listener drained). The shard_pool must run in between.
+// Threading: open_all/close_all from main; create/remove/update from any coroutine (they hop to
+// the owners); local() and data_event() only on the owning/current shard.
+
+#include "broker/config/broker_config.h"
+#include "broker/metadata/cluster_state.h"
+#include "broker/net/async_event.h"
+#include "broker/net/shard_pool.h"
+#include "broker/storage/checkpoint_file.h"
+#include "broker/storage/config.h"
+#include "broker/storage/flusher.h"
+#include "broker/storage/partition_log.h"
+#include "common/result.h"
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace spool::broker::metadata {
+
+// The log settings of a topic from its effective configuration.
+storage::log_config to_log_config(const config::topic_settings& s);
+
+class partition_manager {
+public:
+    partition_manager(net::shard_pool& pool, const config::broker_config& config,
+                      std::filesystem::path log_dir);
+    ~partition_manager();
+
+    // Opens (and recovers) every partition of every topic in `state`.
+    result<void> open_all(const cluster_state& state);
+    // Closes every log, writes the checkpoints and, if all closed cleanly, the marker.
+    void close_all();
+
+    // Creates the logs of the topic's partitions that do not exist yet.
+    boost::asio::awaitable<std::error_code> ensure_topic(topic_metadata topic);
+    // Closes and deletes the logs of a topic's partitions.
+    boost::asio::awaitable<void> remove_topic(std::string name, int32_t partitions);
+    // Applies changed topic configs to the topic's logs.
+    boost::asio::awaitable<void> update_topic_config(topic_metadata topic);
+
+    size_t shard_of(const model::topic_partition& tp) const {
+        return _pool.shard_for(tp.topic, tp.partition.value());
+    }
+    net::shard_pool& pool() { return _pool; }
+    // The log on the calling shard, or nullptr (no such partition, or not owned here).
+    storage::partition_log* local(const model::topic_partition& tp);
+    // Wakes fetches waiting on any shard; call after appends.
+    void notify_data_arrived();
+    // The calling shard's data event (wait on it, then re-check).
+    net::async_event& data_event();
+    // Stops long polls early: set at shutdown, fetches answer at once.
+    bool stopping() const { return _stopping.load(std::memory_order_relaxed); }
+    void begin_stop() {
+        _stopping = true;
+        notify_data_arrived();
+    }
+
+    const std::filesystem::path& log_dir() const { return _log_dir; }
+
+private:
+    struct shard_table {
+        explicit shard_table(boost::asio::io_context::executor_type ex) : data(ex) {}
+        std::unordered_map<model::topic_partition, std::unique_ptr<storage::partition_log>> logs;
+        net::async_event data;
+        bool housekeeping_stopped = false;
+    };
+
+    storage::open_options options_for(const model::topic_partition& tp, size_t shard);
+    result<void> open_on_shard(size_t shard, const model::topic_partition& tp,
+                               const storage::log_config& cfg);
+    static boost::asio::awaitable<std::error_code> ensure_on_shard(
+        partition_manager* self, size_t shard, std::vector<model::topic_partition> tps,
+        storage::log_config cfg);
+    static boost::asio::awaitable<void> remove_on_shard(partition_manager* self,
+                                                        std::vector<model::topic_partition> tps);
+    static boost::asio::awaitable<void> update_on_shard(partition_manager* self,
+                                                        std::vector<model::topic_partition> tps,
+                                                        storage::log_config cfg);
+    static boost::asio::awaitable<void> housekeeping(partition_manager* self, size_t shard);
+
+    net::shard_pool& _pool;
+    const config::broker_config& _config;
+    std::filesystem::path _log_dir;
+    std::unique_ptr<storage::flusher> _flusher;
+    std::vector<std::unique_ptr<shard_table>> _shards;
+    storage::offset_checkpoint _recovery_points;
+    storage::offset_checkpoint _log_starts;
+    bool _clean_start = false;
+    std::atomic<bool> _stopping{false};
+};
+
+}  // namespace spool::broker::metadata

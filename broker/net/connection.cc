@@ -1,0 +1,259 @@
+#include "broker/net/connection.h"
+
+#include "common/log.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <sys/sendfile.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+namespace spool::broker::net {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+connection::connection(asio::ip::tcp::socket socket, connection_info info,
+                       request_dispatcher& dispatcher, probe& probe, connection_limits limits,
+                       std::function<void(uint64_t)> on_closed)
+    : _socket(std::move(socket)),
+      _info(std::move(info)),
+      _dispatcher(dispatcher),
+      _probe(probe),
+      _limits(limits),
+      _on_closed(std::move(on_closed)),
+      _progress(_socket.get_executor()) {
+    _probe.connection_opened();
+}
+
+connection::~connection() {
+    close();
+    if (_on_closed) {
+        _on_closed(_info.id);
+    }
+}
+
+void connection::start() {
+    error_code ec;
+    _socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    // sendfile(2) must not block the shard: with the fd non-blocking it returns EAGAIN and
+    // the writer waits for writability instead.
+    _socket.native_non_blocking(true, ec);
+    auto self = shared_from_this();
+    asio::co_spawn(_socket.get_executor(), read_loop(self), asio::detached);
+    asio::co_spawn(_socket.get_executor(), write_loop(self), asio::detached);
+    if (_limits.max_idle.count() > 0) {
+        asio::co_spawn(_socket.get_executor(), idle_watch(self, _limits.max_idle), asio::detached);
+    }
+}
+
+void connection::begin_drain() {
+    if (_draining || _closed) {
+        return;
+    }
+    _draining = true;
+    // SHUT_RD wakes the pending read with end-of-file; queued responses are still written.
+    error_code ec;
+    _socket.shutdown(asio::ip::tcp::socket::shutdown_receive, ec);
+    _progress.notify();
+}
+
+void connection::close() {
+    if (_closed) {
+        return;
+    }
+    _closed = true;
+    _reading_done = true;
+    // Counted here rather than in the destructor: a request still running (a long poll) keeps
+    // the object alive, but the client is gone.
+    _probe.connection_closed();
+    error_code ec;
+    _socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+    _socket.close(ec);
+    _progress.notify();
+}
+
+asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
+    auto log = log::get("net");
+    for (;;) {
+        while (!self->_closed && !self->_draining &&
+               self->_pending.size() >= self->_limits.queued_max_requests) {
+            co_await self->_progress.wait();
+        }
+        if (self->_closed || self->_draining) {
+            break;
+        }
+        std::array<uint8_t, 4> prefix{};
+        error_code ec;
+        co_await asio::async_read(self->_socket, asio::buffer(prefix),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            break;  // end of stream, reset, or close()
+        }
+        int32_t size =
+            static_cast<int32_t>((uint32_t(prefix[0]) << 24) | (uint32_t(prefix[1]) << 16) |
+                                 (uint32_t(prefix[2]) << 8) | uint32_t(prefix[3]));
+        if (size < 0 || size > self->_limits.max_request_bytes) {
+            self->_probe.malformed_request();
+            log->warn("connection {} from {}: request size {} outside [0, {}], closing",
+                      self->_info.id, self->_info.peer, size, self->_limits.max_request_bytes);
+            self->close();
+            break;
+        }
+        std::vector<uint8_t> frame(static_cast<size_t>(size));
+        co_await asio::async_read(self->_socket, asio::buffer(frame),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            if (ec != asio::error::operation_aborted) {
+                // A truncated frame: the peer went away mid-request.
+                self->_probe.malformed_request();
+            }
+            break;
+        }
+        self->_probe.request_received(4 + frame.size());
+        self->_last_request = std::chrono::steady_clock::now();
+        auto s = std::make_shared<slot>();
+        self->_pending.push_back(s);
+        asio::co_spawn(self->_socket.get_executor(), process(self, s, std::move(frame)),
+                       asio::detached);
+        while (!s->ordered && !self->_closed) {
+            co_await self->_progress.wait();
+        }
+    }
+    self->_reading_done = true;
+    self->_progress.notify();
+}
+
+asio::awaitable<void> connection::process(std::shared_ptr<connection> self, std::shared_ptr<slot> s,
+                                          std::vector<uint8_t> frame) {
+    connection* conn = self.get();
+    slot* raw = s.get();
+    request_context ctx(self->_info, std::move(frame), [conn, raw] {
+        raw->ordered = true;
+        conn->_progress.notify();
+    });
+    try {
+        s->result = co_await self->_dispatcher.dispatch(ctx);
+    } catch (const std::exception& e) {
+        log::get("net")->error("connection {}: request failed: {}", self->_info.id, e.what());
+        s->result.outcome = request_outcome::close;
+    }
+    ctx.mark_ordered();
+    s->done = true;
+    self->_progress.notify();
+}
+
+asio::awaitable<void> connection::idle_watch(std::weak_ptr<connection> weak,
+                                             std::chrono::milliseconds max_idle) {
+    // Holds only a weak reference between checks, so a closed connection is freed at once.
+    auto ex = weak.lock()->_socket.get_executor();
+    asio::steady_timer timer(ex);
+    for (;;) {
+        timer.expires_after(std::max(max_idle / 4, std::chrono::milliseconds(10)));
+        error_code ec;
+        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        auto self = weak.lock();
+        if (!self || self->_closed) {
+            co_return;
+        }
+        if (self->_pending.empty() &&
+            std::chrono::steady_clock::now() - self->_last_request >= max_idle) {
+            log::get("net")->debug("connection {} idle for {} ms, closing", self->_info.id,
+                                   max_idle.count());
+            self->close();
+            co_return;
+        }
+    }
+}
+
+asio::awaitable<void> connection::write_loop(std::shared_ptr<connection> self) {
+    for (;;) {
+        while (!self->_closed && (self->_pending.empty() || !self->_pending.front()->done)) {
+            if (self->_pending.empty() && self->_reading_done) {
+                break;
+            }
+            co_await self->_progress.wait();
+        }
+        if (self->_closed || self->_pending.empty()) {
+            break;
+        }
+        auto s = std::move(self->_pending.front());
+        self->_pending.pop_front();
+        self->_progress.notify();  // the reader may be waiting for queue space
+        auto outcome = s->result.outcome;
+        if (outcome == request_outcome::respond) {
+            if (!co_await self->write_response(s->result.response)) {
+                break;
+            }
+            continue;
+        }
+        if (outcome == request_outcome::no_response) {
+            continue;
+        }
+        if (outcome == request_outcome::close_malformed) {
+            self->_probe.malformed_request();
+        }
+        break;
+    }
+    self->close();
+}
+
+asio::awaitable<bool> connection::write_response(const response& r) {
+    // Runs of buffer bytes alternate with file slices.
+    size_t pos = 0;
+    error_code ec;
+    for (size_t i = 0; i <= r.splices.size(); ++i) {
+        size_t end = i < r.splices.size() ? r.splices[i].at : r.buffer.size();
+        if (end > pos) {
+            co_await asio::async_write(_socket, asio::buffer(r.buffer.data() + pos, end - pos),
+                                       asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) {
+                co_return false;
+            }
+        }
+        pos = end;
+        if (i < r.splices.size() && !co_await send_file(r.splices[i].slice)) {
+            co_return false;
+        }
+    }
+    _probe.response_sent(r.size());
+    co_return true;
+}
+
+asio::awaitable<bool> connection::send_file(const file_slice& slice) {
+    off_t offset = static_cast<off_t>(slice.offset);
+    size_t left = slice.length;
+    while (left > 0) {
+        ssize_t n = ::sendfile(_socket.native_handle(), slice.file->fd(), &offset, left);
+        if (n > 0) {
+            left -= static_cast<size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            error_code ec;
+            co_await _socket.async_wait(asio::ip::tcp::socket::wait_write,
+                                        asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) {
+                co_return false;
+            }
+            continue;
+        }
+        // n == 0: the file is shorter than the slice (truncated underneath us). The size prefix
+        // already promised these bytes, so the stream cannot be repaired: close.
+        log::get("net")->warn("connection {}: sendfile failed ({}), closing", _info.id,
+                              n == 0 ? "file shorter than slice" : std::strerror(errno));
+        co_return false;
+    }
+    co_return true;
+}
+
+}  // namespace spool::broker::net

@@ -1,0 +1,90 @@
+#pragma once
+
+// One client connection: reads size-prefixed frames, hands each to the dispatcher, and writes
+// the responses in request order.
+//
+//     frame = int32 size (big-endian, 0 <= size <= socket.request.max.bytes) | size bytes
+//
+// A size prefix out of range closes the connection before anything is allocated for the
+// body. Three coroutines share the connection, all on its shard:
+//   read_loop   reads frames; starts request N+1 only after request N reached its ordering
+//               point (see dispatcher.h); stops reading while queued_max_requests responses
+//               are pending (TCP backpressure instead of unbounded memory).
+//   process     one per request: runs the dispatcher, stores the result in the request's slot.
+//   write_loop  writes completed slots in order: buffer bytes with gather writes and file
+//               slices with sendfile(2).
+//
+// Lifecycle: created by the server on accept, kept alive by its coroutines (shared_ptr);
+// begin_drain() stops reading new requests and lets pending ones finish; close() stops
+// everything. Threading: every member is touched only on the connection's shard.
+
+#include "broker/net/asio.h"
+#include "broker/net/async_event.h"
+#include "broker/net/dispatcher.h"
+#include "broker/net/probe.h"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+
+namespace spool::broker::net {
+
+struct connection_limits {
+    int32_t max_request_bytes = 104857600;
+    size_t queued_max_requests = 500;
+    // connections.max.idle.ms: a connection with no request for this long and nothing pending
+    // is closed; zero disables the check.
+    std::chrono::milliseconds max_idle{600000};
+};
+
+class connection : public std::enable_shared_from_this<connection> {
+public:
+    connection(boost::asio::ip::tcp::socket socket, connection_info info,
+               request_dispatcher& dispatcher, probe& probe, connection_limits limits,
+               std::function<void(uint64_t)> on_closed);
+    ~connection();
+
+    // Spawns the coroutines on the socket's executor.
+    void start();
+    void begin_drain();
+    void close();
+
+    const connection_info& info() const { return _info; }
+
+private:
+    struct slot {
+        handled result;
+        bool ordered = false;
+        bool done = false;
+    };
+
+    static boost::asio::awaitable<void> read_loop(std::shared_ptr<connection> self);
+    static boost::asio::awaitable<void> write_loop(std::shared_ptr<connection> self);
+    static boost::asio::awaitable<void> idle_watch(std::weak_ptr<connection> weak,
+                                                   std::chrono::milliseconds max_idle);
+    static boost::asio::awaitable<void> process(std::shared_ptr<connection> self,
+                                                std::shared_ptr<slot> s,
+                                                std::vector<uint8_t> frame);
+    boost::asio::awaitable<bool> write_response(const response& r);
+    boost::asio::awaitable<bool> send_file(const file_slice& slice);
+
+    boost::asio::ip::tcp::socket _socket;
+    connection_info _info;
+    request_dispatcher& _dispatcher;
+    probe& _probe;
+    connection_limits _limits;
+    std::function<void(uint64_t)> _on_closed;
+
+    std::deque<std::shared_ptr<slot>> _pending;
+    async_event _progress;  // a slot completed or was ordered, the reader ended, or space freed
+    bool _reading_done = false;
+    bool _draining = false;
+    std::chrono::steady_clock::time_point _last_request = std::chrono::steady_clock::now();
+    bool _closed = false;
+};
+
+}  // namespace spool::broker::net

@@ -1,0 +1,91 @@
+#pragma once
+
+// The seam between the network layer (framing, ordering, writing) and the Kafka handlers
+// (header parsing, version checks, the APIs). net/ knows nothing about Kafka beyond the
+// 4-byte size prefix; the dispatcher gets each request frame (without the prefix) and says
+// what to send back.
+//
+// Ordering: requests of one connection start in order. Request N+1 starts only after request
+// N reached its ordering point: it called request_context::mark_ordered() (e.g. a Fetch about
+// to long-poll) or completed. Responses are always written in request order.
+
+#include "broker/net/asio.h"
+#include "protocol/wire/writer.h"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace spool::broker::net {
+
+// An encoded response frame (size prefix, response header, body: protocol/api/framing.h's
+// encode_response builds it) with file slices to splice in at buffer positions
+// (protocol/wire/writer.h draws the layout). The size prefix counts the slices too.
+struct response {
+    std::vector<uint8_t> buffer;
+    std::vector<protocol::wire::splice> splices;
+
+    size_t size() const {
+        size_t n = buffer.size();
+        for (const auto& s : splices) {
+            n += s.slice.length;
+        }
+        return n;
+    }
+};
+
+enum class request_outcome : uint8_t {
+    respond,          // write `response`
+    no_response,      // nothing to send (acks=0 Produce); keep reading
+    close,            // close the connection after earlier responses (e.g. acks=0 error)
+    close_malformed,  // as close, and count the request as malformed
+};
+
+struct handled {
+    request_outcome outcome = request_outcome::respond;
+    struct response response;
+};
+
+struct connection_info {
+    uint64_t id = 0;
+    size_t shard = 0;
+    std::string peer;  // "address:port"
+};
+
+// Per-request view handed to the dispatcher; valid until the dispatch coroutine completes.
+class request_context {
+public:
+    request_context(const connection_info& conn, std::vector<uint8_t> frame,
+                    std::function<void()> on_ordered)
+        : _conn(conn), _frame(std::move(frame)), _on_ordered(std::move(on_ordered)) {}
+
+    const connection_info& connection() const { return _conn; }
+    std::span<const uint8_t> frame() const { return _frame; }
+    // Lets the next request of this connection start (idempotent).
+    void mark_ordered() {
+        if (_on_ordered) {
+            auto f = std::move(_on_ordered);
+            _on_ordered = nullptr;
+            f();
+        }
+    }
+
+private:
+    const connection_info& _conn;
+    std::vector<uint8_t> _frame;
+    std::function<void()> _on_ordered;
+};
+
+class request_dispatcher {
+public:
+    virtual ~request_dispatcher() = default;
+    // Runs on the connection's shard. Must not throw for bad input (return close_malformed);
+    // an escaping exception closes the connection and is logged.
+    virtual boost::asio::awaitable<handled> dispatch(request_context& ctx) = 0;
+};
+
+}  // namespace spool::broker::net

@@ -1,0 +1,70 @@
+#pragma once
+
+// The Kafka listener: accepts connections on shard 0 and hands each to the next shard in turn
+// (round robin), where it lives until closed. No thread per connection.
+//
+// Lifecycle: construct -> start() (binds; returns an error message on failure) -> drain(timeout)
+// on SIGTERM: stop accepting, stop reading new requests, let in-flight ones answer, then close
+// whatever is left at the deadline. The shard_pool must be running from start() to the end
+// of drain(), and outlive the server.
+// Threading: start()/drain()/bound_port() from the main thread; the rest runs on shards.
+
+#include "broker/net/connection.h"
+#include "broker/net/dispatcher.h"
+#include "broker/net/listener.h"
+#include "broker/net/probe.h"
+#include "broker/net/shard_pool.h"
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace spool::broker::net {
+
+struct server_options {
+    std::vector<listener_address> listeners;
+    connection_limits limits;
+    int socket_send_buffer = -1;     // -1 keeps the OS default
+    int socket_receive_buffer = -1;  // -1 keeps the OS default
+};
+
+class server {
+public:
+    server(shard_pool& pool, request_dispatcher& dispatcher, probe& probe, server_options options);
+    ~server();
+
+    // Binds every listener. Returns "" or an error message.
+    std::string start();
+    // Port actually bound by acceptor i (useful with port 0); a host name that resolves to
+    // several addresses has one acceptor per address.
+    uint16_t bound_port(size_t i = 0) const { return _bound_ports.at(i); }
+    void drain(std::chrono::milliseconds timeout);
+
+private:
+    struct shard_state {
+        // Live connections on this shard; touched only on that shard.
+        std::unordered_map<uint64_t, std::weak_ptr<connection>> connections;
+    };
+
+    static boost::asio::awaitable<void> accept_loop(server* self, size_t listener);
+    void on_accepted(boost::asio::ip::tcp::socket socket, size_t shard);
+    void for_each_connection(void (connection::*fn)());
+
+    shard_pool& _pool;
+    request_dispatcher& _dispatcher;
+    probe& _probe;
+    server_options _options;
+    std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> _acceptors;
+    std::vector<uint16_t> _bound_ports;
+    std::vector<std::shared_ptr<shard_state>> _shards;
+    std::atomic<uint64_t> _next_id{1};
+    size_t _next_shard = 0;  // touched only by the accept loops on shard 0
+    std::atomic<bool> _accepting{false};
+};
+
+}  // namespace spool::broker::net

@@ -1,0 +1,84 @@
+#include "broker/net/shard_pool.h"
+
+#include "common/log.h"
+
+#include <pthread.h>
+
+#include <functional>
+#include <string>
+
+namespace spool::broker::net {
+
+namespace {
+thread_local std::optional<size_t> this_shard;
+}
+
+shard_pool::shard_pool(size_t count) {
+    if (count == 0) {
+        count = std::max(1u, std::thread::hardware_concurrency());
+    }
+    for (size_t i = 0; i < count; ++i) {
+        auto s = std::make_unique<shard>();
+        // Hint 1: each io_context is run by exactly one thread, so asio may skip locking.
+        s->ctx = std::make_unique<asio::io_context>(1);
+        _shards.push_back(std::move(s));
+    }
+}
+
+shard_pool::~shard_pool() {
+    stop();
+}
+
+void shard_pool::start() {
+    if (_running) {
+        return;
+    }
+    _running = true;
+    for (size_t i = 0; i < _shards.size(); ++i) {
+        auto& s = *_shards[i];
+        s.work.emplace(s.ctx->get_executor());
+        s.thread = std::thread([ctx = s.ctx.get(), i] {
+            this_shard = i;
+            std::string name = "shard-" + std::to_string(i);
+            pthread_setname_np(pthread_self(), name.c_str());
+            try {
+                ctx->run();
+            } catch (const std::exception& e) {
+                log::get("net")->critical("shard {} stopped by an exception: {}", i, e.what());
+                std::terminate();
+            }
+        });
+    }
+}
+
+void shard_pool::stop() {
+    if (!_running) {
+        return;
+    }
+    _running = false;
+    for (auto& s : _shards) {
+        s->work.reset();
+        s->ctx->stop();
+    }
+    for (auto& s : _shards) {
+        if (s->thread.joinable()) {
+            s->thread.join();
+        }
+    }
+}
+
+size_t shard_pool::shard_for(std::string_view topic, int32_t partition) const {
+    // FNV-1a over the name picks the topic's first shard; consecutive partitions then go to
+    // consecutive shards so a topic's partitions spread evenly.
+    uint64_t h = 1469598103934665603ULL;
+    for (char c : topic) {
+        h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
+    }
+    return static_cast<size_t>((h + static_cast<uint32_t>(partition)) % _shards.size());
+}
+
+std::optional<size_t> shard_pool::current_shard() {
+    return this_shard;
+}
+
+}  // namespace spool::broker::net

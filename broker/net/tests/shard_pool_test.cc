@@ -1,0 +1,49 @@
+#include "broker/net/shard_pool.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_future.hpp>
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace spool::broker::net {
+namespace {
+
+namespace asio = boost::asio;
+
+asio::awaitable<int> report_shard() {
+    co_return static_cast<int>(*shard_pool::current_shard());
+}
+
+asio::awaitable<std::pair<int, int>> hop(shard_pool* pool, size_t target) {
+    int remote = co_await run_on(pool->executor(target), report_shard());
+    int home = static_cast<int>(*shard_pool::current_shard());
+    co_return std::pair{remote, home};
+}
+
+TEST(shard_pool, test_run_on_executes_remotely_and_resumes_at_home) {
+    shard_pool pool(2);
+    pool.start();
+    auto f = asio::co_spawn(pool.executor(0), hop(&pool, 1), asio::use_future);
+    auto [remote, home] = f.get();
+    EXPECT_EQ(remote, 1);
+    EXPECT_EQ(home, 0);
+    pool.stop();
+}
+
+TEST(shard_pool, test_partitions_of_a_topic_spread_over_all_shards) {
+    shard_pool pool(4);
+    std::set<size_t> used;
+    for (int p = 0; p < 4; ++p) {
+        used.insert(pool.shard_for("orders", p));
+    }
+    EXPECT_EQ(used.size(), 4u);
+    EXPECT_EQ(pool.shard_for("orders", 2), pool.shard_for("orders", 2));
+}
+
+TEST(shard_pool, test_current_shard_is_empty_off_shard) {
+    EXPECT_FALSE(shard_pool::current_shard().has_value());
+}
+
+}  // namespace
+}  // namespace spool::broker::net

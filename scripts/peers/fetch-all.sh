@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Fetches every real-client peer the compatibility suite and the benchmarks need, into
+# ${SPOOL_CACHE:-$HOME/.cache/spool}/<peer>-<version>/ (outside the repository). Idempotent: a warm
+# run only compares input hashes and takes well under a second. Called by scripts/test.sh.
+#   kafka-<v>     Apache Kafka jars (Java client, CLI tools, broker) + the compiled Java checker
+#   kafkajs-<v>   KafkaJS from npm
+#   franz-go-<v>  the franz-go checker binary (modules via the Go module proxy)
+# kcat and librdkafka come from Debian (scripts/setup.sh --with-tests).
+#
+# A peer that cannot be fetched (after one retry) is reported and skipped with exit status 0, so
+# that scripts/test.sh still builds and runs every other test; the compat tests that need it fetch
+# again and fail on their own. SPOOL_PEERS_STRICT=1 makes any failure fatal instead.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
+
+start=$SECONDS
+failed=()
+for peer in kafka kafkajs franz; do
+    if ! bash "$here/fetch-$peer.sh" >/dev/null; then
+        peer_log "fetching $peer failed; retrying once"
+        bash "$here/fetch-$peer.sh" >/dev/null || failed+=("$peer")
+    fi
+done
+for tool in kcat; do
+    command -v "$tool" >/dev/null || peer_log "warning: $tool is not installed (scripts/setup.sh --with-tests)"
+done
+if ((${#failed[@]})); then
+    peer_log "could not fetch: ${failed[*]} ($((SECONDS - start))s); their compat tests will fail"
+    [[ "${SPOOL_PEERS_STRICT:-0}" == 1 ]] && exit 1
+    exit 0
+fi
+peer_log "all peers ready in $SPOOL_CACHE ($((SECONDS - start))s)"

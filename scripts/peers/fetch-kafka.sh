@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Fetches Apache Kafka ${SPOOL_KAFKA_VERSION} from Maven Central: the Java client, the command-line
+# tools and the broker, as one flat classpath in $SPOOL_CACHE/kafka-<version>/libs, then compiles
+# the Java compatibility checker (tests/compat/java/src) against it into .../compat-classes.
+# Maven's own repository is kept in $SPOOL_CACHE/m2 so the cache is self-contained.
+# Prints the peer directory on stdout. Idempotent; a warm run starts neither mvn nor javac.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+peer_lock kafka
+
+dir=$SPOOL_CACHE/kafka-$SPOOL_KAFKA_VERSION
+pom=$SPOOL_REPO_ROOT/tests/compat/java/pom.xml
+jars_hash=$(peer_hash "$SPOOL_KAFKA_VERSION" "$pom")
+if ! peer_is_current "$dir" "$jars_hash"; then
+    peer_log "fetching Apache Kafka $SPOOL_KAFKA_VERSION jars into $dir/libs"
+    command -v mvn >/dev/null || { peer_log "mvn is missing (apt-get install maven)"; exit 1; }
+    mkdir -p "$dir"
+    rm -rf "$dir/libs.tmp"
+    mvn -B -q -f "$pom" -Dmaven.repo.local="$SPOOL_CACHE/m2" -Dkafka.version="$SPOOL_KAFKA_VERSION" \
+        dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$dir/libs.tmp" >&2
+    rm -rf "$dir/libs" && mv "$dir/libs.tmp" "$dir/libs"
+    rm -f "$dir/compat-classes/.stamp"
+    peer_mark_current "$dir" "$jars_hash"
+fi
+
+# The checker is compiled here rather than by CMake so that CTest runs need no JDK logic and a warm
+# run reuses the classes: one javac per source change.
+src=$SPOOL_REPO_ROOT/tests/compat/java/src
+classes=$dir/compat-classes
+mapfile -t sources < <(find "$src" -name '*.java' | sort)
+src_hash=$(peer_hash "$jars_hash" "${sources[@]}")
+if ((${#sources[@]})) && ! peer_is_current "$classes" "$src_hash"; then
+    peer_log "compiling the Java compatibility checker into $classes"
+    command -v javac >/dev/null || { peer_log "javac is missing (apt-get install default-jdk)"; exit 1; }
+    rm -rf "$classes" && mkdir -p "$classes"
+    javac -Xlint:deprecation -nowarn -encoding UTF-8 -d "$classes" -cp "$dir/libs/*" "${sources[@]}" >&2
+    peer_mark_current "$classes" "$src_hash"
+fi
+echo "$dir"

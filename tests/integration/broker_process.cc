@@ -1,0 +1,156 @@
+#include "tests/integration/broker_process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#ifndef SPOOL_BROKER_BIN
+#error "SPOOL_BROKER_BIN must name the spool-broker binary"
+#endif
+
+namespace spool::tests {
+
+namespace fs = std::filesystem;
+
+uint16_t free_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
+
+namespace {
+
+bool can_connect(uint16_t port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    return ok;
+}
+
+}  // namespace
+
+broker_process::broker_process(fs::path data_dir) : _data_dir(std::move(data_dir)) {
+    if (_data_dir.empty()) {
+        std::random_device rd;
+        _data_dir = fs::temp_directory_path() /
+                    ("spool-it-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+        _own_dir = true;
+    }
+    fs::create_directories(_data_dir);
+}
+
+broker_process::~broker_process() {
+    kill_hard();
+    if (_own_dir) {
+        std::error_code ec;
+        fs::remove_all(_data_dir, ec);
+    }
+}
+
+bool broker_process::start() {
+    if (_port == 0) {
+        _port = free_port();
+    }
+    ++_runs;
+    std::vector<std::string> args = {
+        SPOOL_BROKER_BIN,
+        "--override",
+        "listeners=PLAINTEXT://127.0.0.1:" + std::to_string(_port),
+        "--override",
+        "log.dirs=" + (_data_dir / "data").string(),
+        "--override",
+        "spool.cores=2",
+    };
+    for (const auto& o : _overrides) {
+        args.push_back("--override");
+        args.push_back(o);
+    }
+    std::string log = (_data_dir / "broker.log").string();
+    _pid = ::fork();
+    if (_pid == 0) {
+        int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
+        std::vector<char*> argv;
+        for (auto& a : args) {
+            argv.push_back(a.data());
+        }
+        argv.push_back(nullptr);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (can_connect(_port)) {
+            return true;
+        }
+        int status = 0;
+        if (::waitpid(_pid, &status, WNOHANG) == _pid) {
+            _pid = -1;
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+broker_process::exit_info broker_process::stop(std::chrono::milliseconds timeout) {
+    exit_info out;
+    if (_pid <= 0) {
+        return out;
+    }
+    auto start = std::chrono::steady_clock::now();
+    ::kill(_pid, SIGTERM);
+    while (std::chrono::steady_clock::now() - start < timeout) {
+        int status = 0;
+        if (::waitpid(_pid, &status, WNOHANG) == _pid) {
+            out.exited = WIFEXITED(status);
+            out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+            out.took = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::steady_clock::now() - start);
+            _pid = -1;
+            return out;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    kill_hard();
+    return out;
+}
+
+void broker_process::kill_hard() {
+    if (_pid > 0) {
+        ::kill(_pid, SIGKILL);
+        int status = 0;
+        ::waitpid(_pid, &status, 0);
+        _pid = -1;
+    }
+}
+
+std::string broker_process::log_text() const {
+    std::ifstream in(_data_dir / "broker.log");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace spool::tests

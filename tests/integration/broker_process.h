@@ -1,0 +1,54 @@
+#pragma once
+
+// Runs the real spool-broker binary for a test: a fresh data directory, a free port on
+// 127.0.0.1, stderr captured to a log file. start() returns once the port accepts connections;
+// stop() sends SIGTERM and reports the exit status and how long the shutdown took.
+//
+// Lifecycle: one process per start()/stop() pair; the destructor kills a process still running.
+// Threading: test thread only.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace spool::tests {
+
+class broker_process {
+public:
+    // data_dir empty: a new temporary directory, removed by the destructor.
+    explicit broker_process(std::filesystem::path data_dir = {});
+    ~broker_process();
+
+    // Extra --override key=value arguments for the next start().
+    void add_override(std::string kv) { _overrides.push_back(std::move(kv)); }
+    bool start();
+    struct exit_info {
+        bool exited = false;
+        int status = -1;  // exit code when exited
+        std::chrono::milliseconds took{0};
+    };
+    exit_info stop(std::chrono::milliseconds timeout = std::chrono::seconds(20));
+    void kill_hard();
+
+    uint16_t port() const { return _port; }
+    const std::filesystem::path& data_dir() const { return _data_dir; }
+    std::string log_text() const;
+    std::string bootstrap() const { return "127.0.0.1:" + std::to_string(_port); }
+
+private:
+    std::filesystem::path _data_dir;
+    bool _own_dir = false;
+    std::vector<std::string> _overrides;
+    pid_t _pid = -1;
+    uint16_t _port = 0;
+    int _runs = 0;
+};
+
+// A port nobody listens on right now (bind to 0, read it, close).
+uint16_t free_port();
+
+}  // namespace spool::tests
