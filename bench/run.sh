@@ -43,7 +43,9 @@ fi
 
 # record KEY=VALUE...: appends one JSON line {broker, round, scenario, ...loadgen output}.
 record() {
-    local broker=$1 round=$2 scenario=$3 json=$4
+    local broker=$1 round=$2 scenario=$3 json=${4:-}
+    # A failed loadgen run prints nothing: keep the row, marked failed, so the table says n/a.
+    [[ -n "$json" ]] || json='{"failed": 1, "error": "no result"}'
     python3 -c 'import json,sys; d=json.loads(sys.argv[4]); d.update(broker=sys.argv[1], round=int(sys.argv[2]), scenario=sys.argv[3]); print(json.dumps(d))' \
         "$broker" "$round" "$scenario" "$json" >>"$raw"
 }

@@ -1,6 +1,9 @@
 #include "broker/app/broker_app.h"
 
+#include "broker/app/http_views.h"
+#include "broker/metrics/callback_metrics.h"
 #include "broker/net/listener.h"
+#include "common/version.h"
 #include "common/log.h"
 
 #include <fmt/format.h>
@@ -119,25 +122,75 @@ std::string broker_app::start() {
     }
     _services->groups = _groups.get();
     _dispatcher = std::make_unique<handlers::kafka_dispatcher>(*_services);
+    if (auto err = start_http(endpoint); !err.empty()) {
+        stop();
+        return err;
+    }
+    _lifecycle.set("logs_loaded", true);
     _server = std::make_unique<net::server>(*_pool, *_dispatcher, _probe, opts);
     if (auto err = _server->start(); !err.empty()) {
         _server.reset();
         stop();
         return err;
     }
+    _lifecycle.set("kafka_listener_bound", true);
     log->info("serving: node {}, {} shards, advertised as {}:{}, data in {}", _config->node_id(),
               _pool->shard_count(), endpoint.host, endpoint.port, log_dir.string());
     return {};
 }
 
+std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint) {
+    auto listener = _config->get_string("http.listener");
+    auto http_endpoint = spool::http::parse_endpoint(listener);
+    if (!http_endpoint) {
+        return fmt::format("http.listener '{}': {}", listener, http_endpoint.error().message());
+    }
+    metrics::export_net_counters(
+        _registry,
+        {.connections_active = [this] { return double(_probe.connections_active()); },
+         .connections_accepted = [this] { return double(_probe.connections_accepted()); },
+         .malformed_requests = [this] { return double(_probe.malformed_requests()); },
+         .bytes_received = [this] { return double(_probe.bytes_in()); },
+         .bytes_sent = [this] { return double(_probe.bytes_out()); }});
+    _cluster_view = std::make_unique<cluster_view_adapter>(*_store, *_config, endpoint.host,
+                                                           endpoint.port);
+    _log_view = std::make_unique<log_view_adapter>(*_store, *_partitions);
+    _group_view = std::make_unique<group_view_adapter>(*_groups);
+    spool::http::server_options options;
+    options.endpoint = http_endpoint.value();
+    http::broker_identity self{
+        model::node_id{static_cast<int32_t>(_config->node_id())},
+        spool::version_string,
+        {{"PLAINTEXT", fmt::format("{}:{}", endpoint.host, endpoint.port)}, {"http", listener}},
+        std::chrono::system_clock::now()};
+    _http = std::make_unique<http::http_service>(
+        options, http::http_service_deps{.self = std::move(self),
+                                         .readiness = &_lifecycle,
+                                         .metrics = &_registry,
+                                         .cluster = _cluster_view.get(),
+                                         .logs = _log_view.get(),
+                                         .groups = _group_view.get()});
+    if (auto r = _http->start(); !r) {
+        _http.reset();
+        return fmt::format("http.listener '{}': {}", listener, r.error().message());
+    }
+    log::get("app")->info("HTTP endpoint (probes, metrics, admin API) on {}", listener);
+    return {};
+}
+
 void broker_app::stop() {
     auto log = log::get("app");
+    _lifecycle.begin_shutdown();
     if (_partitions) {
         _partitions->begin_stop();
     }
     if (_server) {
         _server->drain(std::chrono::milliseconds(_config->get_int("spool.shutdown.timeout.ms")));
         _server.reset();
+    }
+    if (_http) {
+        _http->stop();  // before the modules behind its views stop
+        _http.reset();
     }
     if (_groups) {
         _groups->stop_blocking();  // answers parked JoinGroup/SyncGroup; needs the shards

@@ -2,10 +2,12 @@
 
 // The composition root of spool-broker: builds every service in dependency order
 //
-//   config -> metadata store -> shard pool -> partition manager (logs) -> handlers -> listener
+//   config -> metadata store -> shard pool -> partition manager (logs) -> groups -> handlers
+//          -> HTTP endpoint (probes, metrics, admin API) -> Kafka listener
 //
-// and stops them in reverse: stop accepting and drain connections (long polls answer at once),
-// close every log (checkpoints, clean-shutdown marker), stop the shards.
+// and stops them in reverse: /readyz turns 503, stop accepting and drain connections (long polls
+// answer at once), stop the HTTP endpoint, close every log (checkpoints, clean-shutdown marker),
+// stop the shards.
 //
 // Lifecycle: start() once (returns an error message on failure, having undone what it built),
 // then stop() once. Threading: both from the main thread.
@@ -17,8 +19,11 @@
 #include "broker/handlers/kafka_dispatcher.h"
 #include "broker/handlers/producer_ids.h"
 #include "broker/handlers/services.h"
+#include "broker/http/http_service.h"
+#include "broker/http/readiness.h"
 #include "broker/metadata/embedded_store.h"
 #include "broker/metadata/partition_manager.h"
+#include "broker/metrics/registry.h"
 #include "broker/net/probe.h"
 #include "broker/net/server.h"
 #include "broker/net/shard_pool.h"
@@ -40,6 +45,8 @@ public:
     const net::probe& net_probe() const { return _probe; }
 
 private:
+    [[nodiscard]] std::string start_http(const handlers::advertised_endpoint& endpoint);
+
     std::unique_ptr<config::broker_config> _config;
     std::unique_ptr<metadata::embedded_store> _store;
     std::unique_ptr<net::shard_pool> _pool;
@@ -51,6 +58,12 @@ private:
     std::unique_ptr<handlers::services> _services;
     std::unique_ptr<handlers::kafka_dispatcher> _dispatcher;
     net::probe _probe;
+    metrics::registry _registry;
+    http::lifecycle_state _lifecycle{{"logs_loaded", "kafka_listener_bound"}};
+    std::unique_ptr<http::cluster_view> _cluster_view;
+    std::unique_ptr<http::log_view> _log_view;
+    std::unique_ptr<http::group_view> _group_view;
+    std::unique_ptr<http::http_service> _http;
     std::unique_ptr<net::server> _server;
     bool _logs_open = false;
 };

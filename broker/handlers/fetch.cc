@@ -111,7 +111,12 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
     std::shared_ptr<fetch_session> session;
     bool incremental = false;
     if (v >= 7) {
-        if (req.session_id == 0 && req.session_epoch == 0) {
+        if (req.session_epoch == 0) {
+            // A full fetch that opens a session; a client resetting its session (franz-go after
+            // a rebalance) names the old one, which is closed first.
+            if (req.session_id != 0) {
+                svc.fetch_sessions.remove(req.session_id);
+            }
             session = svc.fetch_sessions.create();
         } else if (req.session_id != 0 && req.session_epoch == -1) {
             svc.fetch_sessions.remove(req.session_id);

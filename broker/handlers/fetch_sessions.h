@@ -8,6 +8,7 @@
 //   session_id == 0, epoch == -1   full fetch, no session
 //   session_id == 0, epoch ==  0   full fetch, open a session (if a slot is free)
 //   session_id == S, epoch == -1   close S, then a full sessionless fetch
+//   session_id == S, epoch ==  0   close S, full fetch, open a new session
 //   session_id == S, epoch  >  0   incremental on S; epoch must be S's next epoch
 //
 // Threading: thread-safe; a mutex guards the cache. A session is used by one connection at a

@@ -1,0 +1,139 @@
+#pragma once
+
+// Adapters from the broker's modules to broker/http's read-only views. Composition-root glue:
+// belongs in broker/app (it may depend on every module; broker/http depends on none).
+
+#include "broker/config/broker_config.h"
+#include "broker/config/topic_config.h"
+#include "broker/coordinator/coordinator_service.h"
+#include "broker/http/views.h"
+#include "broker/metadata/partition_manager.h"
+#include "broker/metadata/store.h"
+
+#include <boost/asio/post.hpp>
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace spool::broker::app {
+
+// One broker, embedded metadata store: this broker is the whole cluster and its controller.
+class cluster_view_adapter : public http::cluster_view {
+public:
+    cluster_view_adapter(const metadata::store& store, const config::broker_config& config,
+                         std::string host, int32_t port)
+        : _store(store), _config(config), _host(std::move(host)), _port(port) {}
+
+    http::cluster_snapshot snapshot() const override {
+        auto s = _store.snapshot();
+        auto self = model::node_id{static_cast<int32_t>(_config.node_id())};
+        http::cluster_snapshot out;
+        out.cluster_id = s->cluster_id;
+        out.controller = self;
+        std::string rack = _config.get_string("broker.rack");
+        out.brokers.push_back({self, _host, _port,
+                               rack.empty() ? std::nullopt : std::optional<std::string>(rack), true});
+        for (const auto& [name, t] : s->topics) {
+            http::topic_info ti;
+            ti.name = name;
+            ti.internal = name.starts_with("__");
+            ti.min_insync_replicas = static_cast<int32_t>(
+                config::resolve_topic(_config, t.configs).min_insync_replicas);
+            for (const auto& p : t.partitions) {
+                http::partition_info pi;
+                pi.id = model::partition_id{p.partition};
+                if (p.leader >= 0) pi.leader = model::node_id{p.leader};
+                pi.leader_epoch = model::leader_epoch{p.leader_epoch};
+                for (int32_t r : p.replicas) pi.replicas.push_back(model::node_id{r});
+                for (int32_t r : p.isr) pi.isr.push_back(model::node_id{r});
+                ti.partitions.push_back(std::move(pi));
+            }
+            out.topics.push_back(std::move(ti));
+        }
+        return out;
+    }
+
+private:
+    const metadata::store& _store;
+    const config::broker_config& _config;
+    std::string _host;
+    int32_t _port;
+};
+
+// Partition logs live on their owner shard; visit each shard with a posted task and wait
+// (bounded) on the HTTP thread. A shard that does not answer in time is skipped this scrape.
+class log_view_adapter : public http::log_view {
+public:
+    log_view_adapter(const metadata::store& store, metadata::partition_manager& partitions)
+        : _store(store), _partitions(partitions) {}
+
+    std::vector<http::log_info> logs() const override {
+        auto s = _store.snapshot();
+        auto& pool = _partitions.pool();
+        std::vector<std::vector<model::topic_partition>> by_shard(pool.shard_count());
+        for (const auto& [name, t] : s->topics) {
+            for (const auto& p : t.partitions) {
+                model::topic_partition tp{name, model::partition_id{p.partition}};
+                by_shard[_partitions.shard_of(tp)].push_back(std::move(tp));
+            }
+        }
+        std::vector<std::future<std::vector<http::log_info>>> pending;
+        for (size_t shard = 0; shard < by_shard.size(); ++shard) {
+            auto done = std::make_shared<std::promise<std::vector<http::log_info>>>();
+            pending.push_back(done->get_future());
+            boost::asio::post(pool.executor(shard), [this, done, tps = std::move(by_shard[shard])] {
+                std::vector<http::log_info> out;
+                for (const auto& tp : tps) {
+                    if (auto* log = _partitions.local(tp)) {
+                        out.push_back({tp, log->log_start_offset(), log->log_end_offset(),
+                                       log->high_watermark(), log->size_bytes(),
+                                       log->segment_count()});
+                    }
+                }
+                done->set_value(std::move(out));
+            });
+        }
+        std::vector<http::log_info> all;
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        for (auto& f : pending) {
+            if (f.wait_until(deadline) != std::future_status::ready) continue;
+            auto part = f.get();
+            all.insert(all.end(), std::make_move_iterator(part.begin()),
+                       std::make_move_iterator(part.end()));
+        }
+        return all;
+    }
+
+private:
+    const metadata::store& _store;
+    metadata::partition_manager& _partitions;
+};
+
+class group_view_adapter : public http::group_view {
+public:
+    explicit group_view_adapter(const coordinator::coordinator_service& groups) : _groups(groups) {}
+
+    std::vector<http::group_info> groups() const override {
+        std::vector<http::group_info> out;
+        for (const auto& g : _groups.groups()) {
+            out.push_back({g.id, std::string(coordinator::to_string(g.state)), g.protocol_type,
+                           g.generation, g.members});
+        }
+        return out;
+    }
+    std::vector<http::committed_offset> committed_offsets() const override {
+        std::vector<http::committed_offset> out;
+        for (const auto& c : _groups.committed_offsets()) {
+            out.push_back({c.group, c.tp, model::offset{c.offset}});
+        }
+        return out;
+    }
+
+private:
+    const coordinator::coordinator_service& _groups;
+};
+
+}  // namespace spool::broker::app
