@@ -27,7 +27,8 @@ std::shared_ptr<spdlog::logger> get(std::string_view module) {
 void set_level(std::string_view level) {
     std::lock_guard lock(registry_mutex);
     current_level = spdlog::level::from_str(std::string(level));
-    spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& l) { l->set_level(current_level); });
+    spdlog::apply_all(
+        [](const std::shared_ptr<spdlog::logger>& l) { l->set_level(current_level); });
 }
 
 }  // namespace spool::log

@@ -43,7 +43,8 @@ struct delivery_counts {
 void on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
     auto* counts = static_cast<delivery_counts*>(opaque);
     if (msg->err) {
-        if (counts->failed.fetch_add(1) == 0) counts->first_error = rd_kafka_err2str(msg->err);
+        if (counts->failed.fetch_add(1) == 0)
+            counts->first_error = rd_kafka_err2str(msg->err);
     } else {
         counts->delivered.fetch_add(1, std::memory_order_relaxed);
     }
@@ -60,17 +61,20 @@ void set(rd_kafka_conf_t* conf, const std::string& key, const std::string& value
 kafka_handle make_client(rd_kafka_type_t type, rd_kafka_conf_t* conf) {
     char err[512];
     rd_kafka_t* rk = rd_kafka_new(type, conf, err, sizeof err);
-    if (!rk) throw std::runtime_error(std::string("rd_kafka_new: ") + err);
+    if (!rk)
+        throw std::runtime_error(std::string("rd_kafka_new: ") + err);
     return kafka_handle(rk);
 }
 
-kafka_handle make_producer(const options& o, const std::string& bootstrap, delivery_counts* counts) {
+kafka_handle make_producer(const options& o, const std::string& bootstrap,
+                           delivery_counts* counts) {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     set(conf, "bootstrap.servers", bootstrap);
     set(conf, "acks", o.acks);
     set(conf, "queue.buffering.max.kbytes", "1048576");
     set(conf, "queue.buffering.max.messages", "1000000");
-    for (const auto& [k, v] : o.producer_conf) set(conf, k, v);
+    for (const auto& [k, v] : o.producer_conf)
+        set(conf, k, v);
     rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
     rd_kafka_conf_set_opaque(conf, counts);
     return make_client(RD_KAFKA_PRODUCER, conf);
@@ -96,7 +100,8 @@ void assign_all(rd_kafka_t* consumer, const options& o, int64_t start_offset) {
     }
     rd_kafka_resp_err_t err = rd_kafka_assign(consumer, parts);
     rd_kafka_topic_partition_list_destroy(parts);
-    if (err) throw std::runtime_error(std::string("assign: ") + rd_kafka_err2str(err));
+    if (err)
+        throw std::runtime_error(std::string("assign: ") + rd_kafka_err2str(err));
 }
 
 // Creates the topic through the Admin API; an existing topic is fine.
@@ -116,34 +121,39 @@ void ensure_topic(const options& o, const std::string& bootstrap) {
     } else {
         const rd_kafka_CreateTopics_result_t* res = rd_kafka_event_CreateTopics_result(ev);
         size_t n = 0;
-        const rd_kafka_topic_result_t** results = res ? rd_kafka_CreateTopics_result_topics(res, &n) : nullptr;
+        const rd_kafka_topic_result_t** results =
+            res ? rd_kafka_CreateTopics_result_topics(res, &n) : nullptr;
         if (rd_kafka_event_error(ev)) {
             failure = rd_kafka_event_error_string(ev);
         } else if (n == 1 && rd_kafka_topic_result_error(results[0]) &&
-                   rd_kafka_topic_result_error(results[0]) != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+                   rd_kafka_topic_result_error(results[0]) !=
+                       RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
             failure = rd_kafka_topic_result_error_string(results[0]);
         }
         rd_kafka_event_destroy(ev);
     }
     rd_kafka_queue_destroy(queue);
     rd_kafka_NewTopic_destroy(topic);
-    if (!failure.empty()) throw std::runtime_error("create topic " + o.topic + ": " + failure);
+    if (!failure.empty())
+        throw std::runtime_error("create topic " + o.topic + ": " + failure);
 }
 
 std::vector<char> make_payload(size_t size) {
     std::vector<char> payload(size);
     std::mt19937 rng(42);
     // Printable but not trivially compressible, like typical JSON-ish event data.
-    for (auto& c : payload) c = static_cast<char>('a' + rng() % 26);
+    for (auto& c : payload)
+        c = static_cast<char>('a' + rng() % 26);
     return payload;
 }
 
 void produce_one(rd_kafka_t* rk, const options& o, void* data, size_t size, int flags) {
     while (true) {
-        rd_kafka_resp_err_t err = rd_kafka_producev(
-            rk, RD_KAFKA_V_TOPIC(o.topic.c_str()), RD_KAFKA_V_VALUE(data, size),
-            RD_KAFKA_V_MSGFLAGS(flags), RD_KAFKA_V_END);
-        if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+        rd_kafka_resp_err_t err =
+            rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(o.topic.c_str()), RD_KAFKA_V_VALUE(data, size),
+                              RD_KAFKA_V_MSGFLAGS(flags), RD_KAFKA_V_END);
+        if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
+            return;
         if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
             throw std::runtime_error(std::string("produce: ") + rd_kafka_err2str(err));
         }
@@ -168,12 +178,15 @@ int run_produce(const options& o, const std::string& bootstrap, bool report = tr
     int64_t start = now_ns();
     for (int64_t i = 0; i < o.records; ++i) {
         produce_one(producer.get(), o, payload.data(), payload.size(), 0);
-        if ((i & 1023) == 0) rd_kafka_poll(producer.get(), 0);
+        if ((i & 1023) == 0)
+            rd_kafka_poll(producer.get(), 0);
     }
     rd_kafka_flush(producer.get(), 120000);
     double seconds = (counts.last_delivery_ns.load() - start) / 1e9;
-    if (counts.failed) std::fprintf(stderr, "first delivery error: %s\n", counts.first_error.c_str());
-    if (report) print_throughput("produce", o, counts.delivered.load(), seconds, counts.failed.load());
+    if (counts.failed)
+        std::fprintf(stderr, "first delivery error: %s\n", counts.first_error.c_str());
+    if (report)
+        print_throughput("produce", o, counts.delivered.load(), seconds, counts.failed.load());
     return counts.failed ? 1 : 0;
 }
 
@@ -185,8 +198,10 @@ int run_consume(const options& o, const std::string& bootstrap) {
     int64_t deadline = start + static_cast<int64_t>(120e9);
     while (received < o.records && now_ns() < deadline) {
         rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer.get(), 100);
-        if (!msg) continue;
-        if (!msg->err) ++received;
+        if (!msg)
+            continue;
+        if (!msg->err)
+            ++received;
         rd_kafka_message_destroy(msg);
     }
     double seconds = (now_ns() - start) / 1e9;
@@ -208,12 +223,14 @@ int run_latency(const options& o, const std::string& bootstrap) {
     std::thread reader([&] {
         while (!stop.load()) {
             rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer.get(), 50);
-            if (!msg) continue;
+            if (!msg)
+                continue;
             if (!msg->err && msg->len >= sizeof(int64_t)) {
                 int64_t sent;
                 std::memcpy(&sent, msg->payload, sizeof sent);
                 int64_t now = now_ns();
-                if (sent >= warmup_until) samples.add((now - sent) / 1000);
+                if (sent >= warmup_until)
+                    samples.add((now - sent) / 1000);
             }
             rd_kafka_message_destroy(msg);
         }
@@ -226,7 +243,8 @@ int run_latency(const options& o, const std::string& bootstrap) {
     int64_t sent = 0;
     while (true) {
         int64_t now = now_ns();
-        if (now >= end) break;
+        if (now >= end)
+            break;
         auto due = static_cast<int64_t>((now - start) / 1e9 * per_second);
         for (; sent < due; ++sent) {
             int64_t stamp = now_ns();
@@ -286,18 +304,28 @@ int run(const options& o) {
         bootstrap = rd_kafka_mock_cluster_bootstraps(mock);
         rd_kafka_mock_topic_create(mock, o.topic.c_str(), o.partitions, 1);
         // Each run has a fresh in-process cluster, so a consume run fills it first.
-        if (o.run_mode == mode::consume && run_produce(o, bootstrap, false) != 0) return 1;
+        if (o.run_mode == mode::consume && run_produce(o, bootstrap, false) != 0)
+            return 1;
     } else if (o.run_mode == mode::produce || o.run_mode == mode::latency) {
         ensure_topic(o, bootstrap);
     }
     int rc = 0;
     switch (o.run_mode) {
-        case mode::produce: rc = run_produce(o, bootstrap); break;
-        case mode::consume: rc = run_consume(o, bootstrap); break;
-        case mode::latency: rc = run_latency(o, bootstrap); break;
-        case mode::first_produce: rc = run_first_produce(o, bootstrap); break;
+        case mode::produce:
+            rc = run_produce(o, bootstrap);
+            break;
+        case mode::consume:
+            rc = run_consume(o, bootstrap);
+            break;
+        case mode::latency:
+            rc = run_latency(o, bootstrap);
+            break;
+        case mode::first_produce:
+            rc = run_first_produce(o, bootstrap);
+            break;
     }
-    if (mock) rd_kafka_mock_cluster_destroy(mock);
+    if (mock)
+        rd_kafka_mock_cluster_destroy(mock);
     return rc;
 }
 

@@ -18,10 +18,14 @@ namespace {
 }
 
 mode parse_mode(std::string_view s) {
-    if (s == "produce") return mode::produce;
-    if (s == "consume") return mode::consume;
-    if (s == "latency") return mode::latency;
-    if (s == "first-produce") return mode::first_produce;
+    if (s == "produce")
+        return mode::produce;
+    if (s == "consume")
+        return mode::consume;
+    if (s == "latency")
+        return mode::latency;
+    if (s == "first-produce")
+        return mode::first_produce;
     usage("unknown --mode");
 }
 
@@ -32,31 +36,46 @@ options parse_options(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string_view arg = argv[i];
         auto value = [&]() -> std::string {
-            if (i + 1 >= argc) usage("missing value");
+            if (i + 1 >= argc)
+                usage("missing value");
             return argv[++i];
         };
-        if (arg == "--mode") o.run_mode = parse_mode(value());
-        else if (arg == "--bootstrap") o.bootstrap = value();
-        else if (arg == "--mock") o.mock_cluster = true;
-        else if (arg == "--topic") o.topic = value();
-        else if (arg == "--partitions") o.partitions = std::stoi(value());
-        else if (arg == "--record-size") o.record_size = std::stoi(value());
-        else if (arg == "--records") o.records = std::stoll(value());
-        else if (arg == "--acks") o.acks = value();
-        else if (arg == "--rate-mb") o.rate_mb_per_s = std::stod(value());
-        else if (arg == "--duration") o.duration_s = std::stod(value());
-        else if (arg == "--since-epoch-ns") o.since_epoch_ns = std::stoll(value());
+        if (arg == "--mode")
+            o.run_mode = parse_mode(value());
+        else if (arg == "--bootstrap")
+            o.bootstrap = value();
+        else if (arg == "--mock")
+            o.mock_cluster = true;
+        else if (arg == "--topic")
+            o.topic = value();
+        else if (arg == "--partitions")
+            o.partitions = std::stoi(value());
+        else if (arg == "--record-size")
+            o.record_size = std::stoi(value());
+        else if (arg == "--records")
+            o.records = std::stoll(value());
+        else if (arg == "--acks")
+            o.acks = value();
+        else if (arg == "--rate-mb")
+            o.rate_mb_per_s = std::stod(value());
+        else if (arg == "--duration")
+            o.duration_s = std::stod(value());
+        else if (arg == "--since-epoch-ns")
+            o.since_epoch_ns = std::stoll(value());
         else if (arg == "-X") {
             std::string kv = value();
             auto eq = kv.find('=');
-            if (eq == std::string::npos) usage("-X wants key=value");
+            if (eq == std::string::npos)
+                usage("-X wants key=value");
             o.producer_conf[kv.substr(0, eq)] = kv.substr(eq + 1);
         } else {
             usage("unknown argument");
         }
     }
-    if (o.bootstrap.empty() && !o.mock_cluster) usage("--bootstrap or --mock is required");
-    if (o.record_size < 16) usage("--record-size must be at least 16 (latency stamps)");
+    if (o.bootstrap.empty() && !o.mock_cluster)
+        usage("--bootstrap or --mock is required");
+    if (o.record_size < 16)
+        usage("--record-size must be at least 16 (latency stamps)");
     return o;
 }
 

@@ -20,8 +20,8 @@ struct options {
     int record_size = 1024;
     int64_t records = 1'000'000;
     std::string acks = "1";
-    double rate_mb_per_s = 0;  // latency mode: offered load
-    double duration_s = 10;    // latency / first_produce limit
+    double rate_mb_per_s = 0;    // latency mode: offered load
+    double duration_s = 10;      // latency / first_produce limit
     int64_t since_epoch_ns = 0;  // first_produce: when the broker process was started
     std::map<std::string, std::string> producer_conf = {
         {"linger.ms", "5"}, {"batch.size", "1000000"}, {"compression.codec", "none"}};

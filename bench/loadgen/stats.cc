@@ -6,7 +6,8 @@
 namespace spool::bench {
 
 double latency_samples::percentile(double q) {
-    if (_samples.empty()) return 0;
+    if (_samples.empty())
+        return 0;
     if (!_sorted) {
         std::sort(_samples.begin(), _samples.end());
         _sorted = true;

@@ -3,8 +3,8 @@
 #include "broker/app/http_views.h"
 #include "broker/metrics/callback_metrics.h"
 #include "broker/net/listener.h"
-#include "common/version.h"
 #include "common/log.h"
+#include "common/version.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -152,8 +152,8 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
          .malformed_requests = [this] { return double(_probe.malformed_requests()); },
          .bytes_received = [this] { return double(_probe.bytes_in()); },
          .bytes_sent = [this] { return double(_probe.bytes_out()); }});
-    _cluster_view = std::make_unique<cluster_view_adapter>(*_store, *_config, endpoint.host,
-                                                           endpoint.port);
+    _cluster_view =
+        std::make_unique<cluster_view_adapter>(*_store, *_config, endpoint.host, endpoint.port);
     _log_view = std::make_unique<log_view_adapter>(*_store, *_partitions);
     _group_view = std::make_unique<group_view_adapter>(*_groups);
     spool::http::server_options options;

@@ -35,20 +35,24 @@ public:
         out.controller = self;
         std::string rack = _config.get_string("broker.rack");
         out.brokers.push_back({self, _host, _port,
-                               rack.empty() ? std::nullopt : std::optional<std::string>(rack), true});
+                               rack.empty() ? std::nullopt : std::optional<std::string>(rack),
+                               true});
         for (const auto& [name, t] : s->topics) {
             http::topic_info ti;
             ti.name = name;
             ti.internal = name.starts_with("__");
-            ti.min_insync_replicas = static_cast<int32_t>(
-                config::resolve_topic(_config, t.configs).min_insync_replicas);
+            ti.min_insync_replicas =
+                static_cast<int32_t>(config::resolve_topic(_config, t.configs).min_insync_replicas);
             for (const auto& p : t.partitions) {
                 http::partition_info pi;
                 pi.id = model::partition_id{p.partition};
-                if (p.leader >= 0) pi.leader = model::node_id{p.leader};
+                if (p.leader >= 0)
+                    pi.leader = model::node_id{p.leader};
                 pi.leader_epoch = model::leader_epoch{p.leader_epoch};
-                for (int32_t r : p.replicas) pi.replicas.push_back(model::node_id{r});
-                for (int32_t r : p.isr) pi.isr.push_back(model::node_id{r});
+                for (int32_t r : p.replicas)
+                    pi.replicas.push_back(model::node_id{r});
+                for (int32_t r : p.isr)
+                    pi.isr.push_back(model::node_id{r});
                 ti.partitions.push_back(std::move(pi));
             }
             out.topics.push_back(std::move(ti));
@@ -99,7 +103,8 @@ public:
         std::vector<http::log_info> all;
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
         for (auto& f : pending) {
-            if (f.wait_until(deadline) != std::future_status::ready) continue;
+            if (f.wait_until(deadline) != std::future_status::ready)
+                continue;
             auto part = f.get();
             all.insert(all.end(), std::make_move_iterator(part.begin()),
                        std::make_move_iterator(part.end()));

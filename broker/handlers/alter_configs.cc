@@ -77,7 +77,7 @@ std::string effective(services& svc, int8_t type, const std::map<std::string, st
         }
         return {};
     }
-    if (const auto* p = config::find_broker_property(key)) {
+    if (config::find_broker_property(key) != nullptr) {
         return config::render_value(svc.config.get(key)).value_or("");
     }
     return {};

@@ -80,6 +80,8 @@ bool broker_process::start() {
         "log.dirs=" + (_data_dir / "data").string(),
         "--override",
         "spool.cores=2",
+        "--override",
+        "http.listener=127.0.0.1:0",  // any free port: several brokers run side by side
     };
     for (const auto& o : _overrides) {
         args.push_back("--override");
