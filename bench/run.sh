@@ -70,13 +70,13 @@ machine_limits() {
 broker_pid=""
 broker_kind=""
 bootstrap=""
+started_ns=0  # set by start_broker (not run in a subshell: it sets these globals)
 
 start_broker() {
     broker_kind=$1
     local dir=$work/$broker_kind
     rm -rf "$dir"
     mkdir -p "$dir"
-    local started_ns
     started_ns=$(date +%s%N)
     if [[ $broker_kind == kafka ]]; then
         bootstrap=$(bash tests/fixtures/start-kafka.sh start --data-dir "$dir")
@@ -90,7 +90,6 @@ start_broker() {
         broker_pid=$!
         bootstrap=127.0.0.1:$port
     fi
-    echo "$started_ns"
 }
 
 stop_broker() {
@@ -116,8 +115,8 @@ rss_sampler_start() {
 }
 
 run_round() {
-    local kind=$1 round=$2 started_ns json
-    started_ns=$(start_broker "$kind")
+    local kind=$1 round=$2 json
+    start_broker "$kind"
     json=$("$loadgen" --mode first-produce --bootstrap "$bootstrap" --topic first-produce \
         --since-epoch-ns "$started_ns" --duration 90 2>/dev/null) || true
     record "$kind" "$round" first_produce "$json"
