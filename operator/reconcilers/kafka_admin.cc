@@ -17,6 +17,8 @@
 #include <fmt/format.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <thread>
 
@@ -129,26 +131,19 @@ private:
         if (r.value().error_code != 0) {
             return kafka_error(r.value().error_code, std::nullopt, "ApiVersions");
         }
+        // The APIs the admin client sends; our version range for each comes from the codec's
+        // supported-API table, so it cannot drift from what the codec can encode.
         auto ours = [](int16_t key) -> std::pair<int16_t, int16_t> {
-            switch (static_cast<proto::api_key>(key)) {
-                case proto::api_key::metadata:
-                    return {proto::metadata_request::min_version,
-                            proto::metadata_request::max_version};
-                case proto::api_key::create_topics:
-                    return {proto::create_topics_request::min_version,
-                            proto::create_topics_request::max_version};
-                case proto::api_key::create_partitions:
-                    return {proto::create_partitions_request::min_version,
-                            proto::create_partitions_request::max_version};
-                case proto::api_key::incremental_alter_configs:
-                    return {proto::incremental_alter_configs_request::min_version,
-                            proto::incremental_alter_configs_request::max_version};
-                case proto::api_key::delete_topics:
-                    return {proto::delete_topics_request::min_version,
-                            proto::delete_topics_request::max_version};
-                default:
-                    return {1, 0};  // not used by the admin client
+            constexpr proto::api_key used[] = {
+                proto::api_key::metadata, proto::api_key::create_topics,
+                proto::api_key::create_partitions, proto::api_key::incremental_alter_configs,
+                proto::api_key::delete_topics};
+            const auto* info = proto::find_api(key);
+            if (info == nullptr ||
+                std::find(std::begin(used), std::end(used), info->key) == std::end(used)) {
+                return {1, 0};  // not used by the admin client
             }
+            return {info->min_version, info->max_version};
         };
         for (const auto& k : r.value().api_keys) {
             auto [lo, hi] = ours(k.api_key);
