@@ -4,6 +4,8 @@
 #   scripts/test.sh                 all tests (release build)
 #   scripts/test.sh -R storage      only tests whose name matches (passed on to ctest)
 #   SPOOL_PRESET=asan scripts/test.sh   the same under ASan+UBSan (also: tsan, debug)
+# A full run (no ctest arguments) then builds the libFuzzer targets with clang (preset `fuzz`)
+# and runs each for a bounded time over its seed corpus; SPOOL_SKIP_FUZZ=1 leaves that out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,3 +17,9 @@ bash scripts/k8s/build.sh
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset"
 ctest --preset "$preset" -j"$(nproc)" --timeout 600 "$@"
+
+if (($# == 0)) && [[ ${SPOOL_SKIP_FUZZ:-0} != 1 ]]; then
+    cmake --preset fuzz >/dev/null
+    cmake --build --preset fuzz --target protocol_request_fuzzer records_batch_fuzz
+    ctest --preset fuzz -j"$(nproc)" --timeout 600
+fi
