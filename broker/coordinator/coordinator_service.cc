@@ -1,6 +1,7 @@
 #include "broker/coordinator/coordinator_service.h"
 
 #include "broker/coordinator/group_hash.h"
+#include "broker/metrics/group_probe.h"
 #include "broker/net/shard_pool.h"
 #include "common/log.h"
 
@@ -10,6 +11,20 @@ namespace spool::broker::coordinator {
 
 namespace asio = boost::asio;
 
+namespace {
+
+class probe_listener final : public group_listener {
+public:
+    explicit probe_listener(metrics::group_probe& probe) : _probe(probe) {}
+    void rebalance_completed(std::string_view group) override { _probe.rebalance_completed(group); }
+    void group_removed(std::string_view group) override { _probe.forget(group); }
+
+private:
+    metrics::group_probe& _probe;
+};
+
+}  // namespace
+
 service_config service_config_from(const config::broker_config& broker) {
     service_config c;
     c.partitions = static_cast<int32_t>(broker.get_int("offsets.topic.num.partitions"));
@@ -18,6 +33,8 @@ service_config service_config_from(const config::broker_config& broker) {
     c.node_id = static_cast<int32_t>(broker.node_id());
     auto& g = c.coordinator;
     g.offsets_retention_ms = broker.get_int("offsets.retention.minutes") * 60 * 1000;
+    g.retention_check_interval_ms = broker.get_int("offsets.retention.check.interval.ms");
+    g.max_metadata_bytes = static_cast<int32_t>(broker.get_int("offset.metadata.max.bytes"));
     g.initial_rebalance_delay_ms =
         static_cast<int32_t>(broker.get_int("group.initial.rebalance.delay.ms"));
     g.min_session_timeout_ms = static_cast<int32_t>(broker.get_int("group.min.session.timeout.ms"));
@@ -28,8 +45,12 @@ service_config service_config_from(const config::broker_config& broker) {
 
 coordinator_service::coordinator_service(metadata::store& store,
                                          metadata::partition_manager& partitions,
-                                         service_config config, const clock& clk)
+                                         service_config config, const clock& clk,
+                                         metrics::group_probe* probe)
     : _store(store), _partitions(partitions), _config(config), _clock(clk) {
+    if (probe) {
+        _listener = std::make_unique<probe_listener>(*probe);
+    }
     _slots.resize(static_cast<size_t>(_config.partitions));
 }
 
@@ -107,7 +128,7 @@ asio::awaitable<std::error_code> coordinator_service::load_on_shard(coordinator_
     }
     s->log = std::make_unique<partition_group_log>(*plog, self->_clock);
     auto c = std::make_unique<group_coordinator>(s->partition, self->_config.coordinator,
-                                                 self->_clock, *s->log);
+                                                 self->_clock, *s->log, self->_listener.get());
     if (auto ec = c->load()) {
         log::get("coordinator")->error("loading {} failed: {}", tp.dir_name(), ec.message());
         co_return ec;

@@ -22,6 +22,7 @@
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/errc.h"
 #include "broker/coordinator/group_coordinator.h"
+#include "broker/coordinator/group_listener.h"
 #include "broker/coordinator/partition_group_log.h"
 #include "broker/metadata/partition_manager.h"
 #include "broker/metadata/store.h"
@@ -40,6 +41,10 @@
 #include <string_view>
 #include <vector>
 
+namespace spool::broker::metrics {
+class group_probe;
+}
+
 namespace spool::broker::coordinator {
 
 inline constexpr std::string_view offsets_topic = "__consumer_offsets";
@@ -57,8 +62,10 @@ service_config service_config_from(const config::broker_config& broker);
 
 class coordinator_service {
 public:
+    // probe (optional) counts completed rebalances per group; it must outlive the service.
     coordinator_service(metadata::store& store, metadata::partition_manager& partitions,
-                        service_config config, const clock& clk);
+                        service_config config, const clock& clk,
+                        metrics::group_probe* probe = nullptr);
     ~coordinator_service();
     coordinator_service(const coordinator_service&) = delete;
     coordinator_service& operator=(const coordinator_service&) = delete;
@@ -157,6 +164,8 @@ private:
     metadata::partition_manager& _partitions;
     service_config _config;
     const clock& _clock;
+    // Forwards the coordinators' group events to the metrics probe (nullptr without one).
+    std::unique_ptr<group_listener> _listener;
     std::vector<std::unique_ptr<slot>> _slots;
     std::atomic<bool> _started{false};
 };

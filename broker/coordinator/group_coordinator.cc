@@ -16,8 +16,8 @@ void group_coordinator::deferred::run() {
 }
 
 group_coordinator::group_coordinator(int32_t partition, coordinator_config config, const clock& clk,
-                                     group_log& log)
-    : _partition(partition), _config(config), _clock(clk), _log(log) {
+                                     group_log& log, group_listener* listener)
+    : _partition(partition), _config(config), _clock(clk), _log(log), _listener(listener) {
     _published.store(std::make_shared<const coordinator_snapshot>());
 }
 
@@ -200,6 +200,9 @@ void group_coordinator::delete_group(const std::string& group_id, delete_callbac
     records.push_back({encode_group_key(group_id), std::nullopt});
     g->transition(group_state::dead, _clock.now());
     _groups.erase(group_id);
+    if (_listener) {
+        _listener->group_removed(group_id);
+    }
     mark_snapshot_dirty();
     _log.append(std::move(records), [done = std::move(done)](std::error_code ec) {
         done(ec ? std::error_code(errc::storage_error) : std::error_code{});

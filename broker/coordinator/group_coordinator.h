@@ -24,6 +24,7 @@
 
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/group.h"
+#include "broker/coordinator/group_listener.h"
 #include "broker/coordinator/group_log.h"
 #include "broker/coordinator/types.h"
 
@@ -72,8 +73,10 @@ struct coordinator_snapshot {
 
 class group_coordinator {
 public:
+    // listener (optional) hears of completed rebalances and removed groups; it must outlive
+    // the coordinator.
     group_coordinator(int32_t partition, coordinator_config config, const clock& clk,
-                      group_log& log);
+                      group_log& log, group_listener* listener = nullptr);
     ~group_coordinator();
     group_coordinator(const group_coordinator&) = delete;
     group_coordinator& operator=(const group_coordinator&) = delete;
@@ -180,6 +183,7 @@ private:
     coordinator_config _config;
     const clock& _clock;
     group_log& _log;
+    group_listener* _listener;
     status _status = status::loading;
     std::map<std::string, std::unique_ptr<group>, std::less<>> _groups;
     std::priority_queue<timer, std::vector<timer>, std::greater<>> _timers;

@@ -469,6 +469,9 @@ void group_coordinator::on_assignment_stored(const std::string& group_id, int32_
         }
     }
     g->transition(group_state::stable, _clock.now());
+    if (_listener) {
+        _listener->rebalance_completed(group_id);
+    }
     mark_snapshot_dirty();
     out.run();
 }

@@ -196,6 +196,9 @@ void group_coordinator::expire_offsets() {
     }
     for (const auto& id : dead) {
         _groups.erase(id);
+        if (_listener) {
+            _listener->group_removed(id);
+        }
     }
     if (records.empty()) {
         return;

@@ -53,7 +53,7 @@ protected:
     }
 
     void make() {
-        coord = std::make_unique<group_coordinator>(7, cfg, clk, log);
+        coord = std::make_unique<group_coordinator>(7, cfg, clk, log, listener);
         ASSERT_FALSE(coord->load());
     }
 
@@ -135,6 +135,7 @@ protected:
     coordinator_config cfg;
     manual_clock clk;
     memory_log log;
+    group_listener* listener = nullptr;  // set before make()
     std::unique_ptr<group_coordinator> coord;
 };
 

@@ -249,5 +249,48 @@ TEST_F(offsets_test, test_committed_snapshot_is_republished_after_changes) {
     EXPECT_EQ(snap->groups[0].state, group_state::empty);
 }
 
+// Records the coordinator's group events in order, as "rebalance:<group>" / "removed:<group>".
+class recording_listener final : public group_listener {
+public:
+    void rebalance_completed(std::string_view group) override {
+        events.push_back("rebalance:" + std::string(group));
+    }
+    void group_removed(std::string_view group) override {
+        events.push_back("removed:" + std::string(group));
+    }
+    std::vector<std::string> events;
+};
+
+TEST_F(offsets_test, test_listener_hears_completed_generations_and_removed_groups) {
+    recording_listener heard;
+    listener = &heard;
+    cfg.offsets_retention_ms = 60'000;
+    cfg.retention_check_interval_ms = 1'000;
+    make();
+    std::string a = stable_single_member();
+    EXPECT_EQ(heard.events, (std::vector<std::string>{"rebalance:g1"}));
+    // A parked join is not a completed generation; only the stored assignment is.
+    auto j = join(join_req(a));
+    ASSERT_TRUE(j.done());
+    EXPECT_EQ(heard.events.size(), 1u);
+    ASSERT_FALSE(sync(a, j.get().generation_id, {{a, bytes{4}}}).get().error);
+    EXPECT_EQ(heard.events, (std::vector<std::string>{"rebalance:g1", "rebalance:g1"}));
+
+    (void)commit(j.get().generation_id, a, {{tp("orders", 0), 1, -1, {}}});
+    (void)coord->leave_group(group_id, {{a, std::nullopt}});
+    ASSERT_EQ(state(), group_state::empty);
+    pending<std::error_code> del;
+    coord->delete_group(group_id, del.callback());
+    EXPECT_FALSE(del.get());
+    EXPECT_EQ(heard.events.back(), "removed:g1");
+
+    group_id = "simple";
+    (void)commit(-1, "", {{tp("t", 0), 1, -1, {}}});
+    tick(61'000);
+    EXPECT_EQ(coord->find_group("simple"), nullptr);
+    EXPECT_EQ(heard.events.back(), "removed:simple");
+    EXPECT_EQ(heard.events.size(), 4u);
+}
+
 }  // namespace
 }  // namespace spool::broker::coordinator::testing

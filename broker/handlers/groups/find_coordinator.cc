@@ -1,6 +1,9 @@
-// FindCoordinator v0-v6. Groups (key type 0) and transactions (key type 1) are both answered
-// with the leader of the key's __consumer_offsets partition; with one broker that is this
-// broker. Batched keys (v4+) get one entry each.
+// FindCoordinator v0-v6. Groups (key type 0) are answered with the leader of the key's
+// __consumer_offsets partition; with one broker that is this broker. Transactions (key type 1)
+// have no coordinator yet: COORDINATOR_NOT_AVAILABLE, which is what Kafka answers while its
+// transaction coordinator is not ready, so clients fail their transactional calls with a retriable
+// error instead of being sent to a group coordinator that cannot serve them. Batched keys (v4+)
+// get one entry each.
 
 #include "protocol/messages/find_coordinator.h"
 
@@ -22,6 +25,7 @@ constexpr int8_t key_type_transaction = 1;
 
 struct answer {
     error_code error = error_code::none;
+    std::optional<std::string> message;  // defaults to the error's name
     int32_t node_id = -1;
     std::string host;
     int32_t port = -1;
@@ -34,7 +38,12 @@ answer failed(error_code e) {
 }
 
 answer locate(request_ctx& ctx, int8_t key_type, const std::string& key) {
-    if (key_type != key_type_group && key_type != key_type_transaction) {
+    if (key_type == key_type_transaction) {
+        answer a = failed(error_code::coordinator_not_available);
+        a.message = "transactions are not supported by this broker yet";
+        return a;
+    }
+    if (key_type != key_type_group) {
         return failed(error_code::invalid_request);
     }
     auto* svc = group_service(ctx);
@@ -50,7 +59,15 @@ answer locate(request_ctx& ctx, int8_t key_type, const std::string& key) {
         topic->partitions[static_cast<size_t>(p)].leader != ctx.svc.node_id) {
         return failed(error_code::coordinator_not_available);
     }
-    return {error_code::none, ctx.svc.node_id, ctx.svc.endpoint.host, ctx.svc.endpoint.port};
+    return {error_code::none, std::nullopt, ctx.svc.node_id, ctx.svc.endpoint.host,
+            ctx.svc.endpoint.port};
+}
+
+std::optional<std::string> message_of(const answer& a) {
+    if (a.error == error_code::none) {
+        return std::nullopt;
+    }
+    return a.message ? a.message : std::optional<std::string>(std::string(protocol::name(a.error)));
 }
 
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::find_coordinator_request& req) {
@@ -58,9 +75,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::find_coordinato
     if (ctx.version() < 4) {
         auto a = locate(ctx, ctx.version() >= 1 ? req.key_type : key_type_group, req.key);
         resp.error_code = static_cast<int16_t>(a.error);
-        resp.error_message = a.error == error_code::none
-                                 ? std::nullopt
-                                 : std::optional<std::string>(std::string(protocol::name(a.error)));
+        resp.error_message = message_of(a);
         resp.node_id = a.node_id;
         resp.host = a.host;
         resp.port = a.port;
@@ -72,9 +87,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::find_coordinato
         auto& c = resp.coordinators.emplace_back();
         c.key = key;
         c.error_code = static_cast<int16_t>(a.error);
-        c.error_message = a.error == error_code::none
-                              ? std::nullopt
-                              : std::optional<std::string>(std::string(protocol::name(a.error)));
+        c.error_message = message_of(a);
         c.node_id = a.node_id;
         c.host = a.host;
         c.port = a.port;

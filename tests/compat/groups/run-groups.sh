@@ -3,9 +3,10 @@
 #   kcat -G / librdkafka 2.0.2   kcat_groups.py (starts and restarts its own broker)
 #   KafkaJS 2.2.4               kafkajs_groups.js
 #   franz-go v1.22.3            franz/ (cooperative-sticky)
-# (The Java client and kafka-consumer-groups are covered by tests/compat/run-compat.sh java-groups.)
+#   kafka-consumer-groups 4.1.1 cli_groups.py (--describe lag, --reset-offsets, --delete)
+# (The Java client is covered by tests/compat/run-compat.sh java-groups.)
 #
-#   SPOOL_BROKER_BIN=build/<dir>/broker/app/spool-broker tests/compat/groups/run-groups.sh [kcat|kafkajs|franz]...
+#   SPOOL_BROKER_BIN=build/<dir>/broker/app/spool-broker tests/compat/groups/run-groups.sh [kcat|kafkajs|franz|cli]...
 #   SPOOL_COMPAT_TARGET=kafka tests/compat/groups/run-groups.sh      # the same checks against Apache Kafka
 #
 # Peers come from scripts/peers/ (cached in $SPOOL_CACHE). Exits non-zero if any check failed.
@@ -14,7 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 target=${SPOOL_COMPAT_TARGET:-spool}
 clients=("$@")
-((${#clients[@]})) || clients=(kcat kafkajs franz)
+((${#clients[@]})) || clients=(kcat kafkajs franz cli)
 work=$(mktemp -d "${TMPDIR:-/tmp}/spool-groups.XXXXXX")
 status=0
 started=0
@@ -48,6 +49,11 @@ for client in "${clients[@]}"; do
             (cd "$here/franz" && go build -mod=readonly -trimpath -buildvcs=false -o "$work/franz-groups" .)
             start_broker
             "$work/franz-groups" --bootstrap "$bootstrap" || status=1 ;;
+        cli)
+            command -v kcat >/dev/null || { echo "kcat is not installed (scripts/setup.sh --with-tests)" >&2; exit 1; }
+            peer=$(bash "$root/scripts/peers/fetch-kafka.sh")
+            start_broker
+            python3 "$here/cli_groups.py" --bootstrap "$bootstrap" --kafka-dir "$peer" || status=1 ;;
         *) echo "run-groups.sh: unknown client $client" >&2; exit 2 ;;
     esac
 done
