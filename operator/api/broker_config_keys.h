@@ -1,8 +1,8 @@
 #pragma once
 
-// Broker property names a Cluster may set in spec.config (Kafka's names). A copy of the broker's
-// property table would be better (broker/config owns it); until that table is a library the
-// operator can link without depending upward, this list is the operator's allow-list.
+// Broker property names a Cluster may set in spec.config (Kafka's names). The answer comes from
+// the broker's own property table (broker/config, a leaf library with no broker runtime in it),
+// so the operator's allow-list cannot drift from what spool-broker accepts.
 
 #include <string_view>
 

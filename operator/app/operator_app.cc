@@ -96,8 +96,8 @@ result<void> operator_app::start(std::function<void()> on_fatal) {
     _events = std::make_unique<reconcilers::event_recorder>(*_api);
     _health = reconcilers::make_http_broker_health();
     _admins = reconcilers::make_kafka_admin_factory();
-    _cluster_reconciler =
-        std::make_unique<reconcilers::cluster_reconciler>(*_api, *_events, *_health);
+    _cluster_reconciler = std::make_unique<reconcilers::cluster_reconciler>(
+        *_api, *_events, *_health, *_admins, _opts.kafka_bootstrap);
     _topic_reconciler = std::make_unique<reconcilers::topic_reconciler>(*_api, *_events, *_admins,
                                                                         _opts.kafka_bootstrap);
 

@@ -21,6 +21,20 @@ struct topic_description {
     int32_t replication_factor = 0;
 };
 
+// Where one partition lives, from Metadata.
+struct partition_placement {
+    std::string topic;
+    int32_t partition = 0;
+    int32_t leader = -1;
+    std::vector<int32_t> replicas;
+};
+
+// Every broker the cluster knows and where every partition lives, from one all-topics Metadata.
+struct cluster_placement {
+    std::vector<int32_t> brokers;
+    std::vector<partition_placement> partitions;
+};
+
 struct config_change {
     enum class op { set, remove };  // IncrementalAlterConfigs SET / DELETE (back to default)
     std::string key;
@@ -42,6 +56,8 @@ public:
                                        const std::vector<config_change>& changes) = 0;
     // Succeeds when the topic does not exist.
     virtual result<void> delete_topic(const std::string& name) = 0;
+    // Leaders and replicas of every partition of every topic (internal topics included).
+    virtual result<cluster_placement> describe_placement() = 0;
 };
 
 // Connects an admin_client to a cluster's bootstrap address ("host:port").

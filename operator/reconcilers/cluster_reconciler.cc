@@ -7,6 +7,7 @@
 #include "operator/builders/services.h"
 #include "operator/builders/statefulset.h"
 #include "operator/kube/leader_elector.h"
+#include "operator/reconcilers/scale_down.h"
 #include "operator/status/cluster_status.h"
 
 #include <fmt/format.h>
@@ -30,17 +31,26 @@ struct cluster_reconciler::context {
     api::cluster cluster;
     std::optional<json> statefulset;
     std::vector<std::string> restart_pending;
+    // Set by guard_scale_down when the StatefulSet must stay larger than spec.replicas.
+    std::optional<int32_t> held_replicas;
+    std::string scale_down_message;
 };
 
 cluster_reconciler::cluster_reconciler(kube::client& api, event_recorder& events,
-                                       broker_health& health)
-    : _api(api), _events(events), _health(health) {}
+                                       broker_health& health, admin_client_factory& admins,
+                                       std::string bootstrap_override)
+    : _api(api),
+      _events(events),
+      _health(health),
+      _admins(admins),
+      _bootstrap_override(std::move(bootstrap_override)) {}
 
 const std::vector<cluster_reconciler::step>& cluster_reconciler::steps() {
     static const std::vector<step> list = {
         {"validate", &cluster_reconciler::validate},
         {"config_map", &cluster_reconciler::apply_config_map},
         {"services", &cluster_reconciler::apply_services},
+        {"scale_down", &cluster_reconciler::guard_scale_down},
         {"statefulset", &cluster_reconciler::apply_statefulset},
         {"pdb", &cluster_reconciler::apply_pdb},
         {"rolling_restart", &cluster_reconciler::rolling_restart},
@@ -84,6 +94,15 @@ reconcile_result cluster_reconciler::reconcile(const std::string& key) {
                                        outcome.message);
             break;
         }
+    }
+    if (!ctx.held_replicas) {
+        _scale_down_blocked_since.erase(key);
+    } else if (outcome.what == step_outcome::kind::next) {
+        auto now = std::chrono::steady_clock::now();
+        auto since = _scale_down_blocked_since.try_emplace(key, now).first->second;
+        auto blocked_for = std::chrono::duration_cast<std::chrono::seconds>(now - since);
+        outcome = {step_outcome::kind::requeue, scale_down_backoff(blocked_for),
+                   status::reasons::scale_down_blocked, ctx.scale_down_message, std::nullopt};
     }
     return sync_status(ctx, outcome);
 }
@@ -130,10 +149,65 @@ cluster_reconciler::step_outcome cluster_reconciler::apply_services(context& ctx
     return apply(ctx, kube::kinds::service, builders::build_client_service(ctx.cluster));
 }
 
+cluster_reconciler::step_outcome cluster_reconciler::guard_scale_down(context& ctx) {
+    const auto& c = ctx.cluster;
+    auto existing =
+        _api.get(kube::kinds::statefulset, c.meta.namespace_, builders::statefulset_name(c));
+    if (!existing) {
+        if (existing.error().is_not_found()) {
+            return {};  // first pass: nothing to shrink
+        }
+        auto e = existing.error();
+        return {step_outcome::kind::fail, 0ms, status::reason_for_error(e.http_status, e.reason),
+                "read StatefulSet: " + e.message, e};
+    }
+    const json* spec = find(existing.value(), "spec");
+    auto current = static_cast<int32_t>(spec ? get_int(*spec, "replicas") : 0);
+    if (current <= c.spec.replicas) {
+        return {};
+    }
+    auto skip = c.meta.annotations.find(skip_scale_down_check_annotation);
+    if (skip != c.meta.annotations.end() && skip->second == "true") {
+        _events.warning(kube::kinds::cluster, c.meta, "ScaleDownUnchecked",
+                        fmt::format("scaling down from {} to {} brokers without checking "
+                                    "partitions ({}=true)",
+                                    current, c.spec.replicas, skip_scale_down_check_annotation));
+        return {};
+    }
+    std::string bootstrap =
+        _bootstrap_override.empty() ? builders::bootstrap_address(c) : _bootstrap_override;
+    auto admin = _admins.connect(bootstrap);
+    auto placement =
+        admin ? admin.value()->describe_placement() : result<cluster_placement>(admin.error());
+    if (!placement) {
+        // Cannot prove the removed brokers are empty: keep them.
+        ctx.held_replicas = current;
+        ctx.scale_down_message = fmt::format(
+            "scale-down from {} to {} brokers held: cannot read partition placement from {}: {} "
+            "(annotate with {}=true to scale down anyway)",
+            current, c.spec.replicas, bootstrap, placement.error().message,
+            skip_scale_down_check_annotation);
+    } else {
+        auto plan = plan_scale_down(current, c.spec.replicas, placement.value());
+        if (plan.blocked) {
+            ctx.held_replicas = plan.replicas;
+            ctx.scale_down_message = plan.message;
+        }
+    }
+    if (ctx.held_replicas) {
+        _events.warning(kube::kinds::cluster, c.meta, status::reasons::scale_down_blocked.name,
+                        ctx.scale_down_message);
+    }
+    return {};
+}
+
 cluster_reconciler::step_outcome cluster_reconciler::apply_statefulset(context& ctx) {
     json applied;
-    auto out =
-        apply(ctx, kube::kinds::statefulset, builders::build_statefulset(ctx.cluster), &applied);
+    json manifest = builders::build_statefulset(ctx.cluster);
+    if (ctx.held_replicas) {
+        manifest["spec"]["replicas"] = num(*ctx.held_replicas);
+    }
+    auto out = apply(ctx, kube::kinds::statefulset, manifest, &applied);
     if (out.what == step_outcome::kind::next) {
         ctx.statefulset = std::move(applied);
     }
@@ -266,6 +340,8 @@ reconcile_result cluster_reconciler::sync_status(context& ctx, const step_outcom
     if (outcome.what == step_outcome::kind::requeue) {
         seen.blocked = outcome.why;
         seen.blocked_message = outcome.message;
+        seen.stalled =
+            std::string_view(outcome.why.name) == status::reasons::scale_down_blocked.name;
     } else if (outcome.what == step_outcome::kind::fail) {
         seen.failure = outcome.why;
         seen.failure_message = outcome.message;

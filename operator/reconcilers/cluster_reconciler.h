@@ -5,13 +5,20 @@
 // with backoff). Status is computed last from what the steps saw and written only when it
 // differs from the stored one.
 //
-//   validate -> config_map -> services -> statefulset -> pdb -> rolling_restart -> (status)
+//   validate -> config_map -> services -> scale_down -> statefulset -> pdb -> rolling_restart
+//   -> (status)
+//
+// scale_down: when spec.replicas shrinks, the StatefulSet shrinks only as far as no removed
+// broker leads or hosts a partition replica (Metadata through the admin client); otherwise it is
+// held with Progressing=False/ScaleDownBlocked naming the partitions, a Warning Event, and a
+// requeue with backoff. The spool.dev/skip-scale-down-check=true annotation skips the check.
 //
 // Threading: reconcile() is called by one controller worker at a time; the reconciler itself
 // holds no per-object state (everything is re-read from the API server each pass).
 
 #include "operator/api/cluster.h"
 #include "operator/kube/client.h"
+#include "operator/reconcilers/admin_client.h"
 #include "operator/reconcilers/broker_health.h"
 #include "operator/reconcilers/controller.h"
 #include "operator/reconcilers/event_recorder.h"
@@ -19,6 +26,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,7 +35,10 @@ namespace spool::op::reconcilers {
 
 class cluster_reconciler {
 public:
-    cluster_reconciler(kube::client& api, event_recorder& events, broker_health& health);
+    // `bootstrap_override` (tests, out-of-cluster runs) replaces the Cluster's in-cluster
+    // bootstrap address for the scale-down check when not empty.
+    cluster_reconciler(kube::client& api, event_recorder& events, broker_health& health,
+                       admin_client_factory& admins, std::string bootstrap_override = {});
 
     reconcile_result reconcile(const std::string& key);
 
@@ -55,6 +66,7 @@ private:
     step_outcome validate(context& ctx);
     step_outcome apply_config_map(context& ctx);
     step_outcome apply_services(context& ctx);
+    step_outcome guard_scale_down(context& ctx);
     step_outcome apply_statefulset(context& ctx);
     step_outcome apply_pdb(context& ctx);
     step_outcome rolling_restart(context& ctx);
@@ -66,7 +78,16 @@ private:
     kube::client& _api;
     event_recorder& _events;
     broker_health& _health;
+    admin_client_factory& _admins;
+    std::string _bootstrap_override;
+    // When each Cluster's scale-down was first found blocked, for the requeue backoff. The one
+    // piece of per-object state: a restart only resets the backoff to its start.
+    std::map<std::string, std::chrono::steady_clock::time_point> _scale_down_blocked_since;
 };
+
+// Annotation on a Cluster that lets a scale-down proceed without the partition check (brokers
+// gone for good, data not needed).
+inline constexpr const char* skip_scale_down_check_annotation = "spool.dev/skip-scale-down-check";
 
 // Splits "namespace/name".
 std::pair<std::string, std::string> split_key(const std::string& key);

@@ -385,6 +385,37 @@ public:
         return ok();
     }
 
+    result<cluster_placement> describe_placement() override {
+        proto::metadata_request req;
+        req.topics = std::nullopt;  // all topics
+        req.allow_auto_topic_creation = false;
+        auto r = _bootstrap->call<proto::metadata_request, proto::metadata_response>(req);
+        if (!r) {
+            return r.error();
+        }
+        const auto& md = r.value().first;
+        cluster_placement out;
+        for (const auto& b : md.brokers) {
+            out.brokers.push_back(b.node_id);
+        }
+        for (const auto& topic : md.topics) {
+            if (topic.error_code == 3) {  // UNKNOWN_TOPIC_OR_PARTITION: deleted meanwhile
+                continue;
+            }
+            if (topic.error_code != 0 && topic.partitions.empty()) {
+                // A topic being created: where it will live is unknown, so nothing about the
+                // brokers can be called safe yet.
+                return kafka_error(topic.error_code, std::nullopt,
+                                   "describe placement of " + topic.name.value_or("?"));
+            }
+            for (const auto& p : topic.partitions) {
+                out.partitions.push_back(
+                    {topic.name.value_or(""), p.partition_index, p.leader_id, p.replica_nodes});
+            }
+        }
+        return out;
+    }
+
 private:
     // The controller's connection (opened on first use), or the bootstrap one.
     result<connection*> controller() {

@@ -40,8 +40,8 @@ api::cluster_status compute_cluster_status(const cluster_observation& seen, std:
     }
 
     if (seen.blocked) {
-        set_condition(s.conditions, types::progressing, true, *seen.blocked, seen.blocked_message,
-                      gen, now);
+        set_condition(s.conditions, types::progressing, !seen.stalled, *seen.blocked,
+                      seen.blocked_message, gen, now);
     } else if (!seen.failure && (!all_ready || !sts_current)) {
         set_condition(s.conditions, types::progressing, true, reasons::brokers_not_ready,
                       fmt::format("waiting for {} of {} brokers",

@@ -20,6 +20,9 @@ struct cluster_observation {
     // Why the chain stopped early, if it did.
     std::optional<reason> blocked;
     std::string blocked_message;
+    // The block will not clear by waiting (e.g. a scale-down held by partitions on the brokers
+    // to remove): Progressing=False rather than True.
+    bool stalled = false;
     std::optional<reason> failure;
     std::string failure_message;
 };

@@ -39,6 +39,7 @@ inline constexpr reason invalid_spec{"InvalidSpec", false};
 inline constexpr reason api_error{"ApiError", true};
 inline constexpr reason forbidden{"Forbidden", true};
 inline constexpr reason brokers_unreachable{"BrokersUnreachable", true};
+inline constexpr reason scale_down_blocked{"ScaleDownBlocked", true};
 // Topic
 inline constexpr reason topic_ready{"TopicReady", false};
 inline constexpr reason cluster_not_found{"ClusterNotFound", true};

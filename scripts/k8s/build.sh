@@ -22,9 +22,18 @@ proxy="$(go env GOPROXY)"; proxy="${proxy%%,*}"
 [ -n "$proxy" ] && [ "$proxy" != "off" ] && [ "$proxy" != "direct" ] || proxy=https://proxy.golang.org
 
 stamp() { date +%s; }
+
+# A build from the module proxy has no git metadata, so the binaries would report
+# v0.0.0-master+$Format:%H$ and clients that check the server version (helm's kubeVersion) fail.
+# The version is stamped at link time (-X), so re-stamping an old build only relinks.
+minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
+version_pkg=k8s.io/component-base/version
+LDFLAGS="-s -w -X $version_pkg.gitVersion=$K8S_VERSION -X $version_pkg.gitMajor=1 \
+-X $version_pkg.gitMinor=$minor -X $version_pkg.gitTreeState=clean"
+stamped() { [ -x "$1" ] && "$1" --version 2>/dev/null | grep -qx "Kubernetes $K8S_VERSION"; }
 t0=$(stamp)
 
-if [ ! -x "$BIN/kube-apiserver" ] || [ ! -x "$BIN/kube-controller-manager" ]; then
+if ! stamped "$BIN/kube-apiserver" || ! stamped "$BIN/kube-controller-manager"; then
     mod="$WORK/kube"
     mkdir -p "$mod"
     cd "$mod"
@@ -57,10 +66,14 @@ import (
 )
 GO
     $NICE go mod tidy
-    $NICE go build -trimpath -ldflags "-s -w" -o "$BIN/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+    # Built beside and renamed: a control plane already running keeps its binary.
+    $NICE go build -trimpath -ldflags "$LDFLAGS" -o "$BIN/kube-apiserver.tmp" \
+        k8s.io/kubernetes/cmd/kube-apiserver
+    mv "$BIN/kube-apiserver.tmp" "$BIN/kube-apiserver"
     echo "kube-apiserver built after $(($(stamp) - t0)) s"
-    $NICE go build -trimpath -ldflags "-s -w" -o "$BIN/kube-controller-manager" \
+    $NICE go build -trimpath -ldflags "$LDFLAGS" -o "$BIN/kube-controller-manager.tmp" \
         k8s.io/kubernetes/cmd/kube-controller-manager
+    mv "$BIN/kube-controller-manager.tmp" "$BIN/kube-controller-manager"
     echo "kube-controller-manager built after $(($(stamp) - t0)) s"
 fi
 

@@ -16,7 +16,7 @@ source "$here/lib.sh"
 
 start=$SECONDS
 failed=()
-for peer in kafka kafkajs franz; do
+for peer in kafka kafkajs franz helm; do
     if ! bash "$here/fetch-$peer.sh" >/dev/null; then
         peer_log "fetching $peer failed; retrying once"
         bash "$here/fetch-$peer.sh" >/dev/null || failed+=("$peer")

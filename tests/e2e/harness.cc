@@ -224,4 +224,63 @@ int kcat_partitions(const std::string& topic) {
     return -1;
 }
 
+namespace {
+
+std::string config_command() {
+#ifdef SPOOL_KAFKA_LIBS
+    return std::string("java -cp '") + SPOOL_KAFKA_LIBS + "/*' kafka.admin.ConfigCommand" +
+           " --bootstrap-server " + broker_bootstrap() + " --entity-type topics";
+#else
+    return {};
+#endif
+}
+
+}  // namespace
+
+bool kafka_config_tool_available() {
+    return !config_command().empty() && run("command -v java") == 0;
+}
+
+std::optional<std::map<std::string, std::string>> kafka_topic_configs(const std::string& topic) {
+    if (!kafka_config_tool_available()) {
+        return std::nullopt;
+    }
+    std::string out;
+    if (run(config_command() + " --entity-name " + topic + " --describe", &out) != 0) {
+        return std::nullopt;
+    }
+    // "Dynamic configs for topic T are:" then "  key=value sensitive=false synonyms={...}".
+    std::map<std::string, std::string> configs;
+    std::istringstream lines(out);
+    std::string line;
+    bool listing = false;
+    while (std::getline(lines, line)) {
+        if (line.rfind("Dynamic configs for topic", 0) == 0) {
+            listing = true;
+            continue;
+        }
+        if (!listing || line.rfind("  ", 0) != 0) {
+            continue;
+        }
+        auto entry = line.substr(2, line.find(" sensitive=") - 2);
+        auto eq = entry.find('=');
+        if (eq != std::string::npos) {
+            configs[entry.substr(0, eq)] = entry.substr(eq + 1);
+        }
+    }
+    if (!listing) {
+        return std::nullopt;
+    }
+    return configs;
+}
+
+bool kafka_set_topic_config(const std::string& topic, const std::string& key,
+                            const std::string& value) {
+    if (!kafka_config_tool_available()) {
+        return false;
+    }
+    return run(config_command() + " --entity-name " + topic + " --alter --add-config " + key + "=" +
+               value) == 0;
+}
+
 }  // namespace spool::e2e

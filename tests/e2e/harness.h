@@ -11,7 +11,9 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,5 +79,14 @@ json parse(const std::string& text);
 std::string broker_bootstrap();
 // Partition count of `topic` as kcat (an independent client) sees it; -1 when it does not exist.
 int kcat_partitions(const std::string& topic);
+
+// Topic configs as Apache Kafka's own kafka-configs tool (kafka.admin.ConfigCommand, from the
+// Kafka jars in the peer cache) reads them from the broker: the dynamic (topic-level) entries
+// only, key -> value. nullopt when the tool is not available or failed. Takes seconds (a JVM).
+bool kafka_config_tool_available();
+std::optional<std::map<std::string, std::string>> kafka_topic_configs(const std::string& topic);
+// Sets one topic config with the same tool, as an administrator outside the operator would.
+bool kafka_set_topic_config(const std::string& topic, const std::string& key,
+                            const std::string& value);
 
 }  // namespace spool::e2e

@@ -1,5 +1,6 @@
-// The Topic reconciler's Kafka admin client against a real broker (Apache Kafka from the peer
-// cache by default; SPOOL_E2E_BROKER_TARGET=spool for spool-broker), started by a CTest fixture.
+// The Topic reconciler's Kafka admin client against a real broker (spool-broker from this build
+// by default; SPOOL_E2E_BROKER_TARGET=kafka at configure time for Apache Kafka from the peer
+// cache), started by a CTest fixture (broker.sh) as broker id 1.
 // Partition counts are cross-checked with kcat, an independent client.
 
 #include "operator/reconcilers/kafka_admin.h"
@@ -63,6 +64,37 @@ TEST(kafka_admin, test_create_grow_reconfigure_and_delete_a_topic) {
     ASSERT_TRUE(admin->delete_topic(name));
     EXPECT_TRUE(eventually([&] { return !admin->describe_topic(name).value().has_value(); }));
     EXPECT_TRUE(admin->delete_topic(name)) << "deleting a missing topic succeeds";
+}
+
+// The scale-down check's input: every partition's leader and replicas. The fixture is one
+// broker with id 1, so a new topic's partitions all live there.
+TEST(kafka_admin, test_placement_names_the_leader_and_replicas_of_every_partition) {
+    auto admin = connect();
+    ASSERT_NE(admin, nullptr);
+    std::string name = unique("placed");
+    ASSERT_TRUE(admin->create_topic(name, 3, 1, {}));
+    std::vector<op::reconcilers::partition_placement> mine;
+    op::reconcilers::cluster_placement placement;
+    ASSERT_TRUE(eventually([&] {
+        auto p = admin->describe_placement();
+        if (!p) {
+            return false;
+        }
+        placement = p.value();
+        mine.clear();
+        for (const auto& part : placement.partitions) {
+            if (part.topic == name) {
+                mine.push_back(part);
+            }
+        }
+        return mine.size() == 3;
+    }));
+    EXPECT_EQ(placement.brokers, std::vector<int32_t>{1});
+    for (const auto& part : mine) {
+        EXPECT_EQ(part.leader, 1) << part.topic << "-" << part.partition;
+        EXPECT_EQ(part.replicas, std::vector<int32_t>{1});
+    }
+    ASSERT_TRUE(admin->delete_topic(name));
 }
 
 TEST(kafka_admin, test_invalid_config_is_a_terminal_error_with_kafkas_name) {

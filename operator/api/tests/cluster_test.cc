@@ -1,5 +1,8 @@
 #include "operator/api/cluster.h"
 
+#include "broker/config/property.h"
+#include "operator/api/broker_config_keys.h"
+
 #include <gtest/gtest.h>
 
 namespace spool::op::api {
@@ -54,6 +57,24 @@ TEST(cluster_api, test_unknown_and_operator_owned_config_keys_are_reported) {
               "broker config key \"listeners\" is set by the operator and cannot be "
               "overridden");
     EXPECT_EQ(problems[1], "unknown broker config key \"no.such.key\"");
+}
+
+// The allow-list is the broker's own table: every broker-scope property spool-broker accepts
+// is accepted here, topic-only keys are not, and the operator-owned keys are real broker keys.
+TEST(cluster_api, test_config_keys_follow_the_brokers_property_table) {
+    size_t checked = 0;
+    for (const auto& p : broker::config::broker_properties()) {
+        EXPECT_TRUE(is_known_broker_config_key(p.name)) << p.name;
+        ++checked;
+    }
+    EXPECT_GT(checked, 50u) << "the broker table looks truncated";
+    EXPECT_FALSE(is_known_broker_config_key("retention.ms")) << "a topic-scope key";
+    EXPECT_TRUE(broker::config::find_topic_property("retention.ms") != nullptr);
+    for (std::string_view owned :
+         {"advertised.listeners", "http.listener", "listeners", "log.dirs", "node.id"}) {
+        EXPECT_TRUE(is_operator_owned_broker_config_key(owned)) << owned;
+        EXPECT_TRUE(broker::config::find_broker_property(owned) != nullptr) << owned;
+    }
 }
 
 TEST(cluster_api, test_status_round_trips_and_serializes_identically) {

@@ -113,5 +113,22 @@ TEST(cluster_status, test_pending_restarts_keep_the_cluster_progressing) {
     EXPECT_EQ(s.restart_pending.size(), 2u);
 }
 
+TEST(cluster_status, test_a_blocked_scale_down_is_not_progressing_and_not_ready) {
+    auto c = make_cluster(2);  // spec says 2, the StatefulSet is held at 3
+    auto sts = statefulset(3, 3);
+    auto seen = observe(&c, &sts);
+    seen.blocked = reasons::scale_down_blocked;
+    seen.blocked_message = "broker 2 still hosts 1 partition replicas (1 as leader): orders-0";
+    seen.stalled = true;
+    auto s = compute_cluster_status(seen, "T");
+    const auto* p = find_condition(s.conditions, types::progressing);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->status, "False");
+    EXPECT_EQ(p->reason, "ScaleDownBlocked");
+    EXPECT_EQ(p->message, seen.blocked_message);
+    EXPECT_EQ(find_condition(s.conditions, types::ready)->status, "False");
+    EXPECT_EQ(find_condition(s.conditions, types::degraded)->status, "False");
+}
+
 }  // namespace
 }  // namespace spool::op::status

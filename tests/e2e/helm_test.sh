@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The Helm chart (charts/spool) against the real kube-apiserver of the e2e fixture:
+#   helm_test.sh lint      SRC            helm lint --strict; the chart's CRDs equal crds/
+#   helm_test.sh template  SRC CP_DIR     helm template, then a server-side dry-run apply of every
+#                                         object (the API server validates schemas and admission)
+#   helm_test.sh install   SRC CP_DIR     helm install: CRDs, Deployment, ServiceAccount, RBAC
+#                                         exist as rendered and grant what the operator needs;
+#                                         helm uninstall removes them again
+# helm comes from scripts/peers/fetch-helm.sh (built from the Go module proxy, cached). No kubelet
+# runs, so the operator's pods never start: the test asserts the objects, not running pods.
+set -euo pipefail
+mode=$1 src=$2 cp_dir=${3:-}
+helm="$("$src/scripts/peers/fetch-helm.sh")/bin/helm"
+kubectl=${SPOOL_KUBECTL:-/usr/lib/google-cloud-sdk/bin/kubectl.1.33}
+[[ -x "$kubectl" ]] || kubectl=$(command -v kubectl)
+chart=$src/charts/spool
+# Private helm state: tests never read or write the user's helm config or cache.
+export HELM_CONFIG_HOME HELM_CACHE_HOME HELM_DATA_HOME
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+HELM_CONFIG_HOME=$tmp/config HELM_CACHE_HOME=$tmp/cache HELM_DATA_HOME=$tmp/data
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_eq() {  # expect_eq WHAT ACTUAL EXPECTED
+    [[ "$2" == "$3" ]] || fail "$1: got '$2', want '$3'"
+    echo "ok: $1 = $3"
+}
+
+kc() { "$kubectl" --kubeconfig "$cp_dir/kubeconfig" "$@"; }
+hm() { "$helm" --kubeconfig "$cp_dir/kubeconfig" "$@"; }
+unique() { echo "$1-$$-$RANDOM"; }
+
+case $mode in
+lint)
+    "$helm" lint --strict "$chart"
+    "$helm" lint --strict "$chart" --set watchNamespace=team-a --set applyCRDs=false
+    diff -r "$src/crds" "$chart/crds" || fail "charts/spool/crds differs from crds/"
+    echo "ok: chart CRDs equal crds/"
+    ;;
+template)
+    ns=$(unique helm-template)
+    # helm template renders offline against Kubernetes v1.20 unless told: use the server's
+    # major.minor (a control plane built from the module proxy reports no real gitVersion).
+    server_version=$(kc get --raw /version | python3 -c 'import json,sys
+v = json.load(sys.stdin)
+print("v%s.%s.0" % (v["major"], v["minor"].rstrip("+")))')
+    kc create namespace "$ns" >/dev/null
+    trap 'kc delete namespace "$ns" --wait=false >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+    for values in "" "--set watchNamespace=$ns --set applyCRDs=false"; do
+        # shellcheck disable=SC2086
+        "$helm" template "$(unique t)" "$chart" --namespace "$ns" --include-crds \
+            --kube-version "$server_version" $values \
+            >"$tmp/rendered.yaml"
+        kinds=$(grep -c '^kind:' "$tmp/rendered.yaml")
+        ((kinds >= 8)) || fail "only $kinds objects rendered ($values)"
+        kc apply --server-side --dry-run=server --field-manager helm-e2e -n "$ns" \
+            -f "$tmp/rendered.yaml" >"$tmp/applied.txt"
+        applied=$(grep -c 'serverside-applied (server dry run)' "$tmp/applied.txt" || true)
+        expect_eq "objects accepted by the API server (dry run, values: ${values:-defaults})" \
+            "$applied" "$kinds"
+    done
+    # The dry run wrote nothing.
+    expect_eq "deployments after the dry run" "$(kc get deploy -n "$ns" -o name | wc -l)" 0
+    ;;
+install)
+    ns=$(unique helm-install) release=$(unique r)
+    full=$release-operator
+    trap 'hm uninstall "$release" -n "$ns" >/dev/null 2>&1 || true
+          kc delete namespace "$ns" --wait=false >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+    hm install "$release" "$chart" -n "$ns" --create-namespace --set replicas=1 \
+        --set image.tag=e2e --timeout 120s
+    expect_eq "release status" "$(hm status "$release" -n "$ns" -o json |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["info"]["status"])')" deployed
+    for crd in clusters.spool.dev topics.spool.dev; do
+        expect_eq "CRD $crd established" \
+            "$(kc get crd "$crd" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" True
+    done
+    expect_eq "deployment image" \
+        "$(kc get deploy "$full" -n "$ns" -o jsonpath='{.spec.template.spec.containers[0].image}')" \
+        "ghcr.io/spool-dev/spool-operator:e2e"
+    expect_eq "deployment replicas" \
+        "$(kc get deploy "$full" -n "$ns" -o jsonpath='{.spec.replicas}')" 1
+    expect_eq "deployment service account" \
+        "$(kc get deploy "$full" -n "$ns" -o jsonpath='{.spec.template.spec.serviceAccountName}')" "$full"
+    kc get serviceaccount "$full" -n "$ns" >/dev/null
+    kc get service "$full-metrics" -n "$ns" >/dev/null
+    kc get clusterrole "$full" >/dev/null
+    kc get clusterrolebinding "$full" >/dev/null
+    kc get role "$full-leader-election" -n "$ns" >/dev/null
+    echo "ok: ServiceAccount, Service, ClusterRole(+Binding), leader-election Role exist"
+    # The RBAC grants what the reconcilers do, checked by the API server's own authorizer.
+    sa=system:serviceaccount:$ns:$full
+    for check in "patch statefulsets.apps" "delete pods" "create events" "update clusters.spool.dev/status" \
+                 "update topics.spool.dev/finalizers" "patch poddisruptionbudgets.policy" \
+                 "watch topics.spool.dev" "create leases.coordination.k8s.io"; do
+        # shellcheck disable=SC2086
+        expect_eq "serviceaccount may $check" "$(kc auth can-i $check -n "$ns" --as "$sa" || true)" yes
+    done
+    expect_eq "serviceaccount may not delete secrets" \
+        "$(kc auth can-i delete secrets -n "$ns" --as "$sa" || true)" no
+    hm uninstall "$release" -n "$ns" --timeout 120s
+    for gone in "deploy/$full -n $ns" "serviceaccount/$full -n $ns" "clusterrole/$full" \
+                "clusterrolebinding/$full"; do
+        # shellcheck disable=SC2086
+        if kc get $gone >/dev/null 2>&1; then fail "$gone still exists after helm uninstall"; fi
+    done
+    echo "ok: helm uninstall removed the release's objects"
+    expect_eq "CRDs kept after uninstall (helm never deletes crds/)" \
+        "$(kc get crd clusters.spool.dev -o name)" customresourcedefinition.apiextensions.k8s.io/clusters.spool.dev
+    ;;
+*) echo "usage: helm_test.sh lint|template|install SRC [CONTROL_PLANE_DIR]" >&2; exit 2 ;;
+esac
+echo "helm $mode: passed"
