@@ -71,6 +71,14 @@ topic_settings resolve_topic(const broker_config& broker, const topic_overrides&
     s.segment_index_bytes = int_of("segment.index.bytes");
     s.min_insync_replicas = int_of("min.insync.replicas");
     s.delete_retention_ms = int_of("delete.retention.ms");
+    s.min_compaction_lag_ms = int_of("min.compaction.lag.ms");
+    {
+        auto out = parse_value(*find_topic_property("min.cleanable.dirty.ratio"),
+                               text_of("min.cleanable.dirty.ratio"));
+        if (out.ok() && std::holds_alternative<double>(out.parsed)) {
+            s.min_cleanable_dirty_ratio = std::get<double>(out.parsed);
+        }
+    }
     s.compression_type = text_of("compression.type");
     return s;
 }

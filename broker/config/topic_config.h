@@ -35,6 +35,8 @@ struct topic_settings {
     int64_t segment_index_bytes = 10485760;
     int64_t min_insync_replicas = 1;
     int64_t delete_retention_ms = 86400000;
+    int64_t min_compaction_lag_ms = 0;
+    double min_cleanable_dirty_ratio = 0.5;
     std::string compression_type = "producer";
 };
 

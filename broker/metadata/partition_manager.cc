@@ -28,11 +28,22 @@ storage::log_config to_log_config(const config::topic_settings& s) {
                                                       : storage::cleanup_policy::compact)
                                   : storage::cleanup_policy::del;
     c.delete_retention_ms = std::chrono::milliseconds(s.delete_retention_ms);
+    c.min_compaction_lag_ms = std::chrono::milliseconds(s.min_compaction_lag_ms);
+    c.min_cleanable_dirty_ratio = s.min_cleanable_dirty_ratio;
     c.flush_messages = s.flush_messages;
     c.flush_ms = std::chrono::milliseconds(s.flush_ms);
     c.max_message_bytes = static_cast<uint32_t>(s.max_message_bytes);
     c.message_timestamp_type = s.log_append_time ? storage::timestamp_type::log_append_time
                                                  : storage::timestamp_type::create_time;
+    return c;
+}
+
+storage::log_config partition_manager::log_config_of(
+    const config::topic_overrides& overrides) const {
+    auto c = to_log_config(config::resolve_topic(_config, overrides));
+    // A broker setting in Kafka, not a topic one.
+    c.producer_id_expiration_ms =
+        std::chrono::milliseconds(_config.get_int("producer.id.expiration.ms"));
     return c;
 }
 
@@ -59,6 +70,10 @@ storage::open_options partition_manager::options_for(const topic_partition& tp, 
     if (auto it = _log_starts.find(tp); it != _log_starts.end()) {
         o.log_start_offset = it->second;
     }
+    if (auto it = _cleaned_offsets.find(tp); it != _cleaned_offsets.end()) {
+        o.cleaned_offset = it->second;
+    }
+    o.observer = _observer.get();
     o.flush_thread = _flusher.get();
     auto ex = _pool.executor(shard);
     o.post = [ex](std::function<void()> fn) { asio::post(ex, std::move(fn)); };
@@ -107,12 +122,17 @@ result<void> partition_manager::open_all(const cluster_state& state) {
             storage::read_offset_checkpoint(_log_dir / storage::layout::log_start_checkpoint)) {
         _log_starts = std::move(r).value();
     }
-    _flusher = std::make_unique<storage::flusher>();
+    // Lost or damaged, it only costs one full compaction pass.
+    if (auto r = storage::read_offset_checkpoint(_log_dir / storage::layout::cleaner_checkpoint)) {
+        _cleaned_offsets = std::move(r).value();
+    }
+    _flusher = std::make_unique<storage::flusher>(
+        storage::file_ops::posix(), _observer ? *_observer : storage::storage_observer::none());
 
     // Open each shard's partitions on that shard, all shards in parallel.
     std::map<size_t, std::vector<std::pair<topic_partition, storage::log_config>>> work;
     for (const auto& [name, topic] : state.topics) {
-        auto cfg = to_log_config(config::resolve_topic(_config, topic.configs));
+        auto cfg = log_config_of(topic.configs);
         for (const auto& p : topic.partitions) {
             topic_partition tp{name, model::partition_id(p.partition)};
             work[shard_of(tp)].emplace_back(tp, cfg);
@@ -164,10 +184,11 @@ void partition_manager::close_all() {
     std::mutex mu;
     storage::offset_checkpoint recovery;
     storage::offset_checkpoint starts;
+    storage::offset_checkpoint cleaned;
     std::atomic<bool> all_clean{true};
     std::vector<std::future<void>> done;
     for (size_t i = 0; i < _shards.size(); ++i) {
-        std::packaged_task<void()> task([this, i, &mu, &recovery, &starts, &all_clean] {
+        std::packaged_task<void()> task([this, i, &mu, &recovery, &starts, &cleaned, &all_clean] {
             auto& table = *_shards[i];
             table.housekeeping_stopped = true;
             table.data.notify();
@@ -181,6 +202,9 @@ void partition_manager::close_all() {
                 std::lock_guard lock(mu);
                 recovery[tp] = plog->flushed_offset();
                 starts[tp] = plog->log_start_offset();
+                if (plog->config().compacts()) {
+                    cleaned[tp] = plog->cleaned_offset();
+                }
             }
             table.logs.clear();
         });
@@ -200,6 +224,8 @@ void partition_manager::close_all() {
                    ops, _log_dir / storage::layout::recovery_point_checkpoint, recovery);
     ok = ok && storage::write_offset_checkpoint(
                    ops, _log_dir / storage::layout::log_start_checkpoint, starts);
+    ok = ok && storage::write_offset_checkpoint(ops, _log_dir / storage::layout::cleaner_checkpoint,
+                                                cleaned);
     ok = ok && storage::write_file_atomic(ops, _log_dir / storage::layout::clean_shutdown_marker,
                                           std::string_view(""));
     if (ok) {
@@ -221,7 +247,7 @@ asio::awaitable<std::error_code> partition_manager::ensure_on_shard(
 }
 
 asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata topic) {
-    auto cfg = to_log_config(config::resolve_topic(_config, topic.configs));
+    auto cfg = log_config_of(topic.configs);
     std::map<size_t, std::vector<topic_partition>> by_shard;
     for (const auto& p : topic.partitions) {
         topic_partition tp{topic.name, model::partition_id(p.partition)};
@@ -282,7 +308,7 @@ asio::awaitable<void> partition_manager::update_on_shard(partition_manager* self
 }
 
 asio::awaitable<void> partition_manager::update_topic_config(topic_metadata topic) {
-    auto cfg = to_log_config(config::resolve_topic(_config, topic.configs));
+    auto cfg = log_config_of(topic.configs);
     std::map<size_t, std::vector<topic_partition>> by_shard;
     for (const auto& p : topic.partitions) {
         topic_partition tp{topic.name, model::partition_id(p.partition)};
@@ -336,9 +362,10 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
             }
             (void)plog->maybe_flush();
             if (retention) {
-                if (plog->config().deletes()) {
-                    (void)plog->apply_retention();
-                }
+                // Every policy: apply_retention() deletes by time/size only for delete and
+                // compact,delete, but also drops segments below a DeleteRecords log start and
+                // expires idle producers for compact.
+                (void)plog->apply_retention();
                 if (plog->config().compacts()) {
                     (void)plog->compact();
                 }

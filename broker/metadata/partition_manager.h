@@ -9,8 +9,9 @@
 // Also owns what spans all logs of the log dir:
 //   - the clean-shutdown marker: present at open -> logs open without recovery; removed once the
 //     broker serves; written by close_all() after every log closed cleanly;
-//   - recovery-point / log-start-offset checkpoints, written at close_all();
-//   - the flusher thread (group commit) and per-shard housekeeping (flush.ms, retention);
+//   - recovery-point / log-start-offset / cleaner-offset checkpoints, written at close_all();
+//   - the flusher thread (group commit) and per-shard housekeeping (flush.ms, retention for
+//     every cleanup.policy, compaction);
 //   - "data arrived" events that wake long-polling fetches on every shard.
 //
 // Lifecycle: construct -> open_all() (blocking, before the listener starts) -> serve ->
@@ -25,6 +26,7 @@
 #include "broker/storage/checkpoint_file.h"
 #include "broker/storage/config.h"
 #include "broker/storage/flusher.h"
+#include "broker/storage/observer.h"
 #include "broker/storage/partition_log.h"
 #include "common/result.h"
 
@@ -44,6 +46,12 @@ public:
     partition_manager(net::shard_pool& pool, const config::broker_config& config,
                       std::filesystem::path log_dir);
     ~partition_manager();
+
+    // Where storage reports fsync latency, errors and rolls (the broker's storage metrics); set
+    // before open_all(). Kept until every log and the flusher are gone.
+    void set_storage_observer(std::shared_ptr<storage::storage_observer> observer) {
+        _observer = std::move(observer);
+    }
 
     // Opens (and recovers) every partition of every topic in `state`.
     result<void> open_all(const cluster_state& state);
@@ -85,6 +93,7 @@ private:
     };
 
     storage::open_options options_for(const model::topic_partition& tp, size_t shard);
+    storage::log_config log_config_of(const config::topic_overrides& overrides) const;
     result<void> open_on_shard(size_t shard, const model::topic_partition& tp,
                                const storage::log_config& cfg);
     static boost::asio::awaitable<std::error_code> ensure_on_shard(
@@ -100,10 +109,12 @@ private:
     net::shard_pool& _pool;
     const config::broker_config& _config;
     std::filesystem::path _log_dir;
+    std::shared_ptr<storage::storage_observer> _observer;  // outlives _flusher and the logs
     std::unique_ptr<storage::flusher> _flusher;
     std::vector<std::unique_ptr<shard_table>> _shards;
     storage::offset_checkpoint _recovery_points;
     storage::offset_checkpoint _log_starts;
+    storage::offset_checkpoint _cleaned_offsets;
     bool _clean_start = false;
     std::atomic<bool> _stopping{false};
 };

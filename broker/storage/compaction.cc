@@ -186,17 +186,23 @@ result<compaction_result> partition_log::compact() {
     // min.cleanable.dirty.ratio: skip while most of the cleanable bytes are already clean.
     uint64_t total = 0;
     uint64_t dirty = 0;
+    size_t first_dirty = cleanable;
     for (size_t i = 0; i < cleanable; ++i) {
         total += _segments[i]->size();
         if (_segments[i + 1]->base_offset() > _cleaned_up_to) {
             dirty += _segments[i]->size();
+            first_dirty = std::min(first_dirty, i);
         }
     }
     if (total == 0 || double(dirty) < _cfg.min_cleanable_dirty_ratio * double(total)) {
         return res;
     }
+    // Keys from the dirty segments only (Kafka's cleaner does the same): by induction the clean
+    // segments hold at most one record per key, and one superseded by a dirty record is dropped
+    // through the map when its segment is rewritten below.
     offset_map map;
-    for (size_t i = 0; i < cleanable; ++i) {
+    for (size_t i = first_dirty; i < cleanable; ++i) {
+        res.bytes_scanned += _segments[i]->size();
         if (auto r = build_offset_map(_ops, *_segments[i], map); !r) {
             return r.error() == errc::io_error ? fail(r.error(), "compaction read") : r.error();
         }
@@ -243,7 +249,7 @@ result<compaction_result> partition_log::compact() {
         }
         seg = std::move(reopened).value();
     }
-    _cleaned_up_to = _segments[cleanable]->base_offset();
+    _cleaned_up_to = std::max(_cleaned_up_to, _segments[cleanable]->base_offset());
     if (res.segments_cleaned > 0) {
         log::get("storage")->info("{}: compacted {} segments, {} -> {} bytes, {} records removed",
                                   _dir.string(), res.segments_cleaned, res.bytes_before,

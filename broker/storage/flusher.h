@@ -11,6 +11,7 @@
 // to the partition's owner (see partition_log).
 
 #include "broker/storage/file_ops.h"
+#include "broker/storage/observer.h"
 #include "common/file_slice.h"
 
 #include <condition_variable>
@@ -31,7 +32,8 @@ public:
         std::function<void(std::error_code)> done;
     };
 
-    explicit flusher(file_ops& ops = file_ops::posix());
+    explicit flusher(file_ops& ops = file_ops::posix(),
+                     storage_observer& observer = storage_observer::none());
     ~flusher();
     flusher(const flusher&) = delete;
     flusher& operator=(const flusher&) = delete;
@@ -45,6 +47,7 @@ private:
     void run();
 
     file_ops& _ops;
+    storage_observer& _observer;
     mutable std::mutex _mu;
     std::condition_variable _cv;
     std::deque<job> _queue;

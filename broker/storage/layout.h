@@ -5,6 +5,7 @@
 //   <log.dir>/
 //     .spool-clean-shutdown          present only between a clean close and the next open
 //     recovery-point-offset-checkpoint, log-start-offset-checkpoint   (Kafka's text format)
+//     cleaner-offset-checkpoint        per compacted partition: cleaned below this offset
 //     <topic>-<partition>/
 //       00000000000000000000.log         record batches, base offsets assigned
 //       00000000000000000000.index       sparse offset index (relative offset -> position)
@@ -35,6 +36,8 @@ inline constexpr std::string_view leader_epoch_checkpoint = "leader-epoch-checkp
 inline constexpr std::string_view clean_shutdown_marker = ".spool-clean-shutdown";
 inline constexpr std::string_view recovery_point_checkpoint = "recovery-point-offset-checkpoint";
 inline constexpr std::string_view log_start_checkpoint = "log-start-offset-checkpoint";
+// Kafka's LogCleaner checkpoint: per partition, the offset below which the log is compacted.
+inline constexpr std::string_view cleaner_checkpoint = "cleaner-offset-checkpoint";
 inline constexpr std::string_view delete_dir_suffix = "-delete";
 
 // "00000000000000001234" for 1234.

@@ -34,6 +34,7 @@ open_options log_manager::options_for(bool clean, model::offset recovery_point,
     o.log_start_offset = log_start;
     o.flush_thread = _flusher.get();
     o.post = _cfg.post;
+    o.observer = _cfg.observer;
     o.clock = _cfg.clock;
     return o;
 }
@@ -41,7 +42,8 @@ open_options log_manager::options_for(bool clean, model::offset recovery_point,
 result<std::unique_ptr<log_manager>> log_manager::start(log_manager_config cfg) {
     std::unique_ptr<log_manager> m(new log_manager(std::move(cfg)));
     if (m->_cfg.group_commit) {
-        m->_flusher = std::make_unique<flusher>(*m->_cfg.ops);
+        m->_flusher = std::make_unique<flusher>(
+            *m->_cfg.ops, m->_cfg.observer ? *m->_cfg.observer : storage_observer::none());
     }
     for (size_t i = 0; i < m->_cfg.log_dirs.size(); ++i) {
         SPOOL_TRY(m->open_dir(i));
@@ -60,6 +62,10 @@ result<void> log_manager::open_dir(size_t dir_index) {
     bool clean = fs::exists(marker);
     SPOOL_TRY(recovery_points, read_offset_checkpoint(dir / layout::recovery_point_checkpoint));
     SPOOL_TRY(log_starts, read_offset_checkpoint(dir / layout::log_start_checkpoint));
+    // A damaged cleaner checkpoint only costs one full compaction pass.
+    auto cleaned_read = read_offset_checkpoint(dir / layout::cleaner_checkpoint);
+    offset_checkpoint cleaned =
+        cleaned_read ? std::move(cleaned_read).value() : offset_checkpoint{};
 
     struct pending {
         model::topic_partition tp;
@@ -89,11 +95,13 @@ result<void> log_manager::open_dir(size_t dir_index) {
             auto& p = todo[i];
             auto rp = recovery_points.find(p.tp);
             auto ls = log_starts.find(p.tp);
-            p.log = partition_log::open(
-                p.path, p.tp, _cfg.defaults,
-                options_for(clean, rp == recovery_points.end() ? model::offset(0) : rp->second,
-                            ls == log_starts.end() ? std::nullopt
-                                                   : std::optional<model::offset>(ls->second)));
+            auto opts = options_for(
+                clean, rp == recovery_points.end() ? model::offset(0) : rp->second,
+                ls == log_starts.end() ? std::nullopt : std::optional<model::offset>(ls->second));
+            if (auto c = cleaned.find(p.tp); c != cleaned.end()) {
+                opts.cleaned_offset = c->second;
+            }
+            p.log = partition_log::open(p.path, p.tp, _cfg.defaults, std::move(opts));
         }
     };
     unsigned n = std::max(1u, std::min<unsigned>(_cfg.open_threads, unsigned(todo.size())));
@@ -217,13 +225,19 @@ result<void> log_manager::checkpoint() {
     for (size_t d = 0; d < _cfg.log_dirs.size(); ++d) {
         offset_checkpoint recovery;
         offset_checkpoint starts;
+        offset_checkpoint cleaned;
         for (const auto& [tp, e] : _logs) {
             if (e.dir_index != d || e.log->offline()) {
                 continue;
             }
             recovery[tp] = e.log->flushed_offset();
             starts[tp] = e.log->log_start_offset();
+            if (e.log->config().compacts()) {
+                cleaned[tp] = e.log->cleaned_offset();
+            }
         }
+        SPOOL_TRY(write_offset_checkpoint(*_cfg.ops, _cfg.log_dirs[d] / layout::cleaner_checkpoint,
+                                          cleaned));
         SPOOL_TRY(write_offset_checkpoint(
             *_cfg.ops, _cfg.log_dirs[d] / layout::recovery_point_checkpoint, recovery));
         SPOOL_TRY(write_offset_checkpoint(*_cfg.ops,

@@ -37,6 +37,8 @@ struct log_manager_config {
     bool group_commit = false;
     post_fn post;
     clock_fn clock = wall_clock_now;
+    // fdatasync latency, storage errors, segment rolls (nullptr: nobody listens).
+    storage_observer* observer = nullptr;
     // Partitions opened concurrently at start.
     unsigned open_threads = 4;
 };

@@ -26,6 +26,7 @@ partition_log::partition_log(std::filesystem::path dir, model::topic_partition t
       _tp(std::move(tp)),
       _cfg(cfg),
       _ops(*opts.ops),
+      _observer(opts.observer ? *opts.observer : storage_observer::none()),
       _flusher(opts.flush_thread),
       _post(std::move(opts.post)),
       _clock(std::move(opts.clock)) {}
@@ -56,7 +57,25 @@ uint64_t partition_log::size_bytes() const {
     return n;
 }
 
+// The observer's classification of a failure, from what fail() was told.
+static storage_failure failure_kind(std::string_view what) {
+    if (what == "fdatasync") {
+        return storage_failure::fsync;
+    }
+    if (what == "truncate") {
+        return storage_failure::truncate;
+    }
+    if (what == "segment delete") {
+        return storage_failure::remove;
+    }
+    if (what == "compaction read") {
+        return storage_failure::read;
+    }
+    return storage_failure::write;
+}
+
 std::error_code partition_log::fail(std::error_code ec, const char* what) {
+    _observer.storage_error(failure_kind(what));
     if (!_offline) {
         log::get("storage")->error("{}: {} failed: {}; partition offline", _dir.string(), what,
                                    ec.message());
@@ -179,10 +198,14 @@ result<read_result> partition_log::read(model::offset start, uint32_t max_bytes,
         uint32_t room = max_bytes - std::min(max_bytes, out.bytes);
         auto ext = seg.read(out.next_offset, room, upper, min_one && out.slices.empty());
         if (!ext) {
+            _observer.storage_error(storage_failure::read);
             return make_error_code(errc::io_error);
         }
         if (ext.value().batches == 0) {
-            break;
+            if (ext.value().past_end) {
+                continue;  // a gap up to this segment's end (compaction): Kafka skips it
+            }
+            break;  // the next batch is at or past upper, or does not fit max_bytes
         }
         out.slices.push_back(seg.slice(ext.value().position, ext.value().bytes));
         out.bytes += ext.value().bytes;

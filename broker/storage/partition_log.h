@@ -28,6 +28,7 @@
 #include "broker/storage/file_ops.h"
 #include "broker/storage/flusher.h"
 #include "broker/storage/leader_epoch_cache.h"
+#include "broker/storage/observer.h"
 #include "broker/storage/producer_state.h"
 #include "broker/storage/segment.h"
 #include "common/file_slice.h"
@@ -54,12 +55,16 @@ struct open_options {
     model::offset recovery_point{0};
     // From log-start-offset-checkpoint (DeleteRecords moves it inside a segment).
     std::optional<model::offset> log_start_offset;
+    // From cleaner-offset-checkpoint: compaction already covered everything below it.
+    std::optional<model::offset> cleaned_offset;
     // Set when the log dir's clean-shutdown marker was present: trust the files as they are.
     bool clean_shutdown = false;
     // Group commit; without it flush_async() flushes synchronously.
     flusher* flush_thread = nullptr;
     // Runs a flusher completion on the partition's owner. Required with flush_thread.
     post_fn post;
+    // Told about synchronous fdatasyncs, storage errors and segment rolls (nullptr: nobody).
+    storage_observer* observer = nullptr;
     clock_fn clock = wall_clock_now;
 };
 
@@ -71,6 +76,8 @@ struct recovery_report {
     uint32_t segments_deleted = 0;  // wholly after a torn batch
     uint32_t indexes_rebuilt = 0;
     uint64_t truncated_bytes = 0;
+    // Zero-filled preallocated tail of the active segment, dropped (not data, not truncation).
+    uint64_t preallocated_bytes = 0;
     std::optional<model::offset> truncated_at;  // LEO after truncation, if anything was cut
 };
 
@@ -108,6 +115,8 @@ struct compaction_result {
     uint64_t bytes_before = 0;
     uint64_t bytes_after = 0;
     uint64_t records_removed = 0;
+    // Bytes read to build the key map (the dirty segments only); 0 when the pass was skipped.
+    uint64_t bytes_scanned = 0;
 };
 
 class partition_log {
@@ -172,8 +181,12 @@ public:
     // retention.ms / retention.bytes (cleanup.policy delete), plus segments below the log start
     // and producer.id.expiration.ms; call it for every policy.
     result<retention_result> apply_retention();
-    // cleanup.policy compact: rewrites closed segments keeping the latest record per key.
+    // cleanup.policy compact: rewrites closed segments keeping the latest record per key. Like
+    // Kafka's cleaner, the key map comes from the dirty segments (at or above cleaned_offset())
+    // only: the clean ones already hold one record per key.
     result<compaction_result> compact();
+    // Everything below this offset is compacted: what cleaner-offset-checkpoint records.
+    [[nodiscard]] model::offset cleaned_offset() const { return _cleaned_up_to; }
     // Truncates the log to end (replication divergence); end >= log start.
     result<void> truncate_to(model::offset end);
 
@@ -212,6 +225,7 @@ private:
     model::topic_partition _tp;
     log_config _cfg;
     file_ops& _ops;
+    storage_observer& _observer;
     flusher* _flusher;
     post_fn _post;
     clock_fn _clock;
@@ -230,8 +244,8 @@ private:
     // flush.messages / flush.ms
     int64_t _unflushed_messages = 0;
     std::optional<model::timestamp> _first_unflushed_at;
-    // Compaction: everything below this offset was compacted by this process (in memory only:
-    // after a restart the first pass cleans everything once).
+    // Compaction: everything below this offset is compacted (cleaner-offset-checkpoint, kept by
+    // the owner of the log dir across restarts).
     model::offset _cleaned_up_to{0};
 
     // Group commit: waiters and whether a sync is in flight. _alive lets late completions find

@@ -6,6 +6,8 @@
 #include "broker/storage/errc.h"
 #include "broker/storage/partition_log.h"
 
+#include <chrono>
+
 namespace spool::broker::storage {
 
 result<void> partition_log::flush() {
@@ -17,7 +19,10 @@ result<void> partition_log::flush() {
         return success();
     }
     for (size_t i = segment_index_for(_recovery_point); i < _segments.size(); ++i) {
-        if (auto r = _segments[i]->flush(); !r) {
+        auto t0 = std::chrono::steady_clock::now();
+        auto r = _segments[i]->flush();
+        _observer.fsync_done(std::chrono::steady_clock::now() - t0);
+        if (!r) {
             return fail(r.error(), "fdatasync");
         }
     }

@@ -26,7 +26,11 @@ result<std::unique_ptr<partition_log>> partition_log::open(fs::path dir, model::
         return make_error_code(errc::io_error);
     }
     std::unique_ptr<partition_log> log(new partition_log(dir, std::move(tp), cfg, opts));
-    SPOOL_TRY(log->load(opts));
+    if (auto r = log->load(opts); !r) {
+        log->_observer.storage_error(opts.clean_shutdown ? storage_failure::open
+                                                         : storage_failure::recovery);
+        return r.error();
+    }
     return log;
 }
 
@@ -100,9 +104,13 @@ result<void> partition_log::load(const open_options& opts) {
             if (!seg) {
                 // A segment whose tail state cannot even be read (even after a "clean" shutdown
                 // the disk may have changed under us): open it for a full rescan.
+                // After a crash this is the usual state of the active segment: its
+                // preallocated tail reads as zeros.
                 force_recovery = true;
-                log::get("storage")->warn("{}: segment {} unreadable ({}), recovering it",
-                                          _dir.string(), bases[i].value(), seg.error().message());
+                log::get("storage")->log(
+                    opts.clean_shutdown ? spdlog::level::warn : spdlog::level::info,
+                    "{}: segment {} unreadable ({}), recovering it", _dir.string(),
+                    bases[i].value(), seg.error().message());
                 SPOOL_STORAGE_ASSIGN(
                     seg, segment::open(_ops, _dir, bases[i], _cfg, last, _clock(), false));
                 recover_from = std::min(recover_from, bases[i]);
@@ -122,6 +130,8 @@ result<void> partition_log::load(const open_options& opts) {
     _log_start = std::max(_segments.front()->base_offset(), start);
     _log_start = std::min(_log_start, _log_end);
     _high_watermark = _log_end;
+    // A checkpoint from before a truncation may point past the end; below the start is moot.
+    _cleaned_up_to = std::clamp(opts.cleaned_offset.value_or(_log_start), _log_start, _log_end);
 
     SPOOL_STORAGE_ASSIGN(_epochs, leader_epoch_cache::load(_ops, _dir));
     SPOOL_TRY(_epochs.truncate_from_end(_log_end));
@@ -161,6 +171,7 @@ result<void> partition_log::recover_segments(model::offset recovery_point) {
         _recovery.segments_recovered++;
         _recovery.indexes_rebuilt++;
         _recovery.batches_recovered += rec.batches;
+        _recovery.preallocated_bytes += rec.preallocated_bytes;
         if (rec.truncated_bytes == 0) {
             continue;
         }

@@ -162,6 +162,7 @@ result<void> partition_log::truncate_to(model::offset end) {
     _log_end = active().next_offset();
     _high_watermark = std::min(_high_watermark, _log_end);
     _recovery_point = std::min(_recovery_point, _log_end);
+    _cleaned_up_to = std::min(_cleaned_up_to, _log_end);  // what comes next is dirty
     if (auto r = _epochs.truncate_from_end(_log_end); !r) {
         return fail(r.error(), "leader epoch checkpoint");
     }
@@ -184,6 +185,7 @@ result<void> partition_log::roll(model::timestamp now) {
     SPOOL_TRY(_producers.write_snapshot(_ops, _dir, _log_end, /*durable=*/false));
     SPOOL_TRY(seg, segment::create(_ops, _dir, _log_end, _cfg, now));
     _segments.push_back(std::move(seg));
+    _observer.segment_rolled();
     return success();
 }
 

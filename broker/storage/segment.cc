@@ -57,6 +57,8 @@ segment::segment(file_ops& ops, fs::path dir, model::offset base, const log_conf
       _offset_of_max_ts(base),
       _index_interval(cfg.index_interval_bytes),
       _index_capacity(std::max<uint32_t>(1, cfg.segment_index_bytes / offset_index::entry_size)),
+      _preallocate(std::min(cfg.preallocate_bytes, cfg.segment_bytes)),
+      _segment_bytes(cfg.segment_bytes),
       _active(active) {
     _created = created;
 }
@@ -106,6 +108,7 @@ result<std::unique_ptr<segment>> segment::open(file_ops& ops, const fs::path& di
         return make_error_code(errc::corrupt_batch);
     }
     s->_size = static_cast<uint32_t>(st.st_size);
+    s->_allocated = s->_size;
     uint32_t index_bytes = active ? s->_index_capacity * offset_index::entry_size : 0;
     uint32_t time_bytes = active ? s->_index_capacity * time_index::entry_size : 0;
     SPOOL_STORAGE_ASSIGN(
@@ -201,6 +204,7 @@ result<void> segment::append(std::span<const uint8_t> bytes) {
     uint64_t most = _index.entries() + bytes.size() / rf::batch_header_size + 2;
     SPOOL_TRY(_index.file().reserve(_ops, most));
     SPOOL_TRY(_time_index.file().reserve(_ops, most));
+    SPOOL_TRY(reserve_log(static_cast<uint32_t>(bytes.size())));
     iovec v{const_cast<uint8_t*>(bytes.data()), bytes.size()};
     if (int e = _ops.pwritev_all(_log->fd(), &v, 1, _size); e != 0) {
         return make_error_code(errc_from_errno(e));
@@ -242,6 +246,7 @@ result<read_extent> segment::read(model::offset o, uint32_t max_bytes, model::of
                 return true;
             }
             found = true;
+            ext.past_end = false;
             ext.position = pos;
         }
         if (b.last_offset() >= upper) {
@@ -290,6 +295,7 @@ result<void> segment::truncate_to(model::offset o) {
         return make_error_code(errc_from_errno(errno));
     }
     _size = cut;
+    _allocated = cut;
     // Truncation is rare (recovery, replication divergence): rebuild the indexes and the tail
     // state from what is left instead of patching them.
     return rebuild_indexes();
@@ -337,6 +343,31 @@ result<void> segment::rebuild_indexes() {
     return success();
 }
 
+// Preallocated .log files end on a page boundary (or at segment.bytes).
+constexpr uint32_t prealloc_alignment = 4096;
+
+// True when [from, to) of fd reads as zeros (a preallocated, unwritten tail).
+static result<bool> all_zero(file_ops& ops, int fd, uint32_t from, uint32_t to) {
+    std::vector<uint8_t> buf(64 * 1024);
+    while (from < to) {
+        size_t want = std::min<size_t>(buf.size(), to - from);
+        ssize_t n = ops.pread_full(fd, buf.data(), want, from);
+        if (n < 0) {
+            return make_error_code(errc::io_error);
+        }
+        if (n == 0) {
+            break;
+        }
+        for (ssize_t i = 0; i < n; ++i) {
+            if (buf[size_t(i)] != 0) {
+                return false;
+            }
+        }
+        from += static_cast<uint32_t>(n);
+    }
+    return true;
+}
+
 result<segment_recovery> segment::recover() {
     SPOOL_TRY(ensure_index_capacity());
     reset_indexes();
@@ -378,11 +409,25 @@ result<segment_recovery> segment::recover() {
     rec.valid_bytes = pos;
     rec.truncated_bytes = _size - pos;
     if (pos < _size) {
+        // reserve_log() leaves files at a multiple of the page size (or at segment.bytes): a
+        // zero tail of such a file is preallocated space that was never written (or written
+        // but lost before any flush, which nobody was promised), not a torn batch. A file cut
+        // anywhere else keeps its zeros counted as truncated bytes.
+        bool preallocated_size = _size % prealloc_alignment == 0 || _size == _segment_bytes;
+        bool zeros = false;
+        if (preallocated_size) {
+            SPOOL_STORAGE_ASSIGN(zeros, all_zero(_ops, _log->fd(), pos, _size));
+        }
+        if (zeros) {
+            rec.preallocated_bytes = rec.truncated_bytes;
+            rec.truncated_bytes = 0;
+        }
         if (_ops.ftruncate(_log->fd(), pos) != 0) {
             return make_error_code(errc_from_errno(errno));
         }
         _size = pos;
     }
+    _allocated = _size;
     if (!_active) {
         SPOOL_TRY(close_indexes());
     }
@@ -399,7 +444,43 @@ result<void> segment::close_indexes() {
     return success();
 }
 
+result<void> segment::reserve_log(uint32_t bytes) {
+    uint64_t need = uint64_t(_size) + bytes;
+    if (need <= _allocated) {
+        return success();
+    }
+    if (need > UINT32_MAX) {
+        return make_error_code(errc::message_too_large);
+    }
+    if (_preallocate == 0) {
+        return success();
+    }
+    // A step at a time, never past segment.bytes unless one append needs it.
+    uint64_t step_end = (uint64_t(_allocated) + _preallocate + prealloc_alignment - 1) /
+                        prealloc_alignment * prealloc_alignment;
+    uint64_t want = std::max(need, std::min<uint64_t>(step_end, std::max(_segment_bytes, _size)));
+    if (_ops.fallocate(_log->fd(), _allocated, static_cast<off_t>(want - _allocated)) != 0) {
+        // Near a full disk (or a file size limit) the step may not fit where the append still
+        // does, and some filesystems cannot preallocate at all: the write then extends the file
+        // itself and reports the real error if there is one.
+        return success();
+    }
+    _allocated = static_cast<uint32_t>(want);
+    return success();
+}
+
+result<void> segment::trim_log() {
+    if (_allocated > _size) {
+        if (_ops.ftruncate(_log->fd(), _size) != 0) {
+            return make_error_code(errc_from_errno(errno));
+        }
+    }
+    _allocated = _size;
+    return success();
+}
+
 result<void> segment::roll() {
+    SPOOL_TRY(trim_log());
     SPOOL_TRY(close_indexes());
     _active = false;
     return success();

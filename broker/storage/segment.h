@@ -5,7 +5,10 @@
 //   .log:  [batch][batch]...   batches exactly as validated, base offsets assigned, back to back
 //
 // The .log fd is opened without O_APPEND; the segment tracks the write position itself and
-// writes with pwritev through file_ops, so a failed or torn write never moves it. Appends update
+// writes with pwritev through file_ops, so a failed or torn write never moves it. The active
+// .log is preallocated ahead of the write position (log_config::preallocate_bytes), so its file
+// size is larger than size() until roll() / close trims it; after a crash, recovery drops the
+// zero-filled tail. Appends update
 // the indexes after the bytes are written. Reads hand out file_slice ranges for sendfile; lookups
 // go offset index -> short scan of batch headers (pread, a few KiB at a time).
 //
@@ -40,12 +43,18 @@ struct read_extent {
     uint32_t bytes = 0;
     uint32_t batches = 0;
     model::offset last_offset{-1};
+    // No batch here holds o or comes after it (o is in a gap at the end, e.g. left by
+    // compaction): the caller goes on with the next segment.
+    bool past_end = true;
 };
 
 // What recovery found in one segment.
 struct segment_recovery {
     uint32_t valid_bytes = 0;
     uint64_t truncated_bytes = 0;
+    // An all-zero tail after the last valid batch: preallocated space, not data (not counted in
+    // truncated_bytes).
+    uint64_t preallocated_bytes = 0;
     uint32_t batches = 0;
 };
 
@@ -113,7 +122,7 @@ public:
     result<void> rebuild_indexes();
     // Index entries strictly increasing and inside the file.
     [[nodiscard]] bool indexes_sane() const { return _index.sane(_size) && _time_index.sane(); }
-    // Closes the segment for appends: final time index entry, indexes trimmed to size.
+    // Closes the segment for appends: final time index entry, indexes and .log trimmed to size.
     result<void> roll();
     // Synchronous fdatasync of .log and both indexes.
     result<void> flush();
@@ -134,6 +143,9 @@ private:
     void reset_indexes();
     result<void> ensure_index_capacity();
     result<void> close_indexes();
+    // Preallocates the .log so that bytes more fit; trim_log() gives back what was not used.
+    result<void> reserve_log(uint32_t bytes);
+    result<void> trim_log();
 
     file_ops& _ops;
     std::filesystem::path _dir;
@@ -150,6 +162,9 @@ private:
     uint32_t _bytes_since_index = 0;
     uint32_t _index_interval;
     uint32_t _index_capacity;  // offset index entries when preallocated
+    uint32_t _allocated = 0;   // .log file size (>= _size while preallocated)
+    uint32_t _preallocate;     // preallocation step, 0 = off
+    uint32_t _segment_bytes;
     bool _active;
 };
 

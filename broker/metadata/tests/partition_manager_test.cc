@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
 namespace spool::broker::metadata {
 namespace {
@@ -122,6 +123,119 @@ TEST_F(partition_manager_test, test_removed_topic_loses_its_directories) {
     pm->close_all();
 }
 
+asio::awaitable<int64_t> append_keyed(partition_manager* pm, topic_partition tp, std::string key,
+                                      int count) {
+    auto* plog = pm->local(tp);
+    if (plog == nullptr) {
+        co_return -100;
+    }
+    for (int i = 0; i < count; ++i) {
+        // The first batch comes from an idempotent producer, long idle by its timestamp.
+        protocol::records::batch_options o;
+        if (i == 0) {
+            o.producer_id = 42;
+            o.producer_epoch = 0;
+            o.base_sequence = 0;
+        }
+        protocol::records::batch_builder b(o);
+        b.add(1000 + i, protocol::records::nullable_bytes::of(key + std::to_string(i % 4)),
+              protocol::records::nullable_bytes::of(std::string(100, 'v')));
+        auto bytes = b.build();
+        if (!plog->append(bytes, model::leader_epoch(0))) {
+            co_return -1;
+        }
+        if (i == 0 && plog->producers().size() != 1) {
+            co_return -2;  // the idempotent producer was not recorded
+        }
+    }
+    plog->set_high_watermark(plog->log_end_offset());
+    co_return plog->log_end_offset().value();
+}
+
+// What housekeeping has done to a log so far: its start offset, size and cleaned offset.
+struct log_state {
+    int64_t start = -1;
+    uint64_t bytes = 0;
+    int64_t cleaned = -1;
+    size_t segments = 0;
+    size_t producers = 0;
+};
+
+asio::awaitable<log_state> state_of(partition_manager* pm, topic_partition tp) {
+    auto* plog = pm->local(tp);
+    if (plog == nullptr) {
+        co_return log_state{};
+    }
+    co_return log_state{plog->log_start_offset().value(), plog->size_bytes(),
+                        plog->cleaned_offset().value(), plog->segment_count(),
+                        plog->producers().size()};
+}
+
+asio::awaitable<log_state> state_on_shard(partition_manager* pm, topic_partition tp) {
+    co_return co_await net::run_on(pm->pool().executor(pm->shard_of(tp)), state_of(pm, tp));
+}
+
+// Housekeeping applies retention by size to compact,delete topics, never to compact ones (but
+// still expires idle producers there), and compacts both; the compacted offset survives a restart
+// in cleaner-offset-checkpoint.
+TEST_F(partition_manager_test, test_housekeeping_applies_retention_per_cleanup_policy) {
+    std::string error;
+    cfg =
+        config::broker_config::from_yaml_text("log.retention.check.interval.ms: 50\n", {}, &error);
+    ASSERT_NE(cfg, nullptr) << error;
+    auto topic = [](std::string name, std::string policy) {
+        return topic_metadata{name,
+                              protocol::uuid::random(),
+                              {{0, 0, 0, {0}, {0}}},
+                              {{"cleanup.policy", policy},
+                               {"segment.bytes", "1024"},
+                               {"retention.bytes", "2048"},
+                               {"retention.ms", "-1"},
+                               {"min.cleanable.dirty.ratio", "0.01"}}};
+    };
+    cluster_state state;
+    state.topics.emplace("both", topic("both", "compact,delete"));
+    state.topics.emplace("compacted", topic("compacted", "compact"));
+    topic_partition both{"both", model::partition_id(0)};
+    topic_partition compacted{"compacted", model::partition_id(0)};
+    pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
+    ASSERT_TRUE(pm->open_all(state));
+    EXPECT_GT(run(both, append_keyed(pm.get(), both, "k", 60)), 0);
+    EXPECT_GT(run(compacted, append_keyed(pm.get(), compacted, "k", 60)), 0);
+    auto get = [&](const topic_partition& tp) {
+        return asio::co_spawn(pool->context(0), state_on_shard(pm.get(), tp), asio::use_future)
+            .get();
+    };
+    // Wait (generously: a loaded machine) for both logs to be compacted and "both" trimmed.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    log_state b;
+    log_state c;
+    while (std::chrono::steady_clock::now() < deadline) {
+        b = get(both);
+        c = get(compacted);
+        if (b.start > 0 && b.cleaned > 0 && c.cleaned > 0 && c.producers == 0) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_GT(b.start, 0) << "compact,delete: size retention never ran";
+    EXPECT_GT(b.cleaned, 0) << "compact,delete: never compacted";
+    EXPECT_GT(c.cleaned, 0) << "compact: never compacted";
+    EXPECT_EQ(c.start, 0) << "compact: segments deleted by retention";
+    // apply_retention() runs for compact too: it expires idle producers.
+    EXPECT_EQ(c.producers, 0u) << "compact: producer.id.expiration.ms not applied";
+    pm->close_all();
+    pm.reset();
+
+    auto saved = storage::read_offset_checkpoint(dir / storage::layout::cleaner_checkpoint);
+    ASSERT_TRUE(saved);
+    ASSERT_EQ(saved.value().count(compacted), 1u);
+    pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
+    ASSERT_TRUE(pm->open_all(state));
+    EXPECT_EQ(get(compacted).cleaned, saved.value().at(compacted).value());
+    pm->close_all();
+}
+
 TEST(to_log_config, test_topic_settings_map_onto_storage_fields) {
     config::topic_settings s;
     s.segment_bytes = 2048;
@@ -129,7 +243,11 @@ TEST(to_log_config, test_topic_settings_map_onto_storage_fields) {
     s.cleanup_compact = true;
     s.cleanup_delete = true;
     s.log_append_time = true;
+    s.min_compaction_lag_ms = 7;
+    s.min_cleanable_dirty_ratio = 0.25;
     auto c = to_log_config(s);
+    EXPECT_EQ(c.min_compaction_lag_ms.count(), 7);
+    EXPECT_DOUBLE_EQ(c.min_cleanable_dirty_ratio, 0.25);
     EXPECT_EQ(c.segment_bytes, 2048u);
     EXPECT_EQ(c.retention_ms.count(), 5);
     EXPECT_EQ(c.cleanup, storage::cleanup_policy::compact_delete);

@@ -5,12 +5,14 @@
 // Files go to $SPOOL_BENCH_DIR (default: the current directory), so the raw write baseline and
 // the log use the same filesystem. Append benchmarks report ratio_vs_raw = log append throughput
 // / raw sequential write() throughput of the same batch size, measured in the same process.
+// SPOOL_BENCH_PREALLOCATE=<bytes> overrides log_config::preallocate_bytes (0 = off) to compare.
 
 #include "broker/storage/partition_log.h"
 #include "protocol/records/batch_builder.h"
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -71,6 +73,9 @@ log_config bench_config() {
     c.segment_bytes = segment_bytes;
     c.retention_bytes = int64_t(4) * segment_bytes;
     c.retention_ms = std::chrono::milliseconds(-1);
+    if (const char* p = std::getenv("SPOOL_BENCH_PREALLOCATE")) {  // bytes; 0 = off
+        c.preallocate_bytes = static_cast<uint32_t>(std::strtoul(p, nullptr, 10));
+    }
     return c;
 }
 
@@ -389,6 +394,7 @@ void BM_group_commit_vs_no_fsync(benchmark::State& state) {
     constexpr int per_round = 20000;
     std::vector<double> ratios;
     std::vector<double> cpu_ratios;
+    std::vector<double> append_phase;  // plain time / synced time without the final wait
     auto thread_cpu = [] {
         timespec ts{};
         ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -402,7 +408,14 @@ void BM_group_commit_vs_no_fsync(benchmark::State& state) {
     // outstanding; more than that means the flusher is not keeping up.
     constexpr uint64_t inflight_allowance = 5000;
     using clock = std::chrono::steady_clock;
+    auto switches = [] {
+        rusage ru{};
+        ::getrusage(RUSAGE_THREAD, &ru);
+        return std::pair<long, long>(ru.ru_nvcsw, ru.ru_nivcsw);
+    };
+    long plain_vol = 0, plain_invol = 0, synced_vol = 0, synced_invol = 0;
     for (auto _ : state) {
+        auto s0 = switches();
         double c0 = thread_cpu();
         auto t0 = clock::now();
         for (int i = 0; i < per_round; ++i) {
@@ -410,12 +423,21 @@ void BM_group_commit_vs_no_fsync(benchmark::State& state) {
         }
         auto t1 = clock::now();
         double c1 = thread_cpu();
+        auto s1 = switches();
         for (int i = 0; i < per_round; ++i) {
             auto r = synced->append(buf, model::leader_epoch(1));
             synced->flush_async(r.value().last_offset + 1, [&](result<model::offset>) { ++acked; });
             ++sent;
             owner.drain();
         }
+        auto t_appended = clock::now();
+        auto s2 = switches();
+        plain_vol += s1.first - s0.first;
+        plain_invol += s1.second - s0.second;
+        synced_vol += s2.first - s1.first;
+        synced_invol += s2.second - s1.second;
+        append_phase.push_back(std::chrono::duration<double>(t1 - t0).count() /
+                               std::chrono::duration<double>(t_appended - t1).count());
         // Steady state: acks trail the appends by at most one fdatasync; the round ends once
         // everything but the newest group is on disk (the producer keeps going meanwhile).
         while (sent - acked > inflight_allowance) {
@@ -431,6 +453,7 @@ void BM_group_commit_vs_no_fsync(benchmark::State& state) {
             l->set_high_watermark(l->log_end_offset());
             (void)l->apply_retention();
         }
+
         ratios.push_back(std::chrono::duration<double>(t1 - t0).count() /
                          std::chrono::duration<double>(t2 - t1).count());
     }
@@ -447,6 +470,14 @@ void BM_group_commit_vs_no_fsync(benchmark::State& state) {
     // Appending thread's CPU only (the flusher thread's fdatasync time is not in it).
     state.counters["cpu_fsync_vs_no_fsync_median"] = cpu_ratios[cpu_ratios.size() / 2];
     state.counters["fdatasyncs_per_round"] = double(thread.syncs()) / double(ratios.size());
+    std::sort(append_phase.begin(), append_phase.end());
+    state.counters["append_phase_median"] = append_phase[append_phase.size() / 2];
+    // Context switches of the appending thread during the append phases (voluntary = it
+    // blocked, involuntary = it was preempted).
+    state.counters["plain_vcsw"] = double(plain_vol);
+    state.counters["plain_ivcsw"] = double(plain_invol);
+    state.counters["synced_vcsw"] = double(synced_vol);
+    state.counters["synced_ivcsw"] = double(synced_invol);
 }
 BENCHMARK(BM_group_commit_vs_no_fsync)->Iterations(15)->UseRealTime();
 

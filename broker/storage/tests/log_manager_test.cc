@@ -1,5 +1,6 @@
 #include "broker/storage/log_manager.h"
 
+#include "broker/storage/checkpoint_file.h"
 #include "broker/storage/layout.h"
 #include "test_util.h"
 
@@ -110,6 +111,61 @@ TEST(log_manager, test_housekeeping_applies_retention) {
     now += 5000;
     m->housekeeping();
     EXPECT_EQ(log->log_start_offset(), log->log_end_offset());
+}
+
+}  // namespace
+}  // namespace spool::broker::storage
+
+namespace spool::broker::storage {
+namespace {
+
+// cleaner-offset-checkpoint: written with the other checkpoints, read back at start, so a
+// restarted broker does not read a clean compacted log again; without it, the first pass does.
+TEST(log_manager, test_cleaner_checkpoint_survives_restart) {
+    temp_dir root;
+    log_manager_config c;
+    c.log_dirs = {root.path() / "d1"};
+    c.defaults = small_segments(300);
+    c.defaults.cleanup = cleanup_policy::compact;
+    const model::topic_partition tp{"compacted", model::partition_id(0)};
+    model::offset cleaned;
+    {
+        auto m = log_manager::start(c).value();
+        auto* log = m->create(tp, c.defaults).value();
+        for (int i = 0; i < 16; ++i) {
+            append_one(*log, {.records = 1, .key = "k" + std::to_string(i % 3)});
+        }
+        log->set_high_watermark(log->log_end_offset());
+        auto r = log->compact();
+        ASSERT_TRUE(r);
+        EXPECT_GT(r.value().bytes_scanned, 0u);
+        cleaned = log->cleaned_offset();
+        ASSERT_GT(cleaned, model::offset(0));
+        ASSERT_TRUE(m->close());
+    }
+    auto file = root.path() / "d1" / layout::cleaner_checkpoint;
+    auto saved = read_offset_checkpoint(file);
+    ASSERT_TRUE(saved);
+    ASSERT_EQ(saved.value().count(tp), 1u);
+    EXPECT_EQ(saved.value().at(tp), cleaned);
+    {
+        auto m = log_manager::start(c).value();
+        auto* log = m->get(tp);
+        ASSERT_NE(log, nullptr);
+        EXPECT_EQ(log->cleaned_offset(), cleaned);
+        auto r = log->compact();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r.value().bytes_scanned, 0u);  // nothing dirty: skipped
+        ASSERT_TRUE(m->close());
+    }
+    fs::remove(file);
+    auto m = log_manager::start(c).value();
+    auto* log = m->get(tp);
+    ASSERT_NE(log, nullptr);
+    EXPECT_EQ(log->cleaned_offset(), log->log_start_offset());
+    auto r = log->compact();
+    ASSERT_TRUE(r);
+    EXPECT_GT(r.value().bytes_scanned, 0u);  // everything looks dirty again
 }
 
 }  // namespace

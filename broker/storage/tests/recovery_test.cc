@@ -241,3 +241,80 @@ TEST(recovery, test_unclean_open_with_nothing_damaged_keeps_everything) {
 
 }  // namespace
 }  // namespace spool::broker::storage
+
+namespace spool::broker::storage {
+namespace {
+
+// The active .log is preallocated ahead of its data; a crash leaves that zero-filled tail on
+// disk. Recovery drops it without calling it a truncation, and loses nothing.
+TEST(recovery, test_zero_filled_preallocated_tail_is_dropped_without_loss) {
+    temp_dir root;
+    auto cfg = small_segments(1 << 20);
+    cfg.preallocate_bytes = 64 * 1024;
+    auto w = write_log(root.path(), cfg);
+    auto on_disk = fs::file_size(w.tail_log);
+    ASSERT_GT(on_disk, w.positions.back());  // preallocated past the data
+    auto log = reopen(w.dir, cfg, w.flushed);
+    ASSERT_NE(log, nullptr);
+    EXPECT_EQ(log->log_end_offset(), w.bases.back());
+    EXPECT_EQ(log->recovery().truncated_bytes, 0u);
+    EXPECT_EQ(log->recovery().preallocated_bytes, on_disk - w.positions.back());
+    EXPECT_FALSE(log->recovery().truncated_at.has_value());
+    EXPECT_EQ(fs::file_size(w.tail_log), w.positions.back());  // trimmed to the data
+    expect_healthy(*log);
+}
+
+// A torn batch followed by the preallocated zeros: the torn bytes are reported as truncated,
+// the batches before them are kept.
+TEST(recovery, test_torn_batch_before_a_preallocated_tail_is_truncated) {
+    temp_dir root;
+    auto cfg = small_segments(1 << 20);
+    auto w = write_log(root.path(), cfg);
+    auto on_disk = fs::file_size(w.tail_log);
+    ASSERT_GT(on_disk, w.positions.back() + 40);
+    {
+        // The first 40 bytes of the last batch again, after it: a torn write of the next one.
+        std::vector<char> head(40);
+        FILE* f = std::fopen(w.tail_log.c_str(), "r+b");
+        ASSERT_NE(f, nullptr);
+        std::fseek(f, long(w.positions[w.positions.size() - 2]), SEEK_SET);
+        ASSERT_EQ(std::fread(head.data(), 1, head.size(), f), head.size());
+        std::fseek(f, long(w.positions.back()), SEEK_SET);
+        std::fwrite(head.data(), 1, head.size(), f);
+        std::fclose(f);
+    }
+    ASSERT_EQ(fs::file_size(w.tail_log), on_disk);
+    auto log = reopen(w.dir, cfg, w.flushed);
+    ASSERT_NE(log, nullptr);
+    EXPECT_EQ(log->log_end_offset(), w.bases.back());
+    EXPECT_EQ(log->recovery().truncated_bytes, on_disk - w.positions.back());
+    EXPECT_EQ(fs::file_size(w.tail_log), w.positions.back());
+    expect_healthy(*log);
+}
+
+// Closed segments and a cleanly closed active segment hold exactly their batches: Kafka's
+// layout has no preallocated slack outside the active segment of a running broker.
+TEST(recovery, test_roll_and_close_trim_preallocated_logs) {
+    temp_dir root;
+    auto cfg = small_segments(1500);
+    cfg.preallocate_bytes = 8192;
+    auto dir = root.path() / tp.dir_name();
+    auto log = partition_log::open(dir, tp, cfg).value();
+    for (int i = 0; i < 30; ++i) {
+        append_one(*log, {.records = 2, .value_size = 60, .timestamp = 1000 + i});
+    }
+    ASSERT_GT(log->segment_count(), 2u);
+    for (size_t i = 0; i + 1 < log->segment_count(); ++i) {
+        const auto& s = log->segment_at(i);
+        EXPECT_EQ(fs::file_size(layout::segment_path(dir, s.base_offset(), layout::log_suffix)),
+                  s.size());
+    }
+    const auto& active = log->segment_at(log->segment_count() - 1);
+    auto active_path = layout::segment_path(dir, active.base_offset(), layout::log_suffix);
+    auto active_size = active.size();
+    ASSERT_TRUE(log->close());
+    EXPECT_EQ(fs::file_size(active_path), active_size);
+}
+
+}  // namespace
+}  // namespace spool::broker::storage

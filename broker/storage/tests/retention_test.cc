@@ -94,6 +94,63 @@ TEST(retention, test_compact_policy_does_not_delete_by_time) {
     EXPECT_EQ(c.log->apply_retention().value().segments_deleted, 0u);
 }
 
+// Pure compact: neither retention.ms nor retention.bytes deletes segments, but segments below a
+// DeleteRecords log start still go (they are gone for every policy).
+TEST(retention, test_compact_policy_ignores_size_retention_but_honours_log_start) {
+    temp_dir dir;
+    auto cfg = small_segments(1000);
+    cfg.retention_ms = std::chrono::milliseconds(1);
+    cfg.retention_bytes = 1;
+    cfg.cleanup = cleanup_policy::compact;
+    clocked_log c(dir.path(), cfg);
+    for (int i = 0; i < 20; ++i) {
+        append_one(*c.log, {.records = 1, .value_size = 200, .timestamp = 1, .key = "k"});
+    }
+    c.log->set_high_watermark(c.log->log_end_offset());
+    auto segments = c.log->segment_count();
+    ASSERT_GT(segments, 3u);
+    EXPECT_EQ(c.log->apply_retention().value().segments_deleted, 0u);
+    EXPECT_EQ(c.log->segment_count(), segments);
+    auto second = c.log->segment_at(1).base_offset();
+    ASSERT_TRUE(c.log->delete_records(second + 1));
+    ASSERT_TRUE(c.log->apply_retention());
+    EXPECT_EQ(c.log->segment_at(0).base_offset(), second);
+    EXPECT_EQ(c.log->log_start_offset(), second + 1);
+}
+
+// compact,delete: time and size retention apply exactly as for delete.
+TEST(retention, test_compact_delete_policy_applies_time_and_size_retention) {
+    for (bool by_time : {true, false}) {
+        temp_dir dir;
+        auto cfg = small_segments(1000);
+        cfg.cleanup = cleanup_policy::compact_delete;
+        if (by_time) {
+            cfg.retention_ms = std::chrono::milliseconds(60'000);
+        } else {
+            cfg.retention_ms = std::chrono::milliseconds(-1);
+            cfg.retention_bytes = 2500;
+        }
+        clocked_log c(dir.path(), cfg);
+        for (int i = 0; i < 20; ++i) {
+            int64_t ts = i < 10 ? c.now - 120'000 : c.now;
+            append_one(
+                *c.log,
+                {.records = 1, .value_size = 200, .timestamp = ts, .key = "k" + std::to_string(i)});
+        }
+        c.log->set_high_watermark(c.log->log_end_offset());
+        auto r = c.log->apply_retention();
+        ASSERT_TRUE(r);
+        EXPECT_GT(r.value().segments_deleted, 0u) << (by_time ? "time" : "size");
+        EXPECT_GT(c.log->log_start_offset(), model::offset(0));
+        if (by_time) {
+            EXPECT_GT(c.log->segment_at(0).max_timestamp().value(), c.now - 60'000);
+        } else {
+            EXPECT_GE(c.log->size_bytes(), 2500u);
+            EXPECT_LT(c.log->size_bytes() - c.log->segment_at(0).size(), 2500u);
+        }
+    }
+}
+
 TEST(delete_records, test_moves_log_start_inside_a_segment_and_deletes_segments_below) {
     temp_dir dir;
     clocked_log c(dir.path(), small_segments(1000));
