@@ -2,6 +2,7 @@
 
 #include "broker/app/http_views.h"
 #include "broker/metrics/callback_metrics.h"
+#include "broker/metrics/storage_probe.h"
 #include "broker/net/listener.h"
 #include "common/log.h"
 #include "common/version.h"
@@ -22,6 +23,37 @@ std::string hostname() {
     }
     return buf;
 }
+
+// Storage reports through its own observer interface (it knows nothing of metrics).
+class storage_metrics final : public storage::storage_observer {
+public:
+    explicit storage_metrics(metrics::registry& reg) : _probe(reg) {}
+    void fsync_done(std::chrono::nanoseconds d) noexcept override { _probe.fsync_done(d); }
+    void segment_rolled() noexcept override { _probe.segment_rolled(); }
+    void storage_error(storage::storage_failure op) noexcept override {
+        using f = storage::storage_failure;
+        using m = metrics::storage_op;
+        switch (op) {
+            case f::open:
+                return _probe.storage_error(m::open);
+            case f::read:
+                return _probe.storage_error(m::read);
+            case f::write:
+                return _probe.storage_error(m::write);
+            case f::fsync:
+                return _probe.storage_error(m::fsync);
+            case f::truncate:
+                return _probe.storage_error(m::truncate);
+            case f::remove:
+                return _probe.storage_error(m::remove);
+            case f::recovery:
+                return _probe.storage_error(m::recovery);
+        }
+    }
+
+private:
+    metrics::storage_probe _probe;
+};
 
 }  // namespace
 
@@ -102,6 +134,7 @@ std::string broker_app::start() {
     _pool = std::make_unique<net::shard_pool>(static_cast<size_t>(_config->get_int("spool.cores")));
     _pool->start();
     _partitions = std::make_unique<metadata::partition_manager>(*_pool, *_config, log_dir);
+    _partitions->set_storage_observer(std::make_shared<storage_metrics>(_registry));
     if (auto r = _partitions->open_all(*snap); !r) {
         _pool->stop();
         return fmt::format("cannot open the logs in {}: {}", log_dir.string(), r.error().message());
@@ -115,13 +148,15 @@ std::string broker_app::start() {
         static_cast<int32_t>(_config->node_id()), endpoint, log_dir.string()});
     // Consumer groups: creates __consumer_offsets when missing and replays it before serving.
     _groups = std::make_unique<coordinator::coordinator_service>(
-        *_store, *_partitions, coordinator::service_config_from(*_config), _group_clock);
+        *_store, *_partitions, coordinator::service_config_from(*_config), _group_clock,
+        &_group_probe);
     if (auto ec = _groups->start_blocking()) {
         stop();
         return fmt::format("cannot start the group coordinator: {}", ec.message());
     }
     _services->groups = _groups.get();
-    _dispatcher = std::make_unique<handlers::kafka_dispatcher>(*_services);
+    _services->topic_traffic = &_topic_probe;
+    _dispatcher = std::make_unique<handlers::kafka_dispatcher>(*_services, &_request_probe);
     if (auto err = start_http(endpoint); !err.empty()) {
         stop();
         return err;

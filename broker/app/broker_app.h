@@ -15,6 +15,7 @@
 #include "broker/config/broker_config.h"
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/coordinator_service.h"
+#include "broker/handlers/api_table.h"
 #include "broker/handlers/fetch_sessions.h"
 #include "broker/handlers/kafka_dispatcher.h"
 #include "broker/handlers/producer_ids.h"
@@ -23,7 +24,10 @@
 #include "broker/http/readiness.h"
 #include "broker/metadata/embedded_store.h"
 #include "broker/metadata/partition_manager.h"
+#include "broker/metrics/group_probe.h"
 #include "broker/metrics/registry.h"
+#include "broker/metrics/request_probe.h"
+#include "broker/metrics/topic_probe.h"
 #include "broker/net/probe.h"
 #include "broker/net/server.h"
 #include "broker/net/shard_pool.h"
@@ -59,6 +63,10 @@ private:
     std::unique_ptr<handlers::kafka_dispatcher> _dispatcher;
     net::probe _probe;
     metrics::registry _registry;
+    metrics::group_probe _group_probe{_registry};  // fed by _groups, which stop() resets first
+    // Fed by the dispatcher and the produce/fetch handlers, all quiet once stop() returns.
+    metrics::request_probe _request_probe{_registry, handlers::api_labels()};
+    metrics::topic_probe _topic_probe{_registry};
     http::lifecycle_state _lifecycle{{"logs_loaded", "kafka_listener_bound"}};
     std::unique_ptr<http::cluster_view> _cluster_view;
     std::unique_ptr<http::log_view> _log_view;

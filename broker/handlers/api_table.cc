@@ -2,9 +2,12 @@
 
 #include "broker/handlers/groups/group_handlers.h"
 #include "broker/handlers/handlers.h"
+#include "protocol/messages/api_table.h"
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <string>
 #include <vector>
 
 namespace spool::broker::handlers {
@@ -52,6 +55,34 @@ const std::vector<api_entry>& table() {
 
 std::span<const api_entry> supported_apis() {
     return table();
+}
+
+std::span<const metrics::api_label> api_labels() {
+    // Built once; the names live as long as the program, as api_label's views require.
+    static const auto names = [] {
+        std::vector<std::string> out;
+        for (const auto& e : table()) {
+            std::string snake;
+            for (char c : protocol::api_name(e.key)) {
+                if (std::isupper(static_cast<unsigned char>(c))) {
+                    if (!snake.empty())
+                        snake += '_';
+                    snake += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                } else {
+                    snake += c;
+                }
+            }
+            out.push_back(std::move(snake));
+        }
+        return out;
+    }();
+    static const auto labels = [] {
+        std::vector<metrics::api_label> out;
+        for (size_t i = 0; i < table().size(); ++i)
+            out.push_back({static_cast<int16_t>(table()[i].key), names[i]});
+        return out;
+    }();
+    return labels;
 }
 
 const api_entry* find_supported(int16_t key) {

@@ -11,6 +11,7 @@
 // Threading: immutable static data.
 
 #include "broker/handlers/request_context.h"
+#include "broker/metrics/request_probe.h"
 #include "broker/net/asio.h"
 
 #include <cstdint>
@@ -31,5 +32,8 @@ struct api_entry {
 std::span<const api_entry> supported_apis();
 // nullptr when the broker does not serve `key`.
 const api_entry* find_supported(int16_t key);
+// The metric label of every supported API: Kafka's name in snake_case ("Produce" ->
+// "produce", "ApiVersions" -> "api_versions"), for metrics::request_probe.
+std::span<const metrics::api_label> api_labels();
 
 }  // namespace spool::broker::handlers

@@ -25,8 +25,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_records_
             partition_result out;
             out.partition_index = p.partition_index;
             out.low_watermark = -1;
-            if (topic == nullptr || p.partition_index < 0 ||
-                p.partition_index >= static_cast<int32_t>(topic->partitions.size())) {
+            if (topic == nullptr || !topic->has_partition(p.partition_index)) {
                 out.error_code = code(error_code::unknown_topic_or_partition);
                 tr.partitions.push_back(out);
                 continue;

@@ -49,7 +49,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_log_di
         result_t::describe_log_dirs_topic tr;
         tr.name = name;
         for (int32_t p : parts) {
-            if (p < 0 || p >= static_cast<int32_t>(t->partitions.size())) {
+            if (!t->has_partition(p)) {
                 continue;
             }
             model::topic_partition tp{name, model::partition_id(p)};

@@ -3,6 +3,8 @@
 #include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/record_count.h"
+#include "broker/metrics/topic_probe.h"
 
 #include <chrono>
 #include <map>
@@ -193,8 +195,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
             it->current_leader_epoch = e->second;
         }
         const auto* t = snap->find(key.topic);
-        if (t == nullptr || key.partition < 0 ||
-            key.partition >= static_cast<int32_t>(t->partitions.size())) {
+        if (t == nullptr || !t->has_partition(key.partition)) {
             it->known = false;
         } else {
             it->topic_id = t->id;
@@ -253,6 +254,9 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         pd.aborted_transactions = std::vector<partition_data::aborted_transaction>{};
         for (const auto& s : it->slices) {
             pd.records.append_slice(s);
+        }
+        if (svc.topic_traffic != nullptr && it->bytes > 0) {
+            svc.topic_traffic->cached(it->tp.topic).fetched(it->bytes, count_records(it->slices));
         }
     }
     for (const auto& [key, id] : unknown_ids) {

@@ -4,6 +4,7 @@
 // response at the request's version.
 
 #include "broker/handlers/request_context.h"
+#include "broker/handlers/response_errors.h"
 #include "broker/net/asio.h"
 #include "protocol/api/framing.h"
 #include "protocol/errors.h"
@@ -39,6 +40,7 @@ boost::asio::awaitable<net::handled> typed_handler(request_ctx& ctx) {
     }
     Request req = std::move(decoded).value();
     Response resp = co_await Fn(ctx, req);
+    ctx.response_error = carries_error(resp);
     co_return encode(ctx, resp);
 }
 

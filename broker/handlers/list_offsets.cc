@@ -76,8 +76,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_offsets_re
         tr.name = t.name;
         const auto* topic = snap->find(t.name);
         for (const auto& p : t.partitions) {
-            if (topic == nullptr || p.partition_index < 0 ||
-                p.partition_index >= static_cast<int32_t>(topic->partitions.size())) {
+            if (topic == nullptr || !topic->has_partition(p.partition_index)) {
                 auto& pr = tr.partitions.emplace_back();
                 pr.partition_index = p.partition_index;
                 pr.error_code = code(error_code::unknown_topic_or_partition);

@@ -24,8 +24,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx,
         for (const auto& p : t.partitions) {
             epoch_end_offset out;
             out.partition = p.partition;
-            if (topic == nullptr || p.partition < 0 ||
-                p.partition >= static_cast<int32_t>(topic->partitions.size())) {
+            if (topic == nullptr || !topic->has_partition(p.partition)) {
                 out.error_code = code(error_code::unknown_topic_or_partition);
                 tr.partitions.push_back(out);
                 continue;

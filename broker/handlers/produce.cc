@@ -3,9 +3,11 @@
 #include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/metrics/topic_probe.h"
 #include "common/log.h"
 #include "protocol/records/batch_parser.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -23,6 +25,7 @@ struct append_item {
     model::topic_partition tp;
     std::span<uint8_t> bytes;
     int32_t leader_epoch = 0;
+    uint64_t records = 0;  // per the batch headers, for the traffic metrics
     partition_response* out = nullptr;
 };
 
@@ -33,9 +36,11 @@ int64_t now_ms() {
 }
 
 // Checks the batches of one partition the way Kafka's LogValidator does before anything is
-// written: sizes, CRC, codec, records, timestamps. Returns NONE or the partition's error.
+// written: sizes, CRC, codec, records, timestamps. Returns NONE or the partition's error, and
+// counts the records the batch headers declare.
 error_code validate(const request_ctx& ctx, std::span<const uint8_t> bytes,
-                    const config::topic_settings& topic, std::optional<std::string>& message) {
+                    const config::topic_settings& topic, std::optional<std::string>& message,
+                    uint64_t& records) {
     if (bytes.empty()) {
         return error_code::invalid_record;
     }
@@ -56,6 +61,7 @@ error_code validate(const request_ctx& ctx, std::span<const uint8_t> bytes,
             return e;
         }
         const auto& b = info.value();
+        records += static_cast<uint64_t>(std::max(b.record_count, 0));
         if (b.codec() == rec::compression::zstd && ctx.version() < 7) {
             return error_code::unsupported_compression_type;
         }
@@ -100,6 +106,19 @@ boost::asio::awaitable<int> append_on_shard(metadata::partition_manager* pm,
     co_return 0;
 }
 
+// Bytes and records in, per topic, for the appends that succeeded.
+void count_appended(metrics::topic_probe* traffic,
+                    const std::vector<std::unique_ptr<append_item>>& items) {
+    if (traffic == nullptr) {
+        return;
+    }
+    for (const auto& item : items) {
+        if (item->out->error_code == 0) {
+            traffic->cached(item->tp.topic).produced(item->bytes.size(), item->records);
+        }
+    }
+}
+
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request& req) {
     auto& svc = ctx.svc;
     response resp;
@@ -123,8 +142,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
                 pr.error_code = code(error_code::invalid_required_acks);
                 continue;
             }
-            if (topic == nullptr || pd.index < 0 ||
-                pd.index >= static_cast<int32_t>(topic->partitions.size())) {
+            if (topic == nullptr || !topic->has_partition(pd.index)) {
                 pr.error_code = code(error_code::unknown_topic_or_partition);
                 continue;
             }
@@ -134,7 +152,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
                           .first;
             }
             auto bytes = pd.records.bytes();
-            auto err = validate(ctx, bytes, sit->second, pr.error_message);
+            uint64_t records = 0;
+            auto err = validate(ctx, bytes, sit->second, pr.error_message, records);
             if (err != error_code::none) {
                 pr.error_code = code(err);
                 continue;
@@ -145,6 +164,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
             // the log rewrites offsets in place, so no copy is needed.
             item->bytes = {const_cast<uint8_t*>(bytes.data()), bytes.size()};
             item->leader_epoch = topic->partitions[pd.index].leader_epoch;
+            item->records = records;
             // Stable: both response vectors were reserved to their final sizes.
             item->out = &pr;
             items.push_back(std::move(item));
@@ -158,6 +178,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
     if (!items.empty()) {
         svc.partitions.notify_data_arrived();
     }
+    count_appended(svc.topic_traffic, items);
     if (req.acks == 0) {
         bool failed = false;
         for (const auto& tr : resp.responses) {

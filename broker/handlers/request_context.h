@@ -15,6 +15,8 @@ struct request_ctx {
     const protocol::request_view& request;
     // A handler may switch this to no_response (acks=0) or close (acks=0 error).
     net::request_outcome outcome = net::request_outcome::respond;
+    // Set by typed_handler when the response carries an error code anywhere (request metrics).
+    bool response_error = false;
 
     int16_t version() const { return request.version(); }
     const std::optional<std::string>& client_id() const { return request.header.client_id; }

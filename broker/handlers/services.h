@@ -21,6 +21,10 @@ namespace spool::broker::coordinator {
 class coordinator_service;
 }  // namespace spool::broker::coordinator
 
+namespace spool::broker::metrics {
+class topic_probe;
+}  // namespace spool::broker::metrics
+
 namespace spool::broker::handlers {
 
 struct advertised_endpoint {
@@ -41,6 +45,8 @@ struct services {
     // Consumer groups (broker/coordinator); nullptr until the composition root wires it, and
     // the group APIs answer COORDINATOR_NOT_AVAILABLE meanwhile.
     coordinator::coordinator_service* groups = nullptr;
+    // Per-topic bytes and records in/out (broker/metrics); nullptr counts nothing.
+    metrics::topic_probe* topic_traffic = nullptr;
 };
 
 }  // namespace spool::broker::handlers

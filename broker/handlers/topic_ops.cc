@@ -1,6 +1,7 @@
 #include "broker/handlers/topic_ops.h"
 
 #include "broker/metadata/errc.h"
+#include "broker/metrics/topic_probe.h"
 #include "common/log.h"
 
 #include <fmt/format.h>
@@ -115,6 +116,9 @@ boost::asio::awaitable<topic_op_result> delete_topic(services& svc, std::string 
         co_return out;
     }
     co_await svc.partitions.remove_topic(name, partitions);
+    if (svc.topic_traffic != nullptr) {
+        svc.topic_traffic->forget(name);  // a re-created topic's counters start from zero
+    }
     log::get("kafka")->info("deleted topic {}", name);
     co_return out;
 }

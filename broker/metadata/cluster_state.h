@@ -32,6 +32,11 @@ struct topic_metadata {
     std::vector<partition_state> partitions;  // index == partition number
     config::topic_overrides configs;
 
+    // Whether `partition` names one of this topic's partitions (negative never does).
+    bool has_partition(int32_t partition) const {
+        return partition >= 0 && static_cast<size_t>(partition) < partitions.size();
+    }
+
     bool operator==(const topic_metadata&) const = default;
 };
 

@@ -3,32 +3,26 @@
 // Per-topic traffic, fed by the produce and fetch handlers:
 //
 //   spool_broker_bytes_in_total{topic}     counter (record-batch bytes appended)
-//   spool_broker_records_in_total{topic}   counter
+//   spool_broker_records_in_total{topic}   counter (records per the batch headers)
 //   spool_broker_bytes_out_total{topic}    counter (record-batch bytes returned by fetches)
 //   spool_broker_records_out_total{topic}  counter
 //
-// Hot path: topic(name) takes a lock and a hash lookup; a handler that serves a partition
-// repeatedly should keep the returned handle (it stays valid until forget(name)) and call
-// the handle's verbs, which are relaxed atomics only.
+// Hot path: topic(name) takes a lock and a hash lookup; cached(name) is the calling thread's
+// copy of the same handle (a hash lookup, no lock, no shared write) and is what handlers use.
+// A handle's verbs are relaxed atomic adds on integers; the families are built at scrape time.
 //
-// Lifecycle: built by the composition root, outlives handlers. Threading: all methods are
-// safe from any thread; forget() must not race with users of that topic's handle (call it
-// from topic deletion, after the partitions are gone).
+// Lifecycle: built by the composition root, outlives handlers. forget(name) drops the topic's
+// series (topic deletion); the handle itself is retired, not freed, so a thread still holding
+// it counts into a series nobody exports instead of freed memory, and every thread's cache is
+// invalidated. A topic re-created under the same name starts from zero, as Prometheus expects
+// of a counter reset. Threading: all methods are safe from any thread.
 
 #include "broker/metrics/registry.h"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <string>
 #include <string_view>
-#include <unordered_map>
-
-namespace prometheus {
-class Counter;
-template <typename T>
-class Family;
-}  // namespace prometheus
 
 namespace spool::broker::metrics {
 
@@ -36,15 +30,21 @@ class topic_probe {
 public:
     class handle {
     public:
-        void produced(uint64_t bytes, uint64_t records) noexcept;
-        void fetched(uint64_t bytes, uint64_t records) noexcept;
+        void produced(uint64_t bytes, uint64_t records) noexcept {
+            _bytes_in.fetch_add(bytes, std::memory_order_relaxed);
+            _records_in.fetch_add(records, std::memory_order_relaxed);
+        }
+        void fetched(uint64_t bytes, uint64_t records) noexcept {
+            _bytes_out.fetch_add(bytes, std::memory_order_relaxed);
+            _records_out.fetch_add(records, std::memory_order_relaxed);
+        }
 
     private:
         friend class topic_probe;
-        prometheus::Counter* _bytes_in = nullptr;
-        prometheus::Counter* _records_in = nullptr;
-        prometheus::Counter* _bytes_out = nullptr;
-        prometheus::Counter* _records_out = nullptr;
+        std::atomic<uint64_t> _bytes_in{0};
+        std::atomic<uint64_t> _records_in{0};
+        std::atomic<uint64_t> _bytes_out{0};
+        std::atomic<uint64_t> _records_out{0};
     };
 
     explicit topic_probe(registry& reg);
@@ -52,23 +52,28 @@ public:
     topic_probe(const topic_probe&) = delete;
     topic_probe& operator=(const topic_probe&) = delete;
 
+    // The topic's handle, created on first use; stays valid for the probe's lifetime.
     handle& topic(std::string_view name);
+    // Same handle through a per-thread cache: locks only on a thread's first use of a topic
+    // and after a forget().
+    handle& cached(std::string_view name);
     void produced(std::string_view topic_name, uint64_t bytes, uint64_t records) {
-        topic(topic_name).produced(bytes, records);
+        cached(topic_name).produced(bytes, records);
     }
     void fetched(std::string_view topic_name, uint64_t bytes, uint64_t records) {
-        topic(topic_name).fetched(bytes, records);
+        cached(topic_name).fetched(bytes, records);
     }
     // Drops the topic's series (after the topic is deleted).
     void forget(std::string_view name);
 
 private:
-    prometheus::Family<prometheus::Counter>* _bytes_in;
-    prometheus::Family<prometheus::Counter>* _records_in;
-    prometheus::Family<prometheus::Counter>* _bytes_out;
-    prometheus::Family<prometheus::Counter>* _records_out;
-    std::mutex _mutex;
-    std::unordered_map<std::string, std::unique_ptr<handle>> _topics;
+    // The handles and the families built from them; shared with the registry so that a scrape
+    // racing the probe's destruction reads live memory.
+    class series;
+
+    const uint64_t _id;  // tells the thread caches of different probes apart
+    std::atomic<uint64_t> _generation{0};
+    std::shared_ptr<series> _series;
 };
 
 }  // namespace spool::broker::metrics

@@ -116,12 +116,13 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
             }
             break;
         }
+        auto received_at = std::chrono::steady_clock::now();
         self->_probe.request_received(4 + frame.size());
-        self->_last_request = std::chrono::steady_clock::now();
+        self->_last_request = received_at;
         auto s = std::make_shared<slot>();
         self->_pending.push_back(s);
-        asio::co_spawn(self->_socket.get_executor(), process(self, s, std::move(frame)),
-                       asio::detached);
+        asio::co_spawn(self->_socket.get_executor(),
+                       process(self, s, std::move(frame), received_at), asio::detached);
         while (!s->ordered && !self->_closed) {
             co_await self->_progress.wait();
         }
@@ -131,13 +132,17 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
 }
 
 asio::awaitable<void> connection::process(std::shared_ptr<connection> self, std::shared_ptr<slot> s,
-                                          std::vector<uint8_t> frame) {
+                                          std::vector<uint8_t> frame,
+                                          std::chrono::steady_clock::time_point received_at) {
     connection* conn = self.get();
     slot* raw = s.get();
-    request_context ctx(self->_info, std::move(frame), [conn, raw] {
-        raw->ordered = true;
-        conn->_progress.notify();
-    });
+    request_context ctx(
+        self->_info, std::move(frame),
+        [conn, raw] {
+            raw->ordered = true;
+            conn->_progress.notify();
+        },
+        received_at);
     try {
         s->result = co_await self->_dispatcher.dispatch(ctx);
     } catch (const std::exception& e) {

@@ -67,8 +67,8 @@ private:
     static boost::asio::awaitable<void> idle_watch(std::weak_ptr<connection> weak,
                                                    std::chrono::milliseconds max_idle);
     static boost::asio::awaitable<void> process(std::shared_ptr<connection> self,
-                                                std::shared_ptr<slot> s,
-                                                std::vector<uint8_t> frame);
+                                                std::shared_ptr<slot> s, std::vector<uint8_t> frame,
+                                                std::chrono::steady_clock::time_point received_at);
     boost::asio::awaitable<bool> write_response(const response& r);
     boost::asio::awaitable<bool> send_file(const file_slice& slice);
 

@@ -14,6 +14,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -59,12 +60,20 @@ struct connection_info {
 // Per-request view handed to the dispatcher; valid until the dispatch coroutine completes.
 class request_context {
 public:
+    using clock = std::chrono::steady_clock;
+
     request_context(const connection_info& conn, std::vector<uint8_t> frame,
-                    std::function<void()> on_ordered)
-        : _conn(conn), _frame(std::move(frame)), _on_ordered(std::move(on_ordered)) {}
+                    std::function<void()> on_ordered, clock::time_point received_at = clock::now())
+        : _conn(conn),
+          _frame(std::move(frame)),
+          _on_ordered(std::move(on_ordered)),
+          _received_at(received_at) {}
 
     const connection_info& connection() const { return _conn; }
     std::span<const uint8_t> frame() const { return _frame; }
+    // When the last byte of the frame was read off the socket: the start of the request's
+    // queue time and latency.
+    clock::time_point received_at() const { return _received_at; }
     // Lets the next request of this connection start (idempotent).
     void mark_ordered() {
         if (_on_ordered) {
@@ -78,6 +87,7 @@ private:
     const connection_info& _conn;
     std::vector<uint8_t> _frame;
     std::function<void()> _on_ordered;
+    clock::time_point _received_at;
 };
 
 class request_dispatcher {

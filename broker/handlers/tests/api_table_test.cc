@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string_view>
 
 namespace spool::broker::handlers {
 namespace {
@@ -50,6 +51,27 @@ TEST(api_table, test_ranges_that_real_clients_depend_on) {
 TEST(api_table, test_unknown_key_is_not_served) {
     EXPECT_EQ(find_supported(999), nullptr);
     EXPECT_EQ(find_supported(-1), nullptr);
+}
+
+TEST(api_table, test_metric_labels_are_snake_case_and_one_per_row) {
+    auto labels = api_labels();
+    ASSERT_EQ(labels.size(), supported_apis().size());
+    std::set<std::string_view> names;
+    for (const auto& l : labels) {
+        EXPECT_TRUE(names.insert(l.name).second) << l.name;
+        EXPECT_FALSE(l.name.empty());
+        for (char c : l.name)
+            EXPECT_TRUE((c >= 'a' && c <= 'z') || c == '_') << l.name;
+    }
+    auto label_of = [&](api_key key) {
+        for (const auto& l : labels)
+            if (l.key == static_cast<int16_t>(key))
+                return l.name;
+        return std::string_view();
+    };
+    EXPECT_EQ(label_of(api_key::produce), "produce");
+    EXPECT_EQ(label_of(api_key::api_versions), "api_versions");
+    EXPECT_EQ(label_of(api_key::offset_for_leader_epoch), "offset_for_leader_epoch");
 }
 
 }  // namespace

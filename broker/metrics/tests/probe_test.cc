@@ -9,6 +9,8 @@
 
 #include <array>
 #include <atomic>
+#include <thread>
+#include <vector>
 
 namespace spool::broker::metrics {
 namespace {
@@ -91,6 +93,66 @@ TEST(topic_probe, test_bytes_and_records_in_and_out_per_topic_and_forget) {
     text = to_text(reg.collect());
     EXPECT_FALSE(sample(text, R"(spool_broker_bytes_in_total{topic="orders"})"));
     EXPECT_EQ(sample(text, R"(spool_broker_bytes_in_total{topic="audit"})"), 1.0);
+}
+
+TEST(topic_probe, test_cached_handle_is_the_shared_handle) {
+    registry reg;
+    topic_probe probe(reg);
+    auto& shared = probe.topic("orders");
+    EXPECT_EQ(&probe.cached("orders"), &shared);
+    probe.cached("orders").produced(10, 2);
+    probe.produced("orders", 5, 1);
+    auto text = to_text(reg.collect());
+    EXPECT_EQ(sample(text, R"(spool_broker_bytes_in_total{topic="orders"})"), 15.0);
+    EXPECT_EQ(sample(text, R"(spool_broker_records_in_total{topic="orders"})"), 3.0);
+    EXPECT_NE(text.find("# TYPE spool_broker_records_out_total counter"), std::string::npos);
+}
+
+TEST(topic_probe, test_forget_invalidates_caches_and_a_recreated_topic_starts_at_zero) {
+    registry reg;
+    topic_probe probe(reg);
+    auto& old_handle = probe.cached("orders");
+    old_handle.produced(100, 10);
+    probe.forget("orders");
+    // A thread that still holds the old handle counts into a series nobody exports.
+    old_handle.produced(1, 1);
+    EXPECT_FALSE(sample(to_text(reg.collect()), R"(spool_broker_bytes_in_total{topic="orders"})"));
+    auto& fresh = probe.cached("orders");
+    EXPECT_NE(&fresh, &old_handle);
+    fresh.produced(7, 1);
+    EXPECT_EQ(sample(to_text(reg.collect()), R"(spool_broker_bytes_in_total{topic="orders"})"),
+              7.0);
+}
+
+TEST(topic_probe, test_caches_of_two_probes_do_not_mix) {
+    registry reg_a, reg_b;
+    topic_probe a(reg_a), b(reg_b);
+    a.produced("orders", 1, 1);
+    b.produced("orders", 2, 1);
+    EXPECT_EQ(sample(to_text(reg_a.collect()), R"(spool_broker_bytes_in_total{topic="orders"})"),
+              1.0);
+    EXPECT_EQ(sample(to_text(reg_b.collect()), R"(spool_broker_bytes_in_total{topic="orders"})"),
+              2.0);
+}
+
+TEST(topic_probe, test_counts_from_many_threads_add_up) {
+    registry reg;
+    topic_probe probe(reg);
+    constexpr int threads = 4, per_thread = 10000;
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+        workers.emplace_back([&] {
+            for (int i = 0; i < per_thread; ++i)
+                probe.fetched("orders", 3, 1);
+        });
+    }
+    for (auto& w : workers)
+        w.join();
+    auto text = to_text(reg.collect());
+    EXPECT_EQ(sample(text, R"(spool_broker_bytes_out_total{topic="orders"})"),
+              3.0 * threads * per_thread);
+    EXPECT_EQ(sample(text, R"(spool_broker_records_out_total{topic="orders"})"),
+              1.0 * threads * per_thread);
 }
 
 TEST(storage_probe, test_fsync_histogram_errors_by_op_and_rolls) {
