@@ -13,16 +13,6 @@ namespace rec = protocol::records;
 namespace {
 // Bytes per read() during replay; a batch larger than this is still returned whole (min_one).
 constexpr uint32_t replay_read_bytes = 1024 * 1024;
-
-std::optional<model::offset> next_segment_after(const storage::partition_log& log,
-                                                model::offset at) {
-    for (size_t i = 0; i < log.segment_count(); ++i) {
-        if (log.segment_at(i).base_offset() > at) {
-            return log.segment_at(i).base_offset();
-        }
-    }
-    return std::nullopt;
-}
 }  // namespace
 
 void partition_group_log::append(std::vector<log_record> records, append_callback done) {
@@ -60,14 +50,7 @@ std::error_code partition_group_log::replay(const replay_fn& fn) {
             return read.error();
         }
         if (read.value().slices.empty()) {
-            // A segment emptied by compaction can answer nothing for an offset it still covers;
-            // carry on from the next segment instead of stopping short of the log end.
-            auto skip = next_segment_after(_log, next);
-            if (!skip) {
-                break;
-            }
-            next = *skip;
-            continue;
+            break;  // read() steps over compaction gaps, so nothing is left below `end`
         }
         buffer.clear();
         for (const auto& s : read.value().slices) {
