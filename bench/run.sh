@@ -1,164 +1,365 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark: Apache Kafka 4.x (KRaft, one node, from Maven Central jars) and Spool on
-# this machine, driven by the same spool-loadgen binary (librdkafka) with the same settings, in
-# alternation (Kafka, Spool, Kafka, Spool, ...) for --rounds rounds. Writes raw results as JSON lines
-# and a markdown table with medians and Spool/Kafka ratios to bench/results/.
+# Side-by-side benchmark: Apache Kafka 4.x (KRaft, one node, from Maven Central jars), Spool and
+# librdkafka's in-process mock cluster (the ceiling) on this machine, driven by the same
+# spool-loadgen binary (librdkafka) with the same settings, in alternation (Kafka, Spool, mock,
+# Kafka, ...) for --rounds rounds. Writes raw results as JSON lines and a markdown table of medians,
+# Spool/Kafka ratios and Spool/ceiling to bench/results/<stamp>/.
 #
-#   bench/run.sh [--rounds N] [--quick] [--only kafka|spool]
+#   bench/run.sh [--rounds N] [--quick] [--only kafka|spool|mock] [--skip-setup] [--no-readme]
 #
-# --quick shrinks every scenario (for a smoke run); the published table uses the defaults.
+# A full run (no --quick, no --only, 3+ rounds) also refreshes bench/results/latest.md and the table in
+# README.md (between <!-- bench:begin --> and <!-- bench:end -->). --quick shrinks every scenario
+# for a smoke run; its table stays in bench/results/<stamp>/ only. --skip-setup skips
+# scripts/setup.sh (packages already installed). SPOOL_BENCH_BUILD_DIR picks the build directory
+# (default build/release, configured with the release preset); SPOOL_BENCH_SPOOL_BIN and
+# SPOOL_BENCH_LOADGEN_BIN (both) use prebuilt binaries instead, e.g. to compare two broker builds.
+#
+# Fails loudly (exit 1, broker log on stderr) when a broker does not start or dies during a round.
+# Every load generator run has a time limit; a run that fails or times out is left out of the
+# medians, listed at the end, and makes the exit status 1 after the table is written.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+command_line="bench/run.sh${*:+ $*}"
 
-rounds=3 quick=0 only=""
+rounds=3 quick=0 only="" skip_setup=0 readme=1
 while (($#)); do
     case $1 in
         --rounds) rounds=$2; shift 2 ;;
         --quick) quick=1; shift ;;
         --only) only=$2; shift 2 ;;
+        --skip-setup) skip_setup=1; shift ;;
+        --no-readme) readme=0; shift ;;
         *) echo "bench/run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
+[[ -z "$only" || "$only" =~ ^(kafka|spool|mock)$ ]] || { echo "bench/run.sh: --only kafka|spool|mock" >&2; exit 2; }
+((rounds >= 1)) || { echo "bench/run.sh: --rounds must be at least 1" >&2; exit 2; }
 
-bash scripts/setup.sh --with-tests
-bash scripts/setup.sh --bench
-cmake --preset release >/dev/null
-cmake --build --preset release --target spool-broker spool-loadgen
-loadgen=$root/build/release/bench/loadgen/spool-loadgen
-spool_bin=$root/build/release/broker/app/spool-broker
+say() { echo "bench: $*" >&2; }
+die() {
+    echo "bench: FATAL: $*" >&2
+    exit 1
+}
+
+if ((!skip_setup)); then
+    bash scripts/setup.sh --with-tests
+    bash scripts/setup.sh --bench
+fi
+build_dir=${SPOOL_BENCH_BUILD_DIR:-build/release}
+if [[ -z "${SPOOL_BENCH_SPOOL_BIN:-}" || -z "${SPOOL_BENCH_LOADGEN_BIN:-}" ]]; then
+    cmake --preset release -B "$build_dir" >/dev/null
+    cmake --build "$build_dir" --target spool-broker spool-loadgen
+fi
+loadgen_bin=$(realpath "${SPOOL_BENCH_LOADGEN_BIN:-$build_dir/bench/loadgen/spool-loadgen}")
+spool_bin=$(realpath "${SPOOL_BENCH_SPOOL_BIN:-$build_dir/broker/app/spool-broker}")
+[[ -x "$loadgen_bin" && -x "$spool_bin" ]] || die "missing $loadgen_bin or $spool_bin"
+kafka_dir=$(bash scripts/peers/fetch-kafka.sh)
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 out_dir=$root/bench/results/$stamp
 work=$(mktemp -d /tmp/spool-bench.XXXXXX)
-mkdir -p "$out_dir"
+mkdir -p "$out_dir/logs"
 raw=$out_dir/raw.jsonl
-trap 'stop_broker || true; rm -rf "$work"' EXIT
+failures=$out_dir/failures.txt
+: >"$failures"
 
 if ((quick)); then
     small_records=200000 big_records=50000 latency_s=4
 else
-    small_records=3000000 big_records=600000 latency_s=15
+    # About 2-7 s per produce scenario on a 2-core machine: long enough that connection set-up
+    # and one slow flush do not decide the result.
+    small_records=5000000 big_records=1500000 latency_s=15
 fi
+produce_limit=240 consume_limit=180 latency_limit=$((latency_s + 60)) first_produce_limit=100
 
-# record KEY=VALUE...: appends one JSON line {broker, round, scenario, ...loadgen output}.
+# record BROKER ROUND SCENARIO JSON: appends one JSON line {broker, round, scenario, ...}.
 record() {
     local broker=$1 round=$2 scenario=$3 json=${4:-}
-    # A failed loadgen run prints nothing: keep the row, marked failed, so the table says n/a.
+    # A run that printed nothing keeps its row, marked failed, so the table says n/a.
     [[ -n "$json" ]] || json='{"failed": 1, "error": "no result"}'
-    python3 -c 'import json,sys; d=json.loads(sys.argv[4]); d.update(broker=sys.argv[1], round=int(sys.argv[2]), scenario=sys.argv[3]); print(json.dumps(d))' \
+    python3 -c '
+import json, sys
+try:
+    d = json.loads(sys.argv[4].strip().splitlines()[-1])
+except (ValueError, IndexError):
+    d = {"failed": 1, "error": "unreadable output", "output": sys.argv[4][-200:]}
+d.update(broker=sys.argv[1], round=int(sys.argv[2]), scenario=sys.argv[3])
+print(json.dumps(d))' \
         "$broker" "$round" "$scenario" "$json" >>"$raw"
+}
+
+# run_loadgen LIMIT_S LABEL ARGS...: runs spool-loadgen with a time limit and prints its JSON line.
+# Failures and timeouts go to failures.txt and stderr; stderr of every run goes to loadgen.log.
+run_loadgen() {
+    local limit=$1 label=$2 rc=0 json
+    shift 2
+    echo "== $label: spool-loadgen $*" >>"$out_dir/loadgen.log"
+    json=$(timeout -k 10 "$limit" "$loadgen_bin" "$@" 2>>"$out_dir/loadgen.log") || rc=$?
+    if ((rc == 124 || rc == 137)); then
+        echo "$label: timed out after ${limit}s" | tee -a "$failures" >&2
+    elif ((rc != 0)); then
+        echo "$label: spool-loadgen exited $rc (see loadgen.log)" | tee -a "$failures" >&2
+    fi
+    echo "$json"
 }
 
 # ---- machine limits, measured in the same run for context ----
 machine_limits() {
+    record machine 0 machine_info "$(python3 bench/report.py --describe-machine "$work")"
     local f=$work/ddtest mbps
     mbps=$(dd if=/dev/zero of="$f" bs=1M count=1024 conv=fdatasync 2>&1 | awk '/copied/ {print $(NF-1), $NF}')
     rm -f "$f"
     record machine 0 disk_seq_write "{\"value\":\"$mbps\"}"
-    iperf3 -s -1 -p 5599 >/dev/null 2>&1 &
+    local port
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    timeout 20 iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
     sleep 0.5
-    local gbps
-    gbps=$(iperf3 -c 127.0.0.1 -p 5599 -t 3 -J | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8e6))')
-    record machine 0 loopback_tcp "{\"mb_per_s\":$gbps}"
-    for size in 100 1024; do
-        n=$((size == 100 ? small_records : big_records))
-        record mock 0 "produce_${size}B_acks1_p1" "$("$loadgen" --mode produce --mock --record-size $size --records $n --acks 1 2>/dev/null)"
-    done
+    local mb
+    mb=$(timeout 20 iperf3 -c 127.0.0.1 -p "$port" -t 3 -J |
+        python3 -c 'import json,sys; print(round(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8e6))') ||
+        mb='"n/a"'
+    record machine 0 loopback_tcp "{\"mb_per_s\":$mb}"
 }
 
 broker_pid=""
 broker_kind=""
+broker_dir=""
 bootstrap=""
-started_ns=0  # set by start_broker (not run in a subshell: it sets these globals)
+sampler_pid=""
 
+# alive PID: the process runs and is not a zombie (a dead child of this shell stays a zombie).
+alive() { [[ -r /proc/$1/stat ]] && [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) != Z ]]; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+broker_log() { [[ $broker_kind == kafka ]] && echo "$broker_dir/kafka.log" || echo "$broker_dir/spool.log"; }
+
+broker_failed() {
+    local log
+    log=$(broker_log)
+    echo "---- last lines of $log ----" >&2
+    tail -n 40 "$log" >&2 || true
+    cp "$log" "$out_dir/logs/" 2>/dev/null || true
+    die "$*"
+}
+
+# start_broker KIND ROUND: starts the broker and, at the same moment, a first-produce client that
+# retries until its record is acknowledged (so the start-up measurement covers the same span for
+# both brokers). Sets broker_pid, bootstrap. Dies when the broker does not come up.
 start_broker() {
     broker_kind=$1
-    local dir=$work/$broker_kind
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    started_ns=$(date +%s%N)
+    local round=$2 port pid_file fp_pid
+    broker_dir=$work/$broker_kind
+    rm -rf "$broker_dir"
+    mkdir -p "$broker_dir"
+    port=$(free_port)
+    pid_file=$broker_dir/broker.pid
+    [[ $broker_kind == kafka ]] && pid_file=$broker_dir/kafka.pid
+    echo "== $broker_kind round $round first_produce" >>"$out_dir/loadgen.log"
+    # In its own process group, so a failed start can end it together with its children.
+    setsid timeout -k 10 $first_produce_limit "$loadgen_bin" --mode first-produce \
+        --bootstrap "127.0.0.1:$port" --topic first-produce --broker-pid-file "$pid_file" \
+        --duration 90 >"$broker_dir/first_produce.json" 2>>"$out_dir/loadgen.log" &
+    fp_pid=$!
     if [[ $broker_kind == kafka ]]; then
-        bootstrap=$(bash tests/fixtures/start-kafka.sh start --data-dir "$dir")
-        broker_pid=$(cat "$dir/kafka.pid")
+        if ! bootstrap=$(bash tests/fixtures/start-kafka.sh start --data-dir "$broker_dir" --port "$port"); then
+            kill -TERM -- "-$fp_pid" 2>/dev/null || true
+            broker_failed "Apache Kafka did not start (round $round)"
+        fi
+        broker_pid=$(cat "$pid_file")
+        # The pid file must name the JVM itself, so RSS and start time are the broker's, not a
+        # wrapper shell's.
+        [[ $(cat "/proc/$broker_pid/comm") == java ]] ||
+            broker_failed "Kafka pid $broker_pid is $(cat "/proc/$broker_pid/comm"), not the JVM"
     else
-        local port
-        port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
         "$spool_bin" --override listeners=PLAINTEXT://127.0.0.1:$port \
-            --override log.dirs="$dir/logs" --override http.listener=127.0.0.1:0 \
-            >"$dir/spool.log" 2>&1 &
+            --override log.dirs="$broker_dir/logs" --override http.listener=127.0.0.1:0 \
+            >"$broker_dir/spool.log" 2>&1 &
         broker_pid=$!
+        echo "$broker_pid" >"$pid_file"
         bootstrap=127.0.0.1:$port
+        local deadline=$((SECONDS + 30))
+        until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+            alive "$broker_pid" || { kill -TERM -- "-$fp_pid" 2>/dev/null || true; broker_failed "spool-broker exited during start (round $round)"; }
+            ((SECONDS < deadline)) || { kill -TERM -- "-$fp_pid" 2>/dev/null || true; broker_failed "spool-broker did not listen within 30 s (round $round)"; }
+            sleep 0.02
+        done
     fi
+    if ! wait "$fp_pid"; then
+        echo "$broker_kind round $round first_produce: failed (see loadgen.log)" | tee -a "$failures" >&2
+    fi
+    record "$broker_kind" "$round" first_produce "$(cat "$broker_dir/first_produce.json")"
 }
 
 stop_broker() {
     [[ -n "$broker_pid" ]] || return 0
+    [[ -z "$sampler_pid" ]] || { kill "$sampler_pid" 2>/dev/null || true; wait "$sampler_pid" 2>/dev/null || true; sampler_pid=""; }
     if [[ $broker_kind == kafka ]]; then
-        bash tests/fixtures/start-kafka.sh stop --data-dir "$work/kafka" >/dev/null 2>&1 || true
+        bash tests/fixtures/start-kafka.sh stop --data-dir "$broker_dir" >/dev/null 2>&1 || true
     else
         kill -TERM "$broker_pid" 2>/dev/null || true
+        local i=0
+        while alive "$broker_pid" && ((i++ < 300)); do sleep 0.1; done
+        alive "$broker_pid" && say "spool-broker ignored SIGTERM for 30 s: killing it"
+        kill -KILL "$broker_pid" 2>/dev/null || true
         wait "$broker_pid" 2>/dev/null || true
     fi
     broker_pid=""
+    # The logs stay with the results; the data (several GiB per round) does not.
+    cp "$(broker_log)" "$out_dir/logs/$broker_kind-$(date +%H%M%S).log" 2>/dev/null || true
+    rm -rf "$broker_dir"
+}
+cleanup() {
+    stop_broker || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+check_alive() {
+    alive "$broker_pid" || broker_failed "$broker_kind died during the round (after $1)"
 }
 
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
-# Samples the broker's resident memory every 200 ms into a file until stopped; prints the peak.
+# Samples the broker's resident memory every 200 ms until stopped; keeps the peak in a file.
 rss_sampler_start() {
-    (peak=0; while kill -0 "$broker_pid" 2>/dev/null; do
-        r=$(rss_kib "$broker_pid"); ((r > peak)) && peak=$r && echo "$peak" >"$work/rss_peak"
-        sleep 0.2
-    done) &
+    echo 0 >"$work/rss_peak"
+    (
+        peak=0
+        while alive "$broker_pid"; do
+            r=$(rss_kib "$broker_pid")
+            if ((r > peak)); then peak=$r && echo "$peak" >"$work/rss_peak"; fi
+            sleep 0.2
+        done
+    ) &
     sampler_pid=$!
 }
 
-run_round() {
-    local kind=$1 round=$2 json
-    start_broker "$kind"
-    json=$("$loadgen" --mode first-produce --bootstrap "$bootstrap" --topic first-produce \
-        --since-epoch-ns "$started_ns" --duration 90 2>/dev/null) || true
-    record "$kind" "$round" first_produce "$json"
-    sleep 2
-    record "$kind" "$round" rss_idle "{\"kib\":$(rss_kib "$broker_pid")}"
-    echo 0 >"$work/rss_peak"
-    rss_sampler_start
+# The scenarios every broker runs; the mock cluster runs the produce and consume ones in-process.
+produce_scenarios() {
+    local size acks parts
     for size in 100 1024; do
-        n=$((size == 100 ? small_records : big_records))
         for acks in 1 -1; do
-            for parts in 1 6; do
-                topic=p${size}a${acks#-}p${parts}r$round
-                json=$("$loadgen" --mode produce --bootstrap "$bootstrap" --topic "$topic" \
-                    --partitions $parts --record-size $size --records $n --acks "$acks" 2>/dev/null) || true
-                record "$kind" "$round" "produce_${size}B_acks${acks}_p${parts}" "$json"
-            done
+            for parts in 1 6; do echo "$size $acks $parts"; done
         done
     done
-    json=$("$loadgen" --mode consume --bootstrap "$bootstrap" --topic p1024a1p6r$round \
-        --partitions 6 --record-size 1024 --records $big_records 2>/dev/null) || true
-    record "$kind" "$round" consume_1024B_p6 "$json"
+}
+records_for() { (($1 == 100)) && echo "$small_records" || echo "$big_records"; }
+
+run_mock_round() {
+    local round=$1 size acks parts
+    while read -r size acks parts; do
+        record mock "$round" "produce_${size}B_acks${acks}_p${parts}" "$(run_loadgen $produce_limit \
+            "mock round $round produce_${size}B_acks${acks}_p${parts}" --mode produce --mock \
+            --partitions "$parts" --record-size "$size" --records "$(records_for "$size")" --acks "$acks")"
+    done < <(produce_scenarios)
+    for size in 100 1024; do
+        record mock "$round" "consume_${size}B_p6" "$(run_loadgen $consume_limit "mock round $round consume_${size}B_p6" \
+            --mode consume --mock --partitions 6 --record-size "$size" --records "$(records_for "$size")")"
+    done
+}
+
+run_broker_round() {
+    local kind=$1 round=$2 size acks parts topic scenario
+    start_broker "$kind" "$round"
+    sleep 3
+    record "$kind" "$round" rss_idle "{\"kib\":$(rss_kib "$broker_pid")}"
+    rss_sampler_start
+    # Unrecorded warm-up (JIT for Kafka, first segments and page cache for both), so the first
+    # measured scenario does not pay for it.
+    run_loadgen $produce_limit "$kind round $round warm-up" --mode produce --bootstrap "$bootstrap" \
+        --topic warmup --partitions 6 --record-size 1024 --records $((big_records / 5)) --acks 1 >/dev/null
+    run_loadgen $produce_limit "$kind round $round warm-up" --mode produce --bootstrap "$bootstrap" \
+        --topic warmup --partitions 6 --record-size 100 --records $((small_records / 5)) --acks 1 >/dev/null
+    while read -r size acks parts; do
+        scenario=produce_${size}B_acks${acks}_p${parts}
+        topic=p${size}a${acks/-1/all}p${parts}
+        record "$kind" "$round" "$scenario" "$(run_loadgen $produce_limit "$kind round $round $scenario" \
+            --mode produce --bootstrap "$bootstrap" --topic "$topic" --partitions "$parts" \
+            --record-size "$size" --records "$(records_for "$size")" --acks "$acks")"
+        check_alive "$scenario"
+    done < <(produce_scenarios)
+    # Reads back what the acks=1, 6-partition produce scenario wrote.
+    for size in 100 1024; do
+        scenario=consume_${size}B_p6
+        record "$kind" "$round" "$scenario" "$(run_loadgen $consume_limit "$kind round $round $scenario" \
+            --mode consume --bootstrap "$bootstrap" --topic "p${size}a1p6" --partitions 6 \
+            --record-size "$size" --records "$(records_for "$size")")"
+        check_alive "$scenario"
+    done
     for rate in 5 50; do
-        json=$("$loadgen" --mode latency --bootstrap "$bootstrap" --topic lat${rate}r$round \
-            --partitions 1 --record-size 1024 --rate-mb $rate --duration $latency_s --acks 1 \
-            -X linger.ms=0 2>/dev/null) || true
-        record "$kind" "$round" "latency_${rate}MBps" "$json"
+        scenario=latency_${rate}MBps
+        record "$kind" "$round" "$scenario" "$(run_loadgen $latency_limit "$kind round $round $scenario" \
+            --mode latency --bootstrap "$bootstrap" --topic "lat$rate" --partitions 1 \
+            --record-size 1024 --rate-mb $rate --duration "$latency_s" --acks 1 -X linger.ms=0)"
+        check_alive "$scenario"
     done
     record "$kind" "$round" rss_load "{\"kib\":$(cat "$work/rss_peak")}"
     stop_broker
-    kill "$sampler_pid" 2>/dev/null || true
 }
 
-machine_limits
-for ((round = 1; round <= rounds; round++)); do
-    for kind in kafka spool; do
-        [[ -z "$only" || "$only" == "$kind" ]] || continue
-        echo "bench: round $round: $kind" >&2
-        run_round "$kind" "$round"
-    done
+kinds=()
+for kind in kafka spool mock; do
+    if [[ -z "$only" || "$only" == "$kind" ]]; then kinds+=("$kind"); fi
 done
 
-python3 bench/report.py "$raw" --machine "$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r)" \
-    >"$out_dir/results.md"
-cp "$out_dir/results.md" bench/results/latest.md
-cat bench/results/latest.md
+# Up-front estimate from the data volume at conservative rates (Kafka ~250 MB/s, Spool ~500 MB/s,
+# mock ~400 MB/s produce; ~500 MB/s consume on 2 cores) plus fixed costs; the runner prints a
+# projection from measured round times as it goes.
+estimate_s() {
+    awk -v small="$small_records" -v big="$big_records" -v lat="$latency_s" -v rounds="$rounds" \
+        -v kinds="${kinds[*]}" 'BEGIN {
+        mb = (4 * small * 100 + 4 * big * 1024) / 1e6; cmb = (small * 100 + big * 1024) / 1e6
+        n = split(kinds, k, " ")
+        for (i = 1; i <= n; i++) {
+            if (k[i] == "kafka") per += 12 + 1.1 * mb / 250 + cmb / 500 + 2 * (lat + 5) + 3 + 10
+            if (k[i] == "spool") per += 2 + 1.1 * mb / 500 + cmb / 500 + 2 * (lat + 5) + 3 + 2
+            if (k[i] == "mock") per += mb / 400 + cmb / 500 + 10 * 0.5 + 2
+        }
+        printf "%d", 15 + rounds * per
+    }'
+}
+est=$(estimate_s)
+say "$rounds round(s) of: ${kinds[*]}; estimated wall time (after setup and build) $((est / 60)) min $((est % 60)) s" \
+    "(finishes about $(date -d "+$est seconds" +%H:%M)); results in $out_dir"
+
+# Wall time counts the benchmark itself, not package setup or the build before it.
+wall_start=$SECONDS
+machine_limits
+for ((round = 1; round <= rounds; round++)); do
+    round_start=$SECONDS
+    for kind in "${kinds[@]}"; do
+        say "round $round/$rounds: $kind"
+        if [[ $kind == mock ]]; then run_mock_round "$round"; else run_broker_round "$kind" "$round"; fi
+    done
+    took=$((SECONDS - round_start))
+    left=$(((rounds - round) * took))
+    say "round $round took $took s; about $((left / 60)) min $((left % 60)) s to go"
+done
+
+wall_s=$((SECONDS - wall_start))
+kafka_version=$(basename "$kafka_dir" | sed 's/^kafka-//')
+librdkafka_version=$(pkg-config --modversion rdkafka 2>/dev/null || echo "?")
+record machine 0 run_info "$(python3 -c 'import json,sys; print(json.dumps(dict(command=sys.argv[1], date=sys.argv[2], wall_s=int(sys.argv[3]), quick=bool(int(sys.argv[4])), kafka_version=sys.argv[5], librdkafka=sys.argv[6], kafka_heap=sys.argv[7], failures=int(sys.argv[8]))))' \
+    "$command_line" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$wall_s" "$quick" "$kafka_version" \
+    "$librdkafka_version" "${KAFKA_HEAP_OPTS:--Xms1g -Xmx1g}" "$(wc -l <"$failures")")"
+
+# Only a full run (all three, at least 3 rounds, full sizes) replaces the published table.
+publish=$((!quick && ${#kinds[@]} == 3 && rounds >= 3))
+report_args=()
+if ((publish && readme)); then report_args+=(--readme README.md); fi
+python3 bench/report.py "$raw" "${report_args[@]}" >"$out_dir/results.md"
+if ((publish)); then
+    cp "$out_dir/results.md" bench/results/latest.md
+    say "wrote bench/results/latest.md$(((readme)) && echo " and the table in README.md")"
+else
+    say "smoke, partial or short run: bench/results/latest.md and README.md left as they are"
+fi
+cat "$out_dir/results.md"
+say "wall time $((wall_s / 60)) min $((wall_s % 60)) s (estimated $((est / 60)) min $((est % 60)) s); results in $out_dir"
+if [[ -s "$failures" ]]; then
+    say "$(wc -l <"$failures") scenario run(s) failed or timed out:"
+    cat "$failures" >&2
+    exit 1
+fi

@@ -13,7 +13,8 @@ namespace {
               << "usage: spool-loadgen --mode produce|consume|latency|first-produce\n"
                  "  (--bootstrap HOST:PORT | --mock) [--topic T] [--partitions N]\n"
                  "  [--record-size BYTES] [--records N] [--acks 0|1|-1] [--rate-mb MB/s]\n"
-                 "  [--duration SECONDS] [--since-epoch-ns NS] [-X librdkafka.key=value]...\n";
+                 "  [--duration SECONDS] [--broker-pid-file FILE]\n"
+                 "  [-X producer.key=value]... [-C consumer.key=value]...\n";
     std::exit(2);
 }
 
@@ -60,20 +61,28 @@ options parse_options(int argc, char** argv) {
             o.rate_mb_per_s = std::stod(value());
         else if (arg == "--duration")
             o.duration_s = std::stod(value());
-        else if (arg == "--since-epoch-ns")
-            o.since_epoch_ns = std::stoll(value());
+        else if (arg == "--broker-pid-file")
+            o.broker_pid_file = value();
         else if (arg == "-X") {
             std::string kv = value();
             auto eq = kv.find('=');
             if (eq == std::string::npos)
                 usage("-X wants key=value");
             o.producer_conf[kv.substr(0, eq)] = kv.substr(eq + 1);
+        } else if (arg == "-C") {
+            std::string kv = value();
+            auto eq = kv.find('=');
+            if (eq == std::string::npos)
+                usage("-C wants key=value");
+            o.consumer_conf[kv.substr(0, eq)] = kv.substr(eq + 1);
         } else {
             usage("unknown argument");
         }
     }
     if (o.bootstrap.empty() && !o.mock_cluster)
         usage("--bootstrap or --mock is required");
+    if (o.run_mode == mode::first_produce && o.broker_pid_file.empty())
+        usage("first-produce needs --broker-pid-file");
     if (o.record_size < 16)
         usage("--record-size must be at least 16 (latency stamps)");
     return o;

@@ -13,18 +13,20 @@ enum class mode { produce, consume, latency, first_produce };
 
 struct options {
     mode run_mode = mode::produce;
-    std::string bootstrap;  // empty with mock_cluster: an in-process librdkafka mock cluster
-    bool mock_cluster = false;
+    std::string bootstrap;      // empty with mock_cluster: an in-process librdkafka mock cluster
+    bool mock_cluster = false;  // produce and consume only
     std::string topic = "bench";
     int partitions = 1;
     int record_size = 1024;
     int64_t records = 1'000'000;
     std::string acks = "1";
-    double rate_mb_per_s = 0;    // latency mode: offered load
-    double duration_s = 10;      // latency / first_produce limit
-    int64_t since_epoch_ns = 0;  // first_produce: when the broker process was started
+    double rate_mb_per_s = 0;     // latency mode: offered load
+    double duration_s = 10;       // latency / first_produce limit
+    std::string broker_pid_file;  // first_produce: the broker process whose start time counts
     std::map<std::string, std::string> producer_conf = {
         {"linger.ms", "5"}, {"batch.size", "1000000"}, {"compression.codec", "none"}};
+    std::map<std::string, std::string> consumer_conf = {{"fetch.wait.max.ms", "100"},
+                                                        {"queued.max.messages.kbytes", "262144"}};
 };
 
 // Parses argv; prints usage and exits on error.
