@@ -3,7 +3,6 @@
 #include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
-#include "broker/handlers/record_count.h"
 #include "broker/metrics/topic_probe.h"
 
 #include <chrono>
@@ -34,6 +33,7 @@ struct fetch_item {
     int64_t log_start = -1;
     std::vector<file_slice> slices;
     uint32_t bytes = 0;
+    uint64_t records = 0;
 };
 
 struct read_budget {
@@ -47,6 +47,7 @@ boost::asio::awaitable<int> read_on_shard(metadata::partition_manager* pm,
     for (auto* it : items) {
         it->slices.clear();
         it->bytes = 0;
+        it->records = 0;
         it->error = error_code::none;
         if (!it->known) {
             it->error = it->unknown_error;
@@ -84,6 +85,7 @@ boost::asio::awaitable<int> read_on_shard(metadata::partition_manager* pm,
         }
         it->slices = std::move(r.value().slices);
         it->bytes = r.value().bytes;
+        it->records = r.value().records;
         if (it->bytes > 0) {
             budget->have_data = true;
             budget->left -= it->bytes;
@@ -256,7 +258,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
             pd.records.append_slice(s);
         }
         if (svc.topic_traffic != nullptr && it->bytes > 0) {
-            svc.topic_traffic->cached(it->tp.topic).fetched(it->bytes, count_records(it->slices));
+            svc.topic_traffic->cached(it->tp.topic).fetched(it->bytes, it->records);
         }
     }
     for (const auto& [key, id] : unknown_ids) {

@@ -4,11 +4,17 @@
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/metrics/topic_probe.h"
+#include "broker/net/async_event.h"
 #include "common/log.h"
 #include "protocol/records/batch_parser.h"
 
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
+
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <map>
 
 namespace spool::broker::handlers {
@@ -106,6 +112,39 @@ boost::asio::awaitable<int> append_on_shard(metadata::partition_manager* pm,
     co_return 0;
 }
 
+// Appends on every owner shard at once and waits for all of them. Once the appends are queued
+// the next request of the connection may start: each shard runs its queue in order, so a later
+// request's batches still land after these on every partition (what idempotent producers with
+// several requests in flight rely on), while reading the socket overlaps with the disk writes.
+boost::asio::awaitable<void> append_on_all_shards(
+    request_ctx& ctx, std::map<size_t, std::vector<append_item*>>& by_shard) {
+    namespace asio = boost::asio;
+    auto& svc = ctx.svc;
+    auto here = co_await asio::this_coro::executor;
+    size_t remaining = by_shard.size();
+    std::exception_ptr failure;
+    net::async_event all_done(here);
+    for (auto& [shard, batch] : by_shard) {
+        asio::co_spawn(svc.shards.executor(shard),
+                       append_on_shard(&svc.partitions, std::move(batch)),
+                       asio::bind_executor(here, [&](std::exception_ptr e, int) {
+                           if (e && !failure) {
+                               failure = e;
+                           }
+                           if (--remaining == 0) {
+                               all_done.notify();
+                           }
+                       }));
+    }
+    ctx.net.mark_ordered();
+    while (remaining > 0) {
+        co_await all_done.wait();
+    }
+    if (failure) {
+        std::rethrow_exception(failure);
+    }
+}
+
 // Bytes and records in, per topic, for the appends that succeeded.
 void count_appended(metrics::topic_probe* traffic,
                     const std::vector<std::unique_ptr<append_item>>& items) {
@@ -171,10 +210,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
             by_shard[svc.partitions.shard_of(items.back()->tp)].push_back(items.back().get());
         }
     }
-    for (auto& [shard, batch] : by_shard) {
-        co_await net::run_on(svc.shards.executor(shard),
-                             append_on_shard(&svc.partitions, std::move(batch)));
-    }
+    co_await append_on_all_shards(ctx, by_shard);
     if (!items.empty()) {
         svc.partitions.notify_data_arrived();
     }

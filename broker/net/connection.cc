@@ -10,6 +10,7 @@
 #include <boost/asio/write.hpp>
 #include <sys/sendfile.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -18,6 +19,11 @@ namespace spool::broker::net {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
+
+namespace {
+// The first read of a request frame; most requests fit, larger ones double from here.
+constexpr size_t first_frame_chunk = 64 * 1024;
+}  // namespace
 
 connection::connection(asio::ip::tcp::socket socket, connection_info info,
                        request_dispatcher& dispatcher, probe& probe, connection_limits limits,
@@ -106,9 +112,20 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
             self->close();
             break;
         }
-        std::vector<uint8_t> frame(static_cast<size_t>(size));
-        co_await asio::async_read(self->_socket, asio::buffer(frame),
-                                  asio::redirect_error(asio::use_awaitable, ec));
+        // The buffer grows with the bytes that actually arrive (at most doubling), so a peer
+        // that only claims a large frame never gets that memory.
+        std::vector<uint8_t> frame;
+        size_t have = 0;
+        while (have < size_t(size)) {
+            size_t chunk = std::min(size_t(size) - have, std::max(have, first_frame_chunk));
+            frame.resize(have + chunk);
+            co_await asio::async_read(self->_socket, asio::buffer(frame.data() + have, chunk),
+                                      asio::redirect_error(asio::use_awaitable, ec));
+            if (ec) {
+                break;
+            }
+            have += chunk;
+        }
         if (ec) {
             if (ec != asio::error::operation_aborted) {
                 // A truncated frame: the peer went away mid-request.

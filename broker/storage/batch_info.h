@@ -25,6 +25,7 @@ struct batch_info {
     model::producer_id pid;
     model::producer_epoch producer_epoch;
     model::sequence base_sequence;
+    int32_t record_count = 0;
 
     [[nodiscard]] uint32_t size() const { return uint32_t(batch_length) + rf::log_overhead; }
     [[nodiscard]] model::offset last_offset() const { return base_offset + last_offset_delta; }
@@ -60,6 +61,7 @@ struct batch_info {
             model::producer_epoch(static_cast<int16_t>(rf::load_be16(p + o::producer_epoch)));
         b.base_sequence =
             model::sequence(static_cast<int32_t>(rf::load_be32(p + o::base_sequence)));
+        b.record_count = static_cast<int32_t>(rf::load_be32(p + o::records_count));
         return b;
     }
 

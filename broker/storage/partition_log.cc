@@ -209,6 +209,7 @@ result<read_result> partition_log::read(model::offset start, uint32_t max_bytes,
         }
         out.slices.push_back(seg.slice(ext.value().position, ext.value().bytes));
         out.bytes += ext.value().bytes;
+        out.records += ext.value().records;
         out.next_offset = ext.value().last_offset + 1;
         if (out.bytes >= max_bytes || i + 1 == _segments.size() ||
             out.next_offset < seg.next_offset()) {

@@ -95,6 +95,7 @@ struct read_result {
     // Whole batches in offset order, at most one slice per segment.
     std::vector<file_slice> slices;
     uint32_t bytes = 0;
+    uint64_t records = 0;  // sum of the returned batches' header record counts
     // One past the last offset returned (the start offset when nothing was returned).
     model::offset next_offset;
 };

@@ -257,6 +257,7 @@ result<read_extent> segment::read(model::offset o, uint32_t max_bytes, model::of
         }
         ext.bytes += b.size();
         ext.batches++;
+        ext.records += uint64_t(std::max(b.record_count, 0));
         ext.last_offset = b.last_offset();
         return true;
     }));

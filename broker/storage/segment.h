@@ -42,6 +42,8 @@ struct read_extent {
     uint32_t position = 0;
     uint32_t bytes = 0;
     uint32_t batches = 0;
+    // Sum of the batches' record counts (from their headers): for metrics, at no extra read.
+    uint64_t records = 0;
     model::offset last_offset{-1};
     // No batch here holds o or comes after it (o is in a gap at the end, e.g. left by
     // compaction): the caller goes on with the next segment.

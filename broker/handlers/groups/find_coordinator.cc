@@ -55,7 +55,7 @@ answer locate(request_ctx& ctx, int8_t key_type, const std::string& key) {
     auto snap = ctx.svc.store.snapshot();
     const auto* topic = snap->find(coordinator::offsets_topic);
     const int32_t p = svc->partition_for(key);
-    if (!topic || p >= static_cast<int32_t>(topic->partitions.size()) ||
+    if (!topic || !topic->has_partition(p) ||
         topic->partitions[static_cast<size_t>(p)].leader != ctx.svc.node_id) {
         return failed(error_code::coordinator_not_available);
     }

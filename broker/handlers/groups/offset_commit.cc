@@ -39,8 +39,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::offset_commit_r
             auto& part = topic.partitions[p];
             auto& out = out_topic.partitions.emplace_back();
             out.partition_index = part.partition_index;
-            if (!meta || part.partition_index < 0 ||
-                part.partition_index >= static_cast<int32_t>(meta->partitions.size())) {
+            if (!meta || !meta->has_partition(part.partition_index)) {
                 out.error_code = code(error_code::unknown_topic_or_partition);
                 continue;
             }

@@ -135,6 +135,8 @@ TEST(partition_log, test_reads_span_segments_and_every_offset_is_found) {
     ASSERT_TRUE(all);
     EXPECT_EQ(batch_offsets(all.value()), bases);
     EXPECT_EQ(all.value().slices.size(), log->segment_count());
+    // The record count comes from the batch headers the read scanned (what fetch metrics use).
+    EXPECT_EQ(all.value().records, uint64_t(log->log_end_offset().value()));
     // Each offset maps to the batch that holds it, whichever segment it is in.
     for (int64_t o = 0; o < log->log_end_offset().value(); ++o) {
         auto r = log->read(model::offset(o), 1, log->log_end_offset());
