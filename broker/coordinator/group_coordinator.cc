@@ -18,7 +18,7 @@ void group_coordinator::deferred::run() {
 group_coordinator::group_coordinator(int32_t partition, coordinator_config config, const clock& clk,
                                      group_log& log, group_listener* listener)
     : _partition(partition), _config(config), _clock(clk), _log(log), _listener(listener) {
-    _published.store(std::make_shared<const coordinator_snapshot>());
+    publish(std::make_shared<const coordinator_snapshot>());
 }
 
 group_coordinator::~group_coordinator() {

@@ -31,6 +31,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <queue>
 #include <string>
@@ -115,9 +116,12 @@ public:
     [[nodiscard]] std::optional<time_ms> next_deadline() const;
 
     // Groups and committed offsets, republished at most lag_publish_interval_ms after a change.
-    // Safe to call from any thread (an atomic shared_ptr load).
+    // Safe to call from any thread. A mutex rather than std::atomic<std::shared_ptr>: GCC 12's
+    // version releases its internal lock with relaxed ordering (TSan reports it, and it is off
+    // the request path: a publish per lag interval, a read per scrape).
     [[nodiscard]] std::shared_ptr<const coordinator_snapshot> snapshot() const {
-        return _published.load();
+        std::lock_guard lock(_published_mutex);
+        return _published;
     }
 
     // For tests and the admin API: the group or nullptr.
@@ -188,7 +192,12 @@ private:
     std::map<std::string, std::unique_ptr<group>, std::less<>> _groups;
     std::priority_queue<timer, std::vector<timer>, std::greater<>> _timers;
     bool _snapshot_dirty = false;
-    std::atomic<std::shared_ptr<const coordinator_snapshot>> _published;
+    void publish(std::shared_ptr<const coordinator_snapshot> snap) {
+        std::lock_guard lock(_published_mutex);
+        _published = std::move(snap);
+    }
+    mutable std::mutex _published_mutex;
+    std::shared_ptr<const coordinator_snapshot> _published;
     // Guards callbacks from a log append that completes after unload()/destruction.
     std::shared_ptr<bool> _alive = std::make_shared<bool>(true);
 };

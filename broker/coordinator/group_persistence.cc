@@ -156,7 +156,7 @@ void group_coordinator::unload() {
     }
     _groups.clear();
     _timers = {};
-    _published.store(std::make_shared<const coordinator_snapshot>());
+    publish(std::make_shared<const coordinator_snapshot>());
     out.run();
 }
 
@@ -236,7 +236,7 @@ void group_coordinator::publish_snapshot() {
             snap->offsets.push_back({id, tp, o.offset});
         }
     }
-    _published.store(std::move(snap));
+    publish(std::move(snap));
 }
 
 }  // namespace spool::broker::coordinator

@@ -56,6 +56,9 @@ partition_manager::partition_manager(net::shard_pool& pool, const config::broker
 }
 
 partition_manager::~partition_manager() {
+    for (auto& table : _shards) {
+        table->housekeeping->stopped = true;
+    }
     if (_flusher) {
         _flusher->stop();
     }
@@ -190,7 +193,10 @@ void partition_manager::close_all() {
     for (size_t i = 0; i < _shards.size(); ++i) {
         std::packaged_task<void()> task([this, i, &mu, &recovery, &starts, &cleaned, &all_clean] {
             auto& table = *_shards[i];
-            table.housekeeping_stopped = true;
+            table.housekeeping->stopped = true;
+            if (table.housekeeping->timer != nullptr) {
+                table.housekeeping->timer->cancel();
+            }
             table.data.notify();
             for (auto& [tp, plog] : table.logs) {
                 auto r = plog->close();
@@ -340,18 +346,20 @@ net::async_event& partition_manager::data_event() {
 }
 
 asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, size_t shard) {
-    auto& table = *self->_shards[shard];
+    std::shared_ptr<housekeeping_control> control = self->_shards[shard]->housekeeping;
     auto retention_every =
         std::chrono::milliseconds(self->_config.get_int("log.retention.check.interval.ms"));
     auto next_retention = std::chrono::steady_clock::now() + retention_every;
     asio::steady_timer timer(self->_pool.executor(shard));
-    while (!table.housekeeping_stopped) {
+    control->timer = &timer;
+    while (!control->stopped) {
         timer.expires_after(std::chrono::milliseconds(200));
         boost::system::error_code ec;
         co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-        if (table.housekeeping_stopped) {
-            break;
+        if (control->stopped) {
+            break;  // self may be gone: touch nothing but control
         }
+        auto& table = *self->_shards[shard];
         bool retention = std::chrono::steady_clock::now() >= next_retention;
         if (retention) {
             next_retention = std::chrono::steady_clock::now() + retention_every;
@@ -372,6 +380,7 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
             }
         }
     }
+    control->timer = nullptr;
 }
 
 }  // namespace spool::broker::metadata

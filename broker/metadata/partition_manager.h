@@ -85,11 +85,19 @@ public:
     const std::filesystem::path& log_dir() const { return _log_dir; }
 
 private:
+    // Shared with the shard's housekeeping coroutine, which may wake after this manager is
+    // gone: it checks `stopped` before touching the manager again.
+    struct housekeeping_control {
+        std::atomic<bool> stopped{false};
+        boost::asio::steady_timer* timer = nullptr;  // the coroutine's; shard thread only
+    };
+
     struct shard_table {
         explicit shard_table(boost::asio::io_context::executor_type ex) : data(ex) {}
         std::unordered_map<model::topic_partition, std::unique_ptr<storage::partition_log>> logs;
         net::async_event data;
-        bool housekeeping_stopped = false;
+        std::shared_ptr<housekeeping_control> housekeeping =
+            std::make_shared<housekeeping_control>();
     };
 
     storage::open_options options_for(const model::topic_partition& tp, size_t shard);
