@@ -89,7 +89,9 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
     auto log = log::get("net");
     for (;;) {
         while (!self->_closed && !self->_draining &&
-               self->_pending.size() >= self->_limits.queued_max_requests) {
+               (self->_pending.size() >= self->_limits.queued_max_requests ||
+                (!self->_pending.empty() &&
+                 self->_pending_bytes >= self->_limits.max_pending_request_bytes))) {
             co_await self->_progress.wait();
         }
         if (self->_closed || self->_draining) {
@@ -137,6 +139,8 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
         self->_probe.request_received(4 + frame.size());
         self->_last_request = received_at;
         auto s = std::make_shared<slot>();
+        s->frame_bytes = frame.size();
+        self->_pending_bytes += s->frame_bytes;
         self->_pending.push_back(s);
         asio::co_spawn(self->_socket.get_executor(),
                        process(self, s, std::move(frame), received_at), asio::detached);
@@ -207,6 +211,7 @@ asio::awaitable<void> connection::write_loop(std::shared_ptr<connection> self) {
         }
         auto s = std::move(self->_pending.front());
         self->_pending.pop_front();
+        self->_pending_bytes -= s->frame_bytes;
         self->_progress.notify();  // the reader may be waiting for queue space
         auto outcome = s->result.outcome;
         if (outcome == request_outcome::respond) {

@@ -36,6 +36,11 @@ namespace spool::broker::net {
 struct connection_limits {
     int32_t max_request_bytes = 104857600;
     size_t queued_max_requests = 500;
+    // Request frames of one connection held at once (read, not yet answered). Requests that
+    // reach their ordering point early (fetch long-polls, produce once its appends are queued)
+    // let the next one be read; this keeps a fast producer from parking hundreds of megabytes
+    // in the broker when the disk is slower than the network. One request is always allowed.
+    size_t max_pending_request_bytes = 16 * 1024 * 1024;
     // connections.max.idle.ms: a connection with no request for this long and nothing pending
     // is closed; zero disables the check.
     std::chrono::milliseconds max_idle{600000};
@@ -57,6 +62,7 @@ public:
 
 private:
     struct slot {
+        size_t frame_bytes = 0;
         handled result;
         bool ordered = false;
         bool done = false;
@@ -80,7 +86,8 @@ private:
     std::function<void(uint64_t)> _on_closed;
 
     std::deque<std::shared_ptr<slot>> _pending;
-    async_event _progress;  // a slot completed or was ordered, the reader ended, or space freed
+    size_t _pending_bytes = 0;  // sum of _pending's frame_bytes
+    async_event _progress;      // a slot completed or was ordered, the reader ended, or space freed
     bool _reading_done = false;
     bool _draining = false;
     std::chrono::steady_clock::time_point _last_request = std::chrono::steady_clock::now();

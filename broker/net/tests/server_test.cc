@@ -102,6 +102,7 @@ protected:
         opts.listeners.push_back({"PLAINTEXT", "127.0.0.1", 0});
         opts.limits.max_request_bytes = 1024;
         opts.limits.queued_max_requests = 4;
+        opts.limits.max_pending_request_bytes = pending_bytes_cap;
         opts.limits.max_idle = std::chrono::milliseconds(1500);
         srv = std::make_unique<server>(*pool, dispatcher, metrics, opts);
         ASSERT_EQ(srv->start(), "");
@@ -112,6 +113,7 @@ protected:
         pool->stop();
     }
 
+    size_t pending_bytes_cap = connection_limits{}.max_pending_request_bytes;
     test_dispatcher dispatcher;
     probe metrics;
     std::unique_ptr<shard_pool> pool;
@@ -143,6 +145,26 @@ TEST_F(server_test, test_more_pipelined_requests_than_the_queue_limit_all_answer
     for (int i = 0; i < 20; ++i) {
         EXPECT_EQ(c.read_frame(), std::to_string(i));
     }
+}
+
+class server_small_pending_test : public server_test {
+protected:
+    server_small_pending_test() { pending_bytes_cap = 10; }
+};
+
+TEST_F(server_small_pending_test, test_pending_request_bytes_cap_holds_back_reading) {
+    // Each "d150,N" frame is 6 bytes and lets the next request start at once. A 10-byte cap
+    // holds 2 at a time, so 8 of them need four 150 ms waits one after the other; the
+    // 4-request count cap alone would need two.
+    raw_client c(srv->bound_port());
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 8; ++i) {
+        c.send_frame("d150," + std::to_string(i));
+    }
+    for (int i = 0; i < 8; ++i) {
+        EXPECT_EQ(c.read_frame(), std::to_string(i));
+    }
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(590));
 }
 
 TEST_F(server_test, test_no_response_request_is_skipped_in_the_stream) {
