@@ -10,6 +10,7 @@
 #include "broker/metrics/group_probe.h"
 #include "broker/metrics/registry.h"
 #include "broker/net/shard_pool.h"
+#include "common/testing/temp_dir.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_future.hpp>
@@ -170,19 +171,11 @@ public:
 class coordinator_service_test : public ::testing::Test {
 protected:
     void SetUp() override {
-        auto base = fs::temp_directory_path() / "spool-coordinator-service-tests";
-        fs::create_directories(base);
-        std::string tmpl = (base / "XXXXXX").string();
-        ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-        dir = tmpl;
+        ASSERT_FALSE(tmp.path().empty());
         sc.partitions = 6;
         sc.coordinator.initial_rebalance_delay_ms = 0;
     }
-    void TearDown() override {
-        rt.reset();
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
+    void TearDown() override { rt.reset(); }
 
     runtime& start(metrics::group_probe* probe = nullptr) {
         rt = std::make_unique<runtime>(dir, sc, probe);
@@ -192,7 +185,8 @@ protected:
         return *rt;
     }
 
-    fs::path dir;
+    spool::testing::temp_dir tmp{"spool-coordinator-service-tests"};
+    const fs::path& dir = tmp.path();
     service_config sc;
     std::unique_ptr<runtime> rt;
 };

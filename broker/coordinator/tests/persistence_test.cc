@@ -3,6 +3,7 @@
 
 #include "broker/coordinator/partition_group_log.h"
 #include "broker/coordinator/tests/coordinator_fixture.h"
+#include "common/testing/temp_dir.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -14,22 +15,9 @@ model::topic_partition tp(std::string t, int32_t p) {
     return {std::move(t), model::partition_id{p}};
 }
 
-class temp_dir {
+class temp_dir : public spool::testing::temp_dir {
 public:
-    temp_dir() {
-        auto base = std::filesystem::temp_directory_path() / "spool-coordinator-tests";
-        std::filesystem::create_directories(base);
-        std::string tmpl = (base / "XXXXXX").string();
-        _path = ::mkdtemp(tmpl.data());
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        std::filesystem::remove_all(_path, ec);
-    }
-    const std::filesystem::path& path() const { return _path; }
-
-private:
-    std::filesystem::path _path;
+    temp_dir() : spool::testing::temp_dir("spool-coordinator-tests") {}
 };
 
 class persistence_test : public ::testing::Test {

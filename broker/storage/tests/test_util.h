@@ -4,6 +4,7 @@
 // protocol/records builder (no hand-made bytes).
 
 #include "broker/storage/partition_log.h"
+#include "common/testing/temp_dir.h"
 #include "protocol/records/batch_builder.h"
 
 #include <gtest/gtest.h>
@@ -18,22 +19,9 @@ namespace spool::broker::storage::test {
 namespace rec = spool::protocol::records;
 
 // A fresh directory under the build's temp area, removed at destruction.
-class temp_dir {
+class temp_dir : public spool::testing::temp_dir {
 public:
-    temp_dir() {
-        auto base = std::filesystem::temp_directory_path() / "spool-storage-tests";
-        std::filesystem::create_directories(base);
-        std::string tmpl = (base / "XXXXXX").string();
-        _path = ::mkdtemp(tmpl.data());
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        std::filesystem::remove_all(_path, ec);
-    }
-    const std::filesystem::path& path() const { return _path; }
-
-private:
-    std::filesystem::path _path;
+    temp_dir() : spool::testing::temp_dir("spool-storage-tests") {}
 };
 
 struct batch_spec {
