@@ -49,8 +49,25 @@ def fmt(v):
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.2f}" if abs(v) >= 1 else f"{v:.3f}"
 
 
+# The metric rows that carry the broker-CPU cell (one per scenario).
+CPU_ON = ("mb_per_s", "p99_us")
+
+
+def cpu_cell(by, scenario):
+    """Median broker CPU seconds (user + system) over a scenario's runs, Kafka / Spool."""
+    def median_cpu(broker):
+        values = values_of(by.get((broker, scenario), []), "broker_cpu_s")
+        return statistics.median(values) if values else None
+
+    kafka, spool = median_cpu("kafka"), median_cpu("spool")
+    if kafka is None and spool is None:
+        return ""
+    ratio = f" ({spool / kafka:.2f}x)" if kafka and spool is not None else ""
+    return f"{fmt(kafka)} / {fmt(spool)}{ratio}"
+
+
 def spread(values):
-    """(max - min) / median across rounds, as a percentage; '' with fewer than two rounds."""
+    """(max - min) / median across runs, as a percentage; '–' with fewer than two runs."""
     if len(values) < 2 or not statistics.median(values):
         return "–"
     return f"{(max(values) - min(values)) / statistics.median(values) * 100:.0f}%"
@@ -93,8 +110,8 @@ def render(by, machine):
                f"{', --quick: smoke sizes, not for publishing' if info.get('quick') else ''}).")
     out.append("")
     out.append("| scenario | metric | Kafka | Spool | Spool/Kafka | mock ceiling¹ | Spool/ceiling "
-               "| spread Kafka / Spool⁶ |")
-    out.append("|---|---|---:|---:|---:|---:|---:|---:|")
+               "| spread Kafka / Spool⁶ | broker CPU s Kafka / Spool⁷ |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     verdict = defaultdict(lambda: [0, 0])  # kind -> [rows meeting the bar, rows]
     scenarios = sorted({s for (b, s) in by if b in ("kafka", "spool")}, key=scenario_key)
     for scenario in scenarios:
@@ -117,7 +134,8 @@ def render(by, machine):
                 ceiling_cell, of_ceiling = "–²", "–"
             out.append(f"| {scenario} | {unit} | {fmt(kafka)} | {fmt(spool)} | "
                        f"{'n/a' if ratio is None else f'{ratio:.2f}'} | {ceiling_cell} | "
-                       f"{of_ceiling} | {spread(kafka_values)} / {spread(spool_values)} |")
+                       f"{of_ceiling} | {spread(kafka_values)} / {spread(spool_values)} | "
+                       f"{cpu_cell(by, scenario) if key in CPU_ON else ''} |")
             if ratio is None:
                 continue
             if key == "mb_per_s":
@@ -154,7 +172,8 @@ def render(by, machine):
         "Same `spool-loadgen` (librdkafka "
         f"{info.get('librdkafka', '')}) for every broker: linger.ms=5, batch.size=1000000, no "
         "compression, records without keys (librdkafka's sticky partitioner); one acknowledged "
-        "record before the clock starts; consumer fetch.wait.max.ms=100; latency runs "
+        "record before the clock starts; consumer fetch.wait.max.ms=100, "
+        "queued.min.messages=10000000, queued.max.messages.kbytes=2097151 (see 3); latency runs "
         "linger.ms=0, acks=1, 1 partition, 2 s warm-up not counted. Neither broker fsyncs per "
         "write (both defaults).")
     out.append("")
@@ -175,7 +194,11 @@ def render(by, machine):
     out.append(
         "3. Consume rates count from the first record on; the consumer's start-up (connect, "
         "offset lookup; librdkafka waits about 0.5 s before its first fetch with any broker) is "
-        "the separate 'consumer start to first record' row.")
+        "the separate 'consumer start to first record' row. Each consume scenario runs "
+        f"{info.get('consume_passes', 1)} times per round. With librdkafka's default queue limits "
+        "the consumer stops fetching once 100,000 records are queued and then sleeps up to 1 s "
+        "(librdkafka issue #2879), whatever the broker; with 100-byte records those stalls, not "
+        "the broker, set the rate, so the consumer here may queue all it reads.")
     out.append(
         "4. First produce: from the kernel's start time of the broker process (/proc/PID/stat; "
         "the JVM itself for Kafka, not its start script; 10 ms resolution) to the first "
@@ -188,8 +211,13 @@ def render(by, machine):
         f"{info.get('kafka_heap', '-Xms1g -Xmx1g')} heap), idle 3 s after the first produce; "
         "peak sampled every 200 ms across the produce, consume and latency scenarios.")
     out.append(
-        "6. Spread: (max - min) / median across rounds; the noisier a row, the less its ratio "
+        "6. Spread: (max - min) / median across runs; the noisier a row, the less its ratio "
         "means.")
+    out.append(
+        "7. Broker CPU: user + system seconds the broker process (all threads; the JVM for "
+        "Kafka) spent during the scenario, from /proc/PID/stat, median over runs. The load "
+        "generator shares the same cores, so where the client is the bottleneck (100-byte "
+        "records; consume from page cache) this column, not the rate, shows the brokers' cost.")
     failures = info.get("failures", 0)
     if failures:
         out.append("")

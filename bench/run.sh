@@ -2,8 +2,9 @@
 # Side-by-side benchmark: Apache Kafka 4.x (KRaft, one node, from Maven Central jars), Spool and
 # librdkafka's in-process mock cluster (the ceiling) on this machine, driven by the same
 # spool-loadgen binary (librdkafka) with the same settings, in alternation (Kafka, Spool, mock,
-# Kafka, ...) for --rounds rounds. Writes raw results as JSON lines and a markdown table of medians,
-# Spool/Kafka ratios and Spool/ceiling to bench/results/<stamp>/.
+# Kafka, ...) for --rounds rounds (default 5). Writes raw results as JSON lines and a markdown
+# table of medians, Spool/Kafka ratios, Spool/ceiling and each broker's CPU time to
+# bench/results/<stamp>/.
 #
 #   bench/run.sh [--rounds N] [--quick] [--only kafka|spool|mock] [--skip-setup] [--no-readme]
 #
@@ -22,7 +23,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 command_line="bench/run.sh${*:+ $*}"
 
-rounds=3 quick=0 only="" skip_setup=0 readme=1
+rounds=5 quick=0 only="" skip_setup=0 readme=1
 while (($#)); do
     case $1 in
         --rounds) rounds=$2; shift 2 ;;
@@ -71,6 +72,13 @@ else
     # and one slow flush do not decide the result.
     small_records=5000000 big_records=1500000 latency_s=15
 fi
+# Consume scenarios are client-bound (the broker serves from page cache), so each is read
+# consume_passes times per round for more samples. librdkafka 2.0.2 stops fetching once its local
+# queue passes queued.min.messages and then backs off up to 1 s (librdkafka issue #2879), whatever
+# the broker; with 100-byte records that stall decided the figure for both brokers, so the
+# consumer may queue everything it reads. Stated in the report.
+consume_passes=3
+consumer_settings=(-C queued.min.messages=10000000 -C queued.max.messages.kbytes=2097151)
 produce_limit=240 consume_limit=180 latency_limit=$((latency_s + 60)) first_produce_limit=100
 
 # record BROKER ROUND SCENARIO JSON: appends one JSON line {broker, round, scenario, ...}.
@@ -85,17 +93,33 @@ try:
 except (ValueError, IndexError):
     d = {"failed": 1, "error": "unreadable output", "output": sys.argv[4][-200:]}
 d.update(broker=sys.argv[1], round=int(sys.argv[2]), scenario=sys.argv[3])
+if sys.argv[5]:
+    d["broker_cpu_s"] = float(sys.argv[5])
 print(json.dumps(d))' \
-        "$broker" "$round" "$scenario" "$json" >>"$raw"
+        "$broker" "$round" "$scenario" "$json" "$(cat "$work/broker_cpu" 2>/dev/null)" >>"$raw"
+    rm -f "$work/broker_cpu"
 }
 
 # run_loadgen LIMIT_S LABEL ARGS...: runs spool-loadgen with a time limit and prints its JSON line.
 # Failures and timeouts go to failures.txt and stderr; stderr of every run goes to loadgen.log.
+# CPU seconds (user + system, all threads) the broker process has used so far; empty without one.
+broker_cpu_s() {
+    [[ -n "$broker_pid" ]] && alive "$broker_pid" || return 0
+    awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$broker_pid/stat"
+}
 run_loadgen() {
-    local limit=$1 label=$2 rc=0 json
+    local limit=$1 label=$2 rc=0 json cpu_before cpu_after
     shift 2
     echo "== $label: spool-loadgen $*" >>"$out_dir/loadgen.log"
+    cpu_before=$(broker_cpu_s)
     json=$(timeout -k 10 "$limit" "$loadgen_bin" "$@" 2>>"$out_dir/loadgen.log") || rc=$?
+    cpu_after=$(broker_cpu_s)
+    # The broker's own CPU time during the run, for record() to attach to the result.
+    if [[ -n "$cpu_before" && -n "$cpu_after" ]]; then
+        awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN {printf "%.2f", b - a}' >"$work/broker_cpu"
+    else
+        rm -f "$work/broker_cpu"
+    fi
     if ((rc == 124 || rc == 137)); then
         echo "$label: timed out after ${limit}s" | tee -a "$failures" >&2
     elif ((rc != 0)); then
@@ -255,8 +279,11 @@ run_mock_round() {
             --partitions "$parts" --record-size "$size" --records "$(records_for "$size")" --acks "$acks")"
     done < <(produce_scenarios)
     for size in 100 1024; do
-        record mock "$round" "consume_${size}B_p6" "$(run_loadgen $consume_limit "mock round $round consume_${size}B_p6" \
-            --mode consume --mock --partitions 6 --record-size "$size" --records "$(records_for "$size")")"
+        for ((pass = 1; pass <= consume_passes; pass++)); do
+            record mock "$round" "consume_${size}B_p6" "$(run_loadgen $consume_limit \
+                "mock round $round consume_${size}B_p6 pass $pass" --mode consume --mock --partitions 6 \
+                --record-size "$size" --records "$(records_for "$size")" "${consumer_settings[@]}")"
+        done
     done
 }
 
@@ -283,10 +310,13 @@ run_broker_round() {
     # Reads back what the acks=1, 6-partition produce scenario wrote.
     for size in 100 1024; do
         scenario=consume_${size}B_p6
-        record "$kind" "$round" "$scenario" "$(run_loadgen $consume_limit "$kind round $round $scenario" \
-            --mode consume --bootstrap "$bootstrap" --topic "p${size}a1p6" --partitions 6 \
-            --record-size "$size" --records "$(records_for "$size")")"
-        check_alive "$scenario"
+        for ((pass = 1; pass <= consume_passes; pass++)); do
+            record "$kind" "$round" "$scenario" "$(run_loadgen $consume_limit \
+                "$kind round $round $scenario pass $pass" --mode consume --bootstrap "$bootstrap" \
+                --topic "p${size}a1p6" --partitions 6 --record-size "$size" \
+                --records "$(records_for "$size")" "${consumer_settings[@]}")"
+            check_alive "$scenario"
+        done
     done
     for rate in 5 50; do
         scenario=latency_${rate}MBps
@@ -309,13 +339,13 @@ done
 # projection from measured round times as it goes.
 estimate_s() {
     awk -v small="$small_records" -v big="$big_records" -v lat="$latency_s" -v rounds="$rounds" \
-        -v kinds="${kinds[*]}" 'BEGIN {
+        -v passes="$consume_passes" -v kinds="${kinds[*]}" 'BEGIN {
         mb = (4 * small * 100 + 4 * big * 1024) / 1e6; cmb = (small * 100 + big * 1024) / 1e6
         n = split(kinds, k, " ")
         for (i = 1; i <= n; i++) {
-            if (k[i] == "kafka") per += 12 + 1.1 * mb / 250 + cmb / 500 + 2 * (lat + 5) + 3 + 10
-            if (k[i] == "spool") per += 2 + 1.1 * mb / 500 + cmb / 500 + 2 * (lat + 5) + 3 + 2
-            if (k[i] == "mock") per += mb / 400 + cmb / 500 + 10 * 0.5 + 2
+            if (k[i] == "kafka") per += 12 + 1.1 * mb / 250 + passes * (cmb / 500 + 1) + 2 * (lat + 5) + 3 + 10
+            if (k[i] == "spool") per += 2 + 1.1 * mb / 500 + passes * (cmb / 500 + 1) + 2 * (lat + 5) + 3 + 2
+            if (k[i] == "mock") per += mb / 400 + passes * (cmb / 500 + 1) + 10 * 0.5 + 2
         }
         printf "%d", 15 + rounds * per
     }'
@@ -341,9 +371,9 @@ done
 wall_s=$((SECONDS - wall_start))
 kafka_version=$(basename "$kafka_dir" | sed 's/^kafka-//')
 librdkafka_version=$(pkg-config --modversion rdkafka 2>/dev/null || echo "?")
-record machine 0 run_info "$(python3 -c 'import json,sys; print(json.dumps(dict(command=sys.argv[1], date=sys.argv[2], wall_s=int(sys.argv[3]), quick=bool(int(sys.argv[4])), kafka_version=sys.argv[5], librdkafka=sys.argv[6], kafka_heap=sys.argv[7], failures=int(sys.argv[8]))))' \
+record machine 0 run_info "$(python3 -c 'import json,sys; print(json.dumps(dict(command=sys.argv[1], date=sys.argv[2], wall_s=int(sys.argv[3]), quick=bool(int(sys.argv[4])), kafka_version=sys.argv[5], librdkafka=sys.argv[6], kafka_heap=sys.argv[7], failures=int(sys.argv[8]), consume_passes=int(sys.argv[9]))))' \
     "$command_line" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$wall_s" "$quick" "$kafka_version" \
-    "$librdkafka_version" "${KAFKA_HEAP_OPTS:--Xms1g -Xmx1g}" "$(wc -l <"$failures")")"
+    "$librdkafka_version" "${KAFKA_HEAP_OPTS:--Xms1g -Xmx1g}" "$(wc -l <"$failures")" "$consume_passes")"
 
 # Only a full run (all three, at least 3 rounds, full sizes) replaces the published table.
 publish=$((!quick && ${#kinds[@]} == 3 && rounds >= 3))

@@ -3,6 +3,7 @@
 #include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/metadata/fetch_wakeups.h"
 #include "broker/metrics/topic_probe.h"
 
 #include <chrono>
@@ -211,7 +212,9 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
     auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, req.max_wait_ms));
     const int64_t max_bytes = v >= 3 ? std::max(0, req.max_bytes) : INT32_MAX;
+    metadata::data_waiter waiter(svc.partitions.fetch_wakeups_here());
     for (;;) {
+        waiter.mark();
         read_budget budget{max_bytes, false, 0};
         for (auto& [shard, list] : by_shard) {
             co_await net::run_on(svc.shards.executor(shard),
@@ -228,7 +231,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         }
         // Later requests on this connection may go ahead while this one waits.
         ctx.net.mark_ordered();
-        co_await svc.partitions.data_event().wait_for(deadline - now);
+        co_await waiter.wait_until(deadline);
     }
 
     // Build the response, topics in first-seen order.

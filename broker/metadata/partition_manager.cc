@@ -197,7 +197,7 @@ void partition_manager::close_all() {
             if (table.housekeeping->timer != nullptr) {
                 table.housekeeping->timer->cancel();
             }
-            table.data.notify();
+            table.wakeups->wake_here();
             for (auto& [tp, plog] : table.logs) {
                 auto r = plog->close();
                 if (!r) {
@@ -336,13 +336,20 @@ storage::partition_log* partition_manager::local(const topic_partition& tp) {
 }
 
 void partition_manager::notify_data_arrived() {
-    for (size_t i = 0; i < _shards.size(); ++i) {
-        asio::post(_pool.context(i), [t = _shards[i].get()] { t->data.notify(); });
+    for (auto& table : _shards) {
+        table->wakeups->announce_to_waiting();
     }
 }
 
-net::async_event& partition_manager::data_event() {
-    return _shards[*net::shard_pool::current_shard()]->data;
+void partition_manager::begin_stop() {
+    _stopping = true;
+    for (auto& table : _shards) {
+        table->wakeups->announce_to_waiting(/*always=*/true);
+    }
+}
+
+std::shared_ptr<fetch_wakeups> partition_manager::fetch_wakeups_here() {
+    return _shards[*net::shard_pool::current_shard()]->wakeups;
 }
 
 asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, size_t shard) {

@@ -12,16 +12,16 @@
 //   - recovery-point / log-start-offset / cleaner-offset checkpoints, written at close_all();
 //   - the flusher thread (group commit) and per-shard housekeeping (flush.ms, retention for
 //     every cleanup.policy, compaction);
-//   - "data arrived" events that wake long-polling fetches on every shard.
+//   - the fetch_wakeups of every shard, which wake long-polling fetches after appends.
 //
 // Lifecycle: construct -> open_all() (blocking, before the listener starts) -> serve ->
 // close_all() (blocking, after the listener drained). The shard_pool must run in between.
 // Threading: open_all/close_all from main; create/remove/update from any coroutine (they hop to
-// the owners); local() and data_event() only on the owning/current shard.
+// the owners); local() and fetch_wakeups_here() only on the owning/current shard.
 
 #include "broker/config/broker_config.h"
 #include "broker/metadata/cluster_state.h"
-#include "broker/net/async_event.h"
+#include "broker/metadata/fetch_wakeups.h"
 #include "broker/net/shard_pool.h"
 #include "broker/storage/checkpoint_file.h"
 #include "broker/storage/config.h"
@@ -73,14 +73,11 @@ public:
     storage::partition_log* local(const model::topic_partition& tp);
     // Wakes fetches waiting on any shard; call after appends.
     void notify_data_arrived();
-    // The calling shard's data event (wait on it, then re-check).
-    net::async_event& data_event();
+    // The calling shard's wake-ups, for a long-polling fetch's data_waiter.
+    std::shared_ptr<fetch_wakeups> fetch_wakeups_here();
     // Stops long polls early: set at shutdown, fetches answer at once.
     bool stopping() const { return _stopping.load(std::memory_order_relaxed); }
-    void begin_stop() {
-        _stopping = true;
-        notify_data_arrived();
-    }
+    void begin_stop();
 
     const std::filesystem::path& log_dir() const { return _log_dir; }
 
@@ -93,9 +90,10 @@ private:
     };
 
     struct shard_table {
-        explicit shard_table(boost::asio::io_context::executor_type ex) : data(ex) {}
+        explicit shard_table(boost::asio::io_context::executor_type ex)
+            : wakeups(std::make_shared<fetch_wakeups>(ex)) {}
         std::unordered_map<model::topic_partition, std::unique_ptr<storage::partition_log>> logs;
-        net::async_event data;
+        std::shared_ptr<fetch_wakeups> wakeups;
         std::shared_ptr<housekeeping_control> housekeeping =
             std::make_shared<housekeeping_control>();
     };

@@ -17,6 +17,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cstddef>
@@ -66,9 +67,16 @@ private:
 
 // Runs an awaitable on another executor and resumes the caller on its own executor with the
 // result. The awaitable must not reference the caller's stack unless the caller awaits it (it
-// does here). T must be default-constructible (Boost 1.74's co_spawn needs it).
+// does here). T must be default-constructible (Boost 1.74's co_spawn needs it). When the caller
+// already runs on that executor's context the work runs inline: a spawn would only queue it
+// behind other handlers and allocate a frame for the hop.
 template <class T, class Executor>
 asio::awaitable<T> run_on(Executor ex, asio::awaitable<T> work) {
+    auto here = co_await asio::this_coro::executor;
+    if (&asio::query(here, asio::execution::context) ==
+        &asio::query(ex, asio::execution::context)) {
+        co_return co_await std::move(work);
+    }
     co_return co_await asio::co_spawn(ex, std::move(work), asio::use_awaitable);
 }
 

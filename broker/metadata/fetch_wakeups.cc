@@ -1,0 +1,53 @@
+#include "broker/metadata/fetch_wakeups.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+
+namespace spool::broker::metadata {
+
+namespace asio = boost::asio;
+
+void fetch_wakeups::announce_to_waiting(bool always) {
+    if (!always && _waiters.load() == 0) {
+        return;
+    }
+    asio::post(_shard, [self = shared_from_this()] { self->wake_here(); });
+}
+
+void fetch_wakeups::wake_here() {
+    ++_generation;
+    for (auto* timer : _sleeping) {
+        timer->cancel();
+    }
+}
+
+data_waiter::data_waiter(std::shared_ptr<fetch_wakeups> wakeups) : _wakeups(std::move(wakeups)) {
+    ++_wakeups->_waiters;
+    _seen = _wakeups->_generation;
+}
+
+data_waiter::~data_waiter() {
+    --_wakeups->_waiters;
+}
+
+asio::awaitable<void> data_waiter::wait_until(std::chrono::steady_clock::time_point deadline) {
+    if (_wakeups->_generation != _seen) {
+        co_return;
+    }
+    asio::steady_timer timer(_wakeups->_shard, deadline);
+    auto& sleeping = _wakeups->_sleeping;
+    sleeping.push_back(&timer);
+    // Unlisted however this frame ends, including destruction while suspended at shutdown.
+    struct unlist {
+        std::vector<asio::steady_timer*>& sleeping;
+        asio::steady_timer* timer;
+        ~unlist() { std::erase(sleeping, timer); }
+    } guard{sleeping, &timer};
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+}  // namespace spool::broker::metadata
