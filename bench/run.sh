@@ -72,12 +72,13 @@ else
     # and one slow flush do not decide the result.
     small_records=5000000 big_records=1500000 latency_s=15
 fi
-# Consume scenarios are client-bound (the broker serves from page cache), so each is read
-# consume_passes times per round for more samples. librdkafka 2.0.2 stops fetching once its local
-# queue passes queued.min.messages and then backs off up to 1 s (librdkafka issue #2879), whatever
-# the broker; with 100-byte records that stall decided the figure for both brokers, so the
-# consumer may queue everything it reads. Stated in the report.
-consume_passes=3
+# Consume (served from page cache) and 100-byte produce are client-bound: the client's per-record
+# cost sets the rate, so they run client_bound_passes times per round for a steadier median.
+# librdkafka 2.0.2 stops fetching once its local queue passes queued.min.messages and then backs
+# off up to 1 s (librdkafka issue #2879), whatever the broker; with 100-byte records that stall
+# decided the consume figure for both brokers, so the consumer may queue everything it reads.
+# Both are stated in the report.
+client_bound_passes=3
 consumer_settings=(-C queued.min.messages=10000000 -C queued.max.messages.kbytes=2097151)
 produce_limit=240 consume_limit=180 latency_limit=$((latency_s + 60)) first_produce_limit=100
 
@@ -270,16 +271,20 @@ produce_scenarios() {
     done
 }
 records_for() { (($1 == 100)) && echo "$small_records" || echo "$big_records"; }
+produce_passes_for() { (($1 == 100)) && echo "$client_bound_passes" || echo 1; }
 
 run_mock_round() {
     local round=$1 size acks parts
     while read -r size acks parts; do
-        record mock "$round" "produce_${size}B_acks${acks}_p${parts}" "$(run_loadgen $produce_limit \
-            "mock round $round produce_${size}B_acks${acks}_p${parts}" --mode produce --mock \
-            --partitions "$parts" --record-size "$size" --records "$(records_for "$size")" --acks "$acks")"
+        for ((pass = 1; pass <= $(produce_passes_for "$size"); pass++)); do
+            record mock "$round" "produce_${size}B_acks${acks}_p${parts}" "$(run_loadgen $produce_limit \
+                "mock round $round produce_${size}B_acks${acks}_p${parts} pass $pass" --mode produce \
+                --mock --partitions "$parts" --record-size "$size" --records "$(records_for "$size")" \
+                --acks "$acks")"
+        done
     done < <(produce_scenarios)
     for size in 100 1024; do
-        for ((pass = 1; pass <= consume_passes; pass++)); do
+        for ((pass = 1; pass <= client_bound_passes; pass++)); do
             record mock "$round" "consume_${size}B_p6" "$(run_loadgen $consume_limit \
                 "mock round $round consume_${size}B_p6 pass $pass" --mode consume --mock --partitions 6 \
                 --record-size "$size" --records "$(records_for "$size")" "${consumer_settings[@]}")"
@@ -302,15 +307,18 @@ run_broker_round() {
     while read -r size acks parts; do
         scenario=produce_${size}B_acks${acks}_p${parts}
         topic=p${size}a${acks/-1/all}p${parts}
-        record "$kind" "$round" "$scenario" "$(run_loadgen $produce_limit "$kind round $round $scenario" \
-            --mode produce --bootstrap "$bootstrap" --topic "$topic" --partitions "$parts" \
-            --record-size "$size" --records "$(records_for "$size")" --acks "$acks")"
-        check_alive "$scenario"
+        for ((pass = 1; pass <= $(produce_passes_for "$size"); pass++)); do
+            record "$kind" "$round" "$scenario" "$(run_loadgen $produce_limit \
+                "$kind round $round $scenario pass $pass" --mode produce --bootstrap "$bootstrap" \
+                --topic "$topic" --partitions "$parts" --record-size "$size" \
+                --records "$(records_for "$size")" --acks "$acks")"
+            check_alive "$scenario"
+        done
     done < <(produce_scenarios)
     # Reads back what the acks=1, 6-partition produce scenario wrote.
     for size in 100 1024; do
         scenario=consume_${size}B_p6
-        for ((pass = 1; pass <= consume_passes; pass++)); do
+        for ((pass = 1; pass <= client_bound_passes; pass++)); do
             record "$kind" "$round" "$scenario" "$(run_loadgen $consume_limit \
                 "$kind round $round $scenario pass $pass" --mode consume --bootstrap "$bootstrap" \
                 --topic "p${size}a1p6" --partitions 6 --record-size "$size" \
@@ -339,8 +347,8 @@ done
 # projection from measured round times as it goes.
 estimate_s() {
     awk -v small="$small_records" -v big="$big_records" -v lat="$latency_s" -v rounds="$rounds" \
-        -v passes="$consume_passes" -v kinds="${kinds[*]}" 'BEGIN {
-        mb = (4 * small * 100 + 4 * big * 1024) / 1e6; cmb = (small * 100 + big * 1024) / 1e6
+        -v passes="$client_bound_passes" -v kinds="${kinds[*]}" 'BEGIN {
+        mb = (12 * small * 100 + 4 * big * 1024) / 1e6; cmb = (small * 100 + big * 1024) / 1e6
         n = split(kinds, k, " ")
         for (i = 1; i <= n; i++) {
             if (k[i] == "kafka") per += 12 + 1.1 * mb / 250 + passes * (cmb / 500 + 1) + 2 * (lat + 5) + 3 + 10
@@ -371,9 +379,9 @@ done
 wall_s=$((SECONDS - wall_start))
 kafka_version=$(basename "$kafka_dir" | sed 's/^kafka-//')
 librdkafka_version=$(pkg-config --modversion rdkafka 2>/dev/null || echo "?")
-record machine 0 run_info "$(python3 -c 'import json,sys; print(json.dumps(dict(command=sys.argv[1], date=sys.argv[2], wall_s=int(sys.argv[3]), quick=bool(int(sys.argv[4])), kafka_version=sys.argv[5], librdkafka=sys.argv[6], kafka_heap=sys.argv[7], failures=int(sys.argv[8]), consume_passes=int(sys.argv[9]))))' \
+record machine 0 run_info "$(python3 -c 'import json,sys; print(json.dumps(dict(command=sys.argv[1], date=sys.argv[2], wall_s=int(sys.argv[3]), quick=bool(int(sys.argv[4])), kafka_version=sys.argv[5], librdkafka=sys.argv[6], kafka_heap=sys.argv[7], failures=int(sys.argv[8]), client_bound_passes=int(sys.argv[9]))))' \
     "$command_line" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$wall_s" "$quick" "$kafka_version" \
-    "$librdkafka_version" "${KAFKA_HEAP_OPTS:--Xms1g -Xmx1g}" "$(wc -l <"$failures")" "$consume_passes")"
+    "$librdkafka_version" "${KAFKA_HEAP_OPTS:--Xms1g -Xmx1g}" "$(wc -l <"$failures")" "$client_bound_passes")"
 
 # Only a full run (all three, at least 3 rounds, full sizes) replaces the published table.
 publish=$((!quick && ${#kinds[@]} == 3 && rounds >= 3))

@@ -114,12 +114,15 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
             self->close();
             break;
         }
-        // The buffer grows with the bytes that actually arrive (at most doubling), so a peer
-        // that only claims a large frame never gets that memory.
+        // The buffer grows with the bytes that actually arrive (at most doubling, or to what the
+        // socket already holds), so a peer that only claims a large frame never gets that memory.
         std::vector<uint8_t> frame;
         size_t have = 0;
         while (have < size_t(size)) {
-            size_t chunk = std::min(size_t(size) - have, std::max(have, first_frame_chunk));
+            error_code ready_ec;
+            size_t ready = self->_socket.available(ready_ec);
+            size_t chunk = std::min(size_t(size) - have,
+                                    std::max({have, first_frame_chunk, ready_ec ? 0 : ready}));
             frame.resize(have + chunk);
             co_await asio::async_read(self->_socket, asio::buffer(frame.data() + have, chunk),
                                       asio::redirect_error(asio::use_awaitable, ec));
