@@ -195,8 +195,8 @@ def render(by, machine):
         "3. Consume rates count from the first record on; the consumer's start-up (connect, "
         "offset lookup; librdkafka waits about 0.5 s before its first fetch with any broker) is "
         "the separate 'consumer start to first record' row. Each consume scenario runs "
-        f"{info.get('client_bound_passes', 1)} times per round, as does each 100-byte produce "
-        "scenario: both are client-bound (see 7) and noisy. With librdkafka's default queue limits "
+        f"{info.get('client_bound_passes', 1)} times per round: it is client-bound (see 7) "
+        "and noisy. With librdkafka's default queue limits "
         "the consumer stops fetching once 100,000 records are queued and then sleeps up to 1 s "
         "(librdkafka issue #2879), whatever the broker; with 100-byte records those stalls, not "
         "the broker, set the rate, so the consumer here may queue all it reads.")
