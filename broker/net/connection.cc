@@ -119,10 +119,15 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
         std::vector<uint8_t> frame;
         size_t have = 0;
         while (have < size_t(size)) {
-            error_code ready_ec;
-            size_t ready = self->_socket.available(ready_ec);
-            size_t chunk = std::min(size_t(size) - have,
-                                    std::max({have, first_frame_chunk, ready_ec ? 0 : ready}));
+            size_t chunk = std::min(size_t(size) - have, std::max(have, first_frame_chunk));
+            if (chunk < size_t(size) - have) {
+                // Only a frame larger than the step asks the socket (a syscall) what it holds.
+                error_code ready_ec;
+                size_t ready = self->_socket.available(ready_ec);
+                if (!ready_ec) {
+                    chunk = std::min(size_t(size) - have, std::max(chunk, ready));
+                }
+            }
             frame.resize(have + chunk);
             co_await asio::async_read(self->_socket, asio::buffer(frame.data() + have, chunk),
                                       asio::redirect_error(asio::use_awaitable, ec));
