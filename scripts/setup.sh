@@ -4,7 +4,7 @@
 set -euo pipefail
 
 BUILD_PACKAGES=(
-    build-essential cmake ninja-build pkg-config python3
+    build-essential cmake ninja-build pkg-config python3 ccache
     libboost1.74-dev libboost-system1.74-dev libboost-program-options1.74-dev
     libcpprest-dev libyaml-cpp-dev prometheus-cpp-dev nlohmann-json3-dev
     libgtest-dev libgmock-dev libbenchmark-dev

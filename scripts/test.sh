@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 preset=${SPOOL_PRESET:-release}
+# ccache keys on paths relative to this clone, so every clone on the machine shares one cache.
+export CCACHE_BASEDIR=$PWD
 bash scripts/setup.sh --with-tests
 bash scripts/peers/fetch-all.sh
 # The real Kubernetes control plane for the operator's e2e tests: ~30 min cold, cached after.
