@@ -142,7 +142,8 @@ std::string broker_app::start() {
     _logs_open = true;
     _producer_ids = std::make_unique<handlers::producer_id_allocator>(*_store);
     _fetch_sessions = std::make_unique<handlers::fetch_session_cache>(
-        static_cast<size_t>(_config->get_int("max.incremental.fetch.session.cache.slots")));
+        static_cast<size_t>(_config->get_int("max.incremental.fetch.session.cache.slots")),
+        _pool->shard_count());
     _services = std::make_unique<handlers::services>(handlers::services{
         *_config, *_store, *_partitions, *_pool, *_producer_ids, *_fetch_sessions,
         static_cast<int32_t>(_config->node_id()), endpoint, log_dir.string()});
@@ -187,6 +188,15 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
          .malformed_requests = [this] { return double(_probe.malformed_requests()); },
          .bytes_received = [this] { return double(_probe.bytes_in()); },
          .bytes_sent = [this] { return double(_probe.bytes_out()); }});
+    const auto& fs = _fetch_sessions->counters();
+    auto read = [](const auto& counter) {
+        return [&counter] { return double(counter.load(std::memory_order_relaxed)); };
+    };
+    metrics::export_fetch_session_counters(_registry, {.live = read(fs.live),
+                                                       .created = read(fs.created),
+                                                       .evicted = read(fs.evicted),
+                                                       .invalid_epoch = read(fs.invalid_epoch),
+                                                       .not_found = read(fs.not_found)});
     _cluster_view =
         std::make_unique<cluster_view_adapter>(*_store, *_config, endpoint.host, endpoint.port);
     _log_view = std::make_unique<log_view_adapter>(*_store, *_partitions);

@@ -96,54 +96,59 @@ boost::asio::awaitable<int> read_on_shard(metadata::partition_manager* pm,
     co_return 0;
 }
 
-// News for an incremental session: data, an error, or moved offsets.
-bool has_news(const fetch_item& it, session_partition& sp) {
-    bool news = it.bytes > 0 || it.error != error_code::none ||
-                it.high_watermark != sp.last_high_watermark || it.log_start != sp.last_log_start;
-    sp.last_high_watermark = it.high_watermark;
-    sp.last_log_start = it.log_start;
-    return news;
+int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// The session steps, each run on the session's owner shard (fetch_sessions.h).
+boost::asio::awaitable<int> close_on_owner(fetch_session_shard* shard, int32_t id) {
+    shard->remove(id);
+    co_return 0;
+}
+
+boost::asio::awaitable<incremental_start> start_on_owner(
+    fetch_session_shard* shard, int32_t id, int32_t epoch, bool uses_topic_ids,
+    const std::vector<session_update>* updates, const std::vector<partition_key>* forgotten) {
+    co_return start_incremental(*shard, id, epoch, uses_topic_ids, *updates, *forgotten, now_ms());
+}
+
+// Decides which partitions the incremental response carries (include[i] for items[i]) and
+// remembers what it tells the client; 0 when another fetch used the session meanwhile.
+boost::asio::awaitable<int> finish_on_owner(fetch_session* session, int32_t request_epoch,
+                                            const std::vector<std::unique_ptr<fetch_item>>* items,
+                                            std::vector<char>* include) {
+    if (!session_still_expects(*session, request_epoch)) {
+        co_return 0;
+    }
+    include->assign(items->size(), 1);
+    for (size_t i = 0; i < items->size(); ++i) {
+        const auto& it = *(*items)[i];
+        partition_key key{it.tp.topic, it.tp.partition.value()};
+        if (auto* sp = session->partitions.find(key)) {
+            (*include)[i] = record_partition_response(
+                *sp, it.bytes > 0, it.error != error_code::none, it.high_watermark, it.log_start);
+        }
+        if (it.bytes > 0) {
+            session->partitions.move_to_back(key);
+        }
+    }
+    co_return 1;
+}
+
+bool is_follower(const protocol::fetch_request& req, int16_t v) {
+    return (v >= 15 ? req.replica_state.replica_id : req.replica_id) >= 0;
 }
 
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& req) {
     auto& svc = ctx.svc;
+    auto& sessions = svc.fetch_sessions;
     const int16_t v = ctx.version();
     const bool by_id = v >= 13;
     response resp;
     auto snap = svc.store.snapshot();
 
-    // Resolve the session (KIP-227).
-    std::shared_ptr<fetch_session> session;
-    bool incremental = false;
-    if (v >= 7) {
-        if (req.session_epoch == 0) {
-            // A full fetch that opens a session; a client resetting its session (franz-go after
-            // a rebalance) names the old one, which is closed first.
-            if (req.session_id != 0) {
-                svc.fetch_sessions.remove(req.session_id);
-            }
-            session = svc.fetch_sessions.create();
-        } else if (req.session_id != 0 && req.session_epoch == -1) {
-            svc.fetch_sessions.remove(req.session_id);
-        } else if (req.session_id != 0) {
-            session = svc.fetch_sessions.find(req.session_id);
-            if (!session) {
-                resp.error_code = code(error_code::fetch_session_id_not_found);
-                co_return resp;
-            }
-            if (session->next_epoch != req.session_epoch) {
-                resp.error_code = code(error_code::invalid_fetch_session_epoch);
-                co_return resp;
-            }
-            incremental = true;
-        } else if (req.session_epoch != -1) {
-            resp.error_code = code(error_code::invalid_fetch_session_epoch);
-            co_return resp;
-        }
-    }
-
-    // The partitions to read: the request's, or for an incremental fetch the session's after
-    // applying the request's changes and forgotten partitions.
     auto topic_name = [&](const std::string& name, const protocol::uuid& id) -> std::string {
         if (!by_id) {
             return name;
@@ -151,41 +156,75 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         const auto* t = snap->find(id);
         return t != nullptr ? t->name : std::string();
     };
-    std::map<partition_key, session_partition> wanted;
-    std::vector<partition_key> order;
-    std::map<std::string, protocol::uuid> ids;
+    // The request's partitions, in request order (a repeated one counts once, its last entry).
+    std::vector<session_update> updates;
+    std::map<partition_key, size_t> update_index;
     std::map<partition_key, int32_t> leader_epochs;
-    if (incremental) {
-        wanted = session->partitions;
-        for (const auto& ft : req.forgotten_topics_data) {
-            std::string name = topic_name(ft.topic, ft.topic_id);
-            for (int32_t p : ft.partitions) {
-                wanted.erase({name, p});
-            }
-        }
-    }
     std::vector<std::pair<partition_key, protocol::uuid>> unknown_ids;
     for (const auto& t : req.topics) {
         std::string name = topic_name(t.topic, t.topic_id);
-        if (by_id && name.empty()) {
-            for (const auto& p : t.partitions) {
-                unknown_ids.push_back({{"", p.partition}, t.topic_id});
-            }
-            continue;
-        }
-        ids[name] = t.topic_id;
         for (const auto& p : t.partitions) {
-            auto& sp = wanted[{name, p.partition}];
-            sp.fetch_offset = p.fetch_offset;
-            sp.max_bytes = p.partition_max_bytes;
-            leader_epochs[{name, p.partition}] = p.current_leader_epoch;
+            if (by_id && name.empty()) {
+                unknown_ids.push_back({{"", p.partition}, t.topic_id});
+                continue;
+            }
+            partition_key key{name, p.partition};
+            session_update u{key, p.fetch_offset, p.partition_max_bytes};
+            if (auto [at, fresh] = update_index.emplace(key, updates.size()); fresh) {
+                updates.push_back(std::move(u));
+            } else {
+                updates[at->second] = std::move(u);
+            }
+            leader_epochs[key] = p.current_leader_epoch;
         }
     }
-    if (session) {
-        session->partitions = wanted;
-        session->next_epoch = session->next_epoch == INT32_MAX ? 1 : session->next_epoch + 1;
-        resp.session_id = session->id;
+
+    // Resolve the session (KIP-227, fetch_sessions.h).
+    std::shared_ptr<fetch_session> session;  // incremental fetches only
+    bool open_session = false;
+    std::vector<session_partitions::entry> wanted;
+    const bool full = v < 7 || req.session_epoch == 0 || req.session_epoch == -1;
+    if (full) {
+        if (v >= 7 && req.session_id != 0) {
+            // A client resetting its session (franz-go after a rebalance) names the old one.
+            size_t owner = sessions.owner_of(req.session_id);
+            co_await net::run_on(svc.shards.executor(owner),
+                                 close_on_owner(&sessions.shard(owner), req.session_id));
+        }
+        open_session = v >= 7 && req.session_epoch == 0;
+        for (const auto& u : updates) {
+            wanted.emplace_back(u.key, session_partition{u.fetch_offset, u.max_bytes});
+        }
+    } else {
+        std::vector<partition_key> forgotten;
+        for (const auto& ft : req.forgotten_topics_data) {
+            std::string name = topic_name(ft.topic, ft.topic_id);
+            for (int32_t p : ft.partitions) {
+                forgotten.push_back({name, p});
+            }
+        }
+        size_t owner = sessions.owner_of(req.session_id);
+        auto start =
+            co_await net::run_on(svc.shards.executor(owner),
+                                 start_on_owner(&sessions.shard(owner), req.session_id,
+                                                req.session_epoch, by_id, &updates, &forgotten));
+        if (start.error != error_code::none) {
+            auto& counter = start.error == error_code::fetch_session_id_not_found
+                                ? sessions.counters().not_found
+                                : sessions.counters().invalid_epoch;
+            if (start.error != error_code::fetch_session_topic_id_error) {
+                counter.fetch_add(1, std::memory_order_relaxed);
+            }
+            resp.error_code = code(start.error);
+            co_return resp;
+        }
+        session = std::move(start.session);
+        wanted = std::move(start.partitions);
+        if (session) {
+            resp.session_id = session->id;
+        }
     }
+    const bool incremental = session != nullptr;
 
     std::vector<std::unique_ptr<fetch_item>> items;
     std::map<size_t, std::vector<fetch_item*>> by_shard;
@@ -234,15 +273,40 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         co_await waiter.wait_until(deadline);
     }
 
+    // Which partitions the answer carries: all of a full fetch's, an incremental's with news.
+    std::vector<char> include(items.size(), 1);
+    if (incremental) {
+        size_t owner = sessions.owner_of(session->id);
+        int ok = co_await net::run_on(
+            svc.shards.executor(owner),
+            finish_on_owner(session.get(), req.session_epoch, &items, &include));
+        if (ok == 0) {
+            sessions.counters().invalid_epoch.fetch_add(1, std::memory_order_relaxed);
+            response dup;
+            dup.error_code = code(error_code::invalid_fetch_session_epoch);
+            co_return dup;
+        }
+    } else if (open_session) {
+        // The answer opens the session on this connection's shard, remembering what it tells.
+        session_partitions parts;
+        for (const auto& it : items) {
+            auto& sp = parts.upsert({it->tp.topic, it->tp.partition.value()});
+            sp.fetch_offset = it->offset;
+            sp.max_bytes = it->max_bytes;
+            record_partition_response(sp, false, it->error != error_code::none, it->high_watermark,
+                                      it->log_start);
+        }
+        auto opened = sessions.shard(ctx.net.connection().shard)
+                          .create(now_ms(), is_follower(req, v), by_id, std::move(parts));
+        resp.session_id = opened ? opened->id : 0;
+    }
+
     // Build the response, topics in first-seen order.
     std::map<std::string, size_t> topic_index;
-    for (auto& it : items) {
-        partition_key key{it->tp.topic, it->tp.partition.value()};
-        if (incremental && !has_news(*it, session->partitions[key])) {
+    for (size_t i = 0; i < items.size(); ++i) {
+        auto& it = items[i];
+        if (include[i] == 0) {
             continue;
-        }
-        if (!incremental && session) {
-            has_news(*it, session->partitions[key]);
         }
         auto [pos, inserted] = topic_index.emplace(it->tp.topic, resp.responses.size());
         if (inserted) {

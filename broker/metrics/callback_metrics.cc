@@ -63,4 +63,22 @@ void export_net_counters(registry& reg, net_counter_source s) {
                         std::move(s.bytes_sent));
 }
 
+void export_fetch_session_counters(registry& reg, fetch_session_counter_source s) {
+    add_callback_metric(reg, "spool_broker_fetch_sessions",
+                        "Incremental fetch sessions (KIP-227) in the cache.", callback_kind::gauge,
+                        std::move(s.live));
+    add_callback_metric(reg, "spool_broker_fetch_sessions_created_total",
+                        "Incremental fetch sessions opened.", callback_kind::counter,
+                        std::move(s.created));
+    add_callback_metric(reg, "spool_broker_fetch_session_evictions_total",
+                        "Incremental fetch sessions evicted to make room for a new one.",
+                        callback_kind::counter, std::move(s.evicted));
+    add_callback_metric(reg, "spool_broker_fetch_session_invalid_epoch_total",
+                        "Fetches answered INVALID_FETCH_SESSION_EPOCH.", callback_kind::counter,
+                        std::move(s.invalid_epoch));
+    add_callback_metric(reg, "spool_broker_fetch_session_not_found_total",
+                        "Fetches answered FETCH_SESSION_ID_NOT_FOUND.", callback_kind::counter,
+                        std::move(s.not_found));
+}
+
 }  // namespace spool::broker::metrics

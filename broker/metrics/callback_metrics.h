@@ -36,4 +36,19 @@ struct net_counter_source {
 };
 void export_net_counters(registry& reg, net_counter_source source);
 
+// The incremental fetch session cache's counters (KIP-227; broker/handlers/fetch_sessions.h):
+//   spool_broker_fetch_sessions                              gauge (live sessions)
+//   spool_broker_fetch_sessions_created_total                counter
+//   spool_broker_fetch_session_evictions_total               counter
+//   spool_broker_fetch_session_invalid_epoch_total           counter (INVALID_FETCH_SESSION_EPOCH)
+//   spool_broker_fetch_session_not_found_total               counter (FETCH_SESSION_ID_NOT_FOUND)
+struct fetch_session_counter_source {
+    std::function<double()> live;
+    std::function<double()> created;
+    std::function<double()> evicted;
+    std::function<double()> invalid_epoch;
+    std::function<double()> not_found;
+};
+void export_fetch_session_counters(registry& reg, fetch_session_counter_source source);
+
 }  // namespace spool::broker::metrics
