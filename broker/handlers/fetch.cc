@@ -96,6 +96,39 @@ boost::asio::awaitable<int> read_on_shard(metadata::partition_manager* pm,
     co_return 0;
 }
 
+// The hops to the partitions' shards for one read, in order. Kafka spends the request's
+// max_bytes in request order (the first partition with data also gets a first batch bigger than
+// the limits, later ones do not), so when the partitions' own limits could together pass it, the
+// hops follow the request order, consecutive partitions of one shard sharing a hop. Otherwise the
+// order changes nothing but that oversized-first-batch case, and one hop per shard is enough.
+std::vector<std::pair<size_t, std::vector<fetch_item*>>> plan_reads(
+    metadata::partition_manager& pm, const std::vector<std::unique_ptr<fetch_item>>& items,
+    int64_t max_bytes) {
+    int64_t wanted = 0;
+    for (const auto& it : items) {
+        wanted += std::max(0, it->max_bytes);
+    }
+    const bool in_order = wanted > max_bytes;
+    std::vector<std::pair<size_t, std::vector<fetch_item*>>> hops;
+    std::map<size_t, size_t> hop_of_shard;
+    for (const auto& it : items) {
+        size_t shard = pm.shard_of(it->tp);
+        if (in_order) {
+            if (hops.empty() || hops.back().first != shard) {
+                hops.emplace_back(shard, std::vector<fetch_item*>{});
+            }
+            hops.back().second.push_back(it.get());
+            continue;
+        }
+        auto [at, fresh] = hop_of_shard.emplace(shard, hops.size());
+        if (fresh) {
+            hops.emplace_back(shard, std::vector<fetch_item*>{});
+        }
+        hops[at->second].second.push_back(it.get());
+    }
+    return hops;
+}
+
 int64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -227,7 +260,6 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
     const bool incremental = session != nullptr;
 
     std::vector<std::unique_ptr<fetch_item>> items;
-    std::map<size_t, std::vector<fetch_item*>> by_shard;
     for (const auto& [key, sp] : wanted) {
         auto it = std::make_unique<fetch_item>();
         it->tp = {key.topic, model::partition_id(key.partition)};
@@ -243,19 +275,19 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
             it->topic_id = t->id;
             it->leader_epoch = t->partitions[key.partition].leader_epoch;
         }
-        by_shard[svc.partitions.shard_of(it->tp)].push_back(it.get());
         items.push_back(std::move(it));
     }
+    const int64_t max_bytes = v >= 3 ? std::max(0, req.max_bytes) : INT32_MAX;
+    auto hops = plan_reads(svc.partitions, items, max_bytes);
 
     // Read, and long-poll until min_bytes arrive or max_wait passes.
     auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, req.max_wait_ms));
-    const int64_t max_bytes = v >= 3 ? std::max(0, req.max_bytes) : INT32_MAX;
     metadata::data_waiter waiter(svc.partitions.fetch_wakeups_here());
     for (;;) {
         waiter.mark();
         read_budget budget{max_bytes, false, 0};
-        for (auto& [shard, list] : by_shard) {
+        for (auto& [shard, list] : hops) {
             co_await net::run_on(svc.shards.executor(shard),
                                  read_on_shard(&svc.partitions, list, &budget));
         }

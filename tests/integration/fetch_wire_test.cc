@@ -1,6 +1,6 @@
-// Incremental fetch sessions (KIP-227) on the wire, against the real spool-broker with two shards:
-// the epochs a client walks through, and two fetches racing on one session from connections that
-// live on different shards.
+// Fetch on the wire, against the real spool-broker with two shards: incremental fetch sessions
+// (KIP-227: the epochs a client walks through, two fetches racing on one session from connections
+// on different shards) and the size limits of an answer (as Kafka applies them).
 
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/fetch.h"
@@ -15,6 +15,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace spool::tests {
 namespace {
@@ -26,7 +28,7 @@ constexpr int16_t fetch_version = 12;  // sessions (v7+), topics by name (< v13)
 constexpr int16_t invalid_epoch = 71;  // INVALID_FETCH_SESSION_EPOCH
 constexpr int16_t not_found = 70;      // FETCH_SESSION_ID_NOT_FOUND
 
-class fetch_session_test : public ::testing::Test {
+class fetch_wire_test : public ::testing::Test {
 protected:
     void SetUp() override {
         broker = std::make_unique<broker_process>();
@@ -34,10 +36,13 @@ protected:
         broker->add_override("spool.cores=2");
         ASSERT_TRUE(broker->start()) << broker->log_text();
         kafka_client c(broker->port());
+        create(c, topic, 1);
+    }
+    void create(kafka_client& c, const std::string& name, int32_t partitions) {
         pr::create_topics_request req;
         auto& t = req.topics.emplace_back();
-        t.name = topic;
-        t.num_partitions = 1;
+        t.name = name;
+        t.num_partitions = partitions;
         t.replication_factor = 1;
         req.timeout_ms = 5000;
         auto resp = c.call<pr::create_topics_request, pr::create_topics_response>(4, req);
@@ -50,17 +55,23 @@ protected:
         EXPECT_EQ(info.status, 0) << broker->log_text();
     }
 
-    void produce(kafka_client& c, const std::string& value) {
+    void produce(kafka_client& c, const std::string& value) { produce(c, topic, 0, {value}); }
+
+    // One batch of `values` to topic/partition.
+    void produce(kafka_client& c, const std::string& to, int32_t partition,
+                 const std::vector<std::string>& values) {
         rec::batch_builder b(rec::batch_options{});
-        b.add(0, rec::nullable_bytes::null(), rec::nullable_bytes::of(value));
+        for (const auto& v : values) {
+            b.add(0, rec::nullable_bytes::null(), rec::nullable_bytes::of(v));
+        }
         auto batch = b.build();
         pr::produce_request req;
         req.acks = 1;
         req.timeout_ms = 5000;
         auto& t = req.topic_data.emplace_back();
-        t.name = topic;
+        t.name = to;
         auto& p = t.partition_data.emplace_back();
-        p.index = 0;
+        p.index = partition;
         p.records = pr::records_field::view(batch);
         auto resp = c.call<pr::produce_request, pr::produce_response>(7, req);
         ASSERT_TRUE(resp.has_value());
@@ -110,7 +121,7 @@ protected:
     std::unique_ptr<broker_process> broker;
 };
 
-TEST_F(fetch_session_test, test_session_epochs_follow_kip227) {
+TEST_F(fetch_wire_test, test_session_epochs_follow_kip227) {
     kafka_client c(broker->port());
     produce(c, "first");
 
@@ -152,7 +163,7 @@ TEST_F(fetch_session_test, test_session_epochs_follow_kip227) {
     EXPECT_EQ(fetch(c, id, 4, std::nullopt).error_code, not_found);
 }
 
-TEST_F(fetch_session_test, test_two_concurrent_fetches_with_the_same_epoch_one_is_accepted) {
+TEST_F(fetch_wire_test, test_two_concurrent_fetches_with_the_same_epoch_one_is_accepted) {
     kafka_client a(broker->port());
     kafka_client b(broker->port());  // the other shard
     produce(a, "x");
@@ -183,6 +194,61 @@ TEST_F(fetch_session_test, test_two_concurrent_fetches_with_the_same_epoch_one_i
     EXPECT_GE(pairs, 50);
     EXPECT_EQ(both_accepted, 0) << "of " << pairs << " pairs";
     EXPECT_EQ(both_refused, 0) << "of " << pairs << " pairs";
+}
+
+// Kafka's limits on an answer: a partition gets whole batches up to its partition_max_bytes and
+// the request's max_bytes, except that the first partition with data gets its first batch even
+// when that batch alone is bigger (KIP-74); Spool stops at a batch boundary where Kafka cuts the
+// slice mid-batch (the client drops the partial batch), so it never sends more than Kafka.
+TEST_F(fetch_wire_test, test_answers_honour_partition_and_request_max_bytes) {
+    kafka_client c(broker->port());
+    create(c, "limits", 2);
+    const std::vector<std::string> values(40, std::string(1000, 'v'));  // ~40 KB batches
+    for (int i = 0; i < 3; ++i) {
+        produce(c, "limits", 0, values);
+    }
+    produce(c, "limits", 1, values);
+    // Records bytes per partition for one sessionless fetch with these limits.
+    auto read = [&](int32_t request_max, int32_t p0_max, int32_t p1_max) {
+        pr::fetch_request req;
+        req.max_wait_ms = 0;
+        req.max_bytes = request_max;
+        req.session_epoch = -1;
+        auto& t = req.topics.emplace_back();
+        t.topic = "limits";
+        for (auto [p, max] : {std::pair{0, p0_max}, std::pair{1, p1_max}}) {
+            if (max > 0) {
+                auto& fp = t.partitions.emplace_back();
+                fp.partition = p;
+                fp.partition_max_bytes = max;
+            }
+        }
+        auto resp = c.call<pr::fetch_request, pr::fetch_response>(fetch_version, req);
+        std::vector<size_t> sizes(2, 0);
+        EXPECT_TRUE(resp.has_value());
+        for (const auto& tr : resp.value_or(pr::fetch_response{}).responses) {
+            for (const auto& pd : tr.partitions) {
+                EXPECT_EQ(pd.error_code, 0);
+                sizes.at(pd.partition_index) = pd.records.bytes().size();
+            }
+        }
+        return sizes;
+    };
+    const size_t all = read(1 << 20, 1 << 20, 0)[0];
+    const size_t batch = read(1 << 20, 1, 0)[0];  // min-one: the first batch, though over 1 byte
+    ASSERT_GT(batch, 40'000u);
+    ASSERT_EQ(all, 3 * batch);
+    // Two batches fit in 100,000 bytes, the third does not.
+    EXPECT_EQ(read(1 << 20, 100'000, 0)[0], 2 * batch);
+    // The request's max_bytes: partition 0 takes one batch; what is left is too small for
+    // partition 1's batch, and min-one no longer applies once a partition returned data.
+    auto shared = read(static_cast<int32_t>(batch + batch / 2), 1 << 20, 1 << 20);
+    EXPECT_EQ(shared[0], batch);
+    EXPECT_EQ(shared[1], 0u);
+    // A request max_bytes below the first batch still returns that batch (KIP-74), and no more.
+    shared = read(10, 1 << 20, 1 << 20);
+    EXPECT_EQ(shared[0], batch);
+    EXPECT_EQ(shared[1], 0u);
 }
 
 }  // namespace
