@@ -170,12 +170,17 @@ def render(by, machine):
     out.append("")
     out.append(
         "Same `spool-loadgen` (librdkafka "
-        f"{info.get('librdkafka', '')}) for every broker: linger.ms=5, batch.size=1000000, no "
-        "compression, records without keys (librdkafka's sticky partitioner); one acknowledged "
-        "record before the clock starts; consumer fetch.wait.max.ms=100, "
-        "queued.min.messages=10000000, queued.max.messages.kbytes=2097151 (see 3); latency runs "
-        "linger.ms=0, acks=1, 1 partition, 2 s warm-up not counted. Neither broker fsyncs per "
-        "write (both defaults).")
+        f"{info.get('librdkafka', '')}) for every broker. Rows without a suffix are tuned: "
+        "linger.ms=5, batch.size=1000000, no compression, records without keys (librdkafka's "
+        "sticky partitioner); one acknowledged record before the clock starts; consumer "
+        "fetch.wait.max.ms=100, queued.min.messages=10000000, queued.max.messages.kbytes=2097151 "
+        "(see 3); latency runs linger.ms=0, acks=1, 1 partition, 2 s warm-up not counted. "
+        "`_default` rows: the same scenarios with librdkafka's default settings (what users run; "
+        "only the scenario's acks set). `_java` rows: Kafka's own kafka-producer-perf-test and "
+        "kafka-consumer-perf-test (the Java client, from the Kafka distribution above) with the "
+        "Java client's defaults but the scenario's acks; the consumer subscribes as a group and "
+        "its rate is the tool's fetch rate, the group join not counted (see 8). Neither broker "
+        "fsyncs per write (both defaults).")
     out.append("")
     out.append(
         "1. Ceiling: the same load generator against librdkafka's in-process mock cluster "
@@ -219,6 +224,10 @@ def render(by, machine):
         "Kafka) spent during the scenario, from /proc/PID/stat, median over runs. The load "
         "generator shares the same cores, so where the client is the bottleneck (100-byte "
         "records; consume from page cache) this column, not the rate, shows the brokers' cost.")
+    out.append(
+        "8. The mock ceiling runs the tuned settings only, so `_default` and `_java` rows have "
+        "none. MB are 10^6 bytes of record values in every row (the Java tools print MiB; "
+        "bench/java_perf.py converts).")
     failures = info.get("failures", 0)
     if failures:
         out.append("")

@@ -2,7 +2,10 @@
 # Side-by-side benchmark: Apache Kafka 4.x (KRaft, one node, from Maven Central jars), Spool and
 # librdkafka's in-process mock cluster (the ceiling) on this machine, driven by the same
 # spool-loadgen binary (librdkafka) with the same settings, in alternation (Kafka, Spool, mock,
-# Kafka, ...) for --rounds rounds (default 5). Writes raw results as JSON lines and a markdown
+# Kafka, ...) for --rounds rounds (default 5). Every produce and consume scenario runs three ways
+# on both brokers: tuned (the loadgen's settings below), "_default" (librdkafka's own defaults:
+# what users run) and "_java" (Kafka's kafka-producer-perf-test / kafka-consumer-perf-test, the
+# Java client with its defaults, from the cached Kafka distribution). Writes raw results as JSON lines and a markdown
 # table of medians, Spool/Kafka ratios, Spool/ceiling and each broker's CPU time to
 # bench/results/<stamp>/.
 #
@@ -103,21 +106,21 @@ print(json.dumps(d))' \
     rm -f "$work/broker_cpu"
 }
 
-# run_loadgen LIMIT_S LABEL ARGS...: runs spool-loadgen with a time limit and prints its JSON line.
-# Failures and timeouts go to failures.txt and stderr; stderr of every run goes to loadgen.log.
 # CPU seconds (user + system, all threads) the broker process has used so far; empty without one.
 broker_cpu_s() {
     [[ -n "$broker_pid" ]] && alive "$broker_pid" || return 0
     awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$broker_pid/stat"
 }
-run_loadgen() {
-    local limit=$1 label=$2 rc=0 json cpu_before cpu_after
+# run_measured LIMIT_S LABEL COMMAND...: runs a load client with a time limit and prints its
+# stdout; the broker's CPU time during the run goes to $work/broker_cpu for record() to attach.
+# Failures and timeouts go to failures.txt and stderr; the client's stderr goes to loadgen.log.
+run_measured() {
+    local limit=$1 label=$2 rc=0 out cpu_before cpu_after
     shift 2
-    echo "== $label: spool-loadgen $*" >>"$out_dir/loadgen.log"
+    echo "== $label: $*" >>"$out_dir/loadgen.log"
     cpu_before=$(broker_cpu_s)
-    json=$(timeout -k 10 "$limit" "$loadgen_bin" "$@" 2>>"$out_dir/loadgen.log") || rc=$?
+    out=$(timeout -k 10 "$limit" "$@" 2>>"$out_dir/loadgen.log") || rc=$?
     cpu_after=$(broker_cpu_s)
-    # The broker's own CPU time during the run, for record() to attach to the result.
     if [[ -n "$cpu_before" && -n "$cpu_after" ]]; then
         awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN {printf "%.2f", b - a}' >"$work/broker_cpu"
     else
@@ -126,9 +129,34 @@ run_loadgen() {
     if ((rc == 124 || rc == 137)); then
         echo "$label: timed out after ${limit}s" | tee -a "$failures" >&2
     elif ((rc != 0)); then
-        echo "$label: spool-loadgen exited $rc (see loadgen.log)" | tee -a "$failures" >&2
+        echo "$label: $(basename "$1") exited $rc (see loadgen.log)" | tee -a "$failures" >&2
     fi
-    echo "$json"
+    echo "$out"
+}
+# run_loadgen LIMIT_S LABEL ARGS...: spool-loadgen's JSON line.
+run_loadgen() {
+    local limit=$1 label=$2
+    shift 2
+    run_measured "$limit" "$label" "$loadgen_bin" "$@"
+}
+# Kafka's own tools (the Java client) from the cached Kafka distribution, with the heap Kafka's
+# perf-test scripts give them.
+java_tool=(java -Xmx512m -Xshare:auto -Dlog4j2.configurationFile="$root/tests/compat/java/log4j2.properties"
+    -cp "$kafka_dir/libs/*")
+# run_java_perf LIMIT_S LABEL produce|consume RECORD_SIZE TOOL_ARGS...: kafka-producer-perf-test
+# (ProducerPerformance) or kafka-consumer-perf-test (ConsumerPerformance), its summary as JSON.
+run_java_perf() {
+    local limit=$1 label=$2 mode=$3 size=$4 class=org.apache.kafka.tools.ProducerPerformance
+    shift 4
+    [[ $mode == consume ]] && class=org.apache.kafka.tools.ConsumerPerformance
+    run_measured "$limit" "$label" "${java_tool[@]}" "$class" "$@" |
+        python3 bench/java_perf.py "$mode" "$size"
+}
+# java_create_topic TOPIC PARTITIONS: kafka-topics --create (the perf tools do not create topics).
+java_create_topic() {
+    timeout -k 10 120 "${java_tool[@]}" org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" \
+        --create --if-not-exists --topic "$1" --partitions "$2" --replication-factor 1 \
+        >>"$out_dir/loadgen.log" 2>&1 || echo "create topic $1 with kafka-topics failed" | tee -a "$failures" >&2
 }
 
 # ---- machine limits, measured in the same run for context ----
@@ -310,14 +338,44 @@ run_broker_round() {
             --record-size "$size" --records "$(records_for "$size")" --acks "$acks")"
         check_alive "$scenario"
     done < <(produce_scenarios)
-    # Reads back what the acks=1, 6-partition produce scenario wrote.
+    # The same with each client's default settings (what users run): librdkafka's own (the
+    # "_default" rows) and Kafka's kafka-producer-perf-test with the Java client's ("_java").
+    while read -r size acks parts; do
+        scenario=produce_${size}B_acks${acks}_p${parts}_default
+        topic=p${size}a${acks/-1/all}p${parts}d
+        record "$kind" "$round" "$scenario" "$(run_loadgen $produce_limit "$kind round $round $scenario" \
+            --mode produce --bootstrap "$bootstrap" --topic "$topic" --partitions "$parts" \
+            --record-size "$size" --records "$(records_for "$size")" --acks "$acks" --client-defaults)"
+        check_alive "$scenario"
+        scenario=produce_${size}B_acks${acks}_p${parts}_java
+        topic=p${size}a${acks/-1/all}p${parts}j
+        java_create_topic "$topic" "$parts"
+        record "$kind" "$round" "$scenario" "$(run_java_perf $produce_limit "$kind round $round $scenario" \
+            produce "$size" --topic "$topic" --num-records "$(records_for "$size")" --record-size "$size" \
+            --throughput -1 --producer-props "bootstrap.servers=$bootstrap" "acks=$acks")"
+        check_alive "$scenario"
+    done < <(produce_scenarios)
+    # Reads back what the acks=1, 6-partition produce scenario wrote: tuned, with librdkafka's
+    # defaults, and with kafka-consumer-perf-test (the Java client in a consumer group).
     for size in 100 1024; do
-        scenario=consume_${size}B_p6
         for ((pass = 1; pass <= client_bound_passes; pass++)); do
+            scenario=consume_${size}B_p6
             record "$kind" "$round" "$scenario" "$(run_loadgen $consume_limit \
                 "$kind round $round $scenario pass $pass" --mode consume --bootstrap "$bootstrap" \
                 --topic "p${size}a1p6" --partitions 6 --record-size "$size" \
                 --records "$(records_for "$size")" "${consumer_settings[@]}")"
+            check_alive "$scenario"
+            scenario=consume_${size}B_p6_default
+            record "$kind" "$round" "$scenario" "$(run_loadgen $consume_limit \
+                "$kind round $round $scenario pass $pass" --mode consume --bootstrap "$bootstrap" \
+                --topic "p${size}a1p6" --partitions 6 --record-size "$size" \
+                --records "$(records_for "$size")" --client-defaults)"
+            check_alive "$scenario"
+            scenario=consume_${size}B_p6_java
+            record "$kind" "$round" "$scenario" "$(run_java_perf $consume_limit \
+                "$kind round $round $scenario pass $pass" consume "$size" --bootstrap-server "$bootstrap" \
+                --topic "p${size}a1p6" --messages "$(records_for "$size")" --timeout 60000 \
+                --group "perf-$kind-$round-$size-$pass" --hide-header)"
             check_alive "$scenario"
         done
     done

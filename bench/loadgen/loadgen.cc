@@ -78,8 +78,6 @@ kafka_handle make_producer(const options& o, const std::string& bootstrap,
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     set(conf, "bootstrap.servers", bootstrap);
     set(conf, "acks", o.acks);
-    set(conf, "queue.buffering.max.kbytes", "1048576");
-    set(conf, "queue.buffering.max.messages", "1000000");
     for (const auto& [k, v] : o.producer_conf)
         set(conf, k, v);
     rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);

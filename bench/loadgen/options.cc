@@ -13,7 +13,7 @@ namespace {
               << "usage: spool-loadgen --mode produce|consume|latency|first-produce\n"
                  "  (--bootstrap HOST:PORT | --mock) [--topic T] [--partitions N]\n"
                  "  [--record-size BYTES] [--records N] [--acks 0|1|-1] [--rate-mb MB/s]\n"
-                 "  [--duration SECONDS] [--broker-pid-file FILE]\n"
+                 "  [--duration SECONDS] [--broker-pid-file FILE] [--client-defaults]\n"
                  "  [-X producer.key=value]... [-C consumer.key=value]...\n";
     std::exit(2);
 }
@@ -61,6 +61,8 @@ options parse_options(int argc, char** argv) {
             o.rate_mb_per_s = std::stod(value());
         else if (arg == "--duration")
             o.duration_s = std::stod(value());
+        else if (arg == "--client-defaults")
+            o.client_defaults = true;
         else if (arg == "--broker-pid-file")
             o.broker_pid_file = value();
         else if (arg == "-X") {
@@ -78,6 +80,10 @@ options parse_options(int argc, char** argv) {
         } else {
             usage("unknown argument");
         }
+    }
+    if (!o.client_defaults) {
+        o.producer_conf.insert(tuned_producer_conf.begin(), tuned_producer_conf.end());
+        o.consumer_conf.insert(tuned_consumer_conf.begin(), tuned_consumer_conf.end());
     }
     if (o.bootstrap.empty() && !o.mock_cluster)
         usage("--bootstrap or --mock is required");

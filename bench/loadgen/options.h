@@ -23,11 +23,24 @@ struct options {
     double rate_mb_per_s = 0;     // latency mode: offered load
     double duration_s = 10;       // latency / first_produce limit
     std::string broker_pid_file;  // first_produce: the broker process whose start time counts
-    std::map<std::string, std::string> producer_conf = {
-        {"linger.ms", "5"}, {"batch.size", "1000000"}, {"compression.codec", "none"}};
-    std::map<std::string, std::string> consumer_conf = {{"fetch.wait.max.ms", "100"},
-                                                        {"queued.max.messages.kbytes", "262144"}};
+    // --client-defaults: librdkafka's own defaults (what users run), no tuned settings below;
+    // -X/-C settings still apply.
+    bool client_defaults = false;
+    // -X/-C settings, plus unless client_defaults the tuned ones (tuned_producer_conf, ...) for
+    // keys not given.
+    std::map<std::string, std::string> producer_conf;
+    std::map<std::string, std::string> consumer_conf;
 };
+
+// The loadgen's tuned settings (the "tuned" rows of the benchmark).
+inline const std::map<std::string, std::string> tuned_producer_conf = {
+    {"linger.ms", "5"},
+    {"batch.size", "1000000"},
+    {"compression.codec", "none"},
+    {"queue.buffering.max.kbytes", "1048576"},
+    {"queue.buffering.max.messages", "1000000"}};
+inline const std::map<std::string, std::string> tuned_consumer_conf = {
+    {"fetch.wait.max.ms", "100"}, {"queued.max.messages.kbytes", "262144"}};
 
 // Parses argv; prints usage and exits on error.
 options parse_options(int argc, char** argv);
