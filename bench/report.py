@@ -204,7 +204,8 @@ def render(by, machine):
         "and noisy. With librdkafka's default queue limits "
         "the consumer stops fetching once 100,000 records are queued and then sleeps up to 1 s "
         "(librdkafka issue #2879), whatever the broker; with 100-byte records those stalls, not "
-        "the broker, set the rate, so the consumer here may queue all it reads.")
+        "the broker, set the rate, so the tuned consumer may queue all it reads; the `_default` "
+        "rows keep librdkafka's limits and so show those stalls, for both brokers.")
     out.append(
         "4. First produce: from the kernel's start time of the broker process (/proc/PID/stat; "
         "the JVM itself for Kafka, not its start script; 10 ms resolution) to the first "
