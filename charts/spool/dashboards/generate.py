@@ -6,7 +6,8 @@ tests/monitoring/live_prometheus.py evaluates; run this after editing a panel an
 Every query selects `spool_cluster=~"$cluster"` and rates over `$__rate_interval`; `$datasource`
 and `$cluster` are template variables.
 
-usage: generate.py            (rewrites the JSON files next to this script)
+usage: generate.py [out dir]  (default: rewrites the JSON files next to this script; the CTest
+                              monitoring_rules checks the committed files are what it writes)
 """
 import json
 from pathlib import Path
@@ -149,6 +150,8 @@ def grafana(uid, title, panels):
 
 
 if __name__ == "__main__":
-    here = Path(__file__).parent
+    import sys
+
+    here = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent
     for uid, (title, panels) in DASHBOARDS.items():
         (here / f"{uid}.json").write_text(json.dumps(grafana(uid, title, panels), indent=2) + "\n")
