@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CTest monitoring_rules (label monitoring): the alert rules parse (promtool check rules), behave
 # as their unit tests say (promtool test rules), and every alert is complete and covered
-# (check_rules.py), and the dashboards JSON is what generate.py writes. promtool is Debian's prometheus package (scripts/setup.sh --with-tests).
+# (check_rules.py), and the dashboards JSON is what generate.py writes. promtool is Debian's
+# prometheus package (scripts/setup.sh --with-tests).
 #
 # usage: rules_test.sh <source dir>
 set -euo pipefail
