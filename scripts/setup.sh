@@ -13,6 +13,7 @@ BUILD_PACKAGES=(
 TEST_PACKAGES=(
     kcat librdkafka-dev clang libclang-rt-14-dev clang-format curl openssl prometheus
     maven openjdk-17-jdk-headless  # Kafka jars, CLI tools and broker for the compat suite
+    python3-yaml python3-matplotlib  # monitoring tests; docs/img pictures (scripts/dashboard-pictures.py)
 )
 
 BENCH_PACKAGES=(

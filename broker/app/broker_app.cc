@@ -2,7 +2,9 @@
 
 #include "broker/app/http_views.h"
 #include "broker/metrics/callback_metrics.h"
+#include "broker/metrics/disk_space.h"
 #include "broker/metrics/storage_probe.h"
+#include "broker/metrics/thread_cpu.h"
 #include "broker/net/listener.h"
 #include "common/log.h"
 #include "common/version.h"
@@ -197,6 +199,8 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
                                                        .evicted = read(fs.evicted),
                                                        .invalid_epoch = read(fs.invalid_epoch),
                                                        .not_found = read(fs.not_found)});
+    metrics::export_thread_cpu(_registry);
+    metrics::export_log_dir_space(_registry, _partitions->log_dir());
     _cluster_view =
         std::make_unique<cluster_view_adapter>(*_store, *_config, endpoint.host, endpoint.port);
     _log_view = std::make_unique<log_view_adapter>(*_store, *_partitions);

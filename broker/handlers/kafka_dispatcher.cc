@@ -7,6 +7,8 @@
 #include "common/log.h"
 
 #include <chrono>
+#include <cstdint>
+#include <span>
 
 namespace spool::broker::handlers {
 
@@ -15,6 +17,29 @@ namespace {
 bool closes_connection(net::request_outcome o) {
     return o == net::request_outcome::close || o == net::request_outcome::close_malformed;
 }
+
+// The header's api key (first two bytes, big-endian) before parsing, so that the in-flight
+// gauge is raised and lowered for the same key whatever the parse says; -1 if too short.
+int16_t peek_api_key(std::span<const uint8_t> frame) {
+    if (frame.size() < 2)
+        return -1;
+    return static_cast<int16_t>((frame[0] << 8) | frame[1]);
+}
+
+// Lowers the in-flight gauge however the handler ends (return or exception).
+class in_flight_scope {
+public:
+    in_flight_scope(metrics::request_probe& probe, int16_t key) : _probe(probe), _key(key) {
+        _probe.request_started(_key);
+    }
+    ~in_flight_scope() { _probe.request_finished(_key); }
+    in_flight_scope(const in_flight_scope&) = delete;
+    in_flight_scope& operator=(const in_flight_scope&) = delete;
+
+private:
+    metrics::request_probe& _probe;
+    int16_t _key;
+};
 
 }  // namespace
 
@@ -25,6 +50,7 @@ boost::asio::awaitable<net::handled> kafka_dispatcher::dispatch(net::request_con
     }
     using clock = std::chrono::steady_clock;
     _requests->request_dequeued(clock::now() - ctx.received_at());
+    in_flight_scope in_flight(*_requests, peek_api_key(ctx.frame()));
     request_summary summary;
     net::handled h;
     try {

@@ -14,6 +14,13 @@
 //   spool_broker_partitions                            replicas hosted on this broker
 //   spool_broker_partition_leaders                     partitions this broker leads
 //   spool_broker_under_replicated_partitions           led here, ISR smaller than replicas
+//   spool_cluster_under_replicated_partitions          ISR smaller than replicas
+//   spool_controller_active                            1 when this broker is the controller
+//   spool_partition_under_replicated{topic,partition}  1, only for partitions in that state
+//   spool_partition_under_min_isr{topic,partition}     1, only for partitions in that state
+//   spool_partition_offline{topic,partition}           1, only for partitions in that state
+//   spool_broker_leader_elections_total                counters from partition_changes.h
+//   spool_broker_isr_shrinks_total / _expands_total
 //   spool_log_size_bytes{topic,partition}              per local partition log
 //   spool_log_start_offset{topic,partition}
 //   spool_log_end_offset{topic,partition}
@@ -29,6 +36,7 @@
 // Threading: Collect() runs on the HTTP thread; the views promise snapshot semantics.
 // Lifecycle: holds raw pointers to the views; any may be null (its gauges are omitted).
 
+#include "broker/http/partition_changes.h"
 #include "broker/http/readiness.h"
 #include "broker/http/views.h"
 
@@ -53,6 +61,8 @@ public:
 private:
     broker_identity _self;
     metric_views _views;
+    // Scrape-to-scrape state behind the election and ISR counters.
+    mutable partition_changes _changes;
 };
 
 }  // namespace spool::broker::http

@@ -3,9 +3,6 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
-#include <prometheus/text_serializer.h>
-
-#include <sstream>
 
 namespace spool::broker::metrics {
 
@@ -40,12 +37,6 @@ std::vector<prometheus::MetricFamily> registry::collect() const {
         }
     }
     return out;
-}
-
-std::string to_text(const std::vector<prometheus::MetricFamily>& families) {
-    std::ostringstream out;
-    prometheus::TextSerializer{}.Serialize(out, families);
-    return std::move(out).str();
 }
 
 }  // namespace spool::broker::metrics

@@ -49,7 +49,7 @@ private:
     std::vector<std::shared_ptr<prometheus::Collectable>> _owned;
 };
 
-// Serializes families in the Prometheus text exposition format 0.0.4.
+// Serializes families in the Prometheus text exposition format 0.0.4 (text_format.cc).
 std::string to_text(const std::vector<prometheus::MetricFamily>& families);
 
 // The content type that goes with to_text().

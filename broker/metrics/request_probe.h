@@ -7,6 +7,9 @@
 //   spool_broker_request_errors_total{api}            counter (responses carrying an error)
 //   spool_broker_request_latency_seconds{api}         histogram (read to response queued)
 //   spool_broker_request_queue_time_seconds           histogram (read to handler start)
+//   spool_broker_requests_in_flight{api}              gauge (handler started, response not yet
+//                                                     queued: long-polling fetches and produces
+//                                                     waiting on the log are Kafka's purgatories)
 //
 // Connection, byte and malformed-request counts come from broker/net's own atomic probe and
 // are exported by net_counters.h.
@@ -51,6 +54,10 @@ public:
 
     void request_completed(int16_t api_key, std::chrono::nanoseconds latency, bool failed) noexcept;
     void request_dequeued(std::chrono::nanoseconds queue_time) noexcept;
+    // Bracket a request's handling; both calls must name the same key (the frame's header key,
+    // known before parsing).
+    void request_started(int16_t api_key) noexcept;
+    void request_finished(int16_t api_key) noexcept;
 
 private:
     struct api_series {
@@ -59,12 +66,14 @@ private:
         latency_histogram* latency;
     };
     const api_series& series_for(int16_t api_key) const noexcept;
+    class in_flight;
 
     std::shared_ptr<histogram_family> _latency;
     std::shared_ptr<histogram_family> _queue_time;
     latency_histogram* _queue_time_series;
     std::vector<api_series> _by_key;  // index = api key
     api_series _unknown;
+    std::shared_ptr<in_flight> _in_flight;
 };
 
 }  // namespace spool::broker::metrics

@@ -100,6 +100,8 @@ result<void> operator_app::start(std::function<void()> on_fatal) {
         *_api, *_events, *_health, *_admins, _opts.kafka_bootstrap);
     _topic_reconciler = std::make_unique<reconcilers::topic_reconciler>(*_api, *_events, *_admins,
                                                                         _opts.kafka_bootstrap);
+    _cluster_reconciler->set_state_probe(_probe.get());
+    _topic_reconciler->set_state_probe(_probe.get());
 
     _clusters = std::make_unique<reconcilers::controller>(
         "cluster", *_api,

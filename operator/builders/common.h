@@ -12,6 +12,9 @@
 namespace spool::op::builders {
 
 inline constexpr const char* config_hash_annotation = "spool.dev/config-hash";
+// On the Service whose endpoints serve broker /metrics (the headless one); the chart's
+// ServiceMonitor selects it (charts/spool/templates/servicemonitor.yaml).
+inline constexpr const char* metrics_service_label = "spool.dev/metrics";
 inline constexpr const char* broker_config_file = "broker.yaml";
 inline constexpr const char* cluster_config_file = "cluster.yaml";
 

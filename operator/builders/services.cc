@@ -16,9 +16,12 @@ json port(const char* name, int32_t number) {
 }  // namespace
 
 json build_headless_service(const api::cluster& c) {
+    // The chart's ServiceMonitor selects this label: only this Service has the http port.
+    json metadata = object_metadata(c, headless_service_name(c));
+    metadata["labels"][metrics_service_label] = str("broker");
     return obj({{"apiVersion", str("v1")},
                 {"kind", str("Service")},
-                {"metadata", object_metadata(c, headless_service_name(c))},
+                {"metadata", metadata},
                 {"spec", obj({{"clusterIP", str("None")},
                               {"publishNotReadyAddresses", boolean(true)},
                               {"selector", from_string_map(selector_labels(c))},

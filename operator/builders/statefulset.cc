@@ -99,8 +99,12 @@ json build_pod_template(const api::cluster& c) {
         pod_spec["nodeSelector"] = from_string_map(c.spec.node_selector);
     }
     return obj(
-        {{"metadata", obj({{"labels", from_string_map(object_labels(c))},
-                           {"annotations", obj({{config_hash_annotation, str(config_hash(c))}})}})},
+        {{"metadata",
+          obj({{"labels", from_string_map(object_labels(c))},
+               {"annotations", obj({{config_hash_annotation, str(config_hash(c))},
+                                    {"prometheus.io/scrape", str("true")},
+                                    {"prometheus.io/port", str(std::to_string(c.spec.http_port))},
+                                    {"prometheus.io/path", str("/metrics")}})}})},
          {"spec", pod_spec}});
 }
 

@@ -71,6 +71,8 @@ reconcile_result cluster_reconciler::reconcile(const std::string& key) {
     auto got = _api.get(kube::kinds::cluster, ns, name);
     if (!got) {
         if (got.error().is_not_found()) {
+            if (_state)
+                _state->cluster_gone(ns, name);
             return reconcile_result::done();  // deleted; owned objects go with it (GC)
         }
         return reconcile_result::failed(got.error());
@@ -84,6 +86,8 @@ reconcile_result cluster_reconciler::reconcile(const std::string& key) {
     }
     ctx.cluster = std::move(parsed).value();
     if (ctx.cluster.meta.deleting) {
+        if (_state)
+            _state->cluster_gone(ns, name);
         return reconcile_result::done();
     }
     step_outcome outcome;
@@ -348,6 +352,18 @@ reconcile_result cluster_reconciler::sync_status(context& ctx, const step_outcom
         _events.warning(kube::kinds::cluster, ctx.cluster.meta, outcome.why.name, outcome.message);
     }
     auto next = status::compute_cluster_status(seen, kube::time_now());
+    if (_state) {
+        cluster_state state;
+        for (const auto& c : next.conditions) {
+            if (c.type == status::types::ready)
+                state.ready = c.status == "True";
+        }
+        state.replicas = ctx.cluster.spec.replicas;
+        state.ready_replicas = next.ready_replicas;
+        state.restart_pending = static_cast<int32_t>(next.restart_pending.size());
+        state.scale_down_blocked = seen.stalled;
+        _state->cluster_observed(ctx.cluster.meta.namespace_, ctx.cluster.meta.name, state);
+    }
     if (next != ctx.cluster.status) {
         json updated = ctx.raw;
         updated["status"] = api::to_json(next);

@@ -22,6 +22,7 @@
 #include "operator/reconcilers/broker_health.h"
 #include "operator/reconcilers/controller.h"
 #include "operator/reconcilers/event_recorder.h"
+#include "operator/reconcilers/state_probe.h"
 #include "operator/status/conditions.h"
 
 #include <chrono>
@@ -41,6 +42,8 @@ public:
                        admin_client_factory& admins, std::string bootstrap_override = {});
 
     reconcile_result reconcile(const std::string& key);
+    // Receives each Cluster's state after every pass; optional, set before the controller starts.
+    void set_state_probe(state_probe* probe) { _state = probe; }
 
     static std::vector<std::string> step_names();
 
@@ -80,6 +83,7 @@ private:
     broker_health& _health;
     admin_client_factory& _admins;
     std::string _bootstrap_override;
+    state_probe* _state = nullptr;
     // When each Cluster's scale-down was first found blocked, for the requeue backoff. The one
     // piece of per-object state: a restart only resets the backoff to its start.
     std::map<std::string, std::chrono::steady_clock::time_point> _scale_down_blocked_since;

@@ -106,6 +106,8 @@ reconcile_result topic_reconciler::finalize(const json& raw, const api::topic& t
         return reconcile_result::failed(r.error());
     }
     logger->info("{}/{}: finalizer removed ({})", t.meta.namespace_, t.meta.name, why);
+    if (_state)
+        _state->topic_gone(t.meta.namespace_, t.meta.name);
     return reconcile_result::done();
 }
 
@@ -120,6 +122,8 @@ reconcile_result topic_reconciler::report(const json& raw, const api::topic& t,
     if (failure || !ready) {
         _events.warning(kube::kinds::topic, t.meta, why.name, message);
     }
+    if (_state)
+        _state->topic_observed(t.meta.namespace_, t.meta.name, ready);
     if (next != t.status) {
         json updated = raw;
         updated["status"] = api::to_json(next);
@@ -141,8 +145,11 @@ reconcile_result topic_reconciler::reconcile(const std::string& key) {
     auto [ns, name] = split_key(key);
     auto got = _api.get(kube::kinds::topic, ns, name);
     if (!got) {
-        return got.error().is_not_found() ? reconcile_result::done()
-                                          : reconcile_result::failed(got.error());
+        if (!got.error().is_not_found())
+            return reconcile_result::failed(got.error());
+        if (_state)
+            _state->topic_gone(ns, name);
+        return reconcile_result::done();
     }
     const json& raw = got.value();
     auto parsed = api::parse_topic(raw);

@@ -19,6 +19,7 @@
 #include "operator/reconcilers/admin_client.h"
 #include "operator/reconcilers/controller.h"
 #include "operator/reconcilers/event_recorder.h"
+#include "operator/reconcilers/state_probe.h"
 #include "operator/status/conditions.h"
 
 #include <chrono>
@@ -36,6 +37,8 @@ public:
                      std::string bootstrap_override = {});
 
     reconcile_result reconcile(const std::string& key);
+    // Receives each Topic's readiness after every pass; optional, set before the controller starts.
+    void set_state_probe(state_probe* probe) { _state = probe; }
 
     static constexpr std::chrono::minutes resync{5};
 
@@ -55,6 +58,7 @@ private:
 
     kube::client& _api;
     event_recorder& _events;
+    state_probe* _state = nullptr;
     admin_client_factory& _admins;
     std::string _bootstrap_override;
 };

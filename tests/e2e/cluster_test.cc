@@ -292,5 +292,33 @@ TEST(cluster_operator, test_metrics_report_reconciles_and_queue_depth) {
               std::string::npos);
 }
 
+TEST(cluster_operator, test_metrics_report_cluster_state_until_the_cluster_is_deleted) {
+    auto api = admin_client();
+    test_namespace ns(*api);
+    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), cluster("demo", 1)));
+    operator_process op({"--namespace", ns.name()});
+    // No kubelet runs: the broker pod never becomes ready, so the Cluster is not Ready (0).
+    const std::string labels = "{cluster=\"demo\",namespace=\"" + ns.name() + "\"} ";
+    std::string metrics;
+    ASSERT_TRUE(eventually([&] {
+        metrics = http_get(op.metrics_url());
+        return metrics.find("spool_operator_cluster_replicas" + labels + "1") != std::string::npos;
+    })) << metrics
+        << op.log();
+    EXPECT_NE(metrics.find("spool_operator_cluster_ready" + labels + "0"), std::string::npos)
+        << metrics;
+    EXPECT_NE(metrics.find("spool_operator_cluster_ready_replicas" + labels + "0"),
+              std::string::npos);
+    EXPECT_NE(metrics.find("spool_operator_cluster_restart_pending" + labels), std::string::npos);
+    EXPECT_NE(metrics.find("spool_operator_last_success_timestamp_seconds{controller=\"cluster\"}"),
+              std::string::npos);
+    ASSERT_TRUE(api->remove(kinds::cluster, ns.name(), "demo"));
+    EXPECT_TRUE(eventually([&] {
+        metrics = http_get(op.metrics_url());
+        return metrics.find("spool_operator_cluster_replicas" + labels) == std::string::npos;
+    })) << "the deleted Cluster's series stay\n"
+        << metrics;
+}
+
 }  // namespace
 }  // namespace spool::e2e

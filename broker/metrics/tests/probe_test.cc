@@ -1,14 +1,19 @@
 #include "broker/metrics/callback_metrics.h"
+#include "broker/metrics/disk_space.h"
 #include "broker/metrics/group_probe.h"
 #include "broker/metrics/request_probe.h"
 #include "broker/metrics/storage_probe.h"
 #include "broker/metrics/tests/scrape.h"
+#include "broker/metrics/thread_cpu.h"
 #include "broker/metrics/topic_probe.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <time.h>
 
 #include <array>
 #include <atomic>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -33,6 +38,79 @@ TEST(request_probe, test_requests_errors_and_latency_count_per_api) {
     EXPECT_EQ(sample(text, R"(spool_broker_request_latency_seconds_count{api="produce"})"), 2.0);
     EXPECT_NEAR(*sample(text, R"(spool_broker_request_latency_seconds_sum{api="produce"})"), 0.005,
                 1e-9);
+}
+
+TEST(request_probe, test_in_flight_gauge_rises_while_handling_and_falls_after) {
+    registry reg;
+    request_probe probe(reg, apis);
+    probe.request_started(1);
+    probe.request_started(1);
+    probe.request_started(0);
+    probe.request_started(42);  // not in the table
+    auto text = to_text(reg.collect());
+    EXPECT_EQ(sample(text, R"(spool_broker_requests_in_flight{api="fetch"})"), 2.0);
+    EXPECT_EQ(sample(text, R"(spool_broker_requests_in_flight{api="produce"})"), 1.0);
+    EXPECT_EQ(sample(text, R"(spool_broker_requests_in_flight{api="unknown"})"), 1.0);
+    probe.request_finished(1);
+    probe.request_finished(0);
+    probe.request_finished(42);
+    text = to_text(reg.collect());
+    EXPECT_EQ(sample(text, R"(spool_broker_requests_in_flight{api="fetch"})"), 1.0);
+    EXPECT_EQ(sample(text, R"(spool_broker_requests_in_flight{api="produce"})"), 0.0);
+    EXPECT_EQ(sample(text, R"(spool_broker_requests_in_flight{api="unknown"})"), 0.0);
+}
+
+TEST(thread_cpu, test_a_named_thread_that_burns_cpu_shows_its_time) {
+    registry reg;
+    export_thread_cpu(reg);
+    std::atomic<bool> spun{false};
+    std::atomic<bool> measured{false};
+    std::thread busy([&] {
+        pthread_setname_np(pthread_self(), "shard-test");
+        // Spin until this thread itself has used 200 ms of CPU (a loaded machine only makes
+        // that take longer), then stay alive, idle, until the scrape is done.
+        timespec ts{};
+        do {
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        } while (ts.tv_sec == 0 && ts.tv_nsec < 200'000'000);
+        spun = true;
+        while (!measured.load())
+            std::this_thread::sleep_for(1ms);
+    });
+    while (!spun.load())
+        std::this_thread::sleep_for(1ms);
+    auto text = to_text(reg.collect());
+    measured = true;
+    busy.join();
+    auto v = sample(text, R"(spool_broker_thread_cpu_seconds_total{thread="shard-test"})");
+    ASSERT_TRUE(v.has_value()) << text;
+    // procfs counts in 10 ms ticks.
+    EXPECT_GE(*v, 0.17);
+    EXPECT_LE(*v, 0.5);
+}
+
+TEST(disk_space, test_log_dir_free_and_capacity_match_the_file_system) {
+    registry reg;
+    auto dir = std::filesystem::temp_directory_path();
+    export_log_dir_space(reg, dir);
+    auto text = to_text(reg.collect());
+    auto space = std::filesystem::space(dir);
+    std::string labels = "{dir=\"" + dir.string() + "\"}";
+    auto capacity = sample(text, "spool_storage_log_dir_capacity_bytes" + labels);
+    auto free = sample(text, "spool_storage_log_dir_free_bytes" + labels);
+    ASSERT_TRUE(capacity && free) << text;
+    EXPECT_EQ(*capacity, static_cast<double>(space.capacity));
+    // Other processes write to /tmp meanwhile.
+    EXPECT_NEAR(*free, static_cast<double>(space.available), 64.0 * 1024 * 1024);
+    EXPECT_LE(*free, *capacity);
+}
+
+TEST(disk_space, test_a_missing_directory_omits_the_series) {
+    registry reg;
+    export_log_dir_space(reg, "/nonexistent/spool-log-dir");
+    auto text = to_text(reg.collect());
+    EXPECT_NE(text.find("# TYPE spool_storage_log_dir_free_bytes gauge"), std::string::npos);
+    EXPECT_EQ(text.find("spool_storage_log_dir_free_bytes{"), std::string::npos);
 }
 
 TEST(request_probe, test_keys_outside_the_table_count_as_unknown) {

@@ -14,3 +14,23 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 app.kubernetes.io/name: spool-operator
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
+
+{{/*
+"true" when a monitoring.coreos.com/v1 kind may be rendered: the API server serves it, or the
+values force it. Call with (dict "root" $ "kind" "ServiceMonitor" "force" <bool>).
+*/}}
+{{- define "spool.monitoringApi" -}}
+{{- if or .force (.root.Capabilities.APIVersions.Has (printf "monitoring.coreos.com/v1/%s" .kind)) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* Namespaces whose broker Services/pods the monitors select: the watched one, or all. */}}
+{{- define "spool.brokerNamespaces" -}}
+{{- if .Values.watchNamespace -}}
+matchNames:
+  - {{ .Values.watchNamespace }}
+{{- else -}}
+any: true
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Writes the Grafana dashboards of charts/spool/dashboards/*.json from the panel lists below.
+
+The JSON files are what the chart ships (templates/dashboards.yaml) and what
+tests/monitoring/live_prometheus.py evaluates; run this after editing a panel and commit both.
+Every query selects `spool_cluster=~"$cluster"` and rates over `$__rate_interval`; `$datasource`
+and `$cluster` are template variables.
+
+usage: generate.py [out dir]  (default: rewrites the JSON files next to this script; the CTest
+                              monitoring_rules checks the committed files are what it writes)
+"""
+import json
+from pathlib import Path
+
+C = 'spool_cluster=~"$cluster"'
+R = "$__rate_interval"
+
+
+def panel(title, exprs, unit="short", kind="timeseries", legend=None):
+    if isinstance(exprs, str):
+        exprs = [(exprs, legend or "")]
+    return {"title": title, "type": kind, "unit": unit, "targets": exprs}
+
+
+DASHBOARDS = {
+    "spool-cluster-overview": ("Spool / Cluster overview", [
+        panel("Brokers up", f'sum(up{{spool_component="broker",{C}}})', kind="stat"),
+        panel("Active controllers", f"sum(spool_controller_active{{{C}}})", kind="stat"),
+        panel("Offline partitions", f"max(spool_cluster_offline_partitions{{{C}}})", kind="stat"),
+        panel("Under min ISR", f"max(spool_cluster_under_min_isr_partitions{{{C}}})", kind="stat"),
+        panel("Under-replicated", f"sum(spool_broker_under_replicated_partitions{{{C}}})", kind="stat"),
+        panel("Topics / partitions", [(f"max(spool_cluster_topics{{{C}}})", "topics"),
+                                      (f"max(spool_cluster_partitions{{{C}}})", "partitions")], kind="stat"),
+        panel("Bytes in / out", [(f"sum(rate(spool_broker_bytes_in_total{{{C}}}[{R}]))", "in"),
+                                 (f"sum(rate(spool_broker_bytes_out_total{{{C}}}[{R}]))", "out")], "Bps"),
+        panel("Requests by API", f"sum by (api) (rate(spool_broker_requests_total{{{C}}}[{R}]))", "reqps", legend="{{api}}"),
+        panel("Request error ratio", f"sum(rate(spool_broker_request_errors_total{{{C}}}[{R}])) / sum(rate(spool_broker_requests_total{{{C}}}[{R}]))", "percentunit"),
+        panel("Produce / fetch p99", [
+            (f'histogram_quantile(0.99, sum by (le) (rate(spool_broker_request_latency_seconds_bucket{{api="produce",{C}}}[{R}])))', "produce"),
+            (f'histogram_quantile(0.99, sum by (le) (rate(spool_broker_request_latency_seconds_bucket{{api="fetch",{C}}}[{R}])))', "fetch")], "s"),
+        panel("Consumer lag (total)", f"sum by (group) (spool_consumer_group_lag{{{C}}})", legend="{{group}}"),
+        panel("Connections", f"sum(spool_broker_active_connections{{{C}}})"),
+    ]),
+    "spool-brokers": ("Spool / Brokers", [
+        panel("Ready", f"spool_broker_ready{{{C}}}", legend="{{instance}}"),
+        panel("Shard busy ratio", f'rate(spool_broker_thread_cpu_seconds_total{{thread=~"shard-.*",{C}}}[{R}])', "percentunit", legend="{{instance}} {{thread}}"),
+        panel("Requests per broker", f"sum by (instance) (rate(spool_broker_requests_total{{{C}}}[{R}]))", "reqps", legend="{{instance}}"),
+        panel("Request latency p99 by API", f"histogram_quantile(0.99, sum by (instance, api, le) (rate(spool_broker_request_latency_seconds_bucket{{{C}}}[{R}])))", "s", legend="{{instance}} {{api}}"),
+        panel("Request queue time p99", f"histogram_quantile(0.99, sum by (instance, le) (rate(spool_broker_request_queue_time_seconds_bucket{{{C}}}[{R}])))", "s", legend="{{instance}}"),
+        panel("Requests waiting (produce / fetch)", f'sum by (instance, api) (spool_broker_requests_in_flight{{api=~"produce|fetch",{C}}})', legend="{{instance}} {{api}}"),
+        panel("Errors by API", f"sum by (api) (rate(spool_broker_request_errors_total{{{C}}}[{R}]))", "reqps", legend="{{api}}"),
+        panel("Connections", [(f"spool_broker_active_connections{{{C}}}", "{{instance}} open"),
+                              (f"rate(spool_broker_connections_total{{{C}}}[{R}])", "{{instance}} accepted/s")]),
+        panel("Network bytes", [(f"rate(spool_broker_network_received_bytes_total{{{C}}}[{R}])", "{{instance}} received"),
+                                (f"rate(spool_broker_network_sent_bytes_total{{{C}}}[{R}])", "{{instance}} sent")], "Bps"),
+        panel("Malformed requests", f"rate(spool_broker_malformed_requests_total{{{C}}}[{R}])", "reqps", legend="{{instance}}"),
+        panel("Partitions and leaders", [(f"spool_broker_partitions{{{C}}}", "{{instance}} replicas"),
+                                         (f"spool_broker_partition_leaders{{{C}}}", "{{instance}} leaders")]),
+        panel("Uptime", f"time() - spool_broker_start_time_seconds{{{C}}}", "s", legend="{{instance}}"),
+    ]),
+    "spool-topics": ("Spool / Topics and partitions", [
+        panel("Bytes in by topic", f"sum by (topic) (rate(spool_broker_bytes_in_total{{{C}}}[{R}]))", "Bps", legend="{{topic}}"),
+        panel("Bytes out by topic", f"sum by (topic) (rate(spool_broker_bytes_out_total{{{C}}}[{R}]))", "Bps", legend="{{topic}}"),
+        panel("Records in by topic", f"sum by (topic) (rate(spool_broker_records_in_total{{{C}}}[{R}]))", "short", legend="{{topic}}"),
+        panel("Records out by topic", f"sum by (topic) (rate(spool_broker_records_out_total{{{C}}}[{R}]))", "short", legend="{{topic}}"),
+        panel("Busiest partitions (end offset growth)", f"topk(10, rate(spool_log_end_offset{{{C}}}[{R}]))", legend="{{topic}}-{{partition}}"),
+        panel("Partitions in a bad state", [
+            (f"count(spool_partition_under_replicated{{{C}}}) or vector(0)", "under-replicated"),
+            (f"count(spool_partition_under_min_isr{{{C}}}) or vector(0)", "under min ISR"),
+            (f"count(spool_partition_offline{{{C}}}) or vector(0)", "offline")]),
+        panel("Leader elections", f"sum(rate(spool_broker_leader_elections_total{{{C}}}[{R}]))", legend="elections/s"),
+        panel("ISR shrinks / expands", [(f"sum(rate(spool_broker_isr_shrinks_total{{{C}}}[{R}]))", "shrinks/s"),
+                                        (f"sum(rate(spool_broker_isr_expands_total{{{C}}}[{R}]))", "expands/s")]),
+        panel("Leaderless partitions", f"max(spool_cluster_leaderless_partitions{{{C}}})"),
+    ]),
+    "spool-consumer-groups": ("Spool / Consumer groups", [
+        panel("Lag by group and topic", f"sum by (group, topic) (spool_consumer_group_lag{{{C}}})", legend="{{group}} {{topic}}"),
+        panel("Lag by partition (top 20)", f"topk(20, spool_consumer_group_lag{{{C}}})", legend="{{group}} {{topic}}-{{partition}}"),
+        panel("Lag growth", f"sum by (group) (deriv(spool_consumer_group_lag{{{C}}}[{R}]))", legend="{{group}}"),
+        panel("Members", f"sum by (group) (spool_consumer_group_members{{{C}}})", legend="{{group}}"),
+        panel("Rebalances", f"sum by (group) (increase(spool_consumer_group_rebalances_total{{{C}}}[{R}]))", legend="{{group}}"),
+        panel("Groups", f"sum(spool_consumer_groups{{{C}}})", kind="stat"),
+        panel("Fetch rate by topic", f"sum by (topic) (rate(spool_broker_records_out_total{{{C}}}[{R}]))", legend="{{topic}}"),
+    ]),
+    "spool-storage": ("Spool / Storage", [
+        panel("Log size by topic", f"sum by (topic) (spool_log_size_bytes{{{C}}})", "bytes", legend="{{topic}}"),
+        panel("Segments by topic", f"sum by (topic) (spool_log_segments{{{C}}})", legend="{{topic}}"),
+        panel("Log directory free", f"spool_storage_log_dir_free_bytes{{{C}}} / spool_storage_log_dir_capacity_bytes{{{C}}}", "percentunit", legend="{{instance}} {{dir}}"),
+        panel("Free bytes in 6 h (predicted)", f"predict_linear(spool_storage_log_dir_free_bytes{{{C}}}[1h], 6 * 3600)", "bytes", legend="{{instance}}"),
+        panel("fsync latency", [
+            (f"histogram_quantile(0.5, sum by (instance, le) (rate(spool_storage_fsync_duration_seconds_bucket{{{C}}}[{R}])))", "{{instance}} p50"),
+            (f"histogram_quantile(0.99, sum by (instance, le) (rate(spool_storage_fsync_duration_seconds_bucket{{{C}}}[{R}])))", "{{instance}} p99")], "s"),
+        panel("fsyncs", f"rate(spool_storage_fsync_duration_seconds_count{{{C}}}[{R}])", "ops", legend="{{instance}}"),
+        panel("Storage errors by operation", f"sum by (op) (rate(spool_storage_errors_total{{{C}}}[{R}]))", legend="{{op}}"),
+        panel("Segments rolled", f"rate(spool_storage_segments_rolled_total{{{C}}}[{R}])", legend="{{instance}}"),
+    ]),
+    "spool-operator": ("Spool / Operator", [
+        panel("Reconciles by result", f"sum by (controller, result) (rate(spool_operator_reconciles_total[{R}]))", "ops", legend="{{controller}} {{result}}"),
+        panel("Reconcile errors", f"sum by (controller) (rate(spool_operator_reconcile_errors_total[{R}]))", "ops", legend="{{controller}}"),
+        panel("Reconcile duration p99", f"histogram_quantile(0.99, sum by (controller, le) (rate(spool_operator_reconcile_duration_seconds_bucket[{R}])))", "s", legend="{{controller}}"),
+        panel("Queue depth", "sum by (controller) (spool_operator_queue_depth)", legend="{{controller}}"),
+        panel("Leader", "spool_operator_leader", legend="{{pod}}"),
+        panel("Since last successful reconcile", "time() - max by (controller) (spool_operator_last_success_timestamp_seconds)", "s", legend="{{controller}}"),
+        panel("Clusters ready", f'spool_operator_cluster_ready{{cluster=~"$cluster"}}', legend="{{namespace}}/{{cluster}}"),
+        panel("Broker pods ready / wanted", [(f'spool_operator_cluster_ready_replicas{{cluster=~"$cluster"}}', "{{cluster}} ready"),
+                                             (f'spool_operator_cluster_replicas{{cluster=~"$cluster"}}', "{{cluster}} wanted")]),
+        panel("Rolling restart: pods pending", f'spool_operator_cluster_restart_pending{{cluster=~"$cluster"}}', legend="{{cluster}}"),
+        panel("Scale-down blocked (drain)", f'spool_operator_cluster_scale_down_blocked{{cluster=~"$cluster"}}', legend="{{cluster}}"),
+        panel("Topics not ready", "count by (namespace) (spool_operator_topic_ready == 0) or vector(0)", legend="{{namespace}}"),
+    ]),
+}
+
+
+def grafana(uid, title, panels):
+    ds = {"type": "prometheus", "uid": "${datasource}"}
+    out = []
+    for i, p in enumerate(panels):
+        w = 6 if p["type"] == "stat" else 12
+        per_row = 24 // w
+        out.append({
+            "id": i + 1,
+            "title": p["title"],
+            "type": p["type"],
+            "datasource": ds,
+            "gridPos": {"x": (i % per_row) * w, "y": (i // 2) * 8, "w": w, "h": 8},
+            "fieldConfig": {"defaults": {"unit": p["unit"]}, "overrides": []},
+            "options": {},
+            "targets": [{"refId": chr(ord("A") + j), "datasource": ds, "expr": e,
+                         "legendFormat": legend} for j, (e, legend) in enumerate(p["targets"])],
+        })
+    return {
+        "uid": uid,
+        "title": title,
+        "tags": ["spool"],
+        "schemaVersion": 38,
+        "version": 1,
+        "editable": True,
+        "time": {"from": "now-1h", "to": "now"},
+        "refresh": "30s",
+        "templating": {"list": [
+            {"name": "datasource", "label": "Data source", "type": "datasource",
+             "query": "prometheus", "current": {}, "hide": 0},
+            {"name": "cluster", "label": "Cluster", "type": "query", "datasource": ds,
+             "query": {"query": "label_values(spool_broker_info, spool_cluster)", "refId": "cluster"},
+             "definition": "label_values(spool_broker_info, spool_cluster)",
+             "includeAll": True, "allValue": ".*", "multi": True, "refresh": 2, "current": {}, "hide": 0},
+        ]},
+        "panels": out,
+    }
+
+
+if __name__ == "__main__":
+    import sys
+
+    here = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent
+    for uid, (title, panels) in DASHBOARDS.items():
+        (here / f"{uid}.json").write_text(json.dumps(grafana(uid, title, panels), indent=2) + "\n")
