@@ -1,5 +1,7 @@
 #include "broker/config/broker_config.h"
 
+#include "broker/config/listener_keys.h"
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -260,6 +262,10 @@ described_value broker_config::topic_default(const property& topic_prop) const {
 std::string broker_config::set_dynamic(dynamic_layer layer, std::string_view name,
                                        const std::optional<std::string>& text) {
     const property* p = find_broker_property(name);
+    if (p == nullptr) {
+        // Stored under its own name; what it configures is a listener Spool does not have.
+        p = find_listener_property(name);
+    }
     if (p == nullptr) {
         return fmt::format("unknown configuration key '{}'", name);
     }

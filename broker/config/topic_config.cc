@@ -9,10 +9,19 @@ namespace spool::broker::config {
 std::string validate_topic_override(std::string_view name, std::string_view text) {
     const property* p = find_topic_property(name);
     if (p == nullptr) {
-        return fmt::format("unknown topic configuration key '{}'", name);
+        // Kafka's LogConfig.validateNames message.
+        return fmt::format("Unknown topic config name: {}", name);
     }
     auto out = parse_value(*p, text);
-    return out.ok() ? std::string() : out.error;
+    if (!out.ok()) {
+        return out.error;
+    }
+    // Kafka's LogConfig answers this when the broker has no remote log storage, as Spool never has.
+    if (name == "remote.storage.enable" && std::get<bool>(out.parsed)) {
+        return "Tiered Storage functionality is disabled in the broker. Topic cannot be configured "
+               "with remote log storage.";
+    }
+    return {};
 }
 
 described_value describe_topic_key(const broker_config& broker, const property& p,

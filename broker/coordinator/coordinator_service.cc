@@ -122,11 +122,14 @@ void coordinator_service::stop_blocking() {
 asio::awaitable<std::error_code> coordinator_service::load_on_shard(coordinator_service* self,
                                                                     slot* s) {
     model::topic_partition tp{std::string(offsets_topic), model::partition_id{s->partition}};
-    storage::partition_log* plog = self->_partitions.local(tp);
-    if (!plog) {
+    if (self->_partitions.local(tp) == nullptr) {
         co_return make_error_code(errc::not_coordinator);
     }
-    s->log = std::make_unique<partition_group_log>(*plog, self->_clock);
+    // Looked up again at every use, never kept: partition_manager owns the log and may free it
+    // (topic deletion, close_all) while this coordinator lives (see partition_group_log.h).
+    metadata::partition_manager* partitions = &self->_partitions;
+    s->log = std::make_unique<partition_group_log>(
+        [partitions, tp] { return partitions->local(tp); }, self->_clock);
     auto c = std::make_unique<group_coordinator>(s->partition, self->_config.coordinator,
                                                  self->_clock, *s->log, self->_listener.get());
     if (auto ec = c->load()) {

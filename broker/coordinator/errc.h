@@ -35,6 +35,12 @@ inline std::error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), error_category()};
 }
 
+// What a request learns when its append to __consumer_offsets failed: not_coordinator when the
+// partition's log is gone (the client looks the coordinator up again), else storage_error.
+inline std::error_code append_error(std::error_code ec) noexcept {
+    return ec == make_error_code(errc::not_coordinator) ? ec : make_error_code(errc::storage_error);
+}
+
 }  // namespace spool::broker::coordinator
 
 template <>

@@ -198,14 +198,35 @@ void group_coordinator::delete_group(const std::string& group_id, delete_callbac
         records.push_back({encode_offset_key(group_id, tp), std::nullopt});
     }
     records.push_back({encode_group_key(group_id), std::nullopt});
+    // The group goes only once its tombstones are written: forgetting it first would lose nothing
+    // on disk when the write fails, so the group (and its offsets) would come back at the next
+    // load while the client was told it is gone. Meanwhile it is Dead, so joins and commits get
+    // the retriable COORDINATOR_NOT_AVAILABLE instead of racing the deletion.
+    const time_ms empty_since = g->state_timestamp();
     g->transition(group_state::dead, _clock.now());
-    _groups.erase(group_id);
-    if (_listener) {
-        _listener->group_removed(group_id);
-    }
-    mark_snapshot_dirty();
-    _log.append(std::move(records), [done = std::move(done)](std::error_code ec) {
-        done(ec ? std::error_code(errc::storage_error) : std::error_code{});
+    _log.append(std::move(records), [this, alive = std::weak_ptr<bool>(_alive), group_id,
+                                     empty_since, done = std::move(done)](std::error_code ec) {
+        auto a = alive.lock();
+        if (!a || !*a) {
+            done(errc::not_coordinator);
+            return;
+        }
+        if (ec) {
+            if (group* kept = find(group_id)) {
+                kept->transition(group_state::empty, empty_since);
+            }
+            log::get("coordinator")
+                ->warn("__consumer_offsets-{}: deleting group {} failed, kept it: {}", _partition,
+                       group_id, ec.message());
+            done(append_error(ec));
+            return;
+        }
+        _groups.erase(group_id);
+        if (_listener) {
+            _listener->group_removed(group_id);
+        }
+        mark_snapshot_dirty();
+        done({});
     });
 }
 

@@ -83,8 +83,10 @@ void group_coordinator::commit_offsets(offset_commit_request req, offset_commit_
                     }
                     group* g = find(group_id);
                     if (ec || !g) {
+                        const std::error_code failed =
+                            ec ? append_error(ec) : std::error_code(errc::storage_error);
                         for (auto& e : result.errors) {
-                            e = e ? e : std::error_code(errc::storage_error);
+                            e = e ? e : failed;
                         }
                         done(std::move(result));
                         return;
@@ -174,7 +176,7 @@ void group_coordinator::delete_offsets(const std::string& group_id,
     _log.append(std::move(records),
                 [r = std::move(r), done = std::move(done)](std::error_code ec) mutable {
                     if (ec) {
-                        r.error = errc::storage_error;
+                        r.error = append_error(ec);
                     }
                     done(std::move(r));
                 });

@@ -1,5 +1,6 @@
 #include "broker/coordinator/partition_group_log.h"
 
+#include "broker/coordinator/errc.h"
 #include "broker/storage/file_ops.h"
 #include "protocol/records/batch_builder.h"
 #include "protocol/records/batch_parser.h"
@@ -28,24 +29,33 @@ void partition_group_log::append(std::vector<log_record> records, append_callbac
         done(ec);
         return;
     }
-    auto appended = _log.append(batch, _epoch);
+    storage::partition_log* log = _find_log();
+    if (log == nullptr) {
+        done(make_error_code(errc::not_coordinator));
+        return;
+    }
+    auto appended = log->append(batch, _epoch);
     if (!appended) {
         done(appended.error());
         return;
     }
-    _log.set_high_watermark(_log.log_end_offset());
+    log->set_high_watermark(log->log_end_offset());
     done({});
 }
 
 std::error_code partition_group_log::replay(const replay_fn& fn) {
+    storage::partition_log* log = _find_log();
+    if (log == nullptr) {
+        return make_error_code(errc::not_coordinator);
+    }
     rec::validate_options opts;
     opts.origin = rec::batch_origin::log;
     rec::decompress_buffer scratch;
     std::vector<uint8_t> buffer;
-    model::offset next = _log.log_start_offset();
-    const model::offset end = _log.log_end_offset();
+    model::offset next = log->log_start_offset();
+    const model::offset end = log->log_end_offset();
     while (next < end) {
-        auto read = _log.read(next, replay_read_bytes, end, true);
+        auto read = log->read(next, replay_read_bytes, end, true);
         if (!read) {
             return read.error();
         }

@@ -1,5 +1,6 @@
 #include "broker/handlers/config_ops.h"
 
+#include "broker/config/listener_keys.h"
 #include "broker/handlers/topic_ops.h"
 #include "broker/metadata/errc.h"
 #include "common/log.h"
@@ -98,13 +99,25 @@ boost::asio::awaitable<config_op_result> replace_dynamic_configs(
     for (const auto& [k, v] : configs) {
         const auto* p = config::find_broker_property(k);
         if (p == nullptr) {
+            p = config::find_listener_property(k);
+        }
+        if (p == nullptr) {
             out.error = error_code::invalid_config;
             out.message = fmt::format("unknown configuration key '{}'", k);
             co_return out;
         }
+        // Kafka's DynamicBrokerConfig.validateConfigs answers these with INVALID_REQUEST.
         if (p->needs_restart) {
-            out.error = error_code::invalid_config;
-            out.message = fmt::format("Cannot update '{}' dynamically: it needs a restart", k);
+            out.error = error_code::invalid_request;
+            out.message = fmt::format("Cannot update these configs dynamically: Set({})", k);
+            co_return out;
+        }
+        if (*layer == config::dynamic_layer::cluster_default && config::per_broker_only(k)) {
+            out.error = error_code::invalid_request;
+            out.message = fmt::format(
+                "Cannot update these configs at default cluster level, broker id must be "
+                "specified: Set({})",
+                k);
             co_return out;
         }
         auto parsed = config::parse_value(*p, v);

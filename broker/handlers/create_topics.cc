@@ -4,6 +4,9 @@
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ops.h"
 
+#include <set>
+#include <string>
+
 namespace spool::broker::handlers {
 
 namespace {
@@ -12,10 +15,34 @@ using protocol::error_code;
 using response = protocol::create_topics_response;
 using topic_result = response::creatable_topic_result;
 
+// Names that appear more than once in the request. Kafka's ControllerApis creates none of
+// their entries and answers one INVALID_REQUEST "Duplicate topic name." for each such name.
+std::set<std::string> duplicate_names(const protocol::create_topics_request& req) {
+    std::set<std::string> seen;
+    std::set<std::string> duplicates;
+    for (const auto& t : req.topics) {
+        if (!seen.insert(t.name).second) {
+            duplicates.insert(t.name);
+        }
+    }
+    return duplicates;
+}
+
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::create_topics_request& req) {
     auto& svc = ctx.svc;
     response resp;
+    std::set<std::string> duplicates = duplicate_names(req);
+    std::set<std::string> answered;
     for (const auto& t : req.topics) {
+        if (duplicates.contains(t.name)) {
+            if (answered.insert(t.name).second) {
+                auto& r = resp.topics.emplace_back();
+                r.name = t.name;
+                r.error_code = code(error_code::invalid_request);
+                r.error_message = "Duplicate topic name.";
+            }
+            continue;
+        }
         auto& r = resp.topics.emplace_back();
         r.name = t.name;
         metadata::new_topic nt;

@@ -4,6 +4,7 @@
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/partition_call.h"
+#include "broker/metadata/internal_topics.h"
 
 namespace spool::broker::handlers {
 
@@ -27,6 +28,12 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_records_
             out.low_watermark = -1;
             if (topic == nullptr || !topic->has_partition(p.partition_index)) {
                 out.error_code = code(error_code::unknown_topic_or_partition);
+                tr.partitions.push_back(out);
+                continue;
+            }
+            // Kafka's ReplicaManager.deleteRecordsOnLocalLog: never on an internal topic.
+            if (metadata::is_internal_topic(t.name)) {
+                out.error_code = code(error_code::invalid_topic_exception);
                 tr.partitions.push_back(out);
                 continue;
             }

@@ -11,24 +11,51 @@ namespace {
 using protocol::error_code;
 using response = protocol::delete_topics_response;
 
+// A topic named (or an id given) more than once is deleted by none of its entries: Kafka's
+// ControllerApis answers one INVALID_REQUEST "Duplicate topic name." for it instead.
+struct target {
+    std::optional<std::string> name;
+    protocol::uuid id;
+    bool duplicate = false;
+};
+
+std::vector<target> unique_targets(const protocol::delete_topics_request& req) {
+    std::vector<target> out;
+    auto add = [&out](std::optional<std::string> name, const protocol::uuid& id) {
+        for (auto& t : out) {
+            if (name ? t.name == name : (!t.name && t.id == id)) {
+                t.duplicate = true;
+                return;
+            }
+        }
+        out.push_back({std::move(name), id, false});
+    };
+    // v0-5 name topics; v6 names or ids.
+    for (const auto& n : req.topic_names) {
+        add(n, protocol::uuid{});
+    }
+    for (const auto& t : req.topics) {
+        add(t.name, t.name ? protocol::uuid{} : t.topic_id);
+    }
+    return out;
+}
+
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_topics_request& req) {
     auto& svc = ctx.svc;
     response resp;
-    // v0-5 name topics; v6 names or ids.
-    std::vector<std::pair<std::optional<std::string>, protocol::uuid>> targets;
-    for (const auto& n : req.topic_names) {
-        targets.emplace_back(n, protocol::uuid{});
-    }
-    for (const auto& t : req.topics) {
-        targets.emplace_back(t.name, t.topic_id);
-    }
-    for (auto& [name, id] : targets) {
+    std::vector<target> targets = unique_targets(req);
+    for (const auto& target : targets) {
         auto& r = resp.responses.emplace_back();
-        r.name = name;
-        r.topic_id = id;
-        if (!name) {
+        r.name = target.name;
+        r.topic_id = target.id;
+        if (target.duplicate) {
+            r.error_code = code(error_code::invalid_request);
+            r.error_message = target.name ? "Duplicate topic name." : "Duplicate topic id.";
+            continue;
+        }
+        if (!target.name) {
             auto snap = svc.store.snapshot();
-            const auto* t = snap->find(id);
+            const auto* t = snap->find(target.id);
             if (t == nullptr) {
                 r.error_code = code(error_code::unknown_topic_id);
                 continue;
@@ -37,6 +64,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_topics_r
         }
         auto out = co_await delete_topic(svc, *r.name);
         r.error_code = code(out.error);
+        r.error_message = out.message;
         if (out.topic) {
             r.topic_id = out.topic->id;
         }

@@ -3,6 +3,7 @@
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ops.h"
+#include "broker/metadata/internal_topics.h"
 
 namespace spool::broker::handlers {
 
@@ -16,7 +17,7 @@ response_topic describe(const metadata::topic_metadata& t) {
     response_topic out;
     out.name = t.name;
     out.topic_id = t.id;
-    out.is_internal = t.name == "__consumer_offsets";
+    out.is_internal = metadata::is_internal_topic(t.name);
     for (const auto& p : t.partitions) {
         response_topic::metadata_response_partition rp;
         rp.partition_index = p.partition;
@@ -83,14 +84,13 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_reques
         nt.replication_factor =
             static_cast<int16_t>(svc.config.get_int("default.replication.factor"));
         auto created = co_await create_topic(svc, nt, false);
-        if (created.topic) {
-            resp.topics.push_back(describe(*created.topic));
-        } else if (created.error == error_code::topic_already_exists) {
-            // Another connection created it meanwhile.
-            auto now = svc.store.snapshot();
-            const auto* t = now->find(name);
-            resp.topics.push_back(
-                t != nullptr ? describe(*t) : missing(name, {}, error_code::leader_not_available));
+        if (created.topic || created.error == error_code::topic_already_exists) {
+            // Kafka's AutoTopicCreationManager answers a topic it just asked to create (or that
+            // another request is creating) with LEADER_NOT_AVAILABLE and no partitions; the
+            // client retries its Metadata and finds the leaders then.
+            auto topic = missing(name, {}, error_code::leader_not_available);
+            topic.is_internal = metadata::is_internal_topic(name);
+            resp.topics.push_back(std::move(topic));
         } else {
             resp.topics.push_back(missing(name, {}, created.error));
         }

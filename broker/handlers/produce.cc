@@ -3,6 +3,7 @@
 #include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/metadata/internal_topics.h"
 #include "broker/metrics/topic_probe.h"
 #include "broker/net/async_event.h"
 #include "common/log.h"
@@ -11,6 +12,7 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -185,10 +187,28 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
                 pr.error_code = code(error_code::unknown_topic_or_partition);
                 continue;
             }
+            // Kafka's ReplicaManager: only the broker itself appends to internal topics.
+            if (metadata::is_internal_topic(td.name)) {
+                pr.error_code = code(error_code::invalid_topic_exception);
+                pr.error_message = fmt::format("Cannot append to internal topic {}", td.name);
+                continue;
+            }
             auto sit = settings.find(td.name);
             if (sit == settings.end()) {
                 sit = settings.emplace(td.name, config::resolve_topic(svc.config, topic->configs))
                           .first;
+            }
+            // Kafka's Partition.appendRecordsToLeader: acks=all needs min.insync.replicas in the
+            // ISR before anything is written; acks=0/1 are not affected.
+            const auto& isr = topic->partitions[pd.index].isr;
+            if (req.acks == -1 &&
+                static_cast<int64_t>(isr.size()) < sit->second.min_insync_replicas) {
+                pr.error_code = code(error_code::not_enough_replicas);
+                pr.error_message = fmt::format(
+                    "The size of the current ISR {} is insufficient to satisfy the min.isr "
+                    "requirement of {} for partition {}-{}",
+                    isr.size(), sit->second.min_insync_replicas, td.name, pd.index);
+                continue;
             }
             auto bytes = pd.records.bytes();
             uint64_t records = 0;

@@ -1,6 +1,7 @@
 #include "broker/handlers/topic_ops.h"
 
 #include "broker/metadata/errc.h"
+#include "broker/metadata/internal_topics.h"
 #include "broker/metrics/topic_probe.h"
 #include "common/log.h"
 
@@ -41,6 +42,20 @@ error_code from_store(const std::error_code& ec) {
         return to_kafka(static_cast<metadata::errc>(ec.value()));
     }
     return error_code::unknown_server_error;
+}
+
+// Kafka 4.x leaves DeleteTopics and CreatePartitions of an internal topic to its authorizer
+// (ControllerApis answers TOPIC_AUTHORIZATION_FAILED to a principal without DELETE / ALTER on
+// the topic). Spool has no authorizer and its coordinator depends on __consumer_offsets keeping
+// its data and its partition count, so it answers as Kafka does to a client no ACL allows.
+bool refuse_internal(const std::string& name, const char* what, topic_op_result& out) {
+    if (!metadata::is_internal_topic(name)) {
+        return false;
+    }
+    out.error = error_code::topic_authorization_failed;
+    out.message = fmt::format("Topic {} is internal: clients may not {} it", name, what);
+    log::get("kafka")->warn("refused to {} internal topic {}", what, name);
+    return true;
 }
 
 }  // namespace
@@ -105,6 +120,9 @@ boost::asio::awaitable<topic_op_result> delete_topic(services& svc, std::string 
         out.error = error_code::unknown_topic_or_partition;
         co_return out;
     }
+    if (refuse_internal(name, "delete", out)) {
+        co_return out;
+    }
     if (!svc.config.get_bool("delete.topic.enable")) {
         out.error = error_code::topic_deletion_disabled;
         co_return out;
@@ -130,6 +148,9 @@ boost::asio::awaitable<topic_op_result> grow_topic(services& svc, std::string na
     const auto* t = snap->find(name);
     if (t == nullptr) {
         out.error = error_code::unknown_topic_or_partition;
+        co_return out;
+    }
+    if (refuse_internal(name, "add partitions to", out)) {
         co_return out;
     }
     if (total <= static_cast<int32_t>(t->partitions.size())) {

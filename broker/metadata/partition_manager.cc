@@ -141,6 +141,11 @@ result<void> partition_manager::open_all(const cluster_state& state) {
             work[shard_of(tp)].emplace_back(tp, cfg);
         }
     }
+    // Counted before the tasks below take the vectors.
+    size_t total = 0;
+    for (const auto& [shard, items] : work) {
+        total += items.size();
+    }
     std::vector<std::future<std::error_code>> results;
     for (auto& [shard, items] : work) {
         std::packaged_task<std::error_code()> task([this, shard = shard, items = std::move(items)] {
@@ -172,10 +177,6 @@ result<void> partition_manager::open_all(const cluster_state& state) {
     (void)storage::sync_dir(_log_dir);
     for (size_t i = 0; i < _shards.size(); ++i) {
         asio::co_spawn(_pool.context(i), housekeeping(this, i), asio::detached);
-    }
-    size_t total = 0;
-    for (auto& [shard, items] : work) {
-        total += items.size();
     }
     log::get("metadata")
         ->info("opened {} partitions in {} ({} start)", total, _log_dir.string(),

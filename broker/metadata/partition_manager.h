@@ -69,7 +69,11 @@ public:
         return _pool.shard_for(tp.topic, tp.partition.value());
     }
     net::shard_pool& pool() { return _pool; }
-    // The log on the calling shard, or nullptr (no such partition, or not owned here).
+    // The log on the calling shard, or nullptr (no such partition, or not owned here). The
+    // table keeps the only owning pointer and frees the log in remove_topic() and close_all(),
+    // both of which run on this shard between two of its handlers: use the pointer only until
+    // the caller next suspends or returns, and look it up again afterwards (never store it;
+    // coordinator::partition_group_log shows how a long-lived user does this).
     storage::partition_log* local(const model::topic_partition& tp);
     // Wakes fetches waiting on any shard; call after appends.
     void notify_data_arrived();

@@ -185,9 +185,15 @@ asio::awaitable<void> connection::process(std::shared_ptr<connection> self, std:
 
 asio::awaitable<void> connection::idle_watch(std::weak_ptr<connection> weak,
                                              std::chrono::milliseconds max_idle) {
-    // Holds only a weak reference between checks, so a closed connection is freed at once.
-    auto ex = weak.lock()->_socket.get_executor();
-    asio::steady_timer timer(ex);
+    // Holds only a weak reference between checks, so a closed connection is freed at once. The
+    // coroutine first runs after start() returned, when the connection may already be gone
+    // (closed at once, or destroyed at shutdown): check before touching it.
+    auto first = weak.lock();
+    if (!first || first->_closed) {
+        co_return;
+    }
+    asio::steady_timer timer(first->_socket.get_executor());
+    first.reset();
     for (;;) {
         timer.expires_after(std::max(max_idle / 4, std::chrono::milliseconds(10)));
         error_code ec;

@@ -120,5 +120,29 @@ TEST(broker_config, test_topic_default_follows_the_most_specific_broker_synonym)
     EXPECT_EQ(d.synonyms[1].source, config_source::default_config);
 }
 
+TEST(broker_config, test_per_listener_security_keys_are_stored_under_their_own_name) {
+    auto cfg = must_load("");
+    EXPECT_EQ(cfg->set_dynamic(dynamic_layer::this_broker,
+                               "listener.name.internal.sasl.enabled.mechanisms", "PLAIN,SCRAM"),
+              "");
+    EXPECT_EQ(cfg->set_dynamic(dynamic_layer::this_broker,
+                               "listener.name.sasl_ssl.plain.sasl.jaas.config", "secret"),
+              "");
+    EXPECT_EQ(cfg->set_dynamic(dynamic_layer::this_broker, "sasl.enabled.mechanisms", "PLAIN"), "");
+    auto dyn = cfg->dynamic_values(dynamic_layer::this_broker);
+    EXPECT_EQ(dyn["listener.name.internal.sasl.enabled.mechanisms"], "PLAIN,SCRAM");
+    EXPECT_EQ(dyn["sasl.enabled.mechanisms"], "PLAIN");
+    // Not a key a listener can set, or no listener named: refused.
+    EXPECT_NE(cfg->set_dynamic(dynamic_layer::this_broker, "listener.name.x.no.such.key", "1"), "");
+    EXPECT_NE(cfg->set_dynamic(dynamic_layer::this_broker, "listener.name.sasl.enabled.mechanisms",
+                               "PLAIN"),
+              "");
+    EXPECT_NE(
+        cfg->set_dynamic(dynamic_layer::this_broker, "listener.name.x.plain.num.partitions", "1"),
+        "");
+    EXPECT_NE(cfg->set_dynamic(dynamic_layer::this_broker, "listener.name.x.num.partitions", "1"),
+              "");
+}
+
 }  // namespace
 }  // namespace spool::broker::config

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
 namespace spool::broker::config {
 namespace {
 
@@ -29,12 +33,65 @@ TEST(property_table, test_kafka_defaults_of_key_settings) {
 }
 
 TEST(property_table, test_every_topic_synonym_is_a_broker_key) {
+    // Kafka's LogConfig.CONFIGS_WITH_NO_SERVER_DEFAULTS: topic keys no broker key backs.
+    const std::vector<std::string_view> no_server_default = {
+        "follower.replication.throttled.replicas", "leader.replication.throttled.replicas",
+        "remote.log.copy.disable", "remote.log.delete.on.disable", "remote.storage.enable"};
     for (const auto& p : topic_properties()) {
-        EXPECT_FALSE(p.synonyms.empty()) << p.name;
+        bool unbacked = std::find(no_server_default.begin(), no_server_default.end(), p.name) !=
+                        no_server_default.end();
+        EXPECT_EQ(p.synonyms.empty(), unbacked) << p.name;
         for (auto s : p.synonyms) {
             EXPECT_NE(find_broker_property(s), nullptr) << p.name << " -> " << s;
         }
     }
+}
+
+// Kafka 3.9's LogConfig.configNames(): every key a Kafka 3.9 broker accepts on a topic.
+TEST(property_table, test_topic_keys_are_kafka_3_9_log_config_keys) {
+    const std::vector<std::string_view> kafka = {
+        "cleanup.policy",
+        "compression.gzip.level",
+        "compression.lz4.level",
+        "compression.type",
+        "compression.zstd.level",
+        "delete.retention.ms",
+        "file.delete.delay.ms",
+        "flush.messages",
+        "flush.ms",
+        "follower.replication.throttled.replicas",
+        "index.interval.bytes",
+        "leader.replication.throttled.replicas",
+        "local.retention.bytes",
+        "local.retention.ms",
+        "max.compaction.lag.ms",
+        "max.message.bytes",
+        "message.downconversion.enable",
+        "message.format.version",
+        "message.timestamp.after.max.ms",
+        "message.timestamp.before.max.ms",
+        "message.timestamp.difference.max.ms",
+        "message.timestamp.type",
+        "min.cleanable.dirty.ratio",
+        "min.compaction.lag.ms",
+        "min.insync.replicas",
+        "preallocate",
+        "remote.log.copy.disable",
+        "remote.log.delete.on.disable",
+        "remote.storage.enable",
+        "retention.bytes",
+        "retention.ms",
+        "segment.bytes",
+        "segment.index.bytes",
+        "segment.jitter.ms",
+        "segment.ms",
+        "unclean.leader.election.enable",
+    };
+    std::vector<std::string_view> ours;
+    for (const auto& p : topic_properties()) {
+        ours.push_back(p.name);
+    }
+    EXPECT_EQ(ours, kafka);
 }
 
 TEST(property_table, test_lookup_of_unknown_key_is_null) {

@@ -53,5 +53,23 @@ TEST(topic_config, test_validation_names_the_key) {
     EXPECT_NE(validate_topic_override("cleanup.policy", "shred"), "");
 }
 
+TEST(topic_config, test_kafka_3_9_keys_without_effect_here_are_accepted) {
+    EXPECT_EQ(validate_topic_override("message.format.version", "2.8"), "");
+    EXPECT_EQ(validate_topic_override("message.downconversion.enable", "false"), "");
+    EXPECT_EQ(validate_topic_override("message.timestamp.difference.max.ms", "60000"), "");
+    EXPECT_EQ(validate_topic_override("compression.zstd.level", "9"), "");
+    EXPECT_EQ(validate_topic_override("leader.replication.throttled.replicas", "*"), "");
+    EXPECT_EQ(validate_topic_override("local.retention.ms", "-2"), "");
+    EXPECT_EQ(validate_topic_override("remote.storage.enable", "false"), "");
+}
+
+TEST(topic_config, test_unknown_keys_bad_values_and_tiered_storage_are_refused_as_kafka_does) {
+    EXPECT_EQ(validate_topic_override("no.such.key", "1"),
+              "Unknown topic config name: no.such.key");
+    EXPECT_NE(validate_topic_override("compression.lz4.level", "18"), "");
+    EXPECT_NE(validate_topic_override("remote.storage.enable", "true").find("Tiered Storage"),
+              std::string::npos);
+}
+
 }  // namespace
 }  // namespace spool::broker::config

@@ -152,6 +152,42 @@ TEST_F(offsets_test, test_delete_groups_requires_empty_group_and_writes_tombston
     EXPECT_EQ(again.get(), E(errc::group_id_not_found));
 }
 
+TEST_F(offsets_test, test_delete_group_keeps_the_group_when_its_tombstones_fail) {
+    group_id = "simple";
+    (void)commit(-1, "", {{tp("t", 0), 3, -1, {}}});
+    size_t before = log.records.size();
+    log.fail_appends = true;
+    pending<std::error_code> del;
+    coord->delete_group(group_id, del.callback());
+    EXPECT_EQ(del.get(), E(errc::storage_error));
+    // Nothing reached the log, so nothing may change in memory either.
+    EXPECT_EQ(log.records.size(), before);
+    ASSERT_EQ(state(), group_state::empty);
+    EXPECT_EQ(fetched("t", 0), 3);
+
+    log.fail_appends = false;
+    pending<std::error_code> retry;
+    coord->delete_group(group_id, retry.callback());
+    EXPECT_FALSE(retry.get());
+    EXPECT_EQ(coord->find_group(group_id), nullptr);
+}
+
+TEST_F(offsets_test, test_group_being_deleted_refuses_commits_until_its_tombstones_land) {
+    group_id = "simple";
+    (void)commit(-1, "", {{tp("t", 0), 3, -1, {}}});
+    log.hold_appends = true;
+    pending<std::error_code> del;
+    coord->delete_group(group_id, del.callback());
+    ASSERT_FALSE(del.done());
+    EXPECT_EQ(state(), group_state::dead);
+    auto racing = commit(-1, "", {{tp("t", 0), 4, -1, {}}});
+    EXPECT_EQ(racing.errors.at(0), E(errc::coordinator_not_available));
+    log.hold_appends = false;
+    log.release();
+    EXPECT_FALSE(del.get());
+    EXPECT_EQ(coord->find_group(group_id), nullptr);
+}
+
 TEST_F(offsets_test, test_list_and_describe_groups) {
     std::string a = stable_single_member();
     group_id = "simple";

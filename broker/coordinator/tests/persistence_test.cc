@@ -33,7 +33,7 @@ protected:
                                               tp("__consumer_offsets", 7), lc);
         ASSERT_TRUE(l) << l.error().message();
         plog = std::move(l.value());
-        glog = std::make_unique<partition_group_log>(*plog, clk);
+        glog = std::make_unique<partition_group_log>([this] { return plog.get(); }, clk);
         cfg.initial_rebalance_delay_ms = 0;
         coord = std::make_unique<group_coordinator>(7, cfg, clk, *glog);
         ASSERT_FALSE(coord->load());
@@ -143,6 +143,39 @@ TEST_F(persistence_test, test_deletions_survive_restart) {
     EXPECT_EQ(fetched("app", tp("orders", 0)), 1);
     EXPECT_EQ(fetched("app", tp("gone", 0)), -1);
     EXPECT_EQ(coord->find_group("temp"), nullptr);
+}
+
+// What partition_manager does when the partition is deleted or the broker closes its logs: the
+// log goes while the coordinator still runs. Its writes must find that out, not use the log.
+void drop_log(std::unique_ptr<storage::partition_log>& plog) {
+    ASSERT_TRUE(plog->close());
+    plog.reset();
+}
+
+TEST_F(persistence_test, test_commit_after_its_log_is_gone_answers_not_coordinator) {
+    commit("app", -1, "", {{tp("orders", 0), 5, -1, {}}});
+    drop_log(plog);
+    pending<offset_commit_result> p;
+    coord->commit_offsets({"app", -1, "", std::nullopt, {{tp("orders", 0), 6, -1, {}}}},
+                          p.callback());
+    ASSERT_TRUE(p.done());
+    EXPECT_EQ(p.get().errors.at(0), make_error_code(errc::not_coordinator));
+    EXPECT_EQ(fetched("app", tp("orders", 0)), 5);
+}
+
+TEST_F(persistence_test, test_delete_group_without_its_log_keeps_the_group_on_disk_too) {
+    commit("temp", -1, "", {{tp("t", 0), 1, -1, {}}});
+    drop_log(plog);
+    pending<std::error_code> gdel;
+    coord->delete_group("temp", gdel.callback());
+    EXPECT_EQ(gdel.get(), make_error_code(errc::not_coordinator));
+    const group* g = coord->find_group("temp");
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->state(), group_state::empty);
+
+    restart();
+    EXPECT_EQ(fetched("temp", tp("t", 0)), 1);
+    EXPECT_NE(coord->find_group("temp"), nullptr);
 }
 
 TEST_F(persistence_test, test_state_is_the_same_after_compaction) {

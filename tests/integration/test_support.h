@@ -1,0 +1,111 @@
+#pragma once
+
+// Requests the integration tests send again and again, built with the protocol library's codecs
+// and sent with kafka_client: a record batch, a Produce, a CreateTopics, a Fetch of partition 0;
+// and running a command line (kcat) for its output.
+
+#include "protocol/messages/create_topics.h"
+#include "protocol/messages/fetch.h"
+#include "protocol/messages/produce.h"
+#include "protocol/records/batch_builder.h"
+#include "tests/integration/kafka_client.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace spool::tests {
+
+inline std::vector<uint8_t> make_batch(
+    const std::vector<std::string>& values,
+    protocol::records::compression codec = protocol::records::compression::none,
+    int64_t producer_id = -1, int32_t base_sequence = -1) {
+    protocol::records::batch_options o;
+    o.codec = codec;
+    o.producer_id = producer_id;
+    o.producer_epoch = producer_id >= 0 ? 0 : -1;
+    o.base_sequence = base_sequence;
+    protocol::records::batch_builder b(o);
+    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    for (const auto& v : values) {
+        b.add(now, protocol::records::nullable_bytes::null(),
+              protocol::records::nullable_bytes::of(v));
+    }
+    return b.build();
+}
+
+inline protocol::produce_request produce_req(const std::string& topic, int32_t partition,
+                                             const std::vector<uint8_t>& batch, int16_t acks) {
+    protocol::produce_request req;
+    req.acks = acks;
+    req.timeout_ms = 5000;
+    auto& t = req.topic_data.emplace_back();
+    t.name = topic;
+    auto& p = t.partition_data.emplace_back();
+    p.index = partition;
+    p.records = protocol::records_field::view(batch);
+    return req;
+}
+
+inline int16_t create_topic(kafka_client& c, const std::string& name, int32_t partitions) {
+    protocol::create_topics_request req;
+    auto& t = req.topics.emplace_back();
+    t.name = name;
+    t.num_partitions = partitions;
+    t.replication_factor = 1;
+    req.timeout_ms = 5000;
+    auto resp = c.call<protocol::create_topics_request, protocol::create_topics_response>(4, req);
+    return resp ? resp->topics.at(0).error_code : -999;
+}
+
+// Fetches partition 0 of topic from offset; returns the records bytes (empty on error).
+inline std::string fetch_bytes(kafka_client& c, const std::string& topic, int64_t offset,
+                               int16_t* error = nullptr) {
+    protocol::fetch_request req;
+    req.max_wait_ms = 100;
+    req.min_bytes = 1;
+    req.max_bytes = 1 << 20;
+    req.session_epoch = -1;
+    auto& t = req.topics.emplace_back();
+    t.topic = topic;
+    auto& p = t.partitions.emplace_back();
+    p.partition = 0;
+    p.fetch_offset = offset;
+    p.partition_max_bytes = 1 << 20;
+    auto resp = c.call<protocol::fetch_request, protocol::fetch_response>(11, req);
+    if (!resp || resp->responses.empty() || resp->responses[0].partitions.empty()) {
+        return {};
+    }
+    const auto& pd = resp->responses[0].partitions[0];
+    if (error != nullptr) {
+        *error = pd.error_code;
+    }
+    auto b = pd.records.bytes();
+    return std::string(b.begin(), b.end());
+}
+
+// Runs a shell command; returns what it printed on stdout.
+inline std::string run(const std::string& cmd) {
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) {
+        return out;
+    }
+    char buf[4096];
+    size_t n;
+    while ((n = ::fread(buf, 1, sizeof buf, p)) > 0) {
+        out.append(buf, n);
+    }
+    ::pclose(p);
+    return out;
+}
+
+inline bool have_kcat() {
+    return ::system("command -v kcat >/dev/null 2>&1") == 0;
+}
+
+}  // namespace spool::tests
