@@ -16,7 +16,7 @@ partition_budget budget() {
     b.max_per_request = 10000;
     b.max_per_broker = 4000;
     b.fds_per_partition = 5;
-    b.fd_soft_limit = 20000;
+    b.fd_soft_limit = 1000000;
     b.open_fds = 100;
     return b;
 }
@@ -39,8 +39,8 @@ TEST(partition_limits, test_broker_limit_counts_existing_partitions) {
 
 TEST(partition_limits, test_descriptor_estimate_against_the_open_files_limit) {
     auto b = budget();
-    b.fd_soft_limit = 1024;  // 921 usable
-    b.open_fds = 121;        // 800 left: 160 partitions of 5
+    b.fd_soft_limit = 1024;  // 918 usable (1024 / 10 * 9)
+    b.open_fds = 118;        // 800 left: 160 partitions of 5
     EXPECT_FALSE(check_broker_capacity(0, 160, b));
     auto r = check_broker_capacity(0, 161, b);
     ASSERT_TRUE(r);
