@@ -161,6 +161,7 @@ TEST(log_dir_safety, test_create_that_runs_out_of_descriptors_is_rolled_back_and
         kafka_client c(broker.port());
         auto r = create_topic(c, "exhausting", 600);  // ~1800 descriptors
         EXPECT_EQ(r.error_code, kafka_storage_error) << r.message;
+        EXPECT_NE(r.message.find("Too many open files"), std::string::npos) << r.message;
         EXPECT_EQ(topic_metadata_error(c, "exhausting"), unknown_topic);
         // The descriptors came back: a normal create works at once.
         EXPECT_EQ(create_topic(c, "after", 5).error_code, 0);
