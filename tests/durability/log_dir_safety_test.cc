@@ -211,6 +211,7 @@ TEST(log_dir_safety, test_delete_records_log_start_survives_kill_9) {
 struct recovery_run {
     long start_ms = 0;
     int64_t checkpointed_recovery_point = -1;
+    std::string report;  // the broker's "bulk-0: recovered after unclean shutdown: ..." line
 };
 
 int64_t recovery_point_in_checkpoint(const fs::path& data, const std::string& tp) {
@@ -243,6 +244,11 @@ recovery_run kill_and_time_recovery(const std::string& interval_ms) {
     out.start_ms = static_cast<long>(
         std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - t0).count());
     EXPECT_EQ(watermarks(broker.bootstrap(), "bulk").second, 200000);
+    auto text = broker.log_text();
+    auto at = text.rfind("bulk-0: recovered after unclean shutdown");
+    if (at != std::string::npos) {
+        out.report = text.substr(at, text.find('\n', at) - at);
+    }
     broker.stop();
     return out;
 }
@@ -256,6 +262,7 @@ TEST(log_dir_safety, test_recovery_point_checkpoint_is_written_while_serving) {
         "checkpoints: start %ld ms (checkpointed recovery point %lld)\n",
         without.start_ms, static_cast<long long>(without.checkpointed_recovery_point),
         with.start_ms, static_cast<long long>(with.checkpointed_recovery_point));
+    std::printf("  without: %s\n  with:    %s\n", without.report.c_str(), with.report.c_str());
     EXPECT_EQ(without.checkpointed_recovery_point, -1);
     // Everything up to the last roll is flushed and checkpointed: at most one 8 MiB segment
     // (~8,000 records) behind the end.
