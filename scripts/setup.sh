@@ -10,8 +10,8 @@ BUILD_PACKAGES=(
     libgtest-dev libgmock-dev libbenchmark-dev
     libspdlog-dev libfmt-dev libssl-dev libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev
 )
-TEST_PACKAGES=(
-    kcat librdkafka-dev clang libclang-rt-14-dev clang-format curl openssl prometheus
+TEST_PACKAGES=(  # libfuse3-dev, fuse3: the power-cut file system of tests/durability
+    kcat librdkafka-dev libfuse3-dev fuse3 clang libclang-rt-14-dev clang-format curl openssl prometheus
     maven openjdk-17-jdk-headless  # Kafka jars, CLI tools and broker for the compat suite
     python3-yaml python3-matplotlib  # monitoring tests; docs/img pictures (scripts/dashboard-pictures.py)
 )

@@ -6,6 +6,7 @@
 #include "broker/metrics/storage_probe.h"
 #include "broker/metrics/thread_cpu.h"
 #include "broker/net/listener.h"
+#include "common/fd_limit.h"
 #include "common/log.h"
 #include "common/version.h"
 
@@ -109,6 +110,22 @@ std::string broker_app::start() {
     if (dirs.size() > 1) {
         log->warn("only the first of {} log.dirs is used: {}", dirs.size(), log_dir.string());
     }
+
+    // Before anything under the directory is read: a second broker on the same data must not
+    // recover logs another process is writing (Kafka's .lock).
+    {
+        std::string message;
+        auto lock = storage::log_dir_lock::acquire(log_dir, &message);
+        if (!lock) {
+            return message;
+        }
+        _dir_lock = std::move(lock).value();
+    }
+    // Every segment keeps descriptors open: take the whole budget the system grants, and say
+    // what it is, since CreateTopics is checked against it.
+    auto fds = raise_fd_limit_to_hard();
+    log->info("open files limit (RLIMIT_NOFILE): {} (was {}, hard limit {})", fds.after.soft,
+              fds.before.soft, fds.after.hard);
 
     auto store = metadata::embedded_store::open(log_dir);
     if (!store) {

@@ -31,6 +31,7 @@
 #include "broker/net/probe.h"
 #include "broker/net/server.h"
 #include "broker/net/shard_pool.h"
+#include "broker/storage/log_dir_lock.h"
 
 #include <memory>
 #include <string>
@@ -52,6 +53,7 @@ private:
     [[nodiscard]] std::string start_http(const handlers::advertised_endpoint& endpoint);
 
     std::unique_ptr<config::broker_config> _config;
+    storage::log_dir_lock _dir_lock;  // held from start until the process exits
     std::unique_ptr<metadata::embedded_store> _store;
     std::unique_ptr<net::shard_pool> _pool;
     std::unique_ptr<metadata::partition_manager> _partitions;

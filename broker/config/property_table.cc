@@ -185,6 +185,32 @@ std::vector<property> make_broker_table() {
          true},
         {"log.flush.scheduler.interval.ms", int64, long_max, broker, false,
          "How often the flusher checks for logs to flush.", 0, int64_max},
+        {"log.flush.offset.checkpoint.interval.ms", int32, "60000", broker, true,
+         "How often each log dir's recovery-point-offset-checkpoint (and "
+         "cleaner-offset-checkpoint) is written, so that a start after a crash recovers only what "
+         "was written since.",
+         0, int32_max},
+        {"log.flush.start.offset.checkpoint.interval.ms", int32, "60000", broker, true,
+         "How often log-start-offset-checkpoint is written (DeleteRecords also writes it before "
+         "it answers).",
+         0, int32_max},
+        {"log.cleaner.backoff.ms", int64, "15000", broker, true,
+         "How long the log cleaner sleeps when no log is dirty enough to compact.", 0, int64_max},
+        // Partition limits, checked before CreateTopics/CreatePartitions create anything.
+        {"spool.max.partitions.per.request", int32, "10000", broker, true,
+         "Most partitions one CreateTopics request may create in total; more is refused as "
+         "POLICY_VIOLATION for every topic of the request (Kafka's controller hard-codes "
+         "10000).",
+         1, int32_max},
+        {"spool.max.partitions.per.broker", int32, "4000", broker, true,
+         "Most partitions this broker holds (internal topics included); a CreateTopics or "
+         "CreatePartitions that would pass it gets INVALID_PARTITIONS.",
+         1, int32_max},
+        {"spool.topic.fds.per.partition", int32, "5", broker, true,
+         "File descriptors a new partition is assumed to need (3 per segment plus transient "
+         "ones); a create whose partitions times this, plus the descriptors open now, would pass "
+         "90% of RLIMIT_NOFILE gets INVALID_PARTITIONS.",
+         0, 1000},
         {"log.message.timestamp.type",
          string,
          "CreateTime",

@@ -2,6 +2,7 @@
 
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/partition_limits.h"
 #include "broker/handlers/topic_ops.h"
 
 #include <set>
@@ -31,6 +32,28 @@ std::set<std::string> duplicate_names(const protocol::create_topics_request& req
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::create_topics_request& req) {
     auto& svc = ctx.svc;
     response resp;
+    // Kafka refuses the whole request, before looking at any topic, when it would create more
+    // partitions than one request may (counting what each topic asks for, as Kafka does).
+    int64_t requested = 0;
+    auto default_partitions = svc.config.get_int("num.partitions");
+    for (const auto& t : req.topics) {
+        if (!t.assignments.empty()) {
+            requested += static_cast<int64_t>(t.assignments.size());
+        } else if (t.num_partitions == -1) {
+            requested += default_partitions;
+        } else if (t.num_partitions > 0) {
+            requested += t.num_partitions;
+        }
+    }
+    if (auto refused = check_request_partitions(requested, current_partition_budget(svc.config))) {
+        for (const auto& t : req.topics) {
+            auto& r = resp.topics.emplace_back();
+            r.name = t.name;
+            r.error_code = code(refused->error);
+            r.error_message = refused->message;
+        }
+        co_return resp;
+    }
     std::set<std::string> duplicates = duplicate_names(req);
     std::set<std::string> answered;
     for (const auto& t : req.topics) {

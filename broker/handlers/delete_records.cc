@@ -5,6 +5,7 @@
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/partition_call.h"
 #include "broker/metadata/internal_topics.h"
+#include "common/log.h"
 
 namespace spool::broker::handlers {
 
@@ -61,6 +62,27 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_records_
             auto r = co_await on_partition<partition_result>(svc.partitions, tp, fn);
             r.partition_index = p.partition_index;
             tr.partitions.push_back(r);
+        }
+    }
+    // The new log starts are durable before the client hears of them: a crash after the answer
+    // must not bring the deleted records back (log-start-offset-checkpoint, off the shards).
+    bool moved_any = false;
+    for (const auto& tr : resp.topics) {
+        for (const auto& pr : tr.partitions) {
+            moved_any = moved_any || pr.error_code == 0;
+        }
+    }
+    if (moved_any) {
+        if (auto ec = co_await svc.partitions.write_checkpoints()) {
+            log::get("kafka")->error("DeleteRecords: log start checkpoint not written: {}",
+                                     ec.message());
+            for (auto& tr : resp.topics) {
+                for (auto& pr : tr.partitions) {
+                    if (pr.error_code == 0) {
+                        pr.error_code = code(error_code::kafka_storage_error);
+                    }
+                }
+            }
         }
     }
     co_return resp;

@@ -23,6 +23,7 @@ protocol::error_code to_kafka_error(const std::error_code& ec) {
             case storage::errc::io_error:
             case storage::errc::no_space:
             case storage::errc::partition_offline:
+            case storage::errc::too_many_open_files:
                 return error_code::kafka_storage_error;
             case storage::errc::corrupt_batch:
                 return error_code::corrupt_message;

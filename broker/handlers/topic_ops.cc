@@ -1,5 +1,6 @@
 #include "broker/handlers/topic_ops.h"
 
+#include "broker/handlers/partition_limits.h"
 #include "broker/metadata/errc.h"
 #include "broker/metadata/internal_topics.h"
 #include "broker/metrics/topic_probe.h"
@@ -87,9 +88,17 @@ boost::asio::awaitable<topic_op_result> create_topic(services& svc, metadata::ne
             co_return out;
         }
     }
-    if (svc.store.snapshot()->find(t.name) != nullptr) {
+    auto snap = svc.store.snapshot();
+    if (snap->find(t.name) != nullptr) {
         out.error = error_code::topic_already_exists;
         out.message = fmt::format("Topic '{}' already exists.", t.name);
+        co_return out;
+    }
+    if (auto refused = check_broker_capacity(partitions_on_broker(*snap), t.partitions,
+                                             current_partition_budget(svc.config))) {
+        log::get("kafka")->warn("refused topic {}: {}", t.name, refused->message);
+        out.error = refused->error;
+        out.message = refused->message;
         co_return out;
     }
     if (validate_only) {
@@ -103,8 +112,13 @@ boost::asio::awaitable<topic_op_result> create_topic(services& svc, metadata::ne
     }
     auto ec = co_await svc.partitions.ensure_topic(created.value());
     if (ec) {
-        log::get("kafka")->error("topic {} created but its logs failed: {}", t.name, ec.message());
+        // All or nothing: ensure_topic removed what it created; take the topic out of the
+        // metadata too, or the next start would fail to open its logs.
+        auto undone = svc.store.delete_topic(t.name);
+        log::get("kafka")->error("topic {} not created, its logs failed: {}{}", t.name,
+                                 ec.message(), undone ? "" : " (and removing it failed)");
         out.error = error_code::kafka_storage_error;
+        out.message = fmt::format("Cannot create the logs of topic '{}': {}", t.name, ec.message());
         co_return out;
     }
     log::get("kafka")->info("created topic {} with {} partitions", t.name, t.partitions);
@@ -134,6 +148,9 @@ boost::asio::awaitable<topic_op_result> delete_topic(services& svc, std::string 
         co_return out;
     }
     co_await svc.partitions.remove_topic(name, partitions);
+    // Rewrite the checkpoints without the topic before answering, so that a namesake created
+    // next can never pick up this one's log start after a crash.
+    (void)co_await svc.partitions.write_checkpoints();
     if (svc.topic_traffic != nullptr) {
         svc.topic_traffic->forget(name);  // a re-created topic's counters start from zero
     }
@@ -159,6 +176,14 @@ boost::asio::awaitable<topic_op_result> grow_topic(services& svc, std::string na
             "Topic currently has {} partitions, which is higher than or "
             "equal to the requested {}.",
             t->partitions.size(), total);
+        co_return out;
+    }
+    if (auto refused = check_broker_capacity(partitions_on_broker(*snap),
+                                             total - static_cast<int32_t>(t->partitions.size()),
+                                             current_partition_budget(svc.config))) {
+        log::get("kafka")->warn("refused partitions of {}: {}", name, refused->message);
+        out.error = refused->error;
+        out.message = refused->message;
         co_return out;
     }
     if (validate_only) {

@@ -3,18 +3,36 @@
 #include "broker/storage/layout.h"
 #include "common/log.h"
 
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include <future>
 #include <map>
+#include <stdexcept>
 
 namespace spool::broker::metadata {
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using model::topic_partition;
+
+namespace {
+
+// What the three log-dir checkpoints record for one log.
+void add_checkpoint_values(const topic_partition& tp, const storage::partition_log& plog,
+                           storage::log_dir_checkpoints& out) {
+    out.recovery_points[tp] = plog.flushed_offset();
+    out.log_starts[tp] = plog.log_start_offset();
+    if (plog.config().compacts()) {
+        out.cleaned_offsets[tp] = plog.cleaned_offset();
+    }
+}
+
+}  // namespace
 
 storage::log_config to_log_config(const config::topic_settings& s) {
     storage::log_config c;
@@ -59,6 +77,7 @@ partition_manager::~partition_manager() {
     for (auto& table : _shards) {
         table->housekeeping->stopped = true;
     }
+    _checkpoints.reset();  // gathers from the shards: gone before anything else
     if (_flusher) {
         _flusher->stop();
     }
@@ -178,21 +197,77 @@ result<void> partition_manager::open_all(const cluster_state& state) {
     for (size_t i = 0; i < _shards.size(); ++i) {
         asio::co_spawn(_pool.context(i), housekeeping(this, i), asio::detached);
     }
+    // The start-time checkpoints served the opens above; a partition created later is new and
+    // must not inherit an entry left by a deleted namesake.
+    _recovery_points.clear();
+    _log_starts.clear();
+    _cleaned_offsets.clear();
+    _checkpoints = std::make_unique<storage::checkpoint_writer>(
+        _log_dir, [this] { return gather_checkpoints(); },
+        storage::checkpoint_writer::intervals{
+            std::chrono::milliseconds(_config.get_int("log.flush.offset.checkpoint.interval.ms")),
+            std::chrono::milliseconds(
+                _config.get_int("log.flush.start.offset.checkpoint.interval.ms"))});
     log::get("metadata")
         ->info("opened {} partitions in {} ({} start)", total, _log_dir.string(),
                _clean_start ? "clean" : "recovering");
     return success();
 }
 
+storage::log_dir_checkpoints partition_manager::gather_checkpoints() {
+    std::vector<std::future<storage::log_dir_checkpoints>> parts;
+    for (size_t i = 0; i < _shards.size(); ++i) {
+        std::packaged_task<storage::log_dir_checkpoints()> task([this, i] {
+            storage::log_dir_checkpoints out;
+            for (const auto& [tp, plog] : _shards[i]->logs) {
+                add_checkpoint_values(tp, *plog, out);
+            }
+            return out;
+        });
+        parts.push_back(task.get_future());
+        asio::post(_pool.context(i),
+                   [t = std::make_shared<decltype(task)>(std::move(task))] { (*t)(); });
+    }
+    storage::log_dir_checkpoints all;
+    for (auto& f : parts) {
+        // A shard that no longer runs (a shutdown gone wrong) must not hang the writer forever.
+        if (f.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+            throw std::runtime_error("a shard did not answer within 30 s");
+        }
+        auto part = f.get();
+        all.recovery_points.merge(part.recovery_points);
+        all.log_starts.merge(part.log_starts);
+        all.cleaned_offsets.merge(part.cleaned_offsets);
+    }
+    return all;
+}
+
+asio::awaitable<std::error_code> partition_manager::write_checkpoints() {
+    if (!_checkpoints) {
+        co_return std::make_error_code(std::errc::operation_canceled);
+    }
+    auto ex = co_await asio::this_coro::executor;
+    co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::error_code)>(
+        [this, ex](auto handler) {
+            // The writer's callback is copyable; the coroutine's handler is not.
+            auto h = std::make_shared<decltype(handler)>(std::move(handler));
+            _checkpoints->request(
+                [ex, h](std::error_code ec) { asio::post(ex, [h, ec] { (*h)(ec); }); });
+        },
+        asio::use_awaitable);
+}
+
 void partition_manager::close_all() {
+    if (_checkpoints) {
+        _checkpoints->stop();  // answers the requests still queued; the final write is below
+        _checkpoints.reset();
+    }
     std::mutex mu;
-    storage::offset_checkpoint recovery;
-    storage::offset_checkpoint starts;
-    storage::offset_checkpoint cleaned;
+    storage::log_dir_checkpoints values;
     std::atomic<bool> all_clean{true};
     std::vector<std::future<void>> done;
     for (size_t i = 0; i < _shards.size(); ++i) {
-        std::packaged_task<void()> task([this, i, &mu, &recovery, &starts, &cleaned, &all_clean] {
+        std::packaged_task<void()> task([this, i, &mu, &values, &all_clean] {
             auto& table = *_shards[i];
             table.housekeeping->stopped = true;
             if (table.housekeeping->timer != nullptr) {
@@ -207,11 +282,7 @@ void partition_manager::close_all() {
                         ->error("closing {} failed: {}", tp.dir_name(), r.error().message());
                 }
                 std::lock_guard lock(mu);
-                recovery[tp] = plog->flushed_offset();
-                starts[tp] = plog->log_start_offset();
-                if (plog->config().compacts()) {
-                    cleaned[tp] = plog->cleaned_offset();
-                }
+                add_checkpoint_values(tp, *plog, values);
             }
             table.logs.clear();
         });
@@ -227,16 +298,11 @@ void partition_manager::close_all() {
     }
     auto& ops = storage::file_ops::posix();
     bool ok = all_clean.load();
-    ok = ok && storage::write_offset_checkpoint(
-                   ops, _log_dir / storage::layout::recovery_point_checkpoint, recovery);
-    ok = ok && storage::write_offset_checkpoint(
-                   ops, _log_dir / storage::layout::log_start_checkpoint, starts);
-    ok = ok && storage::write_offset_checkpoint(ops, _log_dir / storage::layout::cleaner_checkpoint,
-                                                cleaned);
+    ok = ok && !storage::write_log_dir_checkpoints(ops, _log_dir, values, true, true);
     ok = ok && storage::write_file_atomic(ops, _log_dir / storage::layout::clean_shutdown_marker,
                                           std::string_view(""));
     if (ok) {
-        log::get("metadata")->info("closed {} partitions cleanly", recovery.size());
+        log::get("metadata")->info("closed {} partitions cleanly", values.log_starts.size());
     } else {
         log::get("metadata")->error("unclean close: the next start recovers the logs");
     }
@@ -244,12 +310,28 @@ void partition_manager::close_all() {
 
 asio::awaitable<std::error_code> partition_manager::ensure_on_shard(
     partition_manager* self, size_t shard, std::vector<topic_partition> tps,
-    storage::log_config cfg) {
+    storage::log_config cfg, std::vector<topic_partition>* created) {
+    auto& table = *self->_shards[shard];
+    std::vector<topic_partition> mine;
     for (const auto& tp : tps) {
+        if (table.logs.contains(tp)) {
+            continue;
+        }
+        fs::path dir = self->_log_dir / tp.dir_name();
+        std::error_code ec;
+        bool existed = fs::exists(dir, ec);
         if (auto r = self->open_on_shard(shard, tp, cfg); !r) {
+            // All or nothing: a half-created topic (e.g. out of file descriptors) must leave
+            // neither logs nor directories behind, or the next start trips over them.
+            if (!existed) {
+                fs::remove_all(dir, ec);
+            }
+            co_await remove_on_shard(self, std::move(mine));
             co_return r.error();
         }
+        mine.push_back(tp);
     }
+    created->insert(created->end(), mine.begin(), mine.end());
     co_return std::error_code();
 }
 
@@ -260,10 +342,18 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
         topic_partition tp{topic.name, model::partition_id(p.partition)};
         by_shard[shard_of(tp)].push_back(tp);
     }
+    std::map<size_t, std::vector<topic_partition>> created;
     for (auto& [shard, tps] : by_shard) {
-        auto ec = co_await net::run_on(_pool.executor(shard),
-                                       ensure_on_shard(this, shard, std::move(tps), cfg));
+        auto ec = co_await net::run_on(
+            _pool.executor(shard),
+            ensure_on_shard(this, shard, std::move(tps), cfg, &created[shard]));
         if (ec) {
+            for (auto& [done_shard, done] : created) {
+                if (!done.empty()) {
+                    co_await net::run_on(_pool.executor(done_shard),
+                                         remove_on_shard(this, std::move(done)));
+                }
+            }
             co_return ec;
         }
     }
@@ -358,6 +448,9 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
     auto retention_every =
         std::chrono::milliseconds(self->_config.get_int("log.retention.check.interval.ms"));
     auto next_retention = std::chrono::steady_clock::now() + retention_every;
+    // The cleaner has its own cadence (Kafka's log.cleaner.backoff.ms), not retention's.
+    auto clean_every = std::chrono::milliseconds(self->_config.get_int("log.cleaner.backoff.ms"));
+    auto next_clean = std::chrono::steady_clock::now() + clean_every;
     asio::steady_timer timer(self->_pool.executor(shard));
     control->timer = &timer;
     while (!control->stopped) {
@@ -372,6 +465,10 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
         if (retention) {
             next_retention = std::chrono::steady_clock::now() + retention_every;
         }
+        bool clean = std::chrono::steady_clock::now() >= next_clean;
+        if (clean) {
+            next_clean = std::chrono::steady_clock::now() + clean_every;
+        }
         for (auto& [tp, plog] : table.logs) {
             if (plog->offline()) {
                 continue;
@@ -382,9 +479,9 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
                 // compact,delete, but also drops segments below a DeleteRecords log start and
                 // expires idle producers for compact.
                 (void)plog->apply_retention();
-                if (plog->config().compacts()) {
-                    (void)plog->compact();
-                }
+            }
+            if (clean && plog->config().compacts()) {
+                (void)plog->compact();
             }
         }
     }

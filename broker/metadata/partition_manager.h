@@ -9,7 +9,9 @@
 // Also owns what spans all logs of the log dir:
 //   - the clean-shutdown marker: present at open -> logs open without recovery; removed once the
 //     broker serves; written by close_all() after every log closed cleanly;
-//   - recovery-point / log-start-offset / cleaner-offset checkpoints, written at close_all();
+//   - recovery-point / log-start-offset / cleaner-offset checkpoints, written periodically by a
+//     storage::checkpoint_writer thread (values gathered by message to each shard), on
+//     write_checkpoints() (DeleteRecords, DeleteTopics) and at close_all();
 //   - the flusher thread (group commit) and per-shard housekeeping (flush.ms, retention for
 //     every cleanup.policy, compaction);
 //   - the fetch_wakeups of every shard, which wake long-polling fetches after appends.
@@ -24,6 +26,7 @@
 #include "broker/metadata/fetch_wakeups.h"
 #include "broker/net/shard_pool.h"
 #include "broker/storage/checkpoint_file.h"
+#include "broker/storage/checkpoint_writer.h"
 #include "broker/storage/config.h"
 #include "broker/storage/flusher.h"
 #include "broker/storage/observer.h"
@@ -62,6 +65,9 @@ public:
     boost::asio::awaitable<std::error_code> ensure_topic(topic_metadata topic);
     // Closes and deletes the logs of a topic's partitions.
     boost::asio::awaitable<void> remove_topic(std::string name, int32_t partitions);
+    // Writes the three checkpoints with values gathered after this call (off the shards); the
+    // error of the write, if any. DeleteRecords answers only after this.
+    boost::asio::awaitable<std::error_code> write_checkpoints();
     // Applies changed topic configs to the topic's logs.
     boost::asio::awaitable<void> update_topic_config(topic_metadata topic);
 
@@ -106,9 +112,13 @@ private:
     storage::log_config log_config_of(const config::topic_overrides& overrides) const;
     result<void> open_on_shard(size_t shard, const model::topic_partition& tp,
                                const storage::log_config& cfg);
+    // Opens what is missing of tps; on failure closes and deletes the ones this call created
+    // (and the failed one's directory, when this call made it), so a create is all or nothing.
     static boost::asio::awaitable<std::error_code> ensure_on_shard(
         partition_manager* self, size_t shard, std::vector<model::topic_partition> tps,
-        storage::log_config cfg);
+        storage::log_config cfg, std::vector<model::topic_partition>* created);
+    // On the writer thread: every shard's checkpoint values, collected on the shards.
+    storage::log_dir_checkpoints gather_checkpoints();
     static boost::asio::awaitable<void> remove_on_shard(partition_manager* self,
                                                         std::vector<model::topic_partition> tps);
     static boost::asio::awaitable<void> update_on_shard(partition_manager* self,
@@ -121,6 +131,7 @@ private:
     std::filesystem::path _log_dir;
     std::shared_ptr<storage::storage_observer> _observer;  // outlives _flusher and the logs
     std::unique_ptr<storage::flusher> _flusher;
+    std::unique_ptr<storage::checkpoint_writer> _checkpoints;  // between open_all and close_all
     std::vector<std::unique_ptr<shard_table>> _shards;
     storage::offset_checkpoint _recovery_points;
     storage::offset_checkpoint _log_starts;

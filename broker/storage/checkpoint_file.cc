@@ -56,7 +56,7 @@ result<void> write_file_atomic(file_ops& ops, const fs::path& path, std::span<co
 result<std::vector<uint8_t>> read_file(const fs::path& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        return make_error_code(errno == ENOENT ? errc::not_found : errc::io_error);
+        return make_error_code(errno == ENOENT ? errc::not_found : errc_from_errno(errno));
     }
     std::vector<uint8_t> out;
     struct stat st {};

@@ -36,6 +36,8 @@ public:
                 return "partition already exists";
             case errc::closed:
                 return "log closed";
+            case errc::too_many_open_files:
+                return "Too many open files (RLIMIT_NOFILE reached; raise the open files limit)";
         }
         return "unknown storage error";
     }

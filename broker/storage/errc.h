@@ -21,6 +21,7 @@ enum class errc : int {
     not_found = 10,              // no such partition
     already_exists = 11,         // create of an existing partition
     closed = 12,                 // the log was closed (shutdown) before the operation finished
+    too_many_open_files = 13,    // EMFILE/ENFILE opening a segment or index: raise RLIMIT_NOFILE
 };
 
 const std::error_category& error_category() noexcept;
@@ -31,6 +32,9 @@ inline std::error_code make_error_code(errc e) noexcept {
 
 // Maps an errno from a failed write to the storage error that takes the partition offline.
 inline errc errc_from_errno(int e) noexcept {
+    if (e == EMFILE || e == ENFILE) {
+        return errc::too_many_open_files;  // said as such: the fix is the limit, not the disk
+    }
     return (e == ENOSPC || e == EFBIG || e == EDQUOT) ? errc::no_space : errc::io_error;
 }
 

@@ -76,7 +76,11 @@ result<void> partition_log::load(const open_options& opts) {
         }
     }
     if (ec) {
-        return make_error_code(errc::io_error);
+        // Keeps EMFILE readable as "too many open files" (the directory needs a descriptor).
+        return make_error_code(ec.category() == std::generic_category() ||
+                                       ec.category() == std::system_category()
+                                   ? errc_from_errno(ec.value())
+                                   : errc::io_error);
     }
     std::sort(bases.begin(), bases.end());
     // Index files without a log are orphans of a deleted segment.

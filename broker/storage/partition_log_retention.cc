@@ -186,6 +186,12 @@ result<void> partition_log::roll(model::timestamp now) {
     SPOOL_TRY(seg, segment::create(_ops, _dir, _log_end, _cfg, now));
     _segments.push_back(std::move(seg));
     _observer.segment_rolled();
+    // Kafka flushes the segment it just closed in the background, so the recovery point (and
+    // the periodic recovery-point checkpoint) moves with every roll and a start after a crash
+    // rescans only the active segment. On the flusher thread; nobody waits for it.
+    if (_flusher != nullptr && _post) {
+        flush_async(_segments.back()->base_offset(), [](const result<model::offset>&) {});
+    }
     return success();
 }
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,7 +68,7 @@ broker_process::~broker_process() {
     }
 }
 
-bool broker_process::start() {
+void broker_process::spawn() {
     if (_port == 0) {
         _port = free_port();
     }
@@ -90,6 +91,10 @@ bool broker_process::start() {
     std::string log = (_data_dir / "broker.log").string();
     _pid = ::fork();
     if (_pid == 0) {
+        if (_nofile_hard > 0) {
+            rlimit r{static_cast<rlim_t>(_nofile_soft), static_cast<rlim_t>(_nofile_hard)};
+            ::setrlimit(RLIMIT_NOFILE, &r);
+        }
         int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
         ::dup2(fd, 1);
         ::dup2(fd, 2);
@@ -101,6 +106,25 @@ bool broker_process::start() {
         ::execv(argv[0], argv.data());
         ::_exit(127);
     }
+}
+
+int broker_process::run_to_exit(std::chrono::milliseconds timeout) {
+    spawn();
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        int status = 0;
+        if (::waitpid(_pid, &status, WNOHANG) == _pid) {
+            _pid = -1;
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    kill_hard();
+    return -1;
+}
+
+bool broker_process::start() {
+    spawn();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (std::chrono::steady_clock::now() < deadline) {
         if (can_connect(_port)) {

@@ -25,6 +25,15 @@ public:
 
     // Extra --override key=value arguments for the next start().
     void add_override(std::string kv) { _overrides.push_back(std::move(kv)); }
+    // RLIMIT_NOFILE of the next start()'s process (0: inherit); soft <= hard.
+    void set_open_files_limit(uint64_t soft, uint64_t hard) {
+        _nofile_soft = soft;
+        _nofile_hard = hard;
+    }
+    // start() without waiting for the port: for a start that is expected to fail; returns the
+    // exit status once the process ends (or -1 after timeout, the process killed).
+    int run_to_exit(std::chrono::milliseconds timeout);
+    pid_t pid() const { return _pid; }
     bool start();
     struct exit_info {
         bool exited = false;
@@ -46,6 +55,9 @@ private:
     pid_t _pid = -1;
     uint16_t _port = 0;
     int _runs = 0;
+    uint64_t _nofile_soft = 0;
+    uint64_t _nofile_hard = 0;
+    void spawn();
 };
 
 // A port nobody listens on right now (bind to 0, read it, close).

@@ -18,6 +18,7 @@ TEST(error_mapping, test_storage_errors_map_to_kafka_codes) {
     EXPECT_EQ(to_kafka_error(errc::io_error), error_code::kafka_storage_error);
     EXPECT_EQ(to_kafka_error(errc::no_space), error_code::kafka_storage_error);
     EXPECT_EQ(to_kafka_error(errc::partition_offline), error_code::kafka_storage_error);
+    EXPECT_EQ(to_kafka_error(errc::too_many_open_files), error_code::kafka_storage_error);
     EXPECT_EQ(to_kafka_error(errc::corrupt_batch), error_code::corrupt_message);
     EXPECT_EQ(to_kafka_error(errc::message_too_large), error_code::message_too_large);
     EXPECT_EQ(to_kafka_error(errc::out_of_order_sequence),

@@ -1,0 +1,85 @@
+#pragma once
+
+// Writes a log dir's offset checkpoints while the broker runs, off the threads that own the logs.
+//
+//   recovery-point-offset-checkpoint   every log.flush.offset.checkpoint.interval.ms
+//   cleaner-offset-checkpoint          with it (Kafka's cleaner writes it after each pass)
+//   log-start-offset-checkpoint        every log.flush.start.offset.checkpoint.interval.ms
+//   all three                          on request(): DeleteRecords and DeleteTopics wait for one
+//
+// Without them a kill -9 brings back records below a DeleteRecords log start and makes the next
+// start rescan every segment written since the last clean start.
+//
+// The values live on the shards that own the logs, so the thread asks for them through `gather`,
+// which must collect them by message to each owner and may block (it runs on this thread only).
+// Each write is write_file_atomic's tmp + fdatasync + rename + directory fsync.
+//
+// Lifecycle: construct once the logs are open (the first gather must see them all) -> stop()
+// before the owners close the logs (stop() finishes the requests queued so far with one last
+// write, then joins). Threading: request() from any thread; `done` callbacks run on this thread
+// and must only hand the result to their caller's executor.
+
+#include "broker/storage/checkpoint_file.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace spool::broker::storage {
+
+struct log_dir_checkpoints {
+    offset_checkpoint recovery_points;
+    offset_checkpoint log_starts;
+    offset_checkpoint cleaned_offsets;  // compacted partitions only
+};
+
+// Writes the files whose flag is set; the first error wins (the others are still tried).
+std::error_code write_log_dir_checkpoints(file_ops& ops, const std::filesystem::path& dir,
+                                          const log_dir_checkpoints& values, bool recovery_points,
+                                          bool log_starts);
+
+class checkpoint_writer {
+public:
+    using gather_fn = std::function<log_dir_checkpoints()>;
+    using done_fn = std::function<void(std::error_code)>;
+
+    struct intervals {
+        // 0 disables the periodic write (requests and the final close still write).
+        std::chrono::milliseconds recovery_points{60000};
+        std::chrono::milliseconds log_starts{60000};
+    };
+
+    checkpoint_writer(std::filesystem::path dir, gather_fn gather, intervals every,
+                      file_ops& ops = file_ops::posix());
+    ~checkpoint_writer();
+    checkpoint_writer(const checkpoint_writer&) = delete;
+    checkpoint_writer& operator=(const checkpoint_writer&) = delete;
+
+    // Writes all three files with values gathered after this call; then done(error).
+    void request(done_fn done);
+    void stop();
+
+    // Completed writes (each one gather + up to three files), for tests.
+    [[nodiscard]] uint64_t writes() const;
+
+private:
+    void run();
+
+    std::filesystem::path _dir;
+    gather_fn _gather;
+    intervals _every;
+    file_ops& _ops;
+    mutable std::mutex _mu;
+    std::condition_variable _cv;
+    std::vector<done_fn> _waiting;
+    bool _stopping = false;
+    uint64_t _writes = 0;
+    std::thread _thread;
+};
+
+}  // namespace spool::broker::storage
