@@ -82,7 +82,10 @@ size_t broker_under_fuzz::run(std::span<const uint8_t> input) {
     auto frames = split_frames(input);
     auto conn = _broker->open_connection();
     for (auto& f : frames) {
-        _broker->submit(*conn, clamp_request(f), _limits.request_timeout);
+        if (!_broker->wait_ready(*conn, _limits.request_timeout)) {
+            break;
+        }
+        _broker->submit(*conn, clamp_request(f, conn->member));
     }
     size_t sent = conn->requests.size();
     _broker->wait_idle(*conn, _limits.input_timeout);

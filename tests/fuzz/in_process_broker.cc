@@ -22,6 +22,7 @@ struct request_state {
     std::condition_variable changed;
     bool ordered = false;
     bool done = false;
+    std::optional<membership> joined;  // a JoinGroup answer's member id
     net::request_outcome outcome = net::request_outcome::respond;
 };
 
@@ -70,7 +71,9 @@ asio::awaitable<void> run_request(broker::handlers::kafka_dispatcher* dispatcher
             std::abort();
         }
     }
+    auto joined = joined_member(s->frame_copy, h.response);
     std::lock_guard lock(s->mutex);
+    s->joined = std::move(joined);
     s->outcome = h.outcome;
     s->done = true;
     s->changed.notify_all();
@@ -156,21 +159,26 @@ std::unique_ptr<fuzz_connection> in_process_broker::open_connection() {
     return c;
 }
 
-void in_process_broker::submit(fuzz_connection& conn, std::vector<uint8_t> frame,
-                               std::chrono::milliseconds timeout) {
+bool in_process_broker::wait_ready(fuzz_connection& conn, std::chrono::milliseconds timeout) {
     if (conn.closed || _stopped) {
-        return;
+        return false;
     }
     if (!conn.requests.empty()) {
         auto& prev = *conn.requests.back();
         wait_for(prev, timeout, [&] { return prev.ordered || prev.done; });
         std::lock_guard lock(prev.mutex);
+        if (prev.joined) {
+            conn.member = *prev.joined;
+        }
         if (prev.done && prev.outcome != net::request_outcome::respond &&
             prev.outcome != net::request_outcome::no_response) {
             conn.closed = true;  // the connection closes after that request: nothing more is read
-            return;
         }
     }
+    return !conn.closed;
+}
+
+void in_process_broker::submit(fuzz_connection& conn, std::vector<uint8_t> frame) {
     auto s = std::make_shared<request_state>();
     s->connection = conn.info;
     s->frame_copy = frame;

@@ -35,6 +35,7 @@
 #include "broker/metadata/embedded_store.h"
 #include "broker/metadata/partition_manager.h"
 #include "broker/net/shard_pool.h"
+#include "tests/fuzz/request_clamps.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -58,6 +59,7 @@ struct fuzz_connection {
     broker::net::connection_info info;
     std::vector<std::shared_ptr<request_state>> requests;
     bool closed = false;  // a request closed the connection: later ones are not sent
+    membership member;    // from the last JoinGroup answer, for request_clamps.h
 };
 
 struct broker_totals {
@@ -77,10 +79,12 @@ public:
     in_process_broker& operator=(const in_process_broker&) = delete;
 
     std::unique_ptr<fuzz_connection> open_connection();
-    // Starts the frame (size prefix removed) once the connection's previous request reached its
-    // ordering point, waiting at most `timeout` for that. No-op on a closed connection.
-    void submit(fuzz_connection& conn, std::vector<uint8_t> frame,
-                std::chrono::milliseconds timeout);
+    // Waits (at most `timeout`) until the connection's last request reached its ordering point,
+    // as a connection does before reading the next frame; false when the connection closed.
+    // Updates conn.member from an answered JoinGroup.
+    bool wait_ready(fuzz_connection& conn, std::chrono::milliseconds timeout);
+    // Starts the frame (size prefix removed) on the connection's shard.
+    void submit(fuzz_connection& conn, std::vector<uint8_t> frame);
     // Waits until every request of the connection completed or `timeout` passed; returns how
     // many are still running (they are parked: left to finish on their own).
     size_t wait_idle(fuzz_connection& conn, std::chrono::milliseconds timeout);

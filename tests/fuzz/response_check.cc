@@ -109,4 +109,25 @@ std::string check_response(std::span<const uint8_t> request_frame,
     return err;
 }
 
+std::optional<membership> joined_member(std::span<const uint8_t> request_frame,
+                                        const spool::broker::net::response& response) {
+    auto req = protocol::parse_request(request_frame);
+    if (!req || req.value().key() != protocol::api_key::join_group || response.buffer.size() < 4) {
+        return std::nullopt;
+    }
+    const int16_t version = req.value().version();
+    protocol::wire::reader r(std::span<const uint8_t>(response.buffer).subspan(4));
+    protocol::response_header header;
+    protocol::join_group_response body;
+    if (!header.decode(r, protocol::response_header_version(req.value().key(), version)) ||
+        !body.decode(r, version) || body.member_id.empty()) {
+        return std::nullopt;
+    }
+    auto error = static_cast<protocol::error_code>(body.error_code);
+    if (error != protocol::error_code::none && error != protocol::error_code::member_id_required) {
+        return std::nullopt;
+    }
+    return membership{body.member_id, body.generation_id};
+}
+
 }  // namespace spool::tests::fuzz

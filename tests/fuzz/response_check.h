@@ -8,8 +8,10 @@
 // Threading: pure apart from reading the slices' files; any thread.
 
 #include "broker/net/dispatcher.h"
+#include "tests/fuzz/request_clamps.h"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -18,5 +20,9 @@ namespace spool::tests::fuzz {
 // Empty when the response is well-formed; `request_frame` is the request without size prefix.
 std::string check_response(std::span<const uint8_t> request_frame,
                            const spool::broker::net::response& response);
+
+// The member id and generation a (well-formed) JoinGroup answer gave, if it gave one.
+std::optional<membership> joined_member(std::span<const uint8_t> request_frame,
+                                        const spool::broker::net::response& response);
 
 }  // namespace spool::tests::fuzz

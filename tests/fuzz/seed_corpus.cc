@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <tuple>
 
 namespace spool::tests::fuzz {
 
@@ -55,7 +56,8 @@ std::vector<seed> build_seeds(const fs::path& captures, const fs::path& frames) 
     std::sort(clients.begin(), clients.end());
     for (const auto& dir : clients) {
         const std::string client = dir.filename().string();
-        std::map<std::pair<int, int>, std::vector<uint8_t>> first_per_api;  // (rank, key)
+        // (rank, key, n): the first two frames of each API, in session order.
+        std::map<std::tuple<int, int, int>, std::vector<uint8_t>> first_per_api;
         for (const auto& f : sorted_files(dir)) {
             if (f.extension() != ".bin") {
                 continue;
@@ -63,7 +65,10 @@ std::vector<seed> build_seeds(const fs::path& captures, const fs::path& frames) 
             auto frame = read_bytes(f);
             seeds.push_back({client + "-" + f.stem().string(), join_frames({frame})});
             int key = std::stoi(f.stem().string());  // "<key>-<version>-<n>"
-            first_per_api.try_emplace({rank(key), key}, std::move(frame));
+            int n = std::stoi(f.stem().string().substr(f.stem().string().rfind('-') + 1));
+            if (n < 2) {
+                first_per_api.try_emplace({rank(key), key, n}, std::move(frame));
+            }
         }
         std::vector<std::vector<uint8_t>> session;
         for (auto& [_, frame] : first_per_api) {

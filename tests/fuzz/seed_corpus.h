@@ -4,7 +4,7 @@
 // in twice:
 //   - every frame captured from a real client (protocol/tests/captures/<client>/<key>-<v>-<n>.bin)
 //     as a one-request input;
-//   - per client, one session input: its first frame of each API in the order a client sends
+//   - per client, one session input: its first two frames of each API in the order a client sends
 //     them (ApiVersions, Metadata, CreateTopics, Produce, ..., groups, Fetch, DeleteTopics), so
 //     the fuzzer starts from inputs that build state and then use it;
 //   - every generated frame of protocol/fuzz/corpus/request (each API at its oldest, first
