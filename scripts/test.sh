@@ -22,6 +22,7 @@ ctest --preset "$preset" -j"$(nproc)" --timeout 600 "$@"
 
 if (($# == 0)) && [[ ${SPOOL_SKIP_FUZZ:-0} != 1 ]]; then
     cmake --preset fuzz >/dev/null
-    cmake --build --preset fuzz --target protocol_request_fuzzer records_batch_fuzz
+    cmake --build --preset fuzz --target protocol_request_fuzzer records_batch_fuzz \
+        broker_request_fuzzer broker_fuzz_seeds
     ctest --preset fuzz -j"$(nproc)" --timeout 600
 fi
