@@ -37,7 +37,7 @@ render)
     render api.yaml $on $apis
     render forced.yaml $on $force
     render disabled.yaml $apis
-    python3 "$src/tests/e2e/helm_monitoring_check.py" "$src" "$tmp"
+    /usr/bin/python3 "$src/tests/e2e/helm_monitoring_check.py" "$src" "$tmp"
     ;;
 apply)
     kubectl=${SPOOL_KUBECTL:-/usr/lib/google-cloud-sdk/bin/kubectl.1.33}
