@@ -126,7 +126,8 @@ std::string in_process_broker::open(const std::vector<std::string>& overrides) {
     _logs_open = true;
     _producer_ids = std::make_unique<broker::handlers::producer_id_allocator>(*_store);
     _fetch_sessions = std::make_unique<broker::handlers::fetch_session_cache>(
-        static_cast<size_t>(_config->get_int("max.incremental.fetch.session.cache.slots")));
+        static_cast<size_t>(_config->get_int("max.incremental.fetch.session.cache.slots")),
+        _pool->shard_count());
     _services = std::make_unique<broker::handlers::services>(
         broker::handlers::services{*_config,
                                    *_store,
