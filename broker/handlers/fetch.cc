@@ -213,6 +213,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, req.max_wait_ms));
     const int64_t max_bytes = v >= 3 ? std::max(0, req.max_bytes) : INT32_MAX;
     metadata::data_waiter waiter(svc.partitions.fetch_wakeups_here());
+    // A client that goes away mid-poll must not keep the wait (and its memory) for max_wait_ms.
+    net::cancel_hook on_close(ctx.net.cancellation(), [&waiter] { waiter.interrupt(); });
     for (;;) {
         waiter.mark();
         read_budget budget{max_bytes, false, 0};
@@ -226,7 +228,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         }
         auto now = std::chrono::steady_clock::now();
         if (budget.total >= req.min_bytes || errors || now >= deadline || items.empty() ||
-            svc.partitions.stopping()) {
+            svc.partitions.stopping() || ctx.net.cancelled()) {
             break;
         }
         // Later requests on this connection may go ahead while this one waits.
@@ -234,6 +236,9 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         co_await waiter.wait_until(deadline);
     }
 
+    if (ctx.net.cancelled()) {
+        co_return resp;  // nobody reads it
+    }
     // Build the response, topics in first-seen order.
     std::map<std::string, size_t> topic_index;
     for (auto& it : items) {

@@ -66,6 +66,7 @@ boost::asio::awaitable<net::handled> kafka_dispatcher::run(net::request_context&
         co_return malformed();
     }
     request_ctx rctx{_svc, ctx, req};
+    rctx.memory = request_memory(ctx.frame().size());
     auto h = co_await api->handler(rctx);
     summary.error = rctx.response_error;
     co_return h;

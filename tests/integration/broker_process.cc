@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -72,8 +73,9 @@ bool broker_process::start() {
         _port = free_port();
     }
     ++_runs;
+    const char* bin = std::getenv("SPOOL_BROKER_BIN");
     std::vector<std::string> args = {
-        SPOOL_BROKER_BIN,
+        bin != nullptr && *bin != '\0' ? std::string(bin) : std::string(SPOOL_BROKER_BIN),
         "--override",
         "listeners=PLAINTEXT://127.0.0.1:" + std::to_string(_port),
         "--override",
@@ -137,6 +139,18 @@ broker_process::exit_info broker_process::stop(std::chrono::milliseconds timeout
     }
     kill_hard();
     return out;
+}
+
+bool broker_process::running() {
+    if (_pid <= 0) {
+        return false;
+    }
+    int status = 0;
+    if (::waitpid(_pid, &status, WNOHANG) == _pid) {
+        _pid = -1;
+        return false;
+    }
+    return true;
 }
 
 void broker_process::kill_hard() {
