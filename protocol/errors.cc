@@ -185,6 +185,8 @@ public:
                 return "null where the version does not allow one";
             case wire::read_error::unsupported_version:
                 return "unsupported version";
+            case wire::read_error::too_large:
+                return "decoded message exceeds its memory budget";
         }
         return "unknown wire error";
     }
@@ -217,6 +219,7 @@ error_code to_error_code(wire::read_error error, decode_context where) {
         case wire::read_error::bad_length:
         case wire::read_error::unsupported_value:
         case wire::read_error::unexpected_null:
+        case wire::read_error::too_large:
             break;
     }
     return where == decode_context::records ? error_code::corrupt_message

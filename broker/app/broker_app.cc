@@ -99,6 +99,9 @@ std::string broker_app::start() {
         static_cast<int32_t>(_config->get_int("socket.request.max.bytes"));
     opts.limits.max_idle = std::chrono::milliseconds(_config->get_int("connections.max.idle.ms"));
     opts.limits.queued_max_requests = static_cast<size_t>(_config->get_int("queued.max.requests"));
+    opts.queued_max_request_bytes = _config->get_int("queued.max.request.bytes");
+    opts.max_connections = _config->get_int("max.connections");
+    opts.max_connections_per_ip = _config->get_int("max.connections.per.ip");
     opts.socket_send_buffer = static_cast<int>(_config->get_int("socket.send.buffer.bytes"));
     opts.socket_receive_buffer = static_cast<int>(_config->get_int("socket.receive.buffer.bytes"));
 

@@ -63,6 +63,19 @@ std::vector<property> make_broker_table() {
         {"queued.max.requests", int32, "500", broker, true,
          "Requests read ahead per connection before the broker stops reading from it.", 1,
          int32_max},
+        {"queued.max.request.bytes", int64, "-1", broker, true,
+         "Request bytes all connections may hold at once (read, not yet answered) before the "
+         "broker stops reading from them until some are answered; split evenly over the shards. "
+         "-1 is unlimited.",
+         -1, int64_max},
+        {"max.connections", int32, "2147483647", broker, true,
+         "Connections the broker holds at once; at the limit it stops accepting until one "
+         "closes.",
+         0, int32_max},
+        {"max.connections.per.ip", int32, "2147483647", broker, true,
+         "Connections one IP address may hold at once; a connection beyond it is closed as soon "
+         "as it is accepted.",
+         0, int32_max},
         {"fetch.max.bytes", int32, "57671680", broker, false,
          "Upper bound on the bytes a Fetch response returns.", 1024, int32_max},
         {"max.incremental.fetch.session.cache.slots", int32, "1000", broker, true,

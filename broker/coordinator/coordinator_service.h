@@ -27,6 +27,7 @@
 #include "broker/metadata/partition_manager.h"
 #include "broker/metadata/store.h"
 #include "broker/net/asio.h"
+#include "broker/net/cancellation.h"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/post.hpp>
@@ -38,6 +39,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -100,7 +102,21 @@ public:
         slot* s = partition >= 0 && static_cast<size_t>(partition) < _slots.size()
                       ? _slots[static_cast<size_t>(partition)].get()
                       : nullptr;
-        return run_call<R>(s, std::make_shared<call_fn<R>>(std::move(fn)));
+        return run_call_value<R>(s, std::make_shared<call_fn<R>>(std::move(fn)));
+    }
+
+    // As call(), for requests that may park (JoinGroup, SyncGroup): returns nullopt at once when
+    // the request's connection closes meanwhile. The coordinator still answers the parked
+    // callback later, into nothing; the caller's frame and request are freed now.
+    template <class R>
+    boost::asio::awaitable<std::optional<R>> call_cancellable(std::string_view group_id,
+                                                              call_fn<R> fn,
+                                                              net::request_cancellation* cancel) {
+        int32_t partition = partition_for(group_id);
+        slot* s = partition >= 0 && static_cast<size_t>(partition) < _slots.size()
+                      ? _slots[static_cast<size_t>(partition)].get()
+                      : nullptr;
+        return run_call<R>(s, std::make_shared<call_fn<R>>(std::move(fn)), cancel);
     }
 
     // Every group's summary and committed offset, from the published snapshots. Any thread.
@@ -126,8 +142,16 @@ private:
         boost::asio::steady_timer timer;
     };
 
+    // A call that cannot be cancelled always has its result.
     template <class R>
-    boost::asio::awaitable<R> run_call(slot* s, std::shared_ptr<call_fn<R>> fn) {
+    boost::asio::awaitable<R> run_call_value(slot* s, std::shared_ptr<call_fn<R>> fn) {
+        auto r = co_await run_call<R>(s, std::move(fn), nullptr);
+        co_return std::move(*r);
+    }
+
+    template <class R>
+    boost::asio::awaitable<std::optional<R>> run_call(slot* s, std::shared_ptr<call_fn<R>> fn,
+                                                      net::request_cancellation* cancel) {
         namespace asio = boost::asio;
         auto w = std::make_shared<waiter<R>>(co_await asio::this_coro::executor);
         std::function<void(R)> done = [w](R r) {
@@ -146,11 +170,12 @@ private:
             });
         }
         // The result is set on this executor, so it cannot slip in between check and wait.
-        while (!w->result) {
+        net::cancel_hook hook(cancel, [w] { w->timer.cancel(); });
+        while (!w->result && (cancel == nullptr || !cancel->cancelled())) {
             boost::system::error_code ec;
             co_await w->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
         }
-        co_return std::move(*w->result);
+        co_return std::move(w->result);
     }
 
     boost::asio::awaitable<std::error_code> ensure_topic();

@@ -424,6 +424,16 @@ void group_coordinator::sync_group(sync_request req, sync_callback done) {
         case group_state::completing_rebalance:
             break;
     }
+    if (m.awaiting_sync) {
+        // A second SyncGroup of the same member (e.g. retried on a new connection) replaces the
+        // parked one. Kafka overwrites the older callback and never answers it; here it gets
+        // REBALANCE_IN_PROGRESS, as a replaced JoinGroup does, so no request is left hanging.
+        sync_result older;
+        older.error = errc::rebalance_in_progress;
+        auto older_done = std::move(m.awaiting_sync);
+        m.awaiting_sync = nullptr;
+        older_done(std::move(older));
+    }
     m.awaiting_sync = std::move(done);
     schedule_member(m, g->id(), _clock.now() + time_ms(m.session_timeout_ms));
     if (!g->is_leader(req.member_id)) {

@@ -18,6 +18,10 @@ using partition_result = response::delete_records_topic_result::delete_records_p
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_records_request& req) {
     auto& svc = ctx.svc;
     response resp;
+    if (!charge_items<partition_result>(ctx, partitions_named(req.topics)) ||
+        !charge_items<response::delete_records_topic_result>(ctx, req.topics.size())) {
+        co_return resp;
+    }
     auto snap = svc.store.snapshot();
     for (const auto& t : req.topics) {
         auto& tr = resp.topics.emplace_back();

@@ -64,7 +64,16 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_config
     bool synonyms = ctx.version() >= 1 && req.include_synonyms;
     bool docs = ctx.version() >= 3 && req.include_documentation;
     auto snap = svc.store.snapshot();
+    if (!charge_items<response::describe_configs_result>(ctx, req.resources.size())) {
+        co_return resp;
+    }
     for (const auto& res : req.resources) {
+        // A resource's configs are bounded by the property table, but a request may repeat a
+        // resource: each one built is charged before the next (at most one past the budget).
+        if (!resp.results.empty() &&
+            !charge_items<result_entry>(ctx, resp.results.back().configs.size(), docs ? 256 : 0)) {
+            co_return resp;
+        }
         auto& r = resp.results.emplace_back();
         r.resource_type = res.resource_type;
         r.resource_name = res.resource_name;

@@ -284,6 +284,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
     auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, req.max_wait_ms));
     metadata::data_waiter waiter(svc.partitions.fetch_wakeups_here());
+    // A client that goes away mid-poll must not keep the wait (and its memory) for max_wait_ms.
+    net::cancel_hook on_close(ctx.net.cancellation(), [&waiter] { waiter.interrupt(); });
     for (;;) {
         waiter.mark();
         read_budget budget{max_bytes, false, 0};
@@ -297,12 +299,16 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         }
         auto now = std::chrono::steady_clock::now();
         if (budget.total >= req.min_bytes || errors || now >= deadline || items.empty() ||
-            svc.partitions.stopping()) {
+            svc.partitions.stopping() || ctx.net.cancelled()) {
             break;
         }
         // Later requests on this connection may go ahead while this one waits.
         ctx.net.mark_ordered();
         co_await waiter.wait_until(deadline);
+    }
+
+    if (ctx.net.cancelled()) {
+        co_return resp;  // nobody reads it
     }
 
     // Which partitions the answer carries: all of a full fetch's, an incremental's with news.

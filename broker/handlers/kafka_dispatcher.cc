@@ -91,7 +91,8 @@ boost::asio::awaitable<net::handled> kafka_dispatcher::run(net::request_context&
                                  ctx.connection().id, protocol::api_name(api->key), v);
         co_return malformed();
     }
-    request_ctx rctx{_svc, ctx, req};
+    request_ctx rctx{
+        _svc, ctx, req, net::request_outcome::respond, false, request_memory(ctx.frame().size())};
     auto h = co_await api->handler(rctx);
     summary.error = rctx.response_error;
     co_return h;

@@ -70,6 +70,10 @@ partition_response lookup(storage::partition_log* plog, int16_t version, int32_t
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_offsets_request& req) {
     auto& svc = ctx.svc;
     response resp;
+    if (!charge_items<partition_response>(ctx, partitions_named(req.topics)) ||
+        !charge_items<response::list_offsets_topic_response>(ctx, req.topics.size())) {
+        co_return resp;
+    }
     auto snap = svc.store.snapshot();
     for (const auto& t : req.topics) {
         auto& tr = resp.topics.emplace_back();

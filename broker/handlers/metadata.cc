@@ -5,6 +5,9 @@
 #include "broker/handlers/topic_ops.h"
 #include "broker/metadata/internal_topics.h"
 
+#include <set>
+#include <string_view>
+
 namespace spool::broker::handlers {
 
 namespace {
@@ -56,7 +59,17 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_reques
     }
     bool may_create = svc.config.get_bool("auto.create.topics.enable") &&
                       (ctx.version() < 4 || req.allow_auto_topic_creation);
+    if (!charge_items<response_topic>(ctx, req.topics->size(), 64)) {
+        co_return resp;
+    }
+    // Each topic is described once however often it is named, as Kafka (a set of topics): a
+    // repeated name would otherwise copy all its partitions again.
+    std::set<std::string_view> seen_names;
+    std::set<protocol::uuid> seen_ids;
     for (const auto& rt : *req.topics) {
+        if (rt.name ? !seen_names.insert(*rt.name).second : !seen_ids.insert(rt.topic_id).second) {
+            continue;
+        }
         if (!rt.name.has_value()) {
             // v10+: lookup by topic id.
             const auto* t = snap->find(rt.topic_id);

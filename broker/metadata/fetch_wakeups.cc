@@ -33,19 +33,31 @@ data_waiter::~data_waiter() {
     --_wakeups->_waiters;
 }
 
+void data_waiter::interrupt() {
+    _interrupted = true;
+    if (_sleeping != nullptr) {
+        _sleeping->cancel();
+    }
+}
+
 asio::awaitable<void> data_waiter::wait_until(std::chrono::steady_clock::time_point deadline) {
-    if (_wakeups->_generation != _seen) {
+    if (_wakeups->_generation != _seen || _interrupted) {
         co_return;
     }
     asio::steady_timer timer(_wakeups->_shard, deadline);
     auto& sleeping = _wakeups->_sleeping;
     sleeping.push_back(&timer);
+    _sleeping = &timer;
     // Unlisted however this frame ends, including destruction while suspended at shutdown.
     struct unlist {
         std::vector<asio::steady_timer*>& sleeping;
         asio::steady_timer* timer;
-        ~unlist() { std::erase(sleeping, timer); }
-    } guard{sleeping, &timer};
+        asio::steady_timer*& mine;
+        ~unlist() {
+            std::erase(sleeping, timer);
+            mine = nullptr;
+        }
+    } guard{sleeping, &timer, _sleeping};
     boost::system::error_code ec;
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }

@@ -64,12 +64,16 @@ public:
     // Remembers what has been announced so far; call before each read.
     void mark() { _seen = _wakeups->_generation; }
     // Suspends until an announcement after the last mark() or the deadline; returns at once if
-    // one came already.
+    // one came already, or after interrupt().
     boost::asio::awaitable<void> wait_until(std::chrono::steady_clock::time_point deadline);
+    // Ends the current wait and every later one at once (the fetch's connection closed).
+    void interrupt();
 
 private:
     std::shared_ptr<fetch_wakeups> _wakeups;
     uint64_t _seen = 0;
+    bool _interrupted = false;
+    boost::asio::steady_timer* _sleeping = nullptr;  // while suspended in wait_until
 };
 
 }  // namespace spool::broker::metadata

@@ -6,8 +6,11 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <poll.h>
 #include <sys/sendfile.h>
 
 #include <algorithm>
@@ -23,17 +26,23 @@ using boost::system::error_code;
 namespace {
 // The first read of a request frame; most requests fit, larger ones double from here.
 constexpr size_t first_frame_chunk = 64 * 1024;
+// How often a paused reader checks whether the peer hung up: a closed client's connection
+// (and whatever it holds) is released within this, well under a second.
+constexpr auto hangup_check_interval = std::chrono::milliseconds(200);
 }  // namespace
 
 connection::connection(asio::ip::tcp::socket socket, connection_info info,
                        request_dispatcher& dispatcher, probe& probe, connection_limits limits,
-                       std::function<void(uint64_t)> on_closed)
+                       request_bytes_budget& budget, std::function<void(uint64_t)> on_closed,
+                       std::function<void()> on_socket_closed)
     : _socket(std::move(socket)),
       _info(std::move(info)),
       _dispatcher(dispatcher),
       _probe(probe),
       _limits(limits),
+      _budget(budget),
       _on_closed(std::move(on_closed)),
+      _on_socket_closed(std::move(on_socket_closed)),
       _progress(_socket.get_executor()) {
     _probe.connection_opened();
 }
@@ -82,7 +91,91 @@ void connection::close() {
     error_code ec;
     _socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
     _socket.close(ec);
+    if (_on_socket_closed) {
+        auto fn = std::move(_on_socket_closed);
+        _on_socket_closed = nullptr;
+        fn();
+    }
+    // Nobody will read the answers: requests still running stop waiting and free their memory.
+    for (auto& s : _pending) {
+        if (!s->done) {
+            s->cancellation.cancel();
+        }
+    }
+    _budget.forget(_info.id);
+    _budget.release(_budget_held);
+    _budget_held = 0;
     _progress.notify();
+}
+
+bool connection::peer_hung_up() {
+    pollfd p{};
+    p.fd = _socket.native_handle();
+    p.events = POLLRDHUP;
+    if (::poll(&p, 1, 0) <= 0) {
+        return false;
+    }
+    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+asio::awaitable<void> connection::hangup_watch(std::weak_ptr<connection> weak) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    for (;;) {
+        timer.expires_after(hangup_check_interval);
+        error_code ec;
+        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        auto self = weak.lock();
+        // While draining, our own SHUT_RD reads as a hang-up: let in-flight requests answer.
+        if (!self || self->_closed || self->_draining || !self->_read_paused) {
+            if (self) {
+                self->_watching = false;
+            }
+            co_return;
+        }
+        if (self->peer_hung_up()) {
+            log::get("net")->debug(
+                "connection {} from {}: peer closed while requests were "
+                "pending, closing",
+                self->_info.id, self->_info.peer);
+            self->_watching = false;
+            self->close();
+            co_return;
+        }
+    }
+}
+
+asio::awaitable<void> connection::paused_wait() {
+    _read_paused = true;
+    if (!_watching) {
+        _watching = true;
+        asio::co_spawn(_socket.get_executor(), hangup_watch(weak_from_this()), asio::detached);
+    }
+    co_await _progress.wait();
+    _read_paused = false;
+}
+
+asio::awaitable<bool> connection::reserve_budget(size_t size, size_t& reserved) {
+    reserved = 0;
+    // A small frame of a connection holding nothing else never waits (request_bytes_budget.h).
+    if (_budget.unlimited() ||
+        (size <= request_bytes_budget::small_frame_bytes && _pending.empty())) {
+        co_return true;
+    }
+    while (!_closed && !_draining && !_budget.try_reserve(_info.id, size)) {
+        _budget.wait(_info.id, [weak = weak_from_this()] {
+            if (auto self = weak.lock()) {
+                self->_progress.notify();
+            }
+        });
+        co_await paused_wait();
+    }
+    if (_closed || _draining) {
+        _budget.forget(_info.id);
+        co_return false;
+    }
+    reserved = size;
+    _budget_held += size;
+    co_return true;
 }
 
 asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
@@ -92,7 +185,7 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
                (self->_pending.size() >= self->_limits.queued_max_requests ||
                 (!self->_pending.empty() &&
                  self->_pending_bytes >= self->_limits.max_pending_request_bytes))) {
-            co_await self->_progress.wait();
+            co_await self->paused_wait();
         }
         if (self->_closed || self->_draining) {
             break;
@@ -102,7 +195,12 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
         co_await asio::async_read(self->_socket, asio::buffer(prefix),
                                   asio::redirect_error(asio::use_awaitable, ec));
         if (ec) {
-            break;  // end of stream, reset, or close()
+            if (!self->_draining) {
+                // The peer closed or reset (or close() ran): as Kafka, close now rather than
+                // keep the socket until parked requests (long polls) end on their own.
+                self->close();
+            }
+            break;
         }
         int32_t size =
             static_cast<int32_t>((uint32_t(prefix[0]) << 24) | (uint32_t(prefix[1]) << 16) |
@@ -114,32 +212,48 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
             self->close();
             break;
         }
-        // The buffer grows with the bytes that actually arrive (at most doubling, or to what the
-        // socket already holds), so a peer that only claims a large frame never gets that memory.
+        size_t reserved = 0;
+        if (!co_await self->reserve_budget(size_t(size), reserved)) {
+            break;
+        }
+        // A small frame is read in one go. A larger one grows with the bytes that actually
+        // arrive (what the socket holds, waiting for readability when it holds nothing), so a
+        // peer that only claims a large frame never gets that memory.
         std::vector<uint8_t> frame;
         size_t have = 0;
-        while (have < size_t(size)) {
-            size_t chunk = std::min(size_t(size) - have, std::max(have, first_frame_chunk));
-            if (chunk < size_t(size) - have) {
-                // Only a frame larger than the step asks the socket (a syscall) what it holds.
-                error_code ready_ec;
-                size_t ready = self->_socket.available(ready_ec);
-                if (!ready_ec) {
-                    chunk = std::min(size_t(size) - have, std::max(chunk, ready));
+        if (size_t(size) <= first_frame_chunk) {
+            frame.resize(size_t(size));
+            co_await asio::async_read(self->_socket, asio::buffer(frame),
+                                      asio::redirect_error(asio::use_awaitable, ec));
+            have = ec ? 0 : size_t(size);
+        }
+        while (!ec && have < size_t(size)) {
+            size_t ready = self->_socket.available(ec);
+            if (!ec && ready == 0) {
+                co_await self->_socket.async_wait(asio::ip::tcp::socket::wait_read,
+                                                  asio::redirect_error(asio::use_awaitable, ec));
+                if (!ec) {
+                    ready = self->_socket.available(ec);  // 0 now: end of stream, read says so
                 }
             }
-            frame.resize(have + chunk);
-            co_await asio::async_read(self->_socket, asio::buffer(frame.data() + have, chunk),
-                                      asio::redirect_error(asio::use_awaitable, ec));
             if (ec) {
                 break;
             }
-            have += chunk;
+            size_t chunk = std::min(size_t(size) - have, std::max<size_t>(ready, 1));
+            frame.resize(have + chunk);
+            size_t n = co_await self->_socket.async_read_some(
+                asio::buffer(frame.data() + have, chunk),
+                asio::redirect_error(asio::use_awaitable, ec));
+            have += n;
+            frame.resize(have);
         }
         if (ec) {
             if (ec != asio::error::operation_aborted) {
                 // A truncated frame: the peer went away mid-request.
                 self->_probe.malformed_request();
+            }
+            if (!self->_draining) {
+                self->close();
             }
             break;
         }
@@ -148,12 +262,13 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
         self->_last_request = received_at;
         auto s = std::make_shared<slot>();
         s->frame_bytes = frame.size();
+        s->budget_bytes = reserved;
         self->_pending_bytes += s->frame_bytes;
         self->_pending.push_back(s);
         asio::co_spawn(self->_socket.get_executor(),
                        process(self, s, std::move(frame), received_at), asio::detached);
-        while (!s->ordered && !self->_closed) {
-            co_await self->_progress.wait();
+        while (!s->ordered && !self->_closed && !self->_draining) {
+            co_await self->paused_wait();
         }
     }
     self->_reading_done = true;
@@ -171,7 +286,7 @@ asio::awaitable<void> connection::process(std::shared_ptr<connection> self, std:
             raw->ordered = true;
             conn->_progress.notify();
         },
-        received_at);
+        received_at, &s->cancellation);
     try {
         s->result = co_await self->_dispatcher.dispatch(ctx);
     } catch (const std::exception& e) {
@@ -226,6 +341,8 @@ asio::awaitable<void> connection::write_loop(std::shared_ptr<connection> self) {
         auto s = std::move(self->_pending.front());
         self->_pending.pop_front();
         self->_pending_bytes -= s->frame_bytes;
+        self->_budget_held -= s->budget_bytes;
+        self->_budget.release(s->budget_bytes);
         self->_progress.notify();  // the reader may be waiting for queue space
         auto outcome = s->result.outcome;
         if (outcome == request_outcome::respond) {

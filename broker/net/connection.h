@@ -9,19 +9,25 @@
 // body. Three coroutines share the connection, all on its shard:
 //   read_loop   reads frames; starts request N+1 only after request N reached its ordering
 //               point (see dispatcher.h); stops reading while queued_max_requests responses
-//               are pending (TCP backpressure instead of unbounded memory).
+//               are pending or the shard's request_bytes_budget is spent (TCP backpressure
+//               instead of unbounded memory).
 //   process     one per request: runs the dispatcher, stores the result in the request's slot.
 //   write_loop  writes completed slots in order: buffer bytes with gather writes and file
 //               slices with sendfile(2).
 //
 // Lifecycle: created by the server on accept, kept alive by its coroutines (shared_ptr);
 // begin_drain() stops reading new requests and lets pending ones finish; close() stops
-// everything. Threading: every member is touched only on the connection's shard.
+// everything: the socket is closed at once and every request still running is cancelled
+// (request_cancellation), so a parked request frees its memory promptly. A peer that closes its
+// end is closed too (as Kafka does), also while the reader is paused: hangup_watch polls the
+// socket for POLLRDHUP then. Threading: every member is touched only on the connection's shard.
 
 #include "broker/net/asio.h"
 #include "broker/net/async_event.h"
+#include "broker/net/cancellation.h"
 #include "broker/net/dispatcher.h"
 #include "broker/net/probe.h"
+#include "broker/net/request_bytes_budget.h"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -48,9 +54,12 @@ struct connection_limits {
 
 class connection : public std::enable_shared_from_this<connection> {
 public:
+    // budget: the shard's queued.max.request.bytes share (outlives the connection).
+    // on_socket_closed runs once, when the socket is closed (connection quotas).
     connection(boost::asio::ip::tcp::socket socket, connection_info info,
                request_dispatcher& dispatcher, probe& probe, connection_limits limits,
-               std::function<void(uint64_t)> on_closed);
+               request_bytes_budget& budget, std::function<void(uint64_t)> on_closed,
+               std::function<void()> on_socket_closed = nullptr);
     ~connection();
 
     // Spawns the coroutines on the socket's executor.
@@ -63,7 +72,9 @@ public:
 private:
     struct slot {
         size_t frame_bytes = 0;
+        size_t budget_bytes = 0;  // reserved from the shard's request_bytes_budget
         handled result;
+        request_cancellation cancellation;
         bool ordered = false;
         bool done = false;
     };
@@ -72,6 +83,13 @@ private:
     static boost::asio::awaitable<void> write_loop(std::shared_ptr<connection> self);
     static boost::asio::awaitable<void> idle_watch(std::weak_ptr<connection> weak,
                                                    std::chrono::milliseconds max_idle);
+    static boost::asio::awaitable<void> hangup_watch(std::weak_ptr<connection> weak);
+    // Waits for _progress while the reader cannot read; a peer hang-up is noticed meanwhile.
+    boost::asio::awaitable<void> paused_wait();
+    // Reserves a frame of `size` bytes from the budget, waiting while it is spent; false when
+    // the connection closed meanwhile.
+    boost::asio::awaitable<bool> reserve_budget(size_t size, size_t& reserved);
+    bool peer_hung_up();
     static boost::asio::awaitable<void> process(std::shared_ptr<connection> self,
                                                 std::shared_ptr<slot> s, std::vector<uint8_t> frame,
                                                 std::chrono::steady_clock::time_point received_at);
@@ -83,12 +101,17 @@ private:
     request_dispatcher& _dispatcher;
     probe& _probe;
     connection_limits _limits;
+    request_bytes_budget& _budget;
     std::function<void(uint64_t)> _on_closed;
+    std::function<void()> _on_socket_closed;
 
     std::deque<std::shared_ptr<slot>> _pending;
     size_t _pending_bytes = 0;  // sum of _pending's frame_bytes
+    size_t _budget_held = 0;    // reserved from _budget: pending slots plus the frame being read
     async_event _progress;      // a slot completed or was ordered, the reader ended, or space freed
     bool _reading_done = false;
+    bool _read_paused = false;  // the reader waits (ordering, limits, budget): hangup_watch runs
+    bool _watching = false;
     bool _draining = false;
     std::chrono::steady_clock::time_point _last_request = std::chrono::steady_clock::now();
     bool _closed = false;

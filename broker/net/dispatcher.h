@@ -10,6 +10,7 @@
 // to long-poll) or completed. Responses are always written in request order.
 
 #include "broker/net/asio.h"
+#include "broker/net/cancellation.h"
 #include "protocol/wire/writer.h"
 
 #include <boost/asio/awaitable.hpp>
@@ -63,11 +64,13 @@ public:
     using clock = std::chrono::steady_clock;
 
     request_context(const connection_info& conn, std::vector<uint8_t> frame,
-                    std::function<void()> on_ordered, clock::time_point received_at = clock::now())
+                    std::function<void()> on_ordered, clock::time_point received_at = clock::now(),
+                    request_cancellation* cancellation = nullptr)
         : _conn(conn),
           _frame(std::move(frame)),
           _on_ordered(std::move(on_ordered)),
-          _received_at(received_at) {}
+          _received_at(received_at),
+          _cancellation(cancellation) {}
 
     const connection_info& connection() const { return _conn; }
     std::span<const uint8_t> frame() const { return _frame; }
@@ -82,12 +85,17 @@ public:
             f();
         }
     }
+    // Set when the connection closed while this request runs: nobody will read its answer, so
+    // a waiting handler stops waiting (see cancellation.h). Null outside a connection.
+    request_cancellation* cancellation() const { return _cancellation; }
+    bool cancelled() const { return _cancellation != nullptr && _cancellation->cancelled(); }
 
 private:
     const connection_info& _conn;
     std::vector<uint8_t> _frame;
     std::function<void()> _on_ordered;
     clock::time_point _received_at;
+    request_cancellation* _cancellation;
 };
 
 class request_dispatcher {

@@ -18,6 +18,8 @@ public:
         _active.fetch_add(1, std::memory_order_relaxed);
     }
     void connection_closed() { _active.fetch_sub(1, std::memory_order_relaxed); }
+    // A connection closed at accept: its address already had max.connections.per.ip.
+    void connection_rejected() { _rejected.fetch_add(1, std::memory_order_relaxed); }
     void request_received(uint64_t bytes) {
         _requests.fetch_add(1, std::memory_order_relaxed);
         _bytes_in.fetch_add(bytes, std::memory_order_relaxed);
@@ -29,6 +31,7 @@ public:
 
     uint64_t connections_accepted() const { return _accepted.load(std::memory_order_relaxed); }
     int64_t connections_active() const { return _active.load(std::memory_order_relaxed); }
+    uint64_t connections_rejected() const { return _rejected.load(std::memory_order_relaxed); }
     uint64_t requests() const { return _requests.load(std::memory_order_relaxed); }
     uint64_t malformed_requests() const { return _malformed.load(std::memory_order_relaxed); }
     uint64_t bytes_in() const { return _bytes_in.load(std::memory_order_relaxed); }
@@ -37,6 +40,7 @@ public:
 private:
     std::atomic<uint64_t> _accepted{0};
     std::atomic<int64_t> _active{0};
+    std::atomic<uint64_t> _rejected{0};
     std::atomic<uint64_t> _requests{0};
     std::atomic<uint64_t> _malformed{0};
     std::atomic<uint64_t> _bytes_in{0};

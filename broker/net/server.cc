@@ -21,10 +21,23 @@ using boost::system::error_code;
 
 server::server(shard_pool& pool, request_dispatcher& dispatcher, probe& probe,
                server_options options)
-    : _pool(pool), _dispatcher(dispatcher), _probe(probe), _options(std::move(options)) {
-    for (size_t i = 0; i < _pool.shard_count(); ++i) {
-        _shards.push_back(std::make_shared<shard_state>());
+    : _pool(pool),
+      _dispatcher(dispatcher),
+      _probe(probe),
+      _options(std::move(options)),
+      _quotas(std::make_shared<connection_quotas>(_options.max_connections,
+                                                  _options.max_connections_per_ip)),
+      _slot_freed(std::make_unique<async_event>(_pool.context(0).get_executor())) {
+    size_t per_shard = 0;
+    if (_options.queued_max_request_bytes > 0) {
+        per_shard = std::max<size_t>(
+            1, static_cast<size_t>(_options.queued_max_request_bytes) / _pool.shard_count());
     }
+    for (size_t i = 0; i < _pool.shard_count(); ++i) {
+        _shards.push_back(std::make_shared<shard_state>(per_shard));
+    }
+    _quotas->set_on_slot_freed(
+        [this] { asio::post(_pool.context(0), [this] { _slot_freed->notify(); }); });
 }
 
 server::~server() = default;
@@ -95,6 +108,11 @@ std::string server::start() {
 asio::awaitable<void> server::accept_loop(server* self, size_t listener) {
     auto& acceptor = *self->_acceptors[listener];
     while (self->_accepting) {
+        // max.connections: stop accepting (clients wait in the backlog) until one closes.
+        if (self->_quotas->at_limit()) {
+            co_await self->_slot_freed->wait();
+            continue;
+        }
         size_t shard = self->_next_shard++ % self->_pool.shard_count();
         error_code ec;
         tcp::socket socket = co_await acceptor.async_accept(
@@ -109,14 +127,27 @@ asio::awaitable<void> server::accept_loop(server* self, size_t listener) {
             co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
             continue;
         }
-        asio::post(self->_pool.context(shard),
-                   [self, shard, s = std::make_shared<tcp::socket>(std::move(socket))]() mutable {
-                       self->on_accepted(std::move(*s), shard);
-                   });
+        auto remote = socket.remote_endpoint(ec);
+        std::string ip = ec ? std::string("unknown") : remote.address().to_string();
+        if (!self->_quotas->add(ip)) {
+            // max.connections.per.ip: Kafka accepts and closes at once.
+            self->_probe.connection_rejected();
+            log::get("net")->debug(
+                "rejected connection from {}: it has max.connections.per.ip "
+                "({}) connections",
+                ip, self->_options.max_connections_per_ip);
+            socket.close(ec);
+            continue;
+        }
+        asio::post(
+            self->_pool.context(shard),
+            [self, shard, ip, s = std::make_shared<tcp::socket>(std::move(socket))]() mutable {
+                self->on_accepted(std::move(*s), shard, std::move(ip));
+            });
     }
 }
 
-void server::on_accepted(tcp::socket socket, size_t shard) {
+void server::on_accepted(tcp::socket socket, size_t shard, std::string ip) {
     error_code ec;
     if (_options.socket_send_buffer > 0) {
         socket.set_option(asio::socket_base::send_buffer_size(_options.socket_send_buffer), ec);
@@ -129,14 +160,16 @@ void server::on_accepted(tcp::socket socket, size_t shard) {
     info.id = _next_id.fetch_add(1);
     info.shard = shard;
     auto remote = socket.remote_endpoint(ec);
-    info.peer = ec ? "unknown" : remote.address().to_string() + ":" + std::to_string(remote.port());
+    info.peer = ec ? "unknown" : ip + ":" + std::to_string(remote.port());
     std::weak_ptr<shard_state> state = _shards[shard];
-    auto conn = std::make_shared<connection>(std::move(socket), info, _dispatcher, _probe,
-                                             _options.limits, [state](uint64_t id) {
-                                                 if (auto s = state.lock()) {
-                                                     s->connections.erase(id);
-                                                 }
-                                             });
+    auto conn = std::make_shared<connection>(
+        std::move(socket), info, _dispatcher, _probe, _options.limits, _shards[shard]->budget,
+        [state](uint64_t id) {
+            if (auto s = state.lock()) {
+                s->connections.erase(id);
+            }
+        },
+        [quotas = _quotas, ip] { quotas->remove(ip); });
     _shards[shard]->connections.emplace(info.id, conn);
     if (!_accepting) {
         conn->begin_drain();
@@ -172,6 +205,7 @@ void server::drain(std::chrono::milliseconds timeout) {
             error_code ec;
             a->close(ec);
         }
+        _slot_freed->notify();  // an accept loop waiting for a free slot sees _accepting
         closed.set_value();
     });
     closed.get_future().wait();

@@ -9,10 +9,13 @@
 // of drain(), and outlive the server.
 // Threading: start()/drain()/bound_port() from the main thread; the rest runs on shards.
 
+#include "broker/net/async_event.h"
 #include "broker/net/connection.h"
+#include "broker/net/connection_quotas.h"
 #include "broker/net/dispatcher.h"
 #include "broker/net/listener.h"
 #include "broker/net/probe.h"
+#include "broker/net/request_bytes_budget.h"
 #include "broker/net/shard_pool.h"
 
 #include <boost/asio/ip/tcp.hpp>
@@ -31,6 +34,12 @@ struct server_options {
     connection_limits limits;
     int socket_send_buffer = -1;     // -1 keeps the OS default
     int socket_receive_buffer = -1;  // -1 keeps the OS default
+    // queued.max.request.bytes: request bytes all connections hold at once, split evenly over
+    // the shards (request_bytes_budget.h); 0 or less is unlimited.
+    int64_t queued_max_request_bytes = -1;
+    // max.connections / max.connections.per.ip (connection_quotas.h).
+    int64_t max_connections = INT32_MAX;
+    int64_t max_connections_per_ip = INT32_MAX;
 };
 
 class server {
@@ -47,12 +56,14 @@ public:
 
 private:
     struct shard_state {
+        explicit shard_state(size_t budget) : budget(budget) {}
         // Live connections on this shard; touched only on that shard.
         std::unordered_map<uint64_t, std::weak_ptr<connection>> connections;
+        request_bytes_budget budget;
     };
 
     static boost::asio::awaitable<void> accept_loop(server* self, size_t listener);
-    void on_accepted(boost::asio::ip::tcp::socket socket, size_t shard);
+    void on_accepted(boost::asio::ip::tcp::socket socket, size_t shard, std::string ip);
     void for_each_connection(void (connection::*fn)());
 
     shard_pool& _pool;
@@ -65,6 +76,10 @@ private:
     std::atomic<uint64_t> _next_id{1};
     size_t _next_shard = 0;  // touched only by the accept loops on shard 0
     std::atomic<bool> _accepting{false};
+    // Shared with the connections' close callbacks, which may run late in a shutdown.
+    std::shared_ptr<connection_quotas> _quotas;
+    // Wakes the accept loops (shard 0) when max.connections frees a slot.
+    std::unique_ptr<async_event> _slot_freed;
 };
 
 }  // namespace spool::broker::net

@@ -44,14 +44,22 @@ result<request_view> parse_request(std::span<const uint8_t> frame);
 
 // Decodes the body of `req` as Request. Fails with UNSUPPORTED_VERSION when the version is
 // outside the codec's range, INVALID_REQUEST on a malformed body or a mismatched API key.
+//
+// memory_left (optional) is the budget of memory the decoded arrays may take (wire::reader's
+// limit_memory); it is charged as the body decodes, and past it the decode fails with
+// wire::read_error::too_large (in read_error_category, so callers can tell it apart).
 template <class Request>
-result<Request> decode_request(const request_view& req) {
+result<Request> decode_request(const request_view& req, size_t* memory_left = nullptr) {
     if (req.key() != Request::api) {
         return make_error_code(error_code::invalid_request);
     }
     wire::reader r(req.body);
+    r.limit_memory(memory_left);
     Request out;
     if (!out.decode(r, req.version())) {
+        if (r.error() == wire::read_error::too_large) {
+            return wire::make_error_code(r.error());
+        }
         return make_error_code(to_error_code(r.error(), decode_context::request));
     }
     return out;

@@ -137,7 +137,8 @@ def decode_value(ctx, f, target, ff, nullable, rd="r"):
             mins = "(%s ? 1 : 2)" % ff if ff != "false" else "2"
         else:
             mins = "(%s ? 1 : 4)" % ff if ff != "false" else "4"
-        lines.append("        if (!%s.can_hold(static_cast<uint32_t>(n), %s)) {" % (rd, mins))
+        lines.append("        if (!%s.can_hold(static_cast<uint32_t>(n), %s) ||" % (rd, mins))
+        lines.append("            !%s.charge(static_cast<uint32_t>(n), sizeof(%s))) {" % (rd, cpp))
         lines.append("            return false;")
         lines.append("        }")
         lines.append("        auto& vec = %s;" % vec)
@@ -405,7 +406,7 @@ def emit_struct_defs(ctx, s, msg):
         for f, k in zip(tagged, known):
             lb.append("%sif (%s) {" % ("" if first else "} else ", k))
             first = False
-            inner = ["wire::reader tr(body);"]
+            inner = ["wire::reader tr(body, r);"]
             inner += decode_value(ctx, f, member_name(f.name), "true", ctx.nullable_expr(f), rd="tr")
             inner += ["if (!tr.ok() || tr.remaining() != 0) {",
                       "    r.fail(tr.ok() ? wire::read_error::bad_length : tr.error());",

@@ -25,6 +25,7 @@ enum class read_error : uint8_t {
     unsupported_value,    // a value the decoder refuses
     unexpected_null,      // a null string, bytes or array where this version does not allow one
     unsupported_version,  // the message has no such version
+    too_large,            // the decoded message would take more memory than its budget
 };
 
 class reader {
@@ -32,6 +33,29 @@ public:
     reader() = default;
     explicit reader(std::span<const uint8_t> bytes)
         : _data(bytes.data()), _end(bytes.data() + bytes.size()) {}
+    // A reader over part of the parent's bytes (a tagged field) that charges the parent's budget.
+    reader(std::span<const uint8_t> bytes, const reader& parent)
+        : _data(bytes.data()),
+          _end(bytes.data() + bytes.size()),
+          _memory_left(parent._memory_left) {}
+
+    // Memory budget of the decoded message beyond the bytes it copies out of the frame.
+    // Counts that fit in the frame may still expand: an empty string is one byte on the wire
+    // and 32 in a std::vector<std::string>, so a 5 MB frame could decode to 160 MB. Decoders
+    // charge each array's elements before reserving them; past the budget the decode fails
+    // with too_large. `left` is owned by the caller and outlives the reader; null: unlimited.
+    void limit_memory(size_t* left) { _memory_left = left; }
+    [[nodiscard]] bool charge(uint64_t count, size_t element_size) {
+        if (_memory_left == nullptr) {
+            return true;
+        }
+        if (element_size != 0 && count > *_memory_left / element_size) {
+            fail(read_error::too_large);
+            return false;
+        }
+        *_memory_left -= static_cast<size_t>(count) * element_size;
+        return true;
+    }
 
     [[nodiscard]] bool ok() const { return _error == read_error::none; }
     [[nodiscard]] read_error error() const { return _error; }
@@ -149,6 +173,7 @@ private:
 
     const uint8_t* _data = nullptr;
     const uint8_t* _end = nullptr;
+    size_t* _memory_left = nullptr;
     read_error _error = read_error::none;
 };
 

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -73,8 +74,9 @@ void broker_process::spawn() {
         _port = free_port();
     }
     ++_runs;
+    const char* bin = std::getenv("SPOOL_BROKER_BIN");
     std::vector<std::string> args = {
-        SPOOL_BROKER_BIN,
+        bin != nullptr && *bin != '\0' ? std::string(bin) : std::string(SPOOL_BROKER_BIN),
         "--override",
         "listeners=PLAINTEXT://127.0.0.1:" + std::to_string(_port),
         "--override",
@@ -161,6 +163,18 @@ broker_process::exit_info broker_process::stop(std::chrono::milliseconds timeout
     }
     kill_hard();
     return out;
+}
+
+bool broker_process::running() {
+    if (_pid <= 0) {
+        return false;
+    }
+    int status = 0;
+    if (::waitpid(_pid, &status, WNOHANG) == _pid) {
+        _pid = -1;
+        return false;
+    }
+    return true;
 }
 
 void broker_process::kill_hard() {

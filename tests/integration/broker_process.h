@@ -4,6 +4,9 @@
 // 127.0.0.1, stderr captured to a log file. start() returns once the port accepts connections;
 // stop() sends SIGTERM and reports the exit status and how long the shutdown took.
 //
+// The binary is the one this build made, or $SPOOL_BROKER_BIN when set (to run the same tests
+// against another build, e.g. to measure main before a fix).
+//
 // Lifecycle: one process per start()/stop() pair; the destructor kills a process still running.
 // Threading: test thread only.
 
@@ -44,6 +47,10 @@ public:
     void kill_hard();
 
     uint16_t port() const { return _port; }
+    // The running process (-1 when stopped), for /proc/<pid> checks.
+    pid_t pid() const { return _pid; }
+    // False once the process has exited (it is reaped then).
+    bool running();
     const std::filesystem::path& data_dir() const { return _data_dir; }
     std::string log_text() const;
     std::string bootstrap() const { return "127.0.0.1:" + std::to_string(_port); }

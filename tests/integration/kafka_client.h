@@ -12,7 +12,9 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <poll.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +27,10 @@ public:
         _socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
     }
 
+    // read_frame() gives up (nullopt) when no response starts within this long, so a test
+    // waiting for an answer that never comes fails instead of hanging. Zero: wait forever.
+    void set_read_timeout(std::chrono::milliseconds t) { _timeout = t; }
+
     void send_raw(const std::vector<uint8_t>& bytes) {
         boost::asio::write(_socket, boost::asio::buffer(bytes));
     }
@@ -36,6 +42,12 @@ public:
 
     // The next response frame's body (after the size prefix), or nullopt when the broker closed.
     std::optional<std::vector<uint8_t>> read_frame() {
+        if (_timeout.count() > 0) {
+            pollfd p{_socket.native_handle(), POLLIN, 0};
+            if (::poll(&p, 1, static_cast<int>(_timeout.count())) <= 0) {
+                return std::nullopt;
+            }
+        }
         uint8_t p[4];
         boost::system::error_code ec;
         boost::asio::read(_socket, boost::asio::buffer(p), ec);
@@ -94,6 +106,7 @@ private:
     boost::asio::ip::tcp::socket _socket;
     int32_t _correlation = 0;
     std::vector<uint8_t> _last_frame;
+    std::chrono::milliseconds _timeout{0};
 };
 
 }  // namespace spool::tests

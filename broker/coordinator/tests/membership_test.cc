@@ -73,6 +73,25 @@ TEST_F(coordinator_test, test_sync_distributes_leader_assignment_and_followers_w
     EXPECT_FALSE(heartbeat(follower, 2));
 }
 
+TEST_F(coordinator_test, test_duplicate_parked_sync_answers_the_older_one) {
+    std::string leader = stable_single_member();
+    auto follower_join = join_new();
+    auto leader_join = join(join_req(leader));
+    ASSERT_TRUE(follower_join.done());
+    const std::string follower = follower_join.get().member_id;
+
+    auto first = sync(follower, 2);
+    EXPECT_FALSE(first.done());
+    auto second = sync(follower, 2);  // the same member again, e.g. from a new connection
+    ASSERT_TRUE(first.done());        // the older one is answered, not dropped
+    EXPECT_EQ(first.get().error, E(ec::rebalance_in_progress));
+    EXPECT_FALSE(second.done());
+    auto lsync = sync(leader, 2, {{leader, bytes{0xa}}, {follower, bytes{0xb}}});
+    ASSERT_TRUE(second.done());
+    EXPECT_EQ(second.get().assignment, bytes{0xb});
+    EXPECT_EQ(state(), group_state::stable);
+}
+
 TEST_F(coordinator_test, test_rebalance_timeout_removes_members_that_did_not_rejoin) {
     std::string a = stable_single_member();
     auto bj = join_new();

@@ -23,6 +23,10 @@ constexpr int32_t group_operations = (1 << 3) | (1 << 6) | (1 << 8);
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_groups_request& req) {
     response resp;
     auto* svc = group_service(ctx);
+    if (!charge_items<response::described_group>(ctx, req.groups.size(),
+                                                 sizeof(group_description))) {
+        co_return resp;
+    }
     for (const auto& id : req.groups) {
         group_description d;
         if (!svc) {
@@ -41,6 +45,11 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_groups
                     done(c->describe_group(*shared));
                 };
             d = co_await svc->call<group_description>(id, std::move(fn));
+        }
+        // Members are bounded by the group, but a request may name a group many times.
+        using member = response::described_group::described_group_member;
+        if (!charge_items<member>(ctx, d.members.size(), sizeof(d.members[0]))) {
+            co_return resp;
         }
         auto& out = resp.groups.emplace_back();
         out.group_id = id;

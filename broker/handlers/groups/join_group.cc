@@ -77,8 +77,12 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::join_group_requ
             }
             c->join_group(std::move(*shared), std::move(done));
         };
-    auto result = co_await svc->call<join_result>(group_id, std::move(fn));
-    co_return to_response(ctx, std::move(result));
+    auto result = co_await svc->call_cancellable<join_result>(group_id, std::move(fn),
+                                                              ctx.net.cancellation());
+    if (!result) {
+        co_return response{};  // the connection closed while the request was parked
+    }
+    co_return to_response(ctx, std::move(*result));
 }
 
 }  // namespace

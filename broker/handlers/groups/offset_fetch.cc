@@ -62,8 +62,31 @@ std::vector<Topic> by_topic(offset_fetch_result& r) {
     return topics;
 }
 
+using offset_entry = decltype(offset_fetch_result::offsets)::value_type;
+using response_partition = response::offset_fetch_response_topic::offset_fetch_response_partition;
+
+// Every named partition becomes a coordinator result entry and a response partition.
+template <class Topics>
+uint64_t named_partitions(const std::optional<Topics>& topics) {
+    uint64_t n = 0;
+    if (topics) {
+        for (const auto& t : *topics) {
+            n += t.partition_indexes.size();
+        }
+    }
+    return n;
+}
+
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::offset_fetch_request& req) {
     response resp;
+    uint64_t named = named_partitions(req.topics);
+    for (const auto& g : req.groups) {
+        named += named_partitions(g.topics);
+    }
+    if (!charge_items<response_partition>(ctx, named, sizeof(offset_entry)) ||
+        !charge_items<response::offset_fetch_response_group>(ctx, req.groups.size())) {
+        co_return resp;
+    }
     if (ctx.version() >= 8) {
         for (auto& g : req.groups) {
             coordinator::offset_fetch_request fr;
@@ -75,6 +98,11 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::offset_fetch_re
                 }
             }
             auto r = co_await fetch(ctx, std::move(fr));
+            // All of a group's offsets: bounded by the group, but a request may repeat it.
+            if (!g.topics &&
+                !charge_items<response_partition>(ctx, r.offsets.size(), sizeof(offset_entry))) {
+                co_return resp;
+            }
             auto& out = resp.groups.emplace_back();
             out.group_id = g.group_id;
             out.error_code = kafka_code(r.error);

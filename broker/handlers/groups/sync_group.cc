@@ -47,7 +47,12 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::sync_group_requ
             }
             c->sync_group(std::move(*shared), std::move(done));
         };
-    auto r = co_await svc->call<sync_result>(group_id, std::move(fn));
+    auto answer = co_await svc->call_cancellable<sync_result>(group_id, std::move(fn),
+                                                              ctx.net.cancellation());
+    if (!answer) {
+        co_return resp;  // the connection closed while the request was parked
+    }
+    auto& r = *answer;
     resp.error_code = kafka_code(r.error);
     resp.protocol_type = std::move(r.protocol_type);
     resp.protocol_name = std::move(r.protocol_name);

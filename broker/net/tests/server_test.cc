@@ -2,6 +2,7 @@
 
 #include "broker/net/tests/test_client.h"
 
+#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fcntl.h>
@@ -16,11 +17,14 @@ namespace {
 
 namespace asio = boost::asio;
 using testing::raw_client;
+using namespace std::chrono_literals;
 
 // A tiny line protocol standing in for Kafka so that framing, ordering and writing are tested
 // without the handlers: the first byte of a frame is a command, the rest its argument.
 //   e<text>   respond <text>
 //   d<ms>,<t> mark ordered, sleep <ms>, respond <t> (a long poll)
+//   w<ms>     mark ordered, wait <ms> unless cancelled (counts cancellations), respond "woke"
+//   W<ms>     the same without marking ordered (the reader stays paused)
 //   n         no response
 //   c         close the connection
 //   m         malformed: close and count
@@ -48,6 +52,22 @@ public:
                 co_await t.async_wait(asio::use_awaitable);
                 std::string text = arg.substr(comma + 1);
                 out.response.buffer.assign(text.begin(), text.end());
+                break;
+            }
+            case 'w':
+            case 'W': {
+                if (body[0] == 'w') {
+                    ctx.mark_ordered();
+                }
+                asio::steady_timer t(co_await asio::this_coro::executor,
+                                     std::chrono::milliseconds(std::stoi(arg)));
+                cancel_hook hook(ctx.cancellation(), [&t] { t.cancel(); });
+                boost::system::error_code ec;
+                co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+                if (ctx.cancelled()) {
+                    ++cancelled;
+                }
+                out.response.buffer = {'w', 'o', 'k', 'e'};
                 break;
             }
             case 'n':
@@ -80,6 +100,8 @@ public:
         }
         co_return out;
     }
+
+    std::atomic<int> cancelled{0};
 
     // Prepends the size prefix, shifting splice positions to match.
     static void frame_it(response& r) {
@@ -275,6 +297,46 @@ TEST_F(server_test, test_idle_connection_is_closed_after_max_idle) {
     auto idle = std::chrono::steady_clock::now() - start;
     EXPECT_GE(idle, std::chrono::milliseconds(1400));
     EXPECT_LT(idle, std::chrono::milliseconds(4000));
+}
+
+// Waits until `cond` holds or `within` passes.
+template <class Cond>
+bool eventually(Cond cond, std::chrono::milliseconds within) {
+    auto deadline = std::chrono::steady_clock::now() + within;
+    while (!cond()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+}
+
+TEST_F(server_test, test_peer_close_cancels_a_long_poll_and_frees_the_connection) {
+    {
+        raw_client c(srv->bound_port());
+        c.send_frame("w60000");
+        ASSERT_TRUE(eventually([&] { return metrics.connections_active() == 1; }, 1s));
+    }
+    EXPECT_TRUE(eventually([&] { return dispatcher.cancelled == 1; }, 1s));
+    EXPECT_TRUE(eventually([&] { return metrics.connections_active() == 0; }, 1s));
+}
+
+TEST_F(server_test, test_peer_close_is_noticed_while_the_reader_waits_for_ordering) {
+    {
+        raw_client c(srv->bound_port());
+        c.send_frame("W60000");  // never ordered: the reader does not read the socket
+        std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_TRUE(eventually([&] { return dispatcher.cancelled == 1; }, 1s));
+    EXPECT_TRUE(eventually([&] { return metrics.connections_active() == 0; }, 1s));
+}
+
+TEST_F(server_test, test_request_finishing_normally_is_not_cancelled) {
+    raw_client c(srv->bound_port());
+    c.send_frame("w10");
+    EXPECT_EQ(c.read_frame(), "woke");
+    EXPECT_EQ(dispatcher.cancelled, 0);
 }
 
 TEST_F(server_test, test_connections_are_spread_over_shards) {
