@@ -16,6 +16,11 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using model::topic_partition;
 
+namespace {
+// Kafka's suffix for a partition directory awaiting deletion.
+constexpr std::string_view deleted_dir_suffix = "-delete";
+}  // namespace
+
 storage::log_config to_log_config(const config::topic_settings& s) {
     storage::log_config c;
     c.segment_bytes = static_cast<uint32_t>(s.segment_bytes);
@@ -49,7 +54,12 @@ storage::log_config partition_manager::log_config_of(
 
 partition_manager::partition_manager(net::shard_pool& pool, const config::broker_config& config,
                                      fs::path log_dir)
-    : _pool(pool), _config(config), _log_dir(std::move(log_dir)) {
+    : _pool(pool),
+      _config(config),
+      _log_dir(std::move(log_dir)),
+      // Two threads: a long cleaning pass on one never delays a directory removal.
+      _background(std::make_unique<net::background_pool>("storage-bg", 2)),
+      _cleaner(_background->make_lane()) {
     for (size_t i = 0; i < _pool.shard_count(); ++i) {
         _shards.push_back(std::make_unique<shard_table>(_pool.executor(i)));
     }
@@ -59,9 +69,24 @@ partition_manager::~partition_manager() {
     for (auto& table : _shards) {
         table->housekeeping->stopped = true;
     }
+    _background->stop();
     if (_flusher) {
         _flusher->stop();
     }
+}
+
+storage::post_fn partition_manager::cleaner_post() {
+    return [lane = *_cleaner](std::function<void()> fn) { asio::post(lane, std::move(fn)); };
+}
+
+void partition_manager::remove_in_background(fs::path dir) {
+    asio::post(_background->executor(), [dir = std::move(dir)] {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+        if (ec) {
+            log::get("metadata")->warn("cannot delete {}: {}", dir.string(), ec.message());
+        }
+    });
 }
 
 storage::open_options partition_manager::options_for(const topic_partition& tp, size_t shard) {
@@ -128,6 +153,12 @@ result<void> partition_manager::open_all(const cluster_state& state) {
     // Lost or damaged, it only costs one full compaction pass.
     if (auto r = storage::read_offset_checkpoint(_log_dir / storage::layout::cleaner_checkpoint)) {
         _cleaned_offsets = std::move(r).value();
+    }
+    // Directories of deleted topics whose removal a crash interrupted.
+    for (const auto& de : fs::directory_iterator(_log_dir, ec)) {
+        if (de.is_directory(ec) && de.path().filename().string().ends_with(deleted_dir_suffix)) {
+            remove_in_background(de.path());
+        }
     }
     _flusher = std::make_unique<storage::flusher>(
         storage::file_ops::posix(), _observer ? *_observer : storage::storage_observer::none());
@@ -221,6 +252,8 @@ void partition_manager::close_all() {
     for (auto& f : done) {
         f.wait();
     }
+    // Every cleaning pass was cancelled with its log; let the queued removals finish.
+    _background->stop();
     if (_flusher) {
         _flusher->stop();
     }
@@ -278,15 +311,23 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
             continue;
         }
         fs::path dir = it->second->dir();
-        // Close without flushing what is about to be deleted; open file slices of in-flight
-        // fetches keep their descriptors, so unlinking under them is safe.
-        (void)it->second->close();
+        // Nothing is flushed of what is about to be deleted; a cleaning pass is cancelled and
+        // touches the directory no more. Open file slices of in-flight fetches keep their
+        // descriptors, so unlinking under them is safe.
+        it->second->discard();
         table.logs.erase(it);
+        // Renamed here (one metadata operation) so the name is free before DeleteTopics answers
+        // and a topic created under it gets a new directory; removed off the shard.
+        fs::path doomed = dir;
+        doomed += "." + protocol::uuid::random().to_string() + std::string(deleted_dir_suffix);
         std::error_code ec;
-        fs::remove_all(dir, ec);
+        fs::rename(dir, doomed, ec);
         if (ec) {
-            log::get("metadata")->warn("cannot delete {}: {}", dir.string(), ec.message());
+            log::get("metadata")
+                ->warn("cannot rename {} for deletion: {}", dir.string(), ec.message());
+            doomed = dir;
         }
+        self->remove_in_background(std::move(doomed));
     }
     co_return;
 }
@@ -382,7 +423,7 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
                 // expires idle producers for compact.
                 (void)plog->apply_retention();
                 if (plog->config().compacts()) {
-                    (void)plog->compact();
+                    (void)plog->compact_async(self->cleaner_post());
                 }
             }
         }

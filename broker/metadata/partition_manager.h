@@ -10,8 +10,12 @@
 //   - the clean-shutdown marker: present at open -> logs open without recovery; removed once the
 //     broker serves; written by close_all() after every log closed cleanly;
 //   - recovery-point / log-start-offset / cleaner-offset checkpoints, written at close_all();
-//   - the flusher thread (group commit) and per-shard housekeeping (flush.ms, retention for
-//     every cleanup.policy, compaction);
+//   - the flusher thread (group commit; flush.ms and flush.messages fdatasync there too) and
+//     per-shard housekeeping (flush.ms, retention for every cleanup.policy, compaction);
+//   - a background pool for the blocking work that must not run on a shard: the log cleaner
+//     (one pass at a time, swapped in on the owner; see storage/compaction.h) and the removal
+//     of deleted topics' directories (renamed to "<dir>.<id>-delete" on the owner first, so a
+//     topic of the same name can be created at once);
 //   - the fetch_wakeups of every shard, which wake long-polling fetches after appends.
 //
 // Lifecycle: construct -> open_all() (blocking, before the listener starts) -> serve ->
@@ -22,6 +26,7 @@
 #include "broker/config/broker_config.h"
 #include "broker/metadata/cluster_state.h"
 #include "broker/metadata/fetch_wakeups.h"
+#include "broker/net/background_pool.h"
 #include "broker/net/shard_pool.h"
 #include "broker/storage/checkpoint_file.h"
 #include "broker/storage/config.h"
@@ -33,6 +38,7 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -111,12 +117,19 @@ private:
                                                         std::vector<model::topic_partition> tps,
                                                         storage::log_config cfg);
     static boost::asio::awaitable<void> housekeeping(partition_manager* self, size_t shard);
+    // Hands work to the log cleaner's lane (one pass at a time, off the shards).
+    storage::post_fn cleaner_post();
+    // Removes directories renamed for deletion, off the shards.
+    void remove_in_background(std::filesystem::path dir);
 
     net::shard_pool& _pool;
     const config::broker_config& _config;
     std::filesystem::path _log_dir;
     std::shared_ptr<storage::storage_observer> _observer;  // outlives _flusher and the logs
     std::unique_ptr<storage::flusher> _flusher;
+    // Cleaner and directory removals; stopped in close_all() once every log is closed.
+    std::unique_ptr<net::background_pool> _background;
+    std::optional<net::background_pool::lane> _cleaner;
     std::vector<std::unique_ptr<shard_table>> _shards;
     storage::offset_checkpoint _recovery_points;
     storage::offset_checkpoint _log_starts;
