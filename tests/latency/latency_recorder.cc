@@ -68,6 +68,21 @@ void latency_recorder::run() {
     }
 }
 
+bool latency_recorder::wait_on_schedule(std::chrono::milliseconds timeout) const {
+    auto deadline = latency_clock::now() + timeout;
+    while (latency_clock::now() < deadline) {
+        {
+            std::lock_guard lock(_mu);
+            if (!_samples.empty() && _samples.back().due >= latency_clock::now() - 10 * _interval -
+                                                                std::chrono::milliseconds(20)) {
+                return true;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
 std::vector<latency_sample> latency_recorder::samples(latency_clock::time_point from,
                                                       latency_clock::time_point to) const {
     std::lock_guard lock(_mu);

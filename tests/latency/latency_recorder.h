@@ -41,6 +41,9 @@ public:
     // Samples due in [from, to).
     std::vector<latency_sample> samples(latency_clock::time_point from,
                                         latency_clock::time_point to) const;
+    // Waits (at most `timeout`) until the producer is back on schedule: a phase measured while it
+    // still works off a backlog from the previous one would be charged for that one's stall.
+    bool wait_on_schedule(std::chrono::milliseconds timeout) const;
     // Requests that did not come back with error 0 (must stay 0).
     int64_t failures() const { return _failures.load(); }
 
