@@ -108,12 +108,8 @@ storage::open_options partition_manager::options_for(const topic_partition& tp, 
     return o;
 }
 
-result<void> partition_manager::open_on_shard(size_t shard, const topic_partition& tp,
-                                              const storage::log_config& cfg) {
-    auto& table = *_shards[shard];
-    if (table.logs.contains(tp)) {
-        return success();
-    }
+result<std::unique_ptr<storage::partition_log>> partition_manager::open_log(
+    size_t shard, const topic_partition& tp, const storage::log_config& cfg) {
     auto opened =
         storage::partition_log::open(_log_dir / tp.dir_name(), tp, cfg, options_for(tp, shard));
     if (!opened) {
@@ -130,6 +126,16 @@ result<void> partition_manager::open_on_shard(size_t shard, const topic_partitio
             ->warn("partition {} recovered: truncated {} bytes, {} segments deleted", tp.dir_name(),
                    rec.truncated_bytes, rec.segments_deleted);
     }
+    return std::move(opened).value();
+}
+
+result<void> partition_manager::open_on_shard(size_t shard, const topic_partition& tp,
+                                              const storage::log_config& cfg) {
+    auto& table = *_shards[shard];
+    if (table.logs.contains(tp)) {
+        return success();
+    }
+    SPOOL_TRY(plog, open_log(shard, tp, cfg));
     table.logs.emplace(tp, std::move(plog));
     return success();
 }
@@ -274,15 +280,22 @@ void partition_manager::close_all() {
     }
 }
 
-asio::awaitable<std::error_code> partition_manager::ensure_on_shard(
-    partition_manager* self, size_t shard, std::vector<topic_partition> tps,
-    storage::log_config cfg) {
-    for (const auto& tp : tps) {
-        if (auto r = self->open_on_shard(shard, tp, cfg); !r) {
-            co_return r.error();
-        }
+asio::awaitable<int> partition_manager::missing_on_shard(partition_manager* self, size_t shard,
+                                                         std::vector<topic_partition>* tps) {
+    const auto& logs = self->_shards[shard]->logs;
+    std::erase_if(*tps, [&](const topic_partition& tp) { return logs.contains(tp); });
+    co_return 0;
+}
+
+asio::awaitable<int> partition_manager::install_on_shard(partition_manager* self, size_t shard,
+                                                         opened_logs* opened) {
+    auto& logs = self->_shards[shard]->logs;
+    for (auto& plog : opened->logs) {
+        auto tp = plog->ntp();
+        logs.try_emplace(tp, std::move(plog));  // an earlier one wins; the spare closes here
     }
-    co_return std::error_code();
+    opened->logs.clear();
+    co_return 0;
 }
 
 asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata topic) {
@@ -293,10 +306,32 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
         by_shard[shard_of(tp)].push_back(tp);
     }
     for (auto& [shard, tps] : by_shard) {
-        auto ec = co_await net::run_on(_pool.executor(shard),
-                                       ensure_on_shard(this, shard, std::move(tps), cfg));
-        if (ec) {
-            co_return ec;
+        auto ex = _pool.executor(shard);
+        auto filter = net::run_on(ex, missing_on_shard(this, shard, &tps));
+        (void)co_await std::move(filter);
+        if (tps.empty()) {
+            continue;
+        }
+        // Directories, files and preallocation are blocking file-system work: done off the
+        // shard, which only takes the opened logs over.
+        std::function<opened_logs()> open_all_missing = [this, s = shard, tps, cfg] {
+            opened_logs out;
+            for (const auto& tp : tps) {
+                auto plog = open_log(s, tp, cfg);
+                if (!plog) {
+                    out.error = plog.error();
+                    break;
+                }
+                out.logs.push_back(std::move(plog).value());
+            }
+            return out;
+        };
+        auto open = net::run_blocking<opened_logs>(_background->executor(), open_all_missing);
+        auto opened = co_await std::move(open);
+        auto install = net::run_on(ex, install_on_shard(this, shard, &opened));
+        (void)co_await std::move(install);
+        if (opened.error) {
+            co_return opened.error;
         }
     }
     co_return std::error_code();

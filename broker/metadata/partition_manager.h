@@ -106,11 +106,22 @@ private:
 
     storage::open_options options_for(const model::topic_partition& tp, size_t shard);
     storage::log_config log_config_of(const config::topic_overrides& overrides) const;
+    // Opens (creating or recovering) a log for `shard`; any thread, before the shard owns it.
+    result<std::unique_ptr<storage::partition_log>> open_log(size_t shard,
+                                                             const model::topic_partition& tp,
+                                                             const storage::log_config& cfg);
     result<void> open_on_shard(size_t shard, const model::topic_partition& tp,
                                const storage::log_config& cfg);
-    static boost::asio::awaitable<std::error_code> ensure_on_shard(
-        partition_manager* self, size_t shard, std::vector<model::topic_partition> tps,
-        storage::log_config cfg);
+    struct opened_logs {
+        std::vector<std::unique_ptr<storage::partition_log>> logs;
+        std::error_code error;
+    };
+    // Keeps the partitions the shard does not have yet.
+    static boost::asio::awaitable<int> missing_on_shard(partition_manager* self, size_t shard,
+                                                        std::vector<model::topic_partition>* tps);
+    // Takes logs opened off the shard into its table.
+    static boost::asio::awaitable<int> install_on_shard(partition_manager* self, size_t shard,
+                                                        opened_logs* opened);
     static boost::asio::awaitable<void> remove_on_shard(partition_manager* self,
                                                         std::vector<model::topic_partition> tps);
     static boost::asio::awaitable<void> update_on_shard(partition_manager* self,

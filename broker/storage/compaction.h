@@ -94,6 +94,10 @@ struct compaction_task {
     std::vector<std::unique_ptr<segment>> replacements;
     std::error_code error;
     const char* failed_step = "";
+    // The segments the replacements took the place of, handed back to the cleaner to be closed:
+    // their files are unlinked, so the last close frees their blocks and page cache, which for
+    // a large segment takes long enough to stall a shard.
+    std::vector<std::unique_ptr<segment>> retired;
 
     // Owner: the cleaner stops touching the directory once this returns.
     void cancel();

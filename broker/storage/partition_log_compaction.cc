@@ -74,6 +74,7 @@ result<compaction_result> partition_log::finish_compaction(compaction_task& task
                                       _dir.string(), planned.base.value());
             continue;
         }
+        task.retired.push_back(std::move(*it));
         *it = std::move(task.replacements[i]);
     }
     if (task.error) {
@@ -124,14 +125,15 @@ bool partition_log::compact_async(const post_fn& background, compaction_callback
     }
     _compaction = task;
     std::weak_ptr<bool> alive = _alive;
-    background([this, alive, task, post = _post, done = std::move(done)] {
+    background([this, alive, task, background, post = _post, done = std::move(done)] {
         run_compaction(*task);
         // Back on the owner, which may have closed (or destroyed) the log meanwhile.
-        post([this, alive, task, done] {
+        post([this, alive, task, background, done] {
             if (auto a = alive.lock(); !a || !*a) {
                 return;
             }
             auto r = finish_compaction(*task);
+            background([task] { task->retired.clear(); });
             if (done) {
                 done(std::move(r));
             }
