@@ -154,6 +154,7 @@ std::string broker_app::start() {
     }
 
     _pool = std::make_unique<net::shard_pool>(static_cast<size_t>(_config->get_int("spool.cores")));
+    _store->attach(*_pool);  // each shard reads its own copy of the metadata from now on
     _pool->start();
     _partitions = std::make_unique<metadata::partition_manager>(*_pool, *_config, log_dir);
     _partitions->set_storage_observer(std::make_shared<storage_metrics>(_registry));
@@ -162,7 +163,7 @@ std::string broker_app::start() {
         return fmt::format("cannot open the logs in {}: {}", log_dir.string(), r.error().message());
     }
     _logs_open = true;
-    _producer_ids = std::make_unique<handlers::producer_id_allocator>(*_store);
+    _producer_ids = std::make_unique<handlers::producer_id_allocator>(*_store, *_pool);
     _fetch_sessions = std::make_unique<handlers::fetch_session_cache>(
         static_cast<size_t>(_config->get_int("max.incremental.fetch.session.cache.slots")),
         _pool->shard_count());
@@ -267,6 +268,9 @@ void broker_app::stop() {
     if (_partitions && _logs_open) {
         _partitions->close_all();
         _logs_open = false;
+    }
+    if (_store) {
+        _store->stop();  // finishes a commit in flight while the shards it publishes to run
     }
     if (_pool) {
         _pool->stop();

@@ -73,7 +73,8 @@ boost::asio::awaitable<config_op_result> replace_dynamic_configs(
         if (validate_only) {
             co_return out;
         }
-        if (auto r = svc.store.set_topic_configs(name, {configs.begin(), configs.end()}); !r) {
+        auto set = svc.store.set_topic_configs(name, {configs.begin(), configs.end()});
+        if (auto r = co_await std::move(set); !r) {
             out.error = r.error().category() == metadata::error_category()
                             ? to_kafka(static_cast<metadata::errc>(r.error().value()))
                             : error_code::unknown_server_error;
@@ -130,7 +131,8 @@ boost::asio::awaitable<config_op_result> replace_dynamic_configs(
     if (validate_only) {
         co_return out;
     }
-    if (auto r = svc.store.set_broker_configs(name, configs); !r) {
+    auto set = svc.store.set_broker_configs(name, configs);
+    if (auto r = co_await std::move(set); !r) {
         out.error = error_code::kafka_storage_error;
         co_return out;
     }

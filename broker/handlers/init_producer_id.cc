@@ -27,7 +27,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::init_producer_i
         log::get("kafka")->debug("producer {} asked for an epoch bump; giving a new id",
                                  req.producer_id);
     }
-    auto id = ctx.svc.producer_ids.next();
+    auto next = ctx.svc.producer_ids.next();
+    auto id = co_await std::move(next);
     if (!id) {
         resp.error_code = code(error_code::kafka_storage_error);
         co_return resp;

@@ -6,6 +6,7 @@
 #include "broker/metadata/internal_topics.h"
 #include "broker/metrics/topic_probe.h"
 #include "broker/net/async_event.h"
+#include "broker/storage/errc.h"
 #include "common/log.h"
 #include "protocol/records/batch_parser.h"
 
@@ -90,6 +91,28 @@ error_code validate(const request_ctx& ctx, std::span<const uint8_t> bytes,
     return error_code::none;
 }
 
+// flush.messages: like Kafka, a write that reached the policy is acknowledged once the policy's
+// fdatasync has it on disk. The fdatasync runs on the flusher thread; this shard keeps serving.
+boost::asio::awaitable<std::error_code> wait_flushed(storage::partition_log* plog,
+                                                     model::offset up_to) {
+    namespace asio = boost::asio;
+    if (plog->flushed_offset() >= up_to) {
+        co_return std::error_code();
+    }
+    if (plog->offline()) {
+        co_return make_error_code(storage::errc::partition_offline);
+    }
+    // From here flush_async completes later, from the flusher's post (never inline).
+    auto initiate = [plog, up_to](auto handler) {
+        auto h = std::make_shared<decltype(handler)>(std::move(handler));
+        plog->flush_async(up_to, [h](const result<model::offset>& r) {
+            (*h)(r ? std::error_code() : r.error());
+        });
+    };
+    co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::error_code)>(
+        initiate, asio::use_awaitable);
+}
+
 // Runs on the owner shard of every item.
 boost::asio::awaitable<int> append_on_shard(metadata::partition_manager* pm,
                                             std::vector<append_item*> items) {
@@ -110,6 +133,11 @@ boost::asio::awaitable<int> append_on_shard(metadata::partition_manager* pm,
         item->out->base_offset = r.value().base_offset.value();
         item->out->log_append_time_ms = r.value().log_append_time.value();
         item->out->log_start_offset = r.value().log_start_offset.value();
+        if (r.value().flush_started) {
+            if (auto ec = co_await wait_flushed(plog, r.value().last_offset + 1); ec) {
+                item->out->error_code = code(to_kafka_error(ec));
+            }
+        }
     }
     co_return 0;
 }

@@ -104,7 +104,8 @@ boost::asio::awaitable<topic_op_result> create_topic(services& svc, metadata::ne
     if (validate_only) {
         co_return out;
     }
-    auto created = svc.store.create_topic(t, svc.node_id);
+    auto create = svc.store.create_topic(t, svc.node_id);
+    auto created = co_await std::move(create);
     if (!created) {
         out.error = from_store(created.error());
         out.message = created.error().message();
@@ -143,7 +144,8 @@ boost::asio::awaitable<topic_op_result> delete_topic(services& svc, std::string 
     }
     auto partitions = static_cast<int32_t>(t->partitions.size());
     out.topic = *t;
-    if (auto r = svc.store.delete_topic(name); !r) {
+    auto remove = svc.store.delete_topic(name);
+    if (auto r = co_await std::move(remove); !r) {
         out.error = from_store(r.error());
         co_return out;
     }
@@ -189,7 +191,8 @@ boost::asio::awaitable<topic_op_result> grow_topic(services& svc, std::string na
     if (validate_only) {
         co_return out;
     }
-    auto grown = svc.store.create_partitions(name, total, svc.node_id);
+    auto grow = svc.store.create_partitions(name, total, svc.node_id);
+    auto grown = co_await std::move(grow);
     if (!grown) {
         out.error = from_store(grown.error());
         co_return out;

@@ -3,6 +3,7 @@
 #include "broker/metadata/errc.h"
 #include "common/log.h"
 
+#include <boost/asio/post.hpp>
 #include <fcntl.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -13,6 +14,7 @@
 namespace spool::broker::metadata {
 
 namespace fs = std::filesystem;
+namespace asio = boost::asio;
 
 bool valid_topic_name(std::string_view name) {
     if (name.empty() || name.size() > 249 || name == "." || name == "..") {
@@ -169,31 +171,130 @@ result<std::unique_ptr<embedded_store>> embedded_store::open(const fs::path& dat
             log::get("metadata")->error("cannot parse {}", st->_file.string());
             return loaded.error();
         }
-        st->_state = std::make_shared<cluster_state>(std::move(loaded).value());
+        st->_committed = std::make_shared<cluster_state>(std::move(loaded).value());
+        st->set_latest(st->_committed);
         return st;
     }
+    // Nothing runs yet: the first state is written on the opening thread.
     auto fresh = std::make_shared<cluster_state>();
     fresh->cluster_id = protocol::uuid::random().to_string();
-    std::lock_guard lock(st->_mutex);
-    SPOOL_TRY(st->commit(std::move(fresh)));
-    log::get("metadata")
-        ->info("created {} (cluster id {})", st->_file.string(), st->_state->cluster_id);
+    fresh->version = 1;
+    SPOOL_TRY(st->persist(*fresh));
+    st->_committed = fresh;
+    st->set_latest(fresh);
+    log::get("metadata")->info("created {} (cluster id {})", st->_file.string(), fresh->cluster_id);
     return st;
 }
 
-cluster_snapshot embedded_store::snapshot() const {
-    std::lock_guard lock(_mutex);
-    return _state;
+embedded_store::~embedded_store() {
+    stop();
 }
 
-result<void> embedded_store::commit(std::shared_ptr<cluster_state> next) {
-    next->version = (_state ? _state->version : 0) + 1;
-    if (!write_atomically(_file, serialize(*next))) {
+void embedded_store::attach(net::shard_pool& pool) {
+    _shard_copies = std::make_unique<shard_copy[]>(pool.shard_count());
+    for (size_t i = 0; i < pool.shard_count(); ++i) {
+        _shard_copies[i].state = _committed;
+    }
+    _pool = &pool;
+}
+
+void embedded_store::stop() {
+    _stopped = true;
+    _writer.stop();
+}
+
+cluster_snapshot embedded_store::snapshot() const {
+    if (_pool != nullptr && net::shard_pool::current_pool() == _pool) {
+        return _shard_copies[*net::shard_pool::current_shard()].state;
+    }
+    std::lock_guard lock(_latest_mutex);
+    return _latest;
+}
+
+void embedded_store::set_latest(cluster_snapshot s) {
+    std::lock_guard lock(_latest_mutex);
+    _latest = std::move(s);
+}
+
+void embedded_store::install(size_t shard, const cluster_snapshot& s) {
+    auto& copy = _shard_copies[shard].state;
+    if (!copy || copy->version < s->version) {
+        copy = s;
+    }
+}
+
+asio::awaitable<int> embedded_store::install_on_shard(embedded_store* self, size_t shard,
+                                                      cluster_snapshot s) {
+    self->install(shard, s);
+    co_return 0;
+}
+
+asio::awaitable<void> embedded_store::publish_to_every_shard(cluster_snapshot s) {
+    if (_pool == nullptr) {
+        co_return;
+    }
+    // The writer already posted s to every shard; visiting each one (after those posts, or
+    // installing it ourselves) is what lets the caller answer knowing every shard sees it.
+    for (size_t i = 0; i < _pool->shard_count(); ++i) {
+        auto ex = _pool->executor(i);
+        auto visit = net::run_on(ex, install_on_shard(this, i, s));
+        (void)co_await std::move(visit);
+    }
+}
+
+result<void> embedded_store::persist(const cluster_state& next) {
+    if (!write_atomically(_file, serialize(next))) {
         log::get("metadata")->error("cannot write {}: {}", _file.string(), std::strerror(errno));
         return errc::persist_failed;
     }
-    _state = std::move(next);
     return success();
+}
+
+template <class T>
+embedded_store::commit_outcome<T> embedded_store::apply(const change_fn<T>& change) {
+    if (_stopped) {
+        return {errc::persist_failed, nullptr};
+    }
+    auto next = std::make_shared<cluster_state>(*_committed);
+    auto r = change(*next);
+    if (!r) {
+        return {r.error(), nullptr};
+    }
+    next->version = _committed->version + 1;
+    if (auto w = persist(*next); !w) {
+        return {w.error(), nullptr};
+    }
+    _committed = next;
+    set_latest(next);
+    if (_pool != nullptr) {
+        for (size_t i = 0; i < _pool->shard_count(); ++i) {
+            asio::post(_pool->executor(i), [this, i, next] { install(i, next); });
+        }
+    }
+    return {std::move(r), std::move(next)};
+}
+
+template <class T>
+store::op<T> embedded_store::commit(change_fn<T> change) {
+    std::function<commit_outcome<T>()> work = [this, change = std::move(change)] {
+        return apply(change);
+    };
+    auto ex = _writer.executor();
+    auto op = net::run_blocking<commit_outcome<T>>(ex, std::move(work));
+    auto out = co_await std::move(op);
+    if (out.published) {
+        co_await publish_to_every_shard(out.published);
+    }
+    co_return std::move(out.value);
+}
+
+store::op<void> embedded_store::commit_void(change_fn<std::monostate> change) {
+    auto op = commit<std::monostate>(std::move(change));
+    auto r = co_await std::move(op);
+    if (!r) {
+        co_return r.error();
+    }
+    co_return success();
 }
 
 namespace {
@@ -204,111 +305,120 @@ partition_state new_partition(int32_t index, int32_t leader) {
 
 }  // namespace
 
-result<topic_metadata> embedded_store::create_topic(const new_topic& t, int32_t leader) {
+store::op<topic_metadata> embedded_store::create_topic(new_topic t, int32_t leader) {
     if (!valid_topic_name(t.name)) {
-        return errc::invalid_topic_name;
+        co_return errc::invalid_topic_name;
     }
     if (t.partitions < 1) {
-        return errc::invalid_partitions;
+        co_return errc::invalid_partitions;
     }
     if (t.replication_factor != 1) {
         // One broker holds one replica of each partition.
-        return errc::invalid_replication_factor;
+        co_return errc::invalid_replication_factor;
     }
     for (const auto& [k, v] : t.configs) {
         if (!config::validate_topic_override(k, v).empty()) {
-            return errc::invalid_config;
+            co_return errc::invalid_config;
         }
     }
-    std::lock_guard lock(_mutex);
-    if (_state->find(t.name) != nullptr) {
-        return errc::topic_exists;
-    }
-    auto next = std::make_shared<cluster_state>(*_state);
-    topic_metadata md;
-    md.name = t.name;
-    do {
-        md.id = protocol::uuid::random();
-    } while (next->topic_names.contains(md.id));
-    md.configs = t.configs;
-    for (int32_t i = 0; i < t.partitions; ++i) {
-        md.partitions.push_back(new_partition(i, leader));
-    }
-    next->topic_names.emplace(md.id, md.name);
-    next->topics.emplace(md.name, md);
-    SPOOL_TRY(commit(std::move(next)));
-    return md;
+    change_fn<topic_metadata> change = [t = std::move(t),
+                                        leader](cluster_state& next) -> result<topic_metadata> {
+        if (next.find(t.name) != nullptr) {
+            return errc::topic_exists;
+        }
+        topic_metadata md;
+        md.name = t.name;
+        do {
+            md.id = protocol::uuid::random();
+        } while (next.topic_names.contains(md.id));
+        md.configs = t.configs;
+        for (int32_t i = 0; i < t.partitions; ++i) {
+            md.partitions.push_back(new_partition(i, leader));
+        }
+        next.topic_names.emplace(md.id, md.name);
+        next.topics.emplace(md.name, md);
+        return md;
+    };
+    co_return co_await commit(std::move(change));
 }
 
-result<void> embedded_store::delete_topic(std::string_view name) {
-    std::lock_guard lock(_mutex);
-    const topic_metadata* t = _state->find(name);
-    if (t == nullptr) {
-        return errc::unknown_topic;
-    }
-    auto next = std::make_shared<cluster_state>(*_state);
-    next->topic_names.erase(t->id);
-    next->topics.erase(next->topics.find(name));
-    return commit(std::move(next));
+store::op<void> embedded_store::delete_topic(std::string name) {
+    change_fn<std::monostate> change =
+        [name = std::move(name)](cluster_state& next) -> result<std::monostate> {
+        auto it = next.topics.find(name);
+        if (it == next.topics.end()) {
+            return errc::unknown_topic;
+        }
+        next.topic_names.erase(it->second.id);
+        next.topics.erase(it);
+        return std::monostate{};
+    };
+    co_return co_await commit_void(std::move(change));
 }
 
-result<topic_metadata> embedded_store::create_partitions(std::string_view name, int32_t total,
-                                                         int32_t leader) {
-    std::lock_guard lock(_mutex);
-    const topic_metadata* t = _state->find(name);
-    if (t == nullptr) {
-        return errc::unknown_topic;
-    }
-    if (total <= static_cast<int32_t>(t->partitions.size())) {
-        return errc::invalid_partitions;
-    }
-    auto next = std::make_shared<cluster_state>(*_state);
-    auto& md = next->topics.find(name)->second;
-    for (auto i = static_cast<int32_t>(md.partitions.size()); i < total; ++i) {
-        md.partitions.push_back(new_partition(i, leader));
-    }
-    topic_metadata copy = md;
-    SPOOL_TRY(commit(std::move(next)));
-    return copy;
+store::op<topic_metadata> embedded_store::create_partitions(std::string name, int32_t total,
+                                                            int32_t leader) {
+    change_fn<topic_metadata> change = [name = std::move(name), total,
+                                        leader](cluster_state& next) -> result<topic_metadata> {
+        auto it = next.topics.find(name);
+        if (it == next.topics.end()) {
+            return errc::unknown_topic;
+        }
+        auto& md = it->second;
+        if (total <= static_cast<int32_t>(md.partitions.size())) {
+            return errc::invalid_partitions;
+        }
+        for (auto i = static_cast<int32_t>(md.partitions.size()); i < total; ++i) {
+            md.partitions.push_back(new_partition(i, leader));
+        }
+        return md;
+    };
+    co_return co_await commit(std::move(change));
 }
 
-result<void> embedded_store::set_topic_configs(std::string_view name, config::topic_overrides c) {
+store::op<void> embedded_store::set_topic_configs(std::string name, config::topic_overrides c) {
     for (const auto& [k, v] : c) {
         if (!config::validate_topic_override(k, v).empty()) {
-            return errc::invalid_config;
+            co_return errc::invalid_config;
         }
     }
-    std::lock_guard lock(_mutex);
-    if (_state->find(name) == nullptr) {
-        return errc::unknown_topic;
-    }
-    auto next = std::make_shared<cluster_state>(*_state);
-    next->topics.find(name)->second.configs = std::move(c);
-    return commit(std::move(next));
+    change_fn<std::monostate> change =
+        [name = std::move(name), c = std::move(c)](cluster_state& next) -> result<std::monostate> {
+        auto it = next.topics.find(name);
+        if (it == next.topics.end()) {
+            return errc::unknown_topic;
+        }
+        it->second.configs = c;
+        return std::monostate{};
+    };
+    co_return co_await commit_void(std::move(change));
 }
 
-result<void> embedded_store::set_broker_configs(std::string_view entity,
-                                                std::map<std::string, std::string> c) {
-    std::lock_guard lock(_mutex);
-    auto next = std::make_shared<cluster_state>(*_state);
-    if (c.empty()) {
-        next->broker_configs.erase(std::string(entity));
-    } else {
-        next->broker_configs[std::string(entity)] = std::move(c);
-    }
-    return commit(std::move(next));
+store::op<void> embedded_store::set_broker_configs(std::string entity,
+                                                   std::map<std::string, std::string> c) {
+    change_fn<std::monostate> change = [entity = std::move(entity), c = std::move(c)](
+                                           cluster_state& next) -> result<std::monostate> {
+        if (c.empty()) {
+            next.broker_configs.erase(entity);
+        } else {
+            next.broker_configs[entity] = c;
+        }
+        return std::monostate{};
+    };
+    co_return co_await commit_void(std::move(change));
 }
 
-result<producer_id_block> embedded_store::allocate_producer_ids(int32_t count) {
+store::op<producer_id_block> embedded_store::allocate_producer_ids(int32_t count) {
     if (count <= 0) {
-        return errc::invalid_config;
+        co_return errc::invalid_config;
     }
-    std::lock_guard lock(_mutex);
-    auto next = std::make_shared<cluster_state>(*_state);
-    producer_id_block block{next->next_producer_id, count};
-    next->next_producer_id += count;
-    SPOOL_TRY(commit(std::move(next)));
-    return block;
+    change_fn<producer_id_block> change =
+        [count](cluster_state& next) -> result<producer_id_block> {
+        producer_id_block block{next.next_producer_id, count};
+        next.next_producer_id += count;
+        return block;
+    };
+    co_return co_await commit(std::move(change));
 }
 
 }  // namespace spool::broker::metadata

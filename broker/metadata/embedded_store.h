@@ -15,44 +15,98 @@
 //            leader_epoch: 0, replicas: [0], isr: [0]}]}
 //       broker_configs: {"": {k: v}, "0": {k: v}}
 //
-// Lifecycle: open() loads or creates the file; the object then serves until destroyed.
-// Threading: a mutex serialises writers; snapshot() takes it only to copy a shared_ptr.
+// Commits: a change is validated against the last committed state, serialised, written and
+// fsynced on the store's own writer thread, one commit at a time in arrival order; only then does
+// it become the committed state. A failed write changes nothing. The committing coroutine waits
+// without blocking its shard.
+//
+// Snapshots: after a commit the writer posts the new state to every shard of the attached
+// shard_pool, and the committing coroutine visits every shard (installing it there if the post
+// has not arrived yet) before it returns, so once a mutation returns, snapshot() on any shard
+// shows it. On a shard, snapshot() reads that shard's own copy: no lock, no shared cache line.
+// Other threads (HTTP, main) read the latest state under a mutex held only to copy a pointer;
+// no writer holds it during I/O.
+//
+// Lifecycle: open() loads or creates the file; attach() before the pool starts; stop() before
+// the pool stops (finishes the commit in progress; later commits fail with persist_failed).
+// Destroyed after the pool (posted installs reference the store).
+// Threading: everything from any thread; see above.
 
 #include "broker/metadata/store.h"
+#include "broker/net/background_pool.h"
+#include "broker/net/shard_pool.h"
 
+#include <atomic>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <variant>
 
 namespace spool::broker::metadata {
 
 class embedded_store final : public store {
 public:
     static result<std::unique_ptr<embedded_store>> open(const std::filesystem::path& data_dir);
+    ~embedded_store() override;
+
+    // Publishes every later commit to each shard of pool, whose snapshot() then reads its own
+    // copy. Call before pool.start(); the pool must outlive every commit.
+    void attach(net::shard_pool& pool);
+    void stop();
 
     cluster_snapshot snapshot() const override;
-    result<topic_metadata> create_topic(const new_topic& t, int32_t leader) override;
-    result<void> delete_topic(std::string_view name) override;
-    result<topic_metadata> create_partitions(std::string_view name, int32_t total,
-                                             int32_t leader) override;
-    result<void> set_topic_configs(std::string_view name, config::topic_overrides c) override;
-    result<void> set_broker_configs(std::string_view entity,
-                                    std::map<std::string, std::string> c) override;
-    result<producer_id_block> allocate_producer_ids(int32_t count) override;
+    op<topic_metadata> create_topic(new_topic t, int32_t leader) override;
+    op<void> delete_topic(std::string name) override;
+    op<topic_metadata> create_partitions(std::string name, int32_t total, int32_t leader) override;
+    op<void> set_topic_configs(std::string name, config::topic_overrides c) override;
+    op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override;
+    op<producer_id_block> allocate_producer_ids(int32_t count) override;
 
     const std::filesystem::path& file() const { return _file; }
+    // Version of the snapshot the calling shard reads (for tests of the publication).
+    int64_t version_here() const { return snapshot()->version; }
 
 private:
+    // A change to the next state: validates against it and edits it, or fails (nothing changes).
+    template <class T>
+    using change_fn = std::function<result<T>(cluster_state& next)>;
+    template <class T>
+    struct commit_outcome {
+        result<T> value;
+        cluster_snapshot published;  // null when nothing was committed
+    };
+
     explicit embedded_store(std::filesystem::path file) : _file(std::move(file)) {}
 
-    // Persists `next` and publishes it; caller holds _mutex.
-    result<void> commit(std::shared_ptr<cluster_state> next);
+    // Applies change on the writer thread, persists it and publishes it everywhere.
+    template <class T>
+    op<T> commit(change_fn<T> change);
+    op<void> commit_void(change_fn<std::monostate> change);
+    // On the writer thread: copy, change, persist, make it the committed state.
+    template <class T>
+    commit_outcome<T> apply(const change_fn<T>& change);
+    result<void> persist(const cluster_state& next);
+    void set_latest(cluster_snapshot s);
+    // Installs s as shard's copy unless that shard already has a newer one; on that shard only.
+    void install(size_t shard, const cluster_snapshot& s);
+    static boost::asio::awaitable<int> install_on_shard(embedded_store* self, size_t shard,
+                                                        cluster_snapshot s);
+    boost::asio::awaitable<void> publish_to_every_shard(cluster_snapshot s);
 
     std::filesystem::path _file;
-    mutable std::mutex _mutex;
-    std::shared_ptr<const cluster_state> _state;
+    cluster_snapshot _committed;  // the writer thread's (and open()'s) only
+    mutable std::mutex _latest_mutex;
+    cluster_snapshot _latest;  // for non-shard readers, under _latest_mutex
+    net::shard_pool* _pool = nullptr;
+    struct alignas(64) shard_copy {
+        cluster_snapshot state;  // read and written by its shard only
+    };
+    std::unique_ptr<shard_copy[]> _shard_copies;
+    std::atomic<bool> _stopped{false};
+    // Last: stopped and joined first, while everything it uses still exists.
+    net::background_pool _writer{"metadata", 1};
 };
-
 // (De)serialisation, exposed for tests.
 std::string serialize(const cluster_state& s);
 result<cluster_state> deserialize(std::string_view yaml);

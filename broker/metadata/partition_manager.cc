@@ -32,6 +32,8 @@ void add_checkpoint_values(const topic_partition& tp, const storage::partition_l
     }
 }
 
+// Kafka's suffix for a partition directory awaiting deletion.
+constexpr std::string_view deleted_dir_suffix = "-delete";
 }  // namespace
 
 storage::log_config to_log_config(const config::topic_settings& s) {
@@ -67,7 +69,12 @@ storage::log_config partition_manager::log_config_of(
 
 partition_manager::partition_manager(net::shard_pool& pool, const config::broker_config& config,
                                      fs::path log_dir)
-    : _pool(pool), _config(config), _log_dir(std::move(log_dir)) {
+    : _pool(pool),
+      _config(config),
+      _log_dir(std::move(log_dir)),
+      // Two threads: a long cleaning pass on one never delays a directory removal.
+      _background(std::make_unique<net::background_pool>("storage-bg", 2)),
+      _cleaner(_background->make_lane()) {
     for (size_t i = 0; i < _pool.shard_count(); ++i) {
         _shards.push_back(std::make_unique<shard_table>(_pool.executor(i)));
     }
@@ -78,9 +85,24 @@ partition_manager::~partition_manager() {
         table->housekeeping->stopped = true;
     }
     _checkpoints.reset();  // gathers from the shards: gone before anything else
+    _background->stop();
     if (_flusher) {
         _flusher->stop();
     }
+}
+
+storage::post_fn partition_manager::cleaner_post() {
+    return [lane = *_cleaner](std::function<void()> fn) { asio::post(lane, std::move(fn)); };
+}
+
+void partition_manager::remove_in_background(fs::path dir) {
+    asio::post(_background->executor(), [dir = std::move(dir)] {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+        if (ec) {
+            log::get("metadata")->warn("cannot delete {}: {}", dir.string(), ec.message());
+        }
+    });
 }
 
 storage::open_options partition_manager::options_for(const topic_partition& tp, size_t shard) {
@@ -102,12 +124,8 @@ storage::open_options partition_manager::options_for(const topic_partition& tp, 
     return o;
 }
 
-result<void> partition_manager::open_on_shard(size_t shard, const topic_partition& tp,
-                                              const storage::log_config& cfg) {
-    auto& table = *_shards[shard];
-    if (table.logs.contains(tp)) {
-        return success();
-    }
+result<std::unique_ptr<storage::partition_log>> partition_manager::open_log(
+    size_t shard, const topic_partition& tp, const storage::log_config& cfg) {
     auto opened =
         storage::partition_log::open(_log_dir / tp.dir_name(), tp, cfg, options_for(tp, shard));
     if (!opened) {
@@ -124,6 +142,16 @@ result<void> partition_manager::open_on_shard(size_t shard, const topic_partitio
             ->warn("partition {} recovered: truncated {} bytes, {} segments deleted", tp.dir_name(),
                    rec.truncated_bytes, rec.segments_deleted);
     }
+    return std::move(opened).value();
+}
+
+result<void> partition_manager::open_on_shard(size_t shard, const topic_partition& tp,
+                                              const storage::log_config& cfg) {
+    auto& table = *_shards[shard];
+    if (table.logs.contains(tp)) {
+        return success();
+    }
+    SPOOL_TRY(plog, open_log(shard, tp, cfg));
     table.logs.emplace(tp, std::move(plog));
     return success();
 }
@@ -147,6 +175,12 @@ result<void> partition_manager::open_all(const cluster_state& state) {
     // Lost or damaged, it only costs one full compaction pass.
     if (auto r = storage::read_offset_checkpoint(_log_dir / storage::layout::cleaner_checkpoint)) {
         _cleaned_offsets = std::move(r).value();
+    }
+    // Directories of deleted topics whose removal a crash interrupted.
+    for (const auto& de : fs::directory_iterator(_log_dir, ec)) {
+        if (de.is_directory(ec) && de.path().filename().string().ends_with(deleted_dir_suffix)) {
+            remove_in_background(de.path());
+        }
     }
     _flusher = std::make_unique<storage::flusher>(
         storage::file_ops::posix(), _observer ? *_observer : storage::storage_observer::none());
@@ -293,6 +327,8 @@ void partition_manager::close_all() {
     for (auto& f : done) {
         f.wait();
     }
+    // Every cleaning pass was cancelled with its log; let the queued removals finish.
+    _background->stop();
     if (_flusher) {
         _flusher->stop();
     }
@@ -308,31 +344,22 @@ void partition_manager::close_all() {
     }
 }
 
-asio::awaitable<std::error_code> partition_manager::ensure_on_shard(
-    partition_manager* self, size_t shard, std::vector<topic_partition> tps,
-    storage::log_config cfg, std::vector<topic_partition>* created) {
-    auto& table = *self->_shards[shard];
-    std::vector<topic_partition> mine;
-    for (const auto& tp : tps) {
-        if (table.logs.contains(tp)) {
-            continue;
-        }
-        fs::path dir = self->_log_dir / tp.dir_name();
-        std::error_code ec;
-        bool existed = fs::exists(dir, ec);
-        if (auto r = self->open_on_shard(shard, tp, cfg); !r) {
-            // All or nothing: a half-created topic (e.g. out of file descriptors) must leave
-            // neither logs nor directories behind, or the next start trips over them.
-            if (!existed) {
-                fs::remove_all(dir, ec);
-            }
-            co_await remove_on_shard(self, std::move(mine));
-            co_return r.error();
-        }
-        mine.push_back(tp);
+asio::awaitable<int> partition_manager::missing_on_shard(partition_manager* self, size_t shard,
+                                                         std::vector<topic_partition>* tps) {
+    const auto& logs = self->_shards[shard]->logs;
+    std::erase_if(*tps, [&](const topic_partition& tp) { return logs.contains(tp); });
+    co_return 0;
+}
+
+asio::awaitable<int> partition_manager::install_on_shard(partition_manager* self, size_t shard,
+                                                         opened_logs* opened) {
+    auto& logs = self->_shards[shard]->logs;
+    for (auto& plog : opened->logs) {
+        auto tp = plog->ntp();
+        logs.try_emplace(tp, std::move(plog));  // an earlier one wins; the spare closes here
     }
-    created->insert(created->end(), mine.begin(), mine.end());
-    co_return std::error_code();
+    opened->logs.clear();
+    co_return 0;
 }
 
 asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata topic) {
@@ -344,17 +371,50 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
     }
     std::map<size_t, std::vector<topic_partition>> created;
     for (auto& [shard, tps] : by_shard) {
-        auto ec = co_await net::run_on(
-            _pool.executor(shard),
-            ensure_on_shard(this, shard, std::move(tps), cfg, &created[shard]));
-        if (ec) {
+        auto ex = _pool.executor(shard);
+        auto filter = net::run_on(ex, missing_on_shard(this, shard, &tps));
+        (void)co_await std::move(filter);
+        if (tps.empty()) {
+            continue;
+        }
+        // Directories, files and preallocation are blocking file-system work: done off the
+        // shard, which only takes the opened logs over.
+        std::function<opened_logs()> open_all_missing = [this, s = shard, tps, cfg] {
+            opened_logs out;
+            for (const auto& tp : tps) {
+                fs::path dir = _log_dir / tp.dir_name();
+                std::error_code ec;
+                bool existed = fs::exists(dir, ec);
+                auto plog = open_log(s, tp, cfg);
+                if (!plog) {
+                    // All or nothing: a half-created topic (e.g. out of file descriptors) must
+                    // leave no directory behind, or the next start trips over it.
+                    if (!existed) {
+                        fs::remove_all(dir, ec);
+                    }
+                    out.error = plog.error();
+                    break;
+                }
+                out.logs.push_back(std::move(plog).value());
+            }
+            return out;
+        };
+        auto open = net::run_blocking<opened_logs>(_background->executor(), open_all_missing);
+        auto opened = co_await std::move(open);
+        for (const auto& plog : opened.logs) {
+            created[shard].push_back(plog->ntp());
+        }
+        auto install = net::run_on(ex, install_on_shard(this, shard, &opened));
+        (void)co_await std::move(install);
+        if (opened.error) {
+            // Undo what this call created on every shard, so the create is all or nothing.
             for (auto& [done_shard, done] : created) {
                 if (!done.empty()) {
                     co_await net::run_on(_pool.executor(done_shard),
                                          remove_on_shard(this, std::move(done)));
                 }
             }
-            co_return ec;
+            co_return opened.error;
         }
     }
     co_return std::error_code();
@@ -369,15 +429,23 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
             continue;
         }
         fs::path dir = it->second->dir();
-        // Close without flushing what is about to be deleted; open file slices of in-flight
-        // fetches keep their descriptors, so unlinking under them is safe.
-        (void)it->second->close();
+        // Nothing is flushed of what is about to be deleted; a cleaning pass is cancelled and
+        // touches the directory no more. Open file slices of in-flight fetches keep their
+        // descriptors, so unlinking under them is safe.
+        it->second->discard();
         table.logs.erase(it);
+        // Renamed here (one metadata operation) so the name is free before DeleteTopics answers
+        // and a topic created under it gets a new directory; removed off the shard.
+        fs::path doomed = dir;
+        doomed += "." + protocol::uuid::random().to_string() + std::string(deleted_dir_suffix);
         std::error_code ec;
-        fs::remove_all(dir, ec);
+        fs::rename(dir, doomed, ec);
         if (ec) {
-            log::get("metadata")->warn("cannot delete {}: {}", dir.string(), ec.message());
+            log::get("metadata")
+                ->warn("cannot rename {} for deletion: {}", dir.string(), ec.message());
+            doomed = dir;
         }
+        self->remove_in_background(std::move(doomed));
     }
     co_return;
 }
@@ -481,7 +549,7 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
                 (void)plog->apply_retention();
             }
             if (clean && plog->config().compacts()) {
-                (void)plog->compact();
+                (void)plog->compact_async(self->cleaner_post());
             }
         }
     }

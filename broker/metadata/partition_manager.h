@@ -12,8 +12,12 @@
 //   - recovery-point / log-start-offset / cleaner-offset checkpoints, written periodically by a
 //     storage::checkpoint_writer thread (values gathered by message to each shard), on
 //     write_checkpoints() (DeleteRecords, DeleteTopics) and at close_all();
-//   - the flusher thread (group commit) and per-shard housekeeping (flush.ms, retention for
-//     every cleanup.policy, compaction);
+//   - the flusher thread (group commit; flush.ms and flush.messages fdatasync there too) and
+//     per-shard housekeeping (flush.ms, retention for every cleanup.policy, compaction);
+//   - a background pool for the blocking work that must not run on a shard: the log cleaner
+//     (one pass at a time, swapped in on the owner; see storage/compaction.h), opening new
+//     topics' logs, and the removal of deleted topics' directories (renamed to
+//     "<dir>.<id>-delete" on the owner first, so a topic of the same name can be created at once);
 //   - the fetch_wakeups of every shard, which wake long-polling fetches after appends.
 //
 // Lifecycle: construct -> open_all() (blocking, before the listener starts) -> serve ->
@@ -24,6 +28,7 @@
 #include "broker/config/broker_config.h"
 #include "broker/metadata/cluster_state.h"
 #include "broker/metadata/fetch_wakeups.h"
+#include "broker/net/background_pool.h"
 #include "broker/net/shard_pool.h"
 #include "broker/storage/checkpoint_file.h"
 #include "broker/storage/checkpoint_writer.h"
@@ -36,6 +41,7 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -110,21 +116,34 @@ private:
 
     storage::open_options options_for(const model::topic_partition& tp, size_t shard);
     storage::log_config log_config_of(const config::topic_overrides& overrides) const;
+    // Opens (creating or recovering) a log for `shard`; any thread, before the shard owns it.
+    result<std::unique_ptr<storage::partition_log>> open_log(size_t shard,
+                                                             const model::topic_partition& tp,
+                                                             const storage::log_config& cfg);
     result<void> open_on_shard(size_t shard, const model::topic_partition& tp,
                                const storage::log_config& cfg);
-    // Opens what is missing of tps; on failure closes and deletes the ones this call created
-    // (and the failed one's directory, when this call made it), so a create is all or nothing.
-    static boost::asio::awaitable<std::error_code> ensure_on_shard(
-        partition_manager* self, size_t shard, std::vector<model::topic_partition> tps,
-        storage::log_config cfg, std::vector<model::topic_partition>* created);
     // On the writer thread: every shard's checkpoint values, collected on the shards.
     storage::log_dir_checkpoints gather_checkpoints();
+    struct opened_logs {
+        std::vector<std::unique_ptr<storage::partition_log>> logs;
+        std::error_code error;
+    };
+    // Keeps the partitions the shard does not have yet.
+    static boost::asio::awaitable<int> missing_on_shard(partition_manager* self, size_t shard,
+                                                        std::vector<model::topic_partition>* tps);
+    // Takes logs opened off the shard into its table.
+    static boost::asio::awaitable<int> install_on_shard(partition_manager* self, size_t shard,
+                                                        opened_logs* opened);
     static boost::asio::awaitable<void> remove_on_shard(partition_manager* self,
                                                         std::vector<model::topic_partition> tps);
     static boost::asio::awaitable<void> update_on_shard(partition_manager* self,
                                                         std::vector<model::topic_partition> tps,
                                                         storage::log_config cfg);
     static boost::asio::awaitable<void> housekeeping(partition_manager* self, size_t shard);
+    // Hands work to the log cleaner's lane (one pass at a time, off the shards).
+    storage::post_fn cleaner_post();
+    // Removes directories renamed for deletion, off the shards.
+    void remove_in_background(std::filesystem::path dir);
 
     net::shard_pool& _pool;
     const config::broker_config& _config;
@@ -132,6 +151,9 @@ private:
     std::shared_ptr<storage::storage_observer> _observer;  // outlives _flusher and the logs
     std::unique_ptr<storage::flusher> _flusher;
     std::unique_ptr<storage::checkpoint_writer> _checkpoints;  // between open_all and close_all
+    // Cleaner and directory removals; stopped in close_all() once every log is closed.
+    std::unique_ptr<net::background_pool> _background;
+    std::optional<net::background_pool::lane> _cleaner;
     std::vector<std::unique_ptr<shard_table>> _shards;
     storage::offset_checkpoint _recovery_points;
     storage::offset_checkpoint _log_starts;

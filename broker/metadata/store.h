@@ -3,14 +3,21 @@
 // The metadata store interface: the single writer of cluster_state. An embedded implementation
 // (one broker, a file in the data directory) and later an etcd one (a cluster) sit behind it.
 // Every mutation is validated, persisted, and only then visible in snapshot(): a failed write
-// changes nothing.
+// changes nothing. Mutations are coroutines: the caller's shard keeps serving while the change is
+// written and made durable elsewhere, and when the mutation returns every shard's snapshot()
+// already shows it (read-your-writes from any connection).
 //
-// Lifecycle: open/load, then serve; stop() is a no-op for the embedded store.
-// Threading: every method is thread-safe; snapshot() is cheap (a shared_ptr copy) and the
-// returned state never changes.
+// Lifecycle: open/load, then serve.
+// Threading: every method may be called from any thread or coroutine; snapshot() is cheap (a
+// shared_ptr copy, lock-free on a shard) and the returned state never changes.
 
 #include "broker/metadata/cluster_state.h"
 #include "common/result.h"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -35,22 +42,43 @@ class store {
 public:
     virtual ~store() = default;
 
+    template <class T>
+    using op = boost::asio::awaitable<result<T>>;
+
     virtual cluster_snapshot snapshot() const = 0;
 
     // Creates a topic with a fresh random topic id; partitions led by `leader` with epoch 0.
-    virtual result<topic_metadata> create_topic(const new_topic& t, int32_t leader) = 0;
-    virtual result<void> delete_topic(std::string_view name) = 0;
+    virtual op<topic_metadata> create_topic(new_topic t, int32_t leader) = 0;
+    virtual op<void> delete_topic(std::string name) = 0;
     // Grows a topic to `total` partitions (never shrinks).
-    virtual result<topic_metadata> create_partitions(std::string_view name, int32_t total,
-                                                     int32_t leader) = 0;
+    virtual op<topic_metadata> create_partitions(std::string name, int32_t total,
+                                                 int32_t leader) = 0;
     // Replaces a topic's overrides as a whole.
-    virtual result<void> set_topic_configs(std::string_view name, config::topic_overrides c) = 0;
+    virtual op<void> set_topic_configs(std::string name, config::topic_overrides c) = 0;
     // Replaces the dynamic configs of one broker entity ("" = cluster default).
-    virtual result<void> set_broker_configs(std::string_view entity,
-                                            std::map<std::string, std::string> c) = 0;
+    virtual op<void> set_broker_configs(std::string entity,
+                                        std::map<std::string, std::string> c) = 0;
     // Hands out `count` producer ids that no other call (before or after a restart) gets.
-    virtual result<producer_id_block> allocate_producer_ids(int32_t count) = 0;
+    virtual op<producer_id_block> allocate_producer_ids(int32_t count) = 0;
 };
+
+namespace detail {
+template <class T>
+boost::asio::awaitable<void> store_into(boost::asio::awaitable<T> work, std::optional<T>* out) {
+    out->emplace(co_await std::move(work));
+}
+}  // namespace detail
+
+// Runs a store mutation to completion on the calling thread, blocking it: for tests and for
+// start-up code on the main thread, never on a shard.
+template <class T>
+T wait_for(boost::asio::awaitable<T> work) {
+    boost::asio::io_context io;
+    std::optional<T> out;
+    boost::asio::co_spawn(io, detail::store_into(std::move(work), &out), boost::asio::detached);
+    io.run();
+    return std::move(*out);
+}
 
 // Kafka's topic name rules: 1..249 chars of [a-zA-Z0-9._-], not "." or "..".
 bool valid_topic_name(std::string_view name);

@@ -11,7 +11,8 @@ namespace spool::broker::net {
 
 namespace {
 thread_local std::optional<size_t> this_shard;
-}
+thread_local const shard_pool* this_pool = nullptr;
+}  // namespace
 
 shard_pool::shard_pool(size_t count) {
     if (count == 0) {
@@ -37,8 +38,9 @@ void shard_pool::start() {
     for (size_t i = 0; i < _shards.size(); ++i) {
         auto& s = *_shards[i];
         s.work.emplace(s.ctx->get_executor());
-        s.thread = std::thread([ctx = s.ctx.get(), i] {
+        s.thread = std::thread([this, ctx = s.ctx.get(), i] {
             this_shard = i;
+            this_pool = this;
             std::string name = "shard-" + std::to_string(i);
             pthread_setname_np(pthread_self(), name.c_str());
             try {
@@ -79,6 +81,10 @@ size_t shard_pool::shard_for(std::string_view topic, int32_t partition) const {
 
 std::optional<size_t> shard_pool::current_shard() {
     return this_shard;
+}
+
+const shard_pool* shard_pool::current_pool() {
+    return this_pool;
 }
 
 }  // namespace spool::broker::net

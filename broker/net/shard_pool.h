@@ -54,6 +54,8 @@ public:
 
     // Shard of the calling thread, or nullopt when called from a non-shard thread.
     static std::optional<size_t> current_shard();
+    // The pool whose shard runs the calling thread, or nullptr (not a shard thread).
+    static const shard_pool* current_pool();
 
 private:
     struct shard {

@@ -3,7 +3,6 @@
 #include "broker/storage/checkpoint_file.h"
 #include "broker/storage/errc.h"
 #include "broker/storage/layout.h"
-#include "broker/storage/partition_log.h"
 #include "common/log.h"
 #include "protocol/records/batch_parser.h"
 #include "protocol/records/batch_rewrite.h"
@@ -22,19 +21,23 @@ namespace fs = std::filesystem;
 namespace {
 
 // Reads each batch of seg and hands f the batch bytes, its info and its records section
-// (decompressed when needed).
+// (decompressed when needed). Stops with errc::closed once *cancel is set.
 template <class F>
-result<void> for_each_batch_records(file_ops& ops, const segment& seg, F&& f) {
+result<void> for_each_batch_records(file_ops& ops, const sealed_segment& seg,
+                                    const std::atomic<bool>* cancel, F&& f) {
     std::vector<uint8_t> buf;
     rf::decompress_buffer scratch;
     rf::validate_options vo;
     vo.origin = rf::batch_origin::log;
     vo.verify_crc = false;
     std::error_code err;
-    auto slice = seg.slice(0, seg.size());
-    SPOOL_TRY(seg.for_each_batch(0, [&](uint32_t pos, const batch_info& b) {
+    SPOOL_TRY(scan_batches(ops, seg.log->fd(), seg.size, 0, [&](uint32_t pos, const batch_info& b) {
+        if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+            err = make_error_code(errc::closed);
+            return false;
+        }
         buf.resize(b.size());
-        if (ops.pread_full(slice.file->fd(), buf.data(), buf.size(), pos) != ssize_t(buf.size())) {
+        if (ops.pread_full(seg.log->fd(), buf.data(), buf.size(), pos) != ssize_t(buf.size())) {
             err = make_error_code(errc::io_error);
             return false;
         }
@@ -55,8 +58,13 @@ result<void> for_each_batch_records(file_ops& ops, const segment& seg, F&& f) {
 
 }  // namespace
 
-result<void> build_offset_map(file_ops& ops, const segment& seg, offset_map& map) {
-    return for_each_batch_records(ops, seg,
+sealed_segment sealed_segment::of(const segment& s) {
+    return {s.dir(), s.base_offset(), s.size(), s.slice(0, 0).file};
+}
+
+result<void> build_offset_map(file_ops& ops, const sealed_segment& seg, offset_map& map,
+                              const std::atomic<bool>* cancel) {
+    return for_each_batch_records(ops, seg, cancel,
                                   [&](std::span<const uint8_t>, const rf::batch_info& info,
                                       std::span<const uint8_t> records, std::error_code&) {
                                       if (info.is_control()) {
@@ -74,16 +82,10 @@ result<void> build_offset_map(file_ops& ops, const segment& seg, offset_map& map
                                   });
 }
 
-result<cleaned_segment> write_cleaned(file_ops& ops, const segment& seg, const offset_map& map,
-                                      const log_config& cfg, model::timestamp now) {
+result<cleaned_segment> write_cleaned(file_ops& ops, const sealed_segment& seg, int fd,
+                                      const offset_map& map, const log_config& cfg,
+                                      model::timestamp now, const std::atomic<bool>* cancel) {
     cleaned_segment out;
-    auto path = layout::segment_path(seg.dir(), seg.base_offset(), layout::log_suffix);
-    path += layout::cleaned_suffix;
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        return make_error_code(errc_from_errno(errno));
-    }
-    file_handle closer(fd);
     uint64_t written = 0;
     std::vector<uint8_t> kept;   // surviving encoded records
     std::vector<uint8_t> batch;  // reassembled batch
@@ -96,7 +98,7 @@ result<cleaned_segment> write_cleaned(file_ops& ops, const segment& seg, const o
         return {};
     };
     SPOOL_TRY(for_each_batch_records(
-        ops, seg,
+        ops, seg, cancel,
         [&](std::span<const uint8_t> bytes, const rf::batch_info& info,
             std::span<const uint8_t> records, std::error_code& err) {
             if (info.is_control()) {
@@ -153,7 +155,7 @@ result<cleaned_segment> write_cleaned(file_ops& ops, const segment& seg, const o
             err = write(batch);
             return !err;
         }));
-    if (written < seg.size()) {
+    if (written < seg.size) {
         out.changed = true;
     }
     if (ops.fdatasync(fd) != 0) {
@@ -163,99 +165,97 @@ result<cleaned_segment> write_cleaned(file_ops& ops, const segment& seg, const o
     return out;
 }
 
-result<compaction_result> partition_log::compact() {
-    if (_offline) {
-        return make_error_code(errc::partition_offline);
-    }
-    compaction_result res;
-    if (!_cfg.compacts() || _segments.size() < 2) {
-        return res;
-    }
-    model::timestamp now = _clock();
-    // Cleanable: closed segments, below the high watermark, all records older than the lag.
-    size_t cleanable = 0;
-    while (cleanable + 1 < _segments.size() &&
-           _segments[cleanable + 1]->base_offset() <= _high_watermark &&
-           now.value() - _segments[cleanable]->max_timestamp().value() >=
-               _cfg.min_compaction_lag_ms.count()) {
-        ++cleanable;
-    }
-    if (cleanable == 0) {
-        return res;
-    }
-    // min.cleanable.dirty.ratio: skip while most of the cleanable bytes are already clean.
-    uint64_t total = 0;
-    uint64_t dirty = 0;
-    size_t first_dirty = cleanable;
-    for (size_t i = 0; i < cleanable; ++i) {
-        total += _segments[i]->size();
-        if (_segments[i + 1]->base_offset() > _cleaned_up_to) {
-            dirty += _segments[i]->size();
-            first_dirty = std::min(first_dirty, i);
+void compaction_task::cancel() {
+    std::lock_guard lock(_dir_mutex);
+    _cancelled = true;
+}
+
+namespace {
+
+// One cleanable segment: its cleaned copy written, swapped in on disk and reopened with rebuilt
+// indexes. Returns nullptr when nothing in it changed (or the pass was cancelled: task.error).
+std::unique_ptr<segment> clean_one(compaction_task& t, const sealed_segment& seg,
+                                   const offset_map& map, std::mutex& dir_mutex,
+                                   const std::atomic<bool>& cancelled) {
+    auto& ops = *t.ops;
+    auto log_path = layout::segment_path(t.dir, seg.base, layout::log_suffix);
+    auto cleaned_path = log_path;
+    cleaned_path += layout::cleaned_suffix;
+    auto stop = [&](std::error_code ec, const char* step) -> std::unique_ptr<segment> {
+        t.error = ec;
+        t.failed_step = step;
+        return nullptr;
+    };
+    int fd = -1;
+    {
+        std::lock_guard lock(dir_mutex);
+        if (cancelled) {
+            return stop(make_error_code(errc::closed), "compaction");
         }
+        fd = ::open(cleaned_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     }
-    if (total == 0 || double(dirty) < _cfg.min_cleanable_dirty_ratio * double(total)) {
-        return res;
+    if (fd < 0) {
+        return stop(make_error_code(errc_from_errno(errno)), "compaction write");
     }
+    file_handle closer(fd);
+    auto cleaned = write_cleaned(ops, seg, fd, map, t.cfg, t.now, &cancelled);
+    std::lock_guard lock(dir_mutex);
+    if (cancelled) {
+        // The directory may be gone or renamed; a leftover .cleaned is deleted at open.
+        return stop(make_error_code(errc::closed), "compaction");
+    }
+    std::error_code ec;
+    if (!cleaned || !cleaned.value().changed) {
+        fs::remove(cleaned_path, ec);
+        return cleaned ? nullptr : stop(cleaned.error(), "compaction write");
+    }
+    t.stats.segments_cleaned++;
+    t.stats.bytes_before += seg.size;
+    t.stats.bytes_after += cleaned.value().bytes;
+    t.stats.records_removed += cleaned.value().records_removed;
+    // Swap: .cleaned -> .swap, drop the old indexes, .swap -> .log, fsync the directory. The
+    // owner's segment keeps reading the old file through its open descriptor until the swap.
+    auto swap_path = log_path;
+    swap_path += layout::swap_suffix;
+    fs::rename(cleaned_path, swap_path, ec);
+    if (!ec) {
+        fs::remove(layout::segment_path(t.dir, seg.base, layout::index_suffix), ec);
+        fs::remove(layout::segment_path(t.dir, seg.base, layout::time_index_suffix), ec);
+        ec.clear();
+        fs::rename(swap_path, log_path, ec);
+    }
+    if (ec || !sync_dir(t.dir)) {
+        return stop(make_error_code(errc::io_error), "compaction swap");
+    }
+    auto reopened = segment::open(ops, t.dir, seg.base, t.cfg, false, t.now, false);
+    if (!reopened) {
+        return stop(reopened.error(), "compaction reopen");
+    }
+    if (auto r = reopened.value()->rebuild_indexes(); !r) {
+        return stop(r.error(), "compaction index");
+    }
+    return std::move(reopened).value();
+}
+
+}  // namespace
+
+void run_compaction(compaction_task& t) {
     // Keys from the dirty segments only (Kafka's cleaner does the same): by induction the clean
     // segments hold at most one record per key, and one superseded by a dirty record is dropped
     // through the map when its segment is rewritten below.
     offset_map map;
-    for (size_t i = first_dirty; i < cleanable; ++i) {
-        res.bytes_scanned += _segments[i]->size();
-        if (auto r = build_offset_map(_ops, *_segments[i], map); !r) {
-            return r.error() == errc::io_error ? fail(r.error(), "compaction read") : r.error();
+    for (size_t i = t.first_dirty; i < t.segments.size(); ++i) {
+        t.stats.bytes_scanned += t.segments[i].size;
+        if (auto r = build_offset_map(*t.ops, t.segments[i], map, &t._cancelled); !r) {
+            t.error = r.error();
+            t.failed_step = "compaction read";
+            return;
         }
     }
-    for (size_t i = 0; i < cleanable; ++i) {
-        auto& seg = _segments[i];
-        auto cleaned = write_cleaned(_ops, *seg, map, _cfg, now);
-        if (!cleaned) {
-            return fail(cleaned.error(), "compaction write");
-        }
-        auto base = seg->base_offset();
-        auto log_path = layout::segment_path(_dir, base, layout::log_suffix);
-        auto cleaned_path = log_path;
-        cleaned_path += layout::cleaned_suffix;
-        if (!cleaned.value().changed) {
-            std::error_code ec;
-            fs::remove(cleaned_path, ec);
-            continue;
-        }
-        res.segments_cleaned++;
-        res.bytes_before += seg->size();
-        res.bytes_after += cleaned.value().bytes;
-        res.records_removed += cleaned.value().records_removed;
-        // Swap: .cleaned -> .swap, drop the old indexes, .swap -> .log, fsync the directory.
-        auto swap_path = log_path;
-        swap_path += layout::swap_suffix;
-        std::error_code ec;
-        fs::rename(cleaned_path, swap_path, ec);
-        if (!ec) {
-            fs::remove(layout::segment_path(_dir, base, layout::index_suffix), ec);
-            fs::remove(layout::segment_path(_dir, base, layout::time_index_suffix), ec);
-            ec.clear();
-            fs::rename(swap_path, log_path, ec);
-        }
-        if (ec || !sync_dir(_dir)) {
-            return fail(make_error_code(errc::io_error), "compaction swap");
-        }
-        auto reopened = segment::open(_ops, _dir, base, _cfg, false, now, false);
-        if (!reopened) {
-            return fail(reopened.error(), "compaction reopen");
-        }
-        if (auto r = reopened.value()->rebuild_indexes(); !r) {
-            return fail(r.error(), "compaction index");
-        }
-        seg = std::move(reopened).value();
+    t.replacements.resize(t.segments.size());
+    for (size_t i = 0; i < t.segments.size() && !t.error; ++i) {
+        t.replacements[i] = clean_one(t, t.segments[i], map, t._dir_mutex, t._cancelled);
     }
-    _cleaned_up_to = std::max(_cleaned_up_to, _segments[cleanable]->base_offset());
-    if (res.segments_cleaned > 0) {
-        log::get("storage")->info("{}: compacted {} segments, {} -> {} bytes, {} records removed",
-                                  _dir.string(), res.segments_cleaned, res.bytes_before,
-                                  res.bytes_after, res.records_removed);
-    }
-    return res;
 }
 
 }  // namespace spool::broker::storage

@@ -17,31 +17,99 @@
 //           rename over the old file), directory fsync, indexes rebuilt. A crash before the swap
 //           leaves .cleaned (deleted at open); after it, .swap (completed at open).
 //
-// Threading: runs on the partition's owner (partition_log::compact()); single-threaded.
+// Threading: a pass is planned on the partition's owner (partition_log::compact_async), run on
+// a cleaner thread (run_compaction) against a compaction_task that holds everything it reads —
+// the closed segments' open files, never the partition_log — and its result is swapped into the
+// log back on the owner. The owner defers what would rename or delete closed segments while a
+// pass runs, and cancels the pass before it closes the log; cancel() returns only once the
+// cleaner will touch the directory no more, so the directory may then be renamed or removed.
+// Offsets never change, so readers on the owner keep reading the old files meanwhile.
 
 #include "broker/storage/config.h"
 #include "broker/storage/file_ops.h"
 #include "broker/storage/segment.h"
 
+#include <atomic>
+#include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace spool::broker::storage {
 
 // key -> offset of its latest record.
 using offset_map = std::unordered_map<std::string, int64_t>;
 
-// Adds the keys of every record in seg to map (later offsets win).
-result<void> build_offset_map(file_ops& ops, const segment& seg, offset_map& map);
+// What the cleaner reads of a closed segment, none of which changes once the segment is closed.
+// The shared handle keeps the file open even if the owner lets the segment go.
+struct sealed_segment {
+    std::filesystem::path dir;
+    model::offset base;
+    uint32_t size = 0;
+    std::shared_ptr<const file_handle> log;
 
-// Writes the compacted copy of seg to <base>.log.cleaned. Returns the bytes written and the
-// records dropped. now and cfg decide tombstone expiry.
+    static sealed_segment of(const segment& s);
+};
+
+// Adds the keys of every record in seg to map (later offsets win). Stops with errc::closed once
+// *cancel is set.
+result<void> build_offset_map(file_ops& ops, const sealed_segment& seg, offset_map& map,
+                              const std::atomic<bool>* cancel = nullptr);
+
+// Writes the compacted copy of seg to out (an empty file, <base>.log.cleaned). Returns the bytes
+// written and the records dropped. now and cfg decide tombstone expiry.
 struct cleaned_segment {
     uint64_t bytes = 0;
     uint64_t records_removed = 0;
     bool changed = false;
 };
-result<cleaned_segment> write_cleaned(file_ops& ops, const segment& seg, const offset_map& map,
-                                      const log_config& cfg, model::timestamp now);
+result<cleaned_segment> write_cleaned(file_ops& ops, const sealed_segment& seg, int out,
+                                      const offset_map& map, const log_config& cfg,
+                                      model::timestamp now,
+                                      const std::atomic<bool>* cancel = nullptr);
+
+struct compaction_result {
+    uint32_t segments_cleaned = 0;
+    uint64_t bytes_before = 0;
+    uint64_t bytes_after = 0;
+    uint64_t records_removed = 0;
+    // Bytes read to build the key map (the dirty segments only); 0 when the pass was skipped.
+    uint64_t bytes_scanned = 0;
+};
+
+// One pass: planned on the owner, run on the cleaner, finished on the owner.
+struct compaction_task {
+    // Inputs, fixed at planning.
+    file_ops* ops = nullptr;
+    std::filesystem::path dir;
+    log_config cfg;
+    model::timestamp now;
+    std::vector<sealed_segment> segments;  // the cleanable prefix
+    size_t first_dirty = 0;                // the key map comes from segments[first_dirty..]
+    model::offset cleaned_up_to;           // cleaned_offset() once the pass completes
+
+    // Outputs, read by the owner once the pass is over.
+    compaction_result stats;
+    // Per input segment: the reopened cleaned segment, or nullptr when it did not change.
+    std::vector<std::unique_ptr<segment>> replacements;
+    std::error_code error;
+    const char* failed_step = "";
+    // The segments the replacements took the place of, handed back to the cleaner to be closed:
+    // their files are unlinked, so the last close frees their blocks and page cache, which for
+    // a large segment takes long enough to stall a shard.
+    std::vector<std::unique_ptr<segment>> retired;
+
+    // Owner: the cleaner stops touching the directory once this returns.
+    void cancel();
+    [[nodiscard]] bool cancelled() const { return _cancelled.load(); }
+
+private:
+    friend void run_compaction(compaction_task& task);
+    std::mutex _dir_mutex;  // held by the cleaner around each operation on a path
+    std::atomic<bool> _cancelled{false};
+};
+
+// Runs the pass (blocking I/O; any thread). Fills the task's outputs.
+void run_compaction(compaction_task& task);
 
 }  // namespace spool::broker::storage

@@ -32,6 +32,7 @@ partition_log::partition_log(std::filesystem::path dir, model::topic_partition t
       _clock(std::move(opts.clock)) {}
 
 partition_log::~partition_log() {
+    cancel_compaction();
     *_alive = false;
     for (auto& w : _waiters) {
         w.cb(make_error_code(errc::closed));
@@ -170,10 +171,13 @@ result<append_result> partition_log::append(std::span<uint8_t> batches,
     if (!_first_unflushed_at) {
         _first_unflushed_at = now;
     }
+    bool flush_started = false;
     if (_unflushed_messages >= _cfg.flush_messages) {
-        SPOOL_TRY(flush());
+        SPOOL_TRY(flush_by_policy());
+        flush_started = _recovery_point < _log_end;
     }
-    return append_result{first, last, append_time ? now : model::no_timestamp, _log_start, false};
+    return append_result{first,      last,  append_time ? now : model::no_timestamp,
+                         _log_start, false, flush_started};
 }
 
 result<read_result> partition_log::read(model::offset start, uint32_t max_bytes,

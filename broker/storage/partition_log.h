@@ -24,6 +24,7 @@
 // completions come back through open_options::post, which must run them on the owner.
 
 #include "broker/model/ids.h"
+#include "broker/storage/compaction.h"
 #include "broker/storage/config.h"
 #include "broker/storage/file_ops.h"
 #include "broker/storage/flusher.h"
@@ -89,6 +90,9 @@ struct append_result {
     model::offset log_start_offset;
     // A retry of a batch already in the log: nothing was written, offsets are the original ones.
     bool duplicate = false;
+    // flush.messages was reached and a group-commit fdatasync started: Kafka acknowledges such
+    // a write only once it is on disk (wait with flush_async(last_offset + 1, ...)).
+    bool flush_started = false;
 };
 
 struct read_result {
@@ -109,15 +113,6 @@ struct timestamp_and_offset {
 struct retention_result {
     uint32_t segments_deleted = 0;
     uint64_t bytes_deleted = 0;
-};
-
-struct compaction_result {
-    uint32_t segments_cleaned = 0;
-    uint64_t bytes_before = 0;
-    uint64_t bytes_after = 0;
-    uint64_t records_removed = 0;
-    // Bytes read to build the key map (the dirty segments only); 0 when the pass was skipped.
-    uint64_t bytes_scanned = 0;
 };
 
 class partition_log {
@@ -186,6 +181,13 @@ public:
     // Kafka's cleaner, the key map comes from the dirty segments (at or above cleaned_offset())
     // only: the clean ones already hold one record per key.
     result<compaction_result> compact();
+    // The same pass off the owner: planned here, run through `background` (a thread that may
+    // block; see compaction.h), the cleaned segments swapped in back here (open_options::post),
+    // then done(result) here. Returns false, without calling done, when a pass is already
+    // running or nothing is due. Without open_options::post the pass runs inline.
+    using compaction_callback = std::function<void(result<compaction_result>)>;
+    bool compact_async(const post_fn& background, compaction_callback done = {});
+    [[nodiscard]] bool compaction_running() const { return _compaction != nullptr; }
     // Everything below this offset is compacted: what cleaner-offset-checkpoint records.
     [[nodiscard]] model::offset cleaned_offset() const { return _cleaned_up_to; }
     // Truncates the log to end (replication divergence); end >= log start.
@@ -201,6 +203,8 @@ public:
 
     // Clean close: trim the active indexes, snapshot producer state, flush. Idempotent.
     result<void> close();
+    // Close for a log about to be deleted: cancels a cleaning pass, makes nothing durable.
+    void discard();
 
 private:
     partition_log(std::filesystem::path dir, model::topic_partition tp, log_config cfg,
@@ -216,6 +220,12 @@ private:
                                                                 const batch_position& at,
                                                                 model::timestamp ts) const;
     void start_sync();
+    // Starts a group-commit flush of everything appended, or flushes now without a flusher.
+    result<void> flush_by_policy();
+    std::shared_ptr<compaction_task> plan_compaction();
+    result<compaction_result> finish_compaction(compaction_task& task);
+    // Stops a cleaning pass in flight; the owner may rename or delete any segment afterwards.
+    void cancel_compaction();
     void on_sync_done(model::offset target, std::error_code ec);
     // Records an I/O failure: the partition goes offline. Returns the error to pass on.
     std::error_code fail(std::error_code ec, const char* what);
@@ -248,6 +258,9 @@ private:
     // Compaction: everything below this offset is compacted (cleaner-offset-checkpoint, kept by
     // the owner of the log dir across restarts).
     model::offset _cleaned_up_to{0};
+    // The cleaning pass in flight (compact_async). While it runs, what would rename or delete a
+    // closed segment waits: retention and DeleteRecords' segment deletion.
+    std::shared_ptr<compaction_task> _compaction;
 
     // Group commit: waiters and whether a sync is in flight. _alive lets late completions find
     // out the log is gone (both run on the owner, so a plain flag suffices).

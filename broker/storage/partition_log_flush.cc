@@ -37,8 +37,18 @@ result<void> partition_log::maybe_flush() {
         return success();
     }
     if (_clock().value() - _first_unflushed_at->value() >= _cfg.flush_ms.count()) {
+        return flush_by_policy();
+    }
+    return success();
+}
+
+result<void> partition_log::flush_by_policy() {
+    if (_flusher == nullptr || !_post) {
         return flush();
     }
+    // On the flusher thread, never the owner's: flush.ms and flush.messages must not stall the
+    // partition's shard. Waiters share one fdatasync, so asking again while one runs is cheap.
+    flush_async(_log_end, [](const result<model::offset>&) {});
     return success();
 }
 
@@ -129,6 +139,7 @@ result<void> partition_log::close() {
     if (_closed) {
         return success();
     }
+    cancel_compaction();
     _closed = true;
     if (_offline) {
         return make_error_code(errc::partition_offline);
@@ -153,6 +164,11 @@ result<void> partition_log::close() {
         }
     }
     return success();
+}
+
+void partition_log::discard() {
+    cancel_compaction();
+    _closed = true;
 }
 
 }  // namespace spool::broker::storage

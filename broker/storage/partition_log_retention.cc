@@ -51,6 +51,12 @@ result<retention_result> partition_log::apply_retention() {
         return make_error_code(errc::partition_offline);
     }
     retention_result out;
+    if (_compaction) {
+        // The cleaner is reading the closed segments: delete none of them until it is done
+        // (the next check deletes what is due).
+        _producers.expire(_clock() - _cfg.producer_id_expiration_ms.count());
+        return out;
+    }
     // Segments wholly below the log start (DeleteRecords) go regardless of the policy.
     size_t n = 0;
     while (n + 1 < _segments.size() && _segments[n + 1]->base_offset() <= _log_start) {
@@ -127,6 +133,9 @@ result<model::offset> partition_log::delete_records(model::offset offset) {
     if (auto r = _epochs.truncate_from_start(_log_start); !r) {
         return fail(r.error(), "leader epoch checkpoint");
     }
+    if (_compaction) {
+        return _log_start;  // reads start there now; the segments go at the next retention check
+    }
     size_t n = 0;
     while (n + 1 < _segments.size() && _segments[n + 1]->base_offset() <= _log_start) {
         ++n;
@@ -145,6 +154,7 @@ result<void> partition_log::truncate_to(model::offset end) {
     if (end < _log_start) {
         return make_error_code(errc::invalid_argument);
     }
+    cancel_compaction();  // segments are about to be removed or reopened by path
     while (_segments.size() > 1 && _segments.back()->base_offset() >= end) {
         _segments.back()->remove_files();
         _segments.pop_back();

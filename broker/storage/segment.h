@@ -188,10 +188,13 @@ private:
     std::array<uint8_t, window> _buf;
 };
 
+// Calls f(position, info) for each batch header of the first `size` bytes of fd from position
+// on, until f returns false. Reads only immutable bytes, so a cleaner thread may scan a closed
+// segment's file with it.
 template <class F>
-result<void> segment::for_each_batch(uint32_t position, F&& f) const {
-    header_scanner scan(_ops, _log->fd(), _size);
-    while (position < _size) {
+result<void> scan_batches(file_ops& ops, int fd, uint32_t size, uint32_t position, F&& f) {
+    header_scanner scan(ops, fd, size);
+    while (position < size) {
         SPOOL_TRY(h, scan.at(position));
         if (!h || !h->plausible()) {
             return make_error_code(errc::corrupt_batch);
@@ -202,6 +205,11 @@ result<void> segment::for_each_batch(uint32_t position, F&& f) const {
         position += h->size();
     }
     return success();
+}
+
+template <class F>
+result<void> segment::for_each_batch(uint32_t position, F&& f) const {
+    return scan_batches(_ops, _log->fd(), _size, position, std::forward<F>(f));
 }
 
 }  // namespace spool::broker::storage

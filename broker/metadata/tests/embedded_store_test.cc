@@ -1,12 +1,17 @@
 #include "broker/metadata/embedded_store.h"
 
 #include "broker/metadata/errc.h"
+#include "broker/net/shard_pool.h"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <thread>
 
 namespace spool::broker::metadata {
 namespace {
@@ -42,7 +47,7 @@ TEST_F(embedded_store_test, test_new_store_has_a_cluster_id_and_no_topics) {
 
 TEST_F(embedded_store_test, test_created_topic_has_id_partitions_and_leader) {
     auto s = open_store();
-    auto t = s->create_topic({"orders", 3, 1, {{"retention.ms", "1000"}}}, 0);
+    auto t = wait_for(s->create_topic({"orders", 3, 1, {{"retention.ms", "1000"}}}, 0));
     ASSERT_TRUE(t) << t.error().message();
     EXPECT_FALSE(t.value().id.is_zero());
     ASSERT_EQ(t.value().partitions.size(), 3u);
@@ -58,10 +63,12 @@ TEST_F(embedded_store_test, test_state_survives_reopen) {
     std::string cluster;
     {
         auto s = open_store();
-        id = s->create_topic({"a.b_c-d", 2, 1, {{"cleanup.policy", "compact"}}}, 0).value().id;
-        ASSERT_TRUE(s->create_partitions("a.b_c-d", 4, 0));
-        ASSERT_TRUE(s->set_broker_configs("", {{"num.partitions", "3"}}));
-        ASSERT_TRUE(s->allocate_producer_ids(1000));
+        id = wait_for(s->create_topic({"a.b_c-d", 2, 1, {{"cleanup.policy", "compact"}}}, 0))
+                 .value()
+                 .id;
+        ASSERT_TRUE(wait_for(s->create_partitions("a.b_c-d", 4, 0)));
+        ASSERT_TRUE(wait_for(s->set_broker_configs("", {{"num.partitions", "3"}})));
+        ASSERT_TRUE(wait_for(s->allocate_producer_ids(1000)));
         cluster = s->snapshot()->cluster_id;
     }
     auto s = open_store();
@@ -80,33 +87,35 @@ TEST_F(embedded_store_test, test_producer_id_blocks_never_overlap_across_restart
     int64_t first_end;
     {
         auto s = open_store();
-        auto a = s->allocate_producer_ids(10).value();
-        auto b = s->allocate_producer_ids(10).value();
+        auto a = wait_for(s->allocate_producer_ids(10)).value();
+        auto b = wait_for(s->allocate_producer_ids(10)).value();
         EXPECT_EQ(b.first, a.first + 10);
         first_end = b.first + b.count;
     }
     auto s = open_store();
-    EXPECT_EQ(s->allocate_producer_ids(5).value().first, first_end);
+    EXPECT_EQ(wait_for(s->allocate_producer_ids(5)).value().first, first_end);
 }
 
 TEST_F(embedded_store_test, test_invalid_requests_are_refused_without_change) {
     auto s = open_store();
-    ASSERT_TRUE(s->create_topic({"t", 1, 1, {}}, 0));
-    EXPECT_EQ(s->create_topic({"t", 1, 1, {}}, 0).error(), errc::topic_exists);
-    EXPECT_EQ(s->create_topic({"bad/name", 1, 1, {}}, 0).error(), errc::invalid_topic_name);
-    EXPECT_EQ(s->create_topic({"z", 0, 1, {}}, 0).error(), errc::invalid_partitions);
-    EXPECT_EQ(s->create_topic({"z", 1, 3, {}}, 0).error(), errc::invalid_replication_factor);
-    EXPECT_EQ(s->create_topic({"z", 1, 1, {{"retention.ms", "x"}}}, 0).error(),
+    ASSERT_TRUE(wait_for(s->create_topic({"t", 1, 1, {}}, 0)));
+    EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}}, 0)).error(), errc::topic_exists);
+    EXPECT_EQ(wait_for(s->create_topic({"bad/name", 1, 1, {}}, 0)).error(),
+              errc::invalid_topic_name);
+    EXPECT_EQ(wait_for(s->create_topic({"z", 0, 1, {}}, 0)).error(), errc::invalid_partitions);
+    EXPECT_EQ(wait_for(s->create_topic({"z", 1, 3, {}}, 0)).error(),
+              errc::invalid_replication_factor);
+    EXPECT_EQ(wait_for(s->create_topic({"z", 1, 1, {{"retention.ms", "x"}}}, 0)).error(),
               errc::invalid_config);
-    EXPECT_EQ(s->create_partitions("t", 1, 0).error(), errc::invalid_partitions);
-    EXPECT_EQ(s->delete_topic("nope").error(), errc::unknown_topic);
+    EXPECT_EQ(wait_for(s->create_partitions("t", 1, 0)).error(), errc::invalid_partitions);
+    EXPECT_EQ(wait_for(s->delete_topic("nope")).error(), errc::unknown_topic);
     EXPECT_EQ(s->snapshot()->topics.size(), 1u);
 }
 
 TEST_F(embedded_store_test, test_delete_removes_name_and_id) {
     auto s = open_store();
-    auto id = s->create_topic({"t", 1, 1, {}}, 0).value().id;
-    ASSERT_TRUE(s->delete_topic("t"));
+    auto id = wait_for(s->create_topic({"t", 1, 1, {}}, 0)).value().id;
+    ASSERT_TRUE(wait_for(s->delete_topic("t")));
     EXPECT_EQ(s->snapshot()->find("t"), nullptr);
     EXPECT_EQ(s->snapshot()->find(id), nullptr);
 }
@@ -114,7 +123,7 @@ TEST_F(embedded_store_test, test_delete_removes_name_and_id) {
 TEST_F(embedded_store_test, test_snapshots_are_immutable) {
     auto s = open_store();
     auto before = s->snapshot();
-    ASSERT_TRUE(s->create_topic({"t", 1, 1, {}}, 0));
+    ASSERT_TRUE(wait_for(s->create_topic({"t", 1, 1, {}}, 0)));
     EXPECT_TRUE(before->topics.empty());
     EXPECT_GT(s->snapshot()->version, before->version);
 }
@@ -123,7 +132,7 @@ TEST_F(embedded_store_test, test_failed_persist_changes_nothing) {
     auto s = open_store();
     // A directory where the temp file should go makes the write fail.
     fs::create_directories(dir / "spool-metadata.yaml.tmp");
-    EXPECT_EQ(s->create_topic({"t", 1, 1, {}}, 0).error(), errc::persist_failed);
+    EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}}, 0)).error(), errc::persist_failed);
     EXPECT_EQ(s->snapshot()->find("t"), nullptr);
 }
 
@@ -131,6 +140,132 @@ TEST_F(embedded_store_test, test_corrupt_file_is_refused_at_open) {
     fs::create_directories(dir);
     std::ofstream(dir / "spool-metadata.yaml") << "format: [\n";
     EXPECT_FALSE(embedded_store::open(dir));
+}
+
+// --- publication to the shards: every shard reads its own copy, and a commit that returned is
+// already in every copy.
+
+namespace asio = boost::asio;
+
+asio::awaitable<int> look_here(embedded_store* s, std::string name, bool* seen, int64_t* version) {
+    auto snap = s->snapshot();
+    *seen = snap->find(name) != nullptr;
+    *version = snap->version;
+    co_return 0;
+}
+
+// On one shard: create a topic, and as soon as the commit returns ask another shard for it.
+asio::awaitable<void> create_then_look_elsewhere(embedded_store* s, net::shard_pool* pool,
+                                                 size_t other, int rounds,
+                                                 std::promise<int>* misses) {
+    int missing = 0;
+    for (int i = 0; i < rounds; ++i) {
+        auto name = "t" + std::to_string(i);
+        auto op = s->create_topic({name, 1, 1, {}}, 0);
+        auto created = co_await std::move(op);
+        int64_t committed = s->snapshot()->version;  // this shard's copy
+        bool seen = false;
+        int64_t version = 0;
+        auto check = net::run_on(pool->executor(other), look_here(s, name, &seen, &version));
+        (void)co_await std::move(check);
+        if (!created || !seen || version < committed) {
+            ++missing;
+        }
+    }
+    misses->set_value(missing);
+}
+
+// Commits from one shard while readers on another keep taking snapshots (the lock-free path).
+asio::awaitable<void> allocate_many(embedded_store* s, int count, std::promise<int64_t>* last) {
+    int64_t end = 0;
+    for (int i = 0; i < count; ++i) {
+        auto op = s->allocate_producer_ids(10);
+        auto block = co_await std::move(op);
+        if (!block || block.value().first < end) {
+            last->set_value(-1);  // blocks must come in commit order, never overlapping
+            co_return;
+        }
+        end = block.value().first + block.value().count;
+    }
+    last->set_value(end);
+}
+
+asio::awaitable<void> read_until(embedded_store* s, std::atomic<bool>* stop,
+                                 std::promise<int64_t>* out) {
+    int64_t reads = 0;
+    int64_t last_version = 0;
+    bool monotonic = true;
+    auto ex = co_await asio::this_coro::executor;
+    while (!*stop) {
+        auto snap = s->snapshot();
+        monotonic = monotonic && snap->version >= last_version;
+        last_version = snap->version;
+        ++reads;
+        co_await asio::post(ex, asio::use_awaitable);  // let the installs in
+    }
+    out->set_value(monotonic ? reads : -1);
+}
+
+TEST_F(embedded_store_test, test_a_returned_commit_is_visible_on_every_shard) {
+    auto s = open_store();
+    net::shard_pool pool(2);
+    s->attach(pool);
+    pool.start();
+    std::promise<int> misses;
+    auto done = misses.get_future();
+    asio::co_spawn(pool.executor(0), create_then_look_elsewhere(s.get(), &pool, 1, 200, &misses),
+                   asio::detached);
+    ASSERT_EQ(done.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+    EXPECT_EQ(done.get(), 0);
+    // Off the shards the latest state is there too.
+    EXPECT_NE(s->snapshot()->find("t199"), nullptr);
+    s->stop();
+    pool.stop();
+}
+
+TEST_F(embedded_store_test, test_commits_keep_their_order_while_other_shards_read) {
+    auto s = open_store();
+    net::shard_pool pool(2);
+    s->attach(pool);
+    pool.start();
+    std::atomic<bool> stop{false};
+    std::promise<int64_t> reads;
+    std::promise<int64_t> last;
+    auto reads_done = reads.get_future();
+    auto last_done = last.get_future();
+    asio::co_spawn(pool.executor(1), read_until(s.get(), &stop, &reads), asio::detached);
+    asio::co_spawn(pool.executor(0), allocate_many(s.get(), 100, &last), asio::detached);
+    ASSERT_EQ(last_done.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+    stop = true;
+    ASSERT_EQ(reads_done.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(last_done.get(), 1000);
+    EXPECT_GT(reads_done.get(), 0) << "a reader saw the version go backwards";
+    EXPECT_EQ(s->snapshot()->next_producer_id, 1000);
+    s->stop();
+    pool.stop();
+}
+
+TEST_F(embedded_store_test, test_a_failed_commit_reaches_no_shard) {
+    auto s = open_store();
+    net::shard_pool pool(2);
+    s->attach(pool);
+    pool.start();
+    auto before = s->snapshot()->version;
+    fs::create_directories(dir / "spool-metadata.yaml.tmp");
+    EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}}, 0)).error(), errc::persist_failed);
+    for (size_t shard = 0; shard < pool.shard_count(); ++shard) {
+        std::promise<int> seen;
+        auto f = seen.get_future();
+        bool found = true;
+        int64_t version = 0;
+        asio::co_spawn(pool.executor(shard), look_here(s.get(), "t", &found, &version),
+                       [&](std::exception_ptr, int) { seen.set_value(0); });
+        f.wait();
+        EXPECT_FALSE(found);
+        EXPECT_EQ(version, before);
+    }
+    s->stop();
+    pool.stop();
 }
 
 TEST(topic_names, test_kafka_rules) {

@@ -120,7 +120,15 @@ TEST_F(partition_manager_test, test_removed_topic_loses_its_directories) {
     EXPECT_FALSE(fs::exists(dir / "gone-0"));
     topic_partition tp{"gone", model::partition_id(0)};
     EXPECT_EQ(run(tp, end_offset(pm.get(), tp)), -100);
+    // A topic of the same name right away gets a fresh directory of its own.
+    ASSERT_FALSE(asio::co_spawn(pool->context(0), pm->ensure_topic(t), asio::use_future).get());
+    EXPECT_TRUE(fs::exists(dir / "gone-0"));
+    asio::co_spawn(pool->context(1), pm->remove_topic("gone", 1), asio::use_future).get();
+    // The renamed directories are removed off the shards; close_all() lets that finish.
     pm->close_all();
+    for (const auto& de : fs::directory_iterator(dir)) {
+        EXPECT_FALSE(de.path().filename().string().starts_with("gone-0")) << de.path();
+    }
 }
 
 asio::awaitable<int64_t> append_keyed(partition_manager* pm, topic_partition tp, std::string key,

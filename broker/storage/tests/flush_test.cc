@@ -28,46 +28,6 @@ public:
     }
 };
 
-// The partition owner's task queue: completions from the flusher thread land here and run when
-// the test drains it, as they would on the owning core.
-class owner_queue {
-public:
-    post_fn poster() {
-        return [this](std::function<void()> f) {
-            std::lock_guard lk(_mu);
-            _tasks.push_back(std::move(f));
-        };
-    }
-    // Runs queued tasks until pred() holds (or 10 s pass).
-    template <class P>
-    bool drain_until(P pred) {
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (!pred()) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                return false;
-            }
-            std::function<void()> f;
-            {
-                std::lock_guard lk(_mu);
-                if (!_tasks.empty()) {
-                    f = std::move(_tasks.front());
-                    _tasks.pop_front();
-                }
-            }
-            if (f) {
-                f();
-            } else {
-                std::this_thread::sleep_for(std::chrono::microseconds(100));
-            }
-        }
-        return true;
-    }
-
-private:
-    std::mutex _mu;
-    std::deque<std::function<void()>> _tasks;
-};
-
 TEST(flush, test_flush_moves_the_flushed_offset_to_the_log_end) {
     temp_dir dir;
     auto log = partition_log::open(dir.path() / "t-0", {"t", model::partition_id(0)}, {}).value();

@@ -9,9 +9,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace spool::broker::storage::test {
@@ -83,6 +88,58 @@ inline std::vector<int64_t> batch_offsets(const read_result& r) {
     }
     return out;
 }
+
+// The partition owner's task queue: completions from the flusher or cleaner thread land here and
+// run when the test drains it, as they would on the owning core.
+class owner_queue {
+public:
+    post_fn poster() {
+        return [this](std::function<void()> f) {
+            std::lock_guard lk(_mu);
+            _tasks.push_back(std::move(f));
+        };
+    }
+    // Runs queued tasks until pred() holds (or 10 s pass).
+    template <class P>
+    bool drain_until(P pred) {
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!pred()) {
+            if (std::chrono::steady_clock::now() > deadline) {
+                return false;
+            }
+            std::function<void()> f;
+            {
+                std::lock_guard lk(_mu);
+                if (!_tasks.empty()) {
+                    f = std::move(_tasks.front());
+                    _tasks.pop_front();
+                }
+            }
+            if (f) {
+                f();
+            } else {
+                std::this_thread::sleep_for(std::chrono::microseconds(100));
+            }
+        }
+        return true;
+    }
+
+    // Runs what is queued now.
+    void run_queued() {
+        std::deque<std::function<void()>> tasks;
+        {
+            std::lock_guard lk(_mu);
+            tasks.swap(_tasks);
+        }
+        for (auto& f : tasks) {
+            f();
+        }
+    }
+
+private:
+    std::mutex _mu;
+    std::deque<std::function<void()>> _tasks;
+};
 
 inline log_config small_segments(uint32_t segment_bytes = 4096) {
     log_config c;

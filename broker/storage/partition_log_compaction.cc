@@ -1,0 +1,152 @@
+// partition_log: the owner's side of compaction (see compaction.h). A pass is planned here from
+// the closed segments, run on a cleaner thread against immutable inputs, and its cleaned
+// segments are swapped into _segments here, so the log never changes under the owner's feet.
+
+#include "broker/storage/compaction.h"
+#include "broker/storage/errc.h"
+#include "broker/storage/partition_log.h"
+#include "common/log.h"
+
+namespace spool::broker::storage {
+
+std::shared_ptr<compaction_task> partition_log::plan_compaction() {
+    if (!_cfg.compacts() || _segments.size() < 2) {
+        return nullptr;
+    }
+    model::timestamp now = _clock();
+    // Cleanable: closed segments, below the high watermark, all records older than the lag.
+    size_t cleanable = 0;
+    while (cleanable + 1 < _segments.size() &&
+           _segments[cleanable + 1]->base_offset() <= _high_watermark &&
+           now.value() - _segments[cleanable]->max_timestamp().value() >=
+               _cfg.min_compaction_lag_ms.count()) {
+        ++cleanable;
+    }
+    if (cleanable == 0) {
+        return nullptr;
+    }
+    // min.cleanable.dirty.ratio: skip while most of the cleanable bytes are already clean.
+    uint64_t total = 0;
+    uint64_t dirty = 0;
+    size_t first_dirty = cleanable;
+    for (size_t i = 0; i < cleanable; ++i) {
+        total += _segments[i]->size();
+        if (_segments[i + 1]->base_offset() > _cleaned_up_to) {
+            dirty += _segments[i]->size();
+            first_dirty = std::min(first_dirty, i);
+        }
+    }
+    if (total == 0 || double(dirty) < _cfg.min_cleanable_dirty_ratio * double(total)) {
+        return nullptr;
+    }
+    auto task = std::make_shared<compaction_task>();
+    task->ops = &_ops;
+    task->dir = _dir;
+    task->cfg = _cfg;
+    task->now = now;
+    task->first_dirty = first_dirty;
+    task->cleaned_up_to = _segments[cleanable]->base_offset();
+    for (size_t i = 0; i < cleanable; ++i) {
+        task->segments.push_back(sealed_segment::of(*_segments[i]));
+    }
+    return task;
+}
+
+result<compaction_result> partition_log::finish_compaction(compaction_task& task) {
+    if (_compaction.get() == &task) {
+        _compaction.reset();
+    }
+    if (task.cancelled() || _closed) {
+        return make_error_code(errc::closed);
+    }
+    // Segments swapped on disk are swapped in here even when a later one failed: their old files
+    // are gone from the directory. Retention waited for the pass, so each is still in place.
+    for (size_t i = 0; i < task.replacements.size(); ++i) {
+        if (!task.replacements[i]) {
+            continue;
+        }
+        const auto& planned = task.segments[i];
+        auto it = std::find_if(_segments.begin(), _segments.end(), [&](const auto& s) {
+            return s->base_offset() == planned.base && s->slice(0, 0).file == planned.log;
+        });
+        if (it == _segments.end()) {
+            log::get("storage")->warn("{}: cleaned segment {} has no place in the log any more",
+                                      _dir.string(), planned.base.value());
+            continue;
+        }
+        task.retired.push_back(std::move(*it));
+        *it = std::move(task.replacements[i]);
+    }
+    if (task.error) {
+        if (task.error == errc::corrupt_batch || task.error == errc::closed) {
+            return task.error;
+        }
+        return fail(task.error, task.failed_step);
+    }
+    _cleaned_up_to = std::max(_cleaned_up_to, task.cleaned_up_to);
+    const auto& res = task.stats;
+    if (res.segments_cleaned > 0) {
+        log::get("storage")->info("{}: compacted {} segments, {} -> {} bytes, {} records removed",
+                                  _dir.string(), res.segments_cleaned, res.bytes_before,
+                                  res.bytes_after, res.records_removed);
+    }
+    return res;
+}
+
+result<compaction_result> partition_log::compact() {
+    if (_offline) {
+        return make_error_code(errc::partition_offline);
+    }
+    if (_compaction) {
+        return compaction_result{};  // a pass is already running off the owner
+    }
+    auto task = plan_compaction();
+    if (!task) {
+        return compaction_result{};
+    }
+    run_compaction(*task);
+    return finish_compaction(*task);
+}
+
+bool partition_log::compact_async(const post_fn& background, compaction_callback done) {
+    if (_offline || _closed || _compaction) {
+        return false;
+    }
+    if (!background || !_post) {
+        auto r = compact();
+        if (done) {
+            done(std::move(r));
+        }
+        return true;
+    }
+    auto task = plan_compaction();
+    if (!task) {
+        return false;
+    }
+    _compaction = task;
+    std::weak_ptr<bool> alive = _alive;
+    background([this, alive, task, background, post = _post, done = std::move(done)] {
+        run_compaction(*task);
+        // Back on the owner, which may have closed (or destroyed) the log meanwhile.
+        post([this, alive, task, background, done] {
+            if (auto a = alive.lock(); !a || !*a) {
+                return;
+            }
+            auto r = finish_compaction(*task);
+            background([task] { task->retired.clear(); });
+            if (done) {
+                done(std::move(r));
+            }
+        });
+    });
+    return true;
+}
+
+void partition_log::cancel_compaction() {
+    if (_compaction) {
+        _compaction->cancel();
+        _compaction.reset();
+    }
+}
+
+}  // namespace spool::broker::storage
