@@ -115,7 +115,8 @@ boost::asio::awaitable<topic_op_result> create_topic(services& svc, metadata::ne
     if (ec) {
         // All or nothing: ensure_topic removed what it created; take the topic out of the
         // metadata too, or the next start would fail to open its logs.
-        auto undone = svc.store.delete_topic(t.name);
+        auto undo = svc.store.delete_topic(t.name);
+        auto undone = co_await std::move(undo);
         log::get("kafka")->error("topic {} not created, its logs failed: {}{}", t.name,
                                  ec.message(), undone ? "" : " (and removing it failed)");
         out.error = error_code::kafka_storage_error;

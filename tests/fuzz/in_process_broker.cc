@@ -118,13 +118,14 @@ std::string in_process_broker::open(const std::vector<std::string>& overrides) {
     _store = std::move(store).value();
     // The same wiring as broker/app's composition root, minus sockets, HTTP and metrics.
     _pool = std::make_unique<net::shard_pool>(static_cast<size_t>(_config->get_int("spool.cores")));
+    _store->attach(*_pool);
     _pool->start();
     _partitions = std::make_unique<broker::metadata::partition_manager>(*_pool, *_config, _dir);
     if (auto r = _partitions->open_all(*_store->snapshot()); !r) {
         return "logs: " + r.error().message();
     }
     _logs_open = true;
-    _producer_ids = std::make_unique<broker::handlers::producer_id_allocator>(*_store);
+    _producer_ids = std::make_unique<broker::handlers::producer_id_allocator>(*_store, *_pool);
     _fetch_sessions = std::make_unique<broker::handlers::fetch_session_cache>(
         static_cast<size_t>(_config->get_int("max.incremental.fetch.session.cache.slots")),
         _pool->shard_count());
@@ -270,6 +271,9 @@ size_t in_process_broker::stop() {
     if (_partitions && _logs_open) {
         _partitions->close_all();
         _logs_open = false;
+    }
+    if (_store) {
+        _store->stop();  // as broker_app: a commit in flight finishes while the shards run
     }
     if (_pool) {
         _pool->stop();

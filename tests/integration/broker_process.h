@@ -36,7 +36,6 @@ public:
     // start() without waiting for the port: for a start that is expected to fail; returns the
     // exit status once the process ends (or -1 after timeout, the process killed).
     int run_to_exit(std::chrono::milliseconds timeout);
-    pid_t pid() const { return _pid; }
     bool start();
     struct exit_info {
         bool exited = false;

@@ -2,6 +2,8 @@
 
 #include "broker/net/connection.h"
 
+#include "broker/net/request_bytes_budget.h"
+
 #include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
@@ -34,9 +36,10 @@ TEST(connection, test_idle_watch_of_a_connection_gone_before_it_runs_touches_not
     probe metrics;
     connection_limits limits;
     limits.max_idle = std::chrono::milliseconds(1000);
+    request_bytes_budget budget(0);
     int closed_callbacks = 0;
     auto conn = std::make_shared<connection>(std::move(accepted), connection_info{1, 0, "peer"},
-                                             dispatcher, metrics, limits,
+                                             dispatcher, metrics, limits, budget,
                                              [&closed_callbacks](uint64_t) { ++closed_callbacks; });
     std::weak_ptr<connection> weak = conn;
     conn->start();
