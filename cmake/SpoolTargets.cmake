@@ -42,13 +42,19 @@ endfunction()
 # with CTest, one CTest entry per test case.
 include(GoogleTest)
 function(spool_add_test name)
-    cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+    # SERIAL: the tests measure latency against a baseline taken in the same test, so they run
+    # alone rather than beside other tests competing for the same cores.
+    cmake_parse_arguments(ARG "SERIAL" "" "SOURCES;DEPS;LABELS" ${ARGN})
     add_executable(${name} ${ARG_SOURCES})
     target_link_libraries(${name} PRIVATE spool_compile_options ${ARG_DEPS} GTest::gtest
                                           GTest::gmock GTest::gtest_main)
     if(NOT ARG_LABELS)
         set(ARG_LABELS unit)
     endif()
-    gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS "${ARG_LABELS}"
+    set(_properties LABELS "${ARG_LABELS}")
+    if(ARG_SERIAL)
+        list(APPEND _properties RUN_SERIAL TRUE)
+    endif()
+    gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES ${_properties}
                          DISCOVERY_TIMEOUT 60)
 endfunction()
