@@ -8,6 +8,7 @@
 #include "protocol/records/batch_builder.h"
 #include "tests/integration/broker_process.h"
 #include "tests/integration/kafka_client.h"
+#include "tests/integration/test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -28,31 +29,20 @@ constexpr int16_t fetch_version = 12;  // sessions (v7+), topics by name (< v13)
 constexpr int16_t invalid_epoch = 71;  // INVALID_FETCH_SESSION_EPOCH
 constexpr int16_t not_found = 70;      // FETCH_SESSION_ID_NOT_FOUND
 
-class fetch_wire_test : public ::testing::Test {
+class fetch_wire_test : public running_broker_test {
 protected:
+    // Two shards: consecutive connections land on different ones (round robin).
+    std::vector<std::string> overrides() const override { return {"spool.cores=2"}; }
     void SetUp() override {
-        broker = std::make_unique<broker_process>();
-        // Two shards: consecutive connections land on different ones (round robin).
-        broker->add_override("spool.cores=2");
-        ASSERT_TRUE(broker->start()) << broker->log_text();
+        running_broker_test::SetUp();
+        if (HasFatalFailure()) {
+            return;
+        }
         kafka_client c(broker->port());
         create(c, topic, 1);
     }
     void create(kafka_client& c, const std::string& name, int32_t partitions) {
-        pr::create_topics_request req;
-        auto& t = req.topics.emplace_back();
-        t.name = name;
-        t.num_partitions = partitions;
-        t.replication_factor = 1;
-        req.timeout_ms = 5000;
-        auto resp = c.call<pr::create_topics_request, pr::create_topics_response>(4, req);
-        ASSERT_TRUE(resp.has_value());
-        ASSERT_EQ(resp->topics.at(0).error_code, 0);
-    }
-    void TearDown() override {
-        auto info = broker->stop();
-        EXPECT_TRUE(info.exited) << broker->log_text();
-        EXPECT_EQ(info.status, 0) << broker->log_text();
+        ASSERT_EQ(create_topic(c, name, partitions), 0);
     }
 
     void produce(kafka_client& c, const std::string& value) { produce(c, topic, 0, {value}); }
@@ -118,7 +108,6 @@ protected:
     }
 
     const std::string topic = "sessions";
-    std::unique_ptr<broker_process> broker;
 };
 
 TEST_F(fetch_wire_test, test_session_epochs_follow_kip227) {

@@ -27,18 +27,8 @@ constexpr int16_t invalid_topic_exception = 17;
 constexpr int16_t topic_authorization_failed = 29;
 const std::string offsets_topic = "__consumer_offsets";
 
-class internal_topics_test : public ::testing::Test {
+class internal_topics_test : public running_broker_test {
 protected:
-    void SetUp() override {
-        broker = std::make_unique<broker_process>();
-        ASSERT_TRUE(broker->start()) << broker->log_text();
-    }
-    void TearDown() override {
-        auto info = broker->stop();
-        EXPECT_TRUE(info.exited) << broker->log_text();
-        EXPECT_EQ(info.status, 0) << broker->log_text();
-    }
-
     // A simple consumer's commit (no generation): the error of the one partition.
     int16_t commit(const std::string& group, const std::string& topic, int64_t offset) {
         kafka_client c(broker->port());
@@ -80,8 +70,6 @@ protected:
         auto resp = c.call<pr::list_offsets_request, pr::list_offsets_response>(5, req);
         return resp ? resp->topics.at(0).partitions.at(0).offset : -999;
     }
-
-    std::unique_ptr<broker_process> broker;
 };
 
 TEST_F(internal_topics_test, test_delete_topics_refuses_consumer_offsets_and_commits_survive) {

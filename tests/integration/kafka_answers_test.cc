@@ -31,18 +31,8 @@ constexpr int16_t invalid_request = 42;
 constexpr int8_t topic_resource = 2;
 constexpr int8_t broker_resource = 4;
 
-class kafka_answers_test : public ::testing::Test {
+class kafka_answers_test : public running_broker_test {
 protected:
-    void SetUp() override {
-        broker = std::make_unique<broker_process>();
-        ASSERT_TRUE(broker->start()) << broker->log_text();
-    }
-    void TearDown() override {
-        auto info = broker->stop();
-        EXPECT_TRUE(info.exited) << broker->log_text();
-        EXPECT_EQ(info.status, 0) << broker->log_text();
-    }
-
     // The partition count Metadata reports for `topic`, or -error_code (never creates it).
     int partitions_of(const std::string& topic) {
         kafka_client c(broker->port());
@@ -85,8 +75,6 @@ protected:
         }
         return resp->results[0].configs[0].value;
     }
-
-    std::unique_ptr<broker_process> broker;
 };
 
 TEST_F(kafka_answers_test, test_create_topics_naming_a_topic_twice_creates_neither) {

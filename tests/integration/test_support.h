@@ -8,11 +8,15 @@
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/produce.h"
 #include "protocol/records/batch_builder.h"
+#include "tests/integration/broker_process.h"
 #include "tests/integration/kafka_client.h"
+
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -107,5 +111,25 @@ inline std::string run(const std::string& cmd) {
 inline bool have_kcat() {
     return ::system("command -v kcat >/dev/null 2>&1") == 0;
 }
+
+// A fresh spool-broker per test, started with `overrides()` and stopped cleanly (exit 0) after.
+class running_broker_test : public ::testing::Test {
+protected:
+    virtual std::vector<std::string> overrides() const { return {}; }
+    void SetUp() override {
+        broker = std::make_unique<broker_process>();
+        for (const auto& kv : overrides()) {
+            broker->add_override(kv);
+        }
+        ASSERT_TRUE(broker->start()) << broker->log_text();
+    }
+    void TearDown() override {
+        auto info = broker->stop();
+        EXPECT_TRUE(info.exited) << broker->log_text();
+        EXPECT_EQ(info.status, 0) << broker->log_text();
+    }
+
+    std::unique_ptr<broker_process> broker;
+};
 
 }  // namespace spool::tests
