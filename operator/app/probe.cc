@@ -54,9 +54,15 @@ probe::probe()
                          "Whether the Topic's Ready condition is True (1) or not (0)")) {}
 
 void probe::reconciled(const std::string& controller, std::chrono::duration<double> took, bool ok) {
-    _reconciles.Add({{"controller", controller}, {"result", ok ? "success" : "error"}}).Increment();
-    if (!ok) {
-        _errors.Add({{"controller", controller}}).Increment();
+    // The error series exist at 0 from the first pass: a counter born at 1 by the first failure
+    // is invisible to rate()/increase() (SpoolOperatorReconcileErrors, the dashboard's panel).
+    auto& errors = _errors.Add({{"controller", controller}});
+    auto& failed = _reconciles.Add({{"controller", controller}, {"result", "error"}});
+    if (ok) {
+        _reconciles.Add({{"controller", controller}, {"result", "success"}}).Increment();
+    } else {
+        failed.Increment();
+        errors.Increment();
     }
     static const prometheus::Histogram::BucketBoundaries buckets{
         0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};

@@ -5,7 +5,9 @@ spool-broker under real client traffic (kcat producing, a kcat group consumer ke
 
 1. healthy: every dashboard panel query returns data, every query and alert expression names
    only metrics the broker serves (the operator's from docs/metrics.md: the operator does not run
-   here, so its dashboard's panels are checked for names and syntax, not data), and no alert fires;
+   here, so its dashboard's panels are checked for names and syntax, not data; the e2e test
+   operator_monitoring.* in tests/e2e checks them for data against a real operator), and no alert
+   fires;
 2. a stalled consumer group (it reads once, then stops while the producer goes on) makes
    SpoolConsumerLagGrowing fire for that group, not for the one that keeps up;
 3. a stopped broker makes SpoolBrokerDown fire.
@@ -46,8 +48,14 @@ def fail(msg):
     failures.append(msg)
 
 
+def scrape_labels(component):
+    if component == "operator":
+        return {"spool_component": "operator", "namespace": "spool-system"}
+    return {"spool_cluster": CLUSTER, "spool_component": "broker", "namespace": "test"}
+
+
 class Prometheus:
-    def __init__(self, workdir, broker_http_port, rules):
+    def __init__(self, workdir, target_port, rules, component="broker"):
         self.port = fx.free_port()
         self.workdir = workdir
         (Path(workdir) / "rules.yaml").write_text(yaml.safe_dump(rules, sort_keys=False))
@@ -55,13 +63,14 @@ class Prometheus:
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
             "rule_files": ["rules.yaml"],
             "scrape_configs": [{
-                "job_name": "spool-brokers",
+                "job_name": f"spool-{component}s",
                 "scrape_timeout": "1s",
+                # The operator's own namespace/cluster labels name the Cluster it reports on.
+                "honor_labels": component == "operator",
                 "static_configs": [{
-                    "targets": [f"127.0.0.1:{broker_http_port}"],
+                    "targets": [f"127.0.0.1:{target_port}"],
                     # What the chart's ServiceMonitor/PodMonitor relabelings add in Kubernetes.
-                    "labels": {"spool_cluster": CLUSTER, "spool_component": "broker",
-                               "namespace": "test"},
+                    "labels": scrape_labels(component),
                 }],
             }],
         }

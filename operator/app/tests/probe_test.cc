@@ -38,6 +38,18 @@ TEST(probe, test_reconciles_errors_duration_and_queue_depth_are_exported) {
     EXPECT_NE(out.find("\nspool_operator_leader 1"), std::string::npos);
 }
 
+TEST(probe, test_error_series_start_at_zero_with_the_first_successful_pass) {
+    probe p;
+    p.reconciled("topic", std::chrono::milliseconds(5), true);
+    std::string out = scrape(p);
+    EXPECT_NE(out.find(R"(spool_operator_reconcile_errors_total{controller="topic"} 0)"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find(R"(spool_operator_reconciles_total{controller="topic",result="error"} 0)"),
+              std::string::npos)
+        << out;
+}
+
 TEST(probe, test_cluster_and_topic_state_gauges_follow_passes_and_go_with_the_object) {
     probe p;
     p.cluster_observed("kafka", "main",
