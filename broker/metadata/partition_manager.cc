@@ -379,7 +379,7 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
         }
         // Directories, files and preallocation are blocking file-system work: done off the
         // shard, which only takes the opened logs over.
-        std::function<opened_logs()> open_all_missing = [this, s = shard, tps, cfg] {
+        std::function<opened_logs()> open_all_missing = [this, s = shard, tps = tps, cfg] {
             opened_logs out;
             for (const auto& tp : tps) {
                 fs::path dir = _log_dir / tp.dir_name();
