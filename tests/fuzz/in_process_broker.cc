@@ -282,6 +282,9 @@ size_t in_process_broker::stop() {
     _groups.reset();
     _services.reset();
     _partitions.reset();
+    // The id allocator's per-shard timers belong to the pool's io_contexts: gone before them.
+    _producer_ids.reset();
+    _fetch_sessions.reset();
     _pool.reset();  // destroys the frames of requests that never completed
     _store.reset();
     size_t unanswered = 0;
