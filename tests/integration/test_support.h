@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace spool::tests {
@@ -55,13 +56,19 @@ inline protocol::produce_request produce_req(const std::string& topic, int32_t p
     return req;
 }
 
-inline int16_t create_topic(kafka_client& c, const std::string& name, int32_t partitions) {
+inline int16_t create_topic(kafka_client& c, const std::string& name, int32_t partitions,
+                            const std::vector<std::pair<std::string, std::string>>& configs = {}) {
     protocol::create_topics_request req;
     auto& t = req.topics.emplace_back();
     t.name = name;
     t.num_partitions = partitions;
     t.replication_factor = 1;
-    req.timeout_ms = 5000;
+    for (const auto& [k, v] : configs) {
+        auto& cfg = t.configs.emplace_back();
+        cfg.name = k;
+        cfg.value = v;
+    }
+    req.timeout_ms = 30000;
     auto resp = c.call<protocol::create_topics_request, protocol::create_topics_response>(4, req);
     return resp ? resp->topics.at(0).error_code : -999;
 }

@@ -16,6 +16,7 @@
 #include "protocol/records/batch_builder.h"
 #include "tests/integration/broker_process.h"
 #include "tests/integration/kafka_client.h"
+#include "tests/integration/test_support.h"
 #include "tests/latency/latency_recorder.h"
 
 #include <gtest/gtest.h>
@@ -35,23 +36,6 @@ using namespace std::chrono_literals;
 
 constexpr auto window = 2000ms;
 constexpr double allowed_factor = 2.0;
-
-int16_t create_topic(kafka_client& c, const std::string& name, int32_t partitions,
-                     const std::vector<std::pair<std::string, std::string>>& configs = {}) {
-    pr::create_topics_request req;
-    auto& t = req.topics.emplace_back();
-    t.name = name;
-    t.num_partitions = partitions;
-    t.replication_factor = 1;
-    for (const auto& [k, v] : configs) {
-        auto& cfg = t.configs.emplace_back();
-        cfg.name = k;
-        cfg.value = v;
-    }
-    req.timeout_ms = 30000;
-    auto resp = c.call<pr::create_topics_request, pr::create_topics_response>(4, req);
-    return resp ? resp->topics.at(0).error_code : -999;
-}
 
 int16_t delete_topic(kafka_client& c, const std::string& name) {
     pr::delete_topics_request req;
