@@ -136,6 +136,17 @@ std::string broker_app::start() {
                            store.error().message());
     }
     _store = std::move(store).value();
+    {
+        // One broker is the whole cluster: itself, live and controller, in every snapshot.
+        metadata::broker_registration self;
+        self.node_id = static_cast<int32_t>(_config->node_id());
+        self.incarnation_id = protocol::uuid::random().to_string();
+        if (auto rack = _config->get_string("broker.rack"); !rack.empty()) {
+            self.rack = rack;
+        }
+        self.endpoints = {{"PLAINTEXT", endpoint.host, endpoint.port, "PLAINTEXT"}};
+        _store->set_local_broker(std::move(self));
+    }
     // Dynamic broker configs persisted by AlterConfigs.
     auto snap = _store->snapshot();
     auto node = std::to_string(_config->node_id());

@@ -80,7 +80,7 @@ asio::awaitable<std::error_code> coordinator_service::ensure_topic() {
         t.replication_factor = _config.replication_factor;
         t.configs = {{"cleanup.policy", "compact"},
                      {"segment.bytes", std::to_string(_config.segment_bytes)}};
-        auto create = _store.create_topic(t, _config.node_id);
+        auto create = _store.create_topic(t);
         auto created = co_await std::move(create);
         if (!created) {
             co_return created.error();

@@ -104,7 +104,7 @@ boost::asio::awaitable<topic_op_result> create_topic(services& svc, metadata::ne
     if (validate_only) {
         co_return out;
     }
-    auto create = svc.store.create_topic(t, svc.node_id);
+    auto create = svc.store.create_topic(t);
     auto created = co_await std::move(create);
     if (!created) {
         out.error = from_store(created.error());
@@ -192,7 +192,7 @@ boost::asio::awaitable<topic_op_result> grow_topic(services& svc, std::string na
     if (validate_only) {
         co_return out;
     }
-    auto grow = svc.store.create_partitions(name, total, svc.node_id);
+    auto grow = svc.store.create_partitions(name, total);
     auto grown = co_await std::move(grow);
     if (!grown) {
         out.error = from_store(grown.error());

@@ -7,21 +7,65 @@
 #include "broker/config/topic_config.h"
 #include "protocol/wire/uuid.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace spool::broker::metadata {
 
+// One listener a broker advertises (Metadata's broker entries carry the one whose name matches
+// the listener the request came in on).
+struct broker_endpoint {
+    std::string listener;  // e.g. "PLAINTEXT"
+    std::string host;
+    int32_t port = 0;
+    std::string security_protocol = "PLAINTEXT";
+
+    bool operator==(const broker_endpoint&) const = default;
+};
+
+// A live broker: present while its registration (an etcd lease, or the embedded store's own
+// broker) lives. incarnation_id is new on every process start; log_dir_id is stable for a data
+// directory (a restarted broker on the same directory replaces its own stale registration).
+struct broker_registration {
+    int32_t node_id = -1;
+    std::string incarnation_id;
+    std::string log_dir_id;
+    std::optional<std::string> rack;
+    std::vector<broker_endpoint> endpoints;
+
+    const broker_endpoint* endpoint(std::string_view listener) const {
+        for (const auto& e : endpoints) {
+            if (e.listener == listener) {
+                return &e;
+            }
+        }
+        return nullptr;
+    }
+    bool operator==(const broker_registration&) const = default;
+};
+
 struct partition_state {
     int32_t partition = 0;
-    int32_t leader = -1;
+    int32_t leader = -1;  // -1: no leader (unplaced, or every eligible replica is offline)
     int32_t leader_epoch = 0;
-    std::vector<int32_t> replicas;
+    // Bumped on every change of this partition's state (KRaft's partition epoch); compared by
+    // the ISR updates of replication.
+    int32_t partition_epoch = 0;
+    std::vector<int32_t> replicas;  // empty: not placed yet by the controller
     std::vector<int32_t> isr;
+    // Revision of this partition's record in the cluster store (etcd's mod_revision; 0: no
+    // record yet), for the controller's compare-and-swap. The embedded store leaves it 0.
+    int64_t record_revision = 0;
+
+    bool placed() const { return !replicas.empty(); }
 
     bool operator==(const partition_state&) const = default;
 };
@@ -31,6 +75,8 @@ struct topic_metadata {
     protocol::uuid id;
     std::vector<partition_state> partitions;  // index == partition number
     config::topic_overrides configs;
+    // Revision of the topic's record in the cluster store (etcd's mod_revision; 0 embedded).
+    int64_t record_revision = 0;
 
     // Whether `partition` names one of this topic's partitions (negative never does).
     bool has_partition(int32_t partition) const {
@@ -50,6 +96,18 @@ struct cluster_state {
     std::map<std::string, std::map<std::string, std::string>> broker_configs;
     // Next producer id to hand out.
     int64_t next_producer_id = 0;
+    // Live brokers by node id, and the current controller (-1: none elected right now).
+    std::map<int32_t, broker_registration> brokers;
+    int32_t controller_id = -1;
+
+    bool is_live(int32_t node_id) const { return brokers.contains(node_id); }
+    // The replicas of p whose broker is not live (Metadata's offline_replicas).
+    std::vector<int32_t> offline_replicas(const partition_state& p) const {
+        std::vector<int32_t> out;
+        std::copy_if(p.replicas.begin(), p.replicas.end(), std::back_inserter(out),
+                     [this](int32_t r) { return !is_live(r); });
+        return out;
+    }
 
     const topic_metadata* find(std::string_view name) const {
         auto it = topics.find(name);

@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace spool::broker::metadata {
 
@@ -190,6 +191,15 @@ embedded_store::~embedded_store() {
     stop();
 }
 
+void embedded_store::set_local_broker(broker_registration self) {
+    auto next = std::make_shared<cluster_state>(*_committed);
+    _local_node = self.node_id;
+    next->controller_id = self.node_id;
+    next->brokers = {{self.node_id, std::move(self)}};
+    _committed = next;
+    set_latest(next);
+}
+
 void embedded_store::attach(net::shard_pool& pool) {
     _shard_copies = std::make_unique<shard_copy[]>(pool.shard_count());
     for (size_t i = 0; i < pool.shard_count(); ++i) {
@@ -264,8 +274,9 @@ embedded_store::commit_outcome<T> embedded_store::apply(const change_fn<T>& chan
     if (auto w = persist(*next); !w) {
         return {w.error(), nullptr};
     }
-    _committed = next;
+    auto before = std::exchange(_committed, next);
     set_latest(next);
+    notify_listeners(before, next);
     if (_pool != nullptr) {
         for (size_t i = 0; i < _pool->shard_count(); ++i) {
             asio::post(_pool->executor(i), [this, i, next] { install(i, next); });
@@ -300,12 +311,13 @@ store::op<void> embedded_store::commit_void(change_fn<std::monostate> change) {
 namespace {
 
 partition_state new_partition(int32_t index, int32_t leader) {
-    return partition_state{index, leader, 0, {leader}, {leader}};
+    return partition_state{index, leader, 0, 0, {leader}, {leader}};
 }
 
 }  // namespace
 
-store::op<topic_metadata> embedded_store::create_topic(new_topic t, int32_t leader) {
+store::op<topic_metadata> embedded_store::create_topic(new_topic t) {
+    const int32_t leader = _local_node;
     if (!valid_topic_name(t.name)) {
         co_return errc::invalid_topic_name;
     }
@@ -356,8 +368,8 @@ store::op<void> embedded_store::delete_topic(std::string name) {
     co_return co_await commit_void(std::move(change));
 }
 
-store::op<topic_metadata> embedded_store::create_partitions(std::string name, int32_t total,
-                                                            int32_t leader) {
+store::op<topic_metadata> embedded_store::create_partitions(std::string name, int32_t total) {
+    const int32_t leader = _local_node;
     change_fn<topic_metadata> change = [name = std::move(name), total,
                                         leader](cluster_state& next) -> result<topic_metadata> {
         auto it = next.topics.find(name);

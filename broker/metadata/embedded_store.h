@@ -50,15 +50,19 @@ public:
     static result<std::unique_ptr<embedded_store>> open(const std::filesystem::path& data_dir);
     ~embedded_store() override;
 
+    // This broker, listed as the one live broker and the controller in every snapshot (not
+    // persisted); new partitions are placed on it. Call after open(), before attach(); without it
+    // partitions go to node 0 and the snapshot lists no broker.
+    void set_local_broker(broker_registration self);
     // Publishes every later commit to each shard of pool, whose snapshot() then reads its own
     // copy. Call before pool.start(); the pool must outlive every commit.
     void attach(net::shard_pool& pool);
     void stop();
 
     cluster_snapshot snapshot() const override;
-    op<topic_metadata> create_topic(new_topic t, int32_t leader) override;
+    op<topic_metadata> create_topic(new_topic t) override;
     op<void> delete_topic(std::string name) override;
-    op<topic_metadata> create_partitions(std::string name, int32_t total, int32_t leader) override;
+    op<topic_metadata> create_partitions(std::string name, int32_t total) override;
     op<void> set_topic_configs(std::string name, config::topic_overrides c) override;
     op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override;
     op<producer_id_block> allocate_producer_ids(int32_t count) override;
@@ -99,6 +103,7 @@ private:
     mutable std::mutex _latest_mutex;
     cluster_snapshot _latest;  // for non-shard readers, under _latest_mutex
     net::shard_pool* _pool = nullptr;
+    int32_t _local_node = 0;
     struct alignas(64) shard_copy {
         cluster_snapshot state;  // read and written by its shard only
     };

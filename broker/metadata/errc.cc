@@ -29,6 +29,10 @@ public:
                 return "could not persist metadata";
             case errc::not_controller:
                 return "not the controller";
+            case errc::unavailable:
+                return "the metadata store (etcd) is unreachable";
+            case errc::timed_out:
+                return "the metadata change was not carried out in time";
         }
         return "unknown metadata error";
     }

@@ -16,6 +16,8 @@ enum class errc : int {
     invalid_config = 6,
     persist_failed = 7,  // the change could not be written; nothing changed
     not_controller = 8,
+    unavailable = 9,  // the cluster store (etcd) cannot be reached now; retriable
+    timed_out = 10,   // committed, but not carried out (e.g. placed) within the request timeout
 };
 
 const std::error_category& error_category() noexcept;

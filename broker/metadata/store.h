@@ -1,7 +1,10 @@
 #pragma once
 
 // The metadata store interface: the single writer of cluster_state. An embedded implementation
-// (one broker, a file in the data directory) and later an etcd one (a cluster) sit behind it.
+// (one broker, a file in the data directory) and an etcd one (a cluster of brokers; see
+// etcd_store.h) sit behind it. Placement is the store's: the embedded store places every
+// partition on its own broker; in a cluster only the controller places partitions, and
+// create_topic/create_partitions return once the controller has placed them.
 // Every mutation is validated, persisted, and only then visible in snapshot(): a failed write
 // changes nothing. Mutations are coroutines: the caller's shard keeps serving while the change is
 // written and made durable elsewhere, and when the mutation returns every shard's snapshot()
@@ -20,9 +23,11 @@
 #include <boost/asio/io_context.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace spool::broker::metadata {
 
@@ -47,12 +52,12 @@ public:
 
     virtual cluster_snapshot snapshot() const = 0;
 
-    // Creates a topic with a fresh random topic id; partitions led by `leader` with epoch 0.
-    virtual op<topic_metadata> create_topic(new_topic t, int32_t leader) = 0;
+    // Creates a topic with a fresh random topic id; returns it once its partitions are placed
+    // (leader epoch 0). errc::unavailable when the store cannot commit now (retriable).
+    virtual op<topic_metadata> create_topic(new_topic t) = 0;
     virtual op<void> delete_topic(std::string name) = 0;
-    // Grows a topic to `total` partitions (never shrinks).
-    virtual op<topic_metadata> create_partitions(std::string name, int32_t total,
-                                                 int32_t leader) = 0;
+    // Grows a topic to `total` partitions (never shrinks); returns once the new ones are placed.
+    virtual op<topic_metadata> create_partitions(std::string name, int32_t total) = 0;
     // Replaces a topic's overrides as a whole.
     virtual op<void> set_topic_configs(std::string name, config::topic_overrides c) = 0;
     // Replaces the dynamic configs of one broker entity ("" = cluster default).
@@ -60,6 +65,32 @@ public:
                                         std::map<std::string, std::string> c) = 0;
     // Hands out `count` producer ids that no other call (before or after a restart) gets.
     virtual op<producer_id_block> allocate_producer_ids(int32_t count) = 0;
+
+    // Whether this broker may act as leader right now: false while its cluster session may have
+    // expired (a paused process, a lease etcd reports gone) until it has registered again. Cheap
+    // (an atomic load); the produce path checks it. The embedded store always may.
+    virtual bool may_lead() const { return true; }
+    // Why the store cannot serve metadata changes now (e.g. "etcd unreachable since ..."), for
+    // /readyz; nullopt when it can.
+    virtual std::optional<std::string> unready_reason() const { return std::nullopt; }
+
+    // Called after every change becomes visible in snapshot(), whatever made it (this broker's
+    // mutation, or another broker's seen through the cluster store's watch), in commit order,
+    // on the store's own thread: keep it short and hop to shards for real work. Subscribe before
+    // the store starts publishing (attach()); listeners live as long as the store.
+    using change_listener =
+        std::function<void(const cluster_snapshot& before, const cluster_snapshot& after)>;
+    void subscribe(change_listener listener) { _listeners.push_back(std::move(listener)); }
+
+protected:
+    void notify_listeners(const cluster_snapshot& before, const cluster_snapshot& after) const {
+        for (const auto& l : _listeners) {
+            l(before, after);
+        }
+    }
+
+private:
+    std::vector<change_listener> _listeners;
 };
 
 namespace detail {

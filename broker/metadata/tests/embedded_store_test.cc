@@ -47,7 +47,7 @@ TEST_F(embedded_store_test, test_new_store_has_a_cluster_id_and_no_topics) {
 
 TEST_F(embedded_store_test, test_created_topic_has_id_partitions_and_leader) {
     auto s = open_store();
-    auto t = wait_for(s->create_topic({"orders", 3, 1, {{"retention.ms", "1000"}}}, 0));
+    auto t = wait_for(s->create_topic({"orders", 3, 1, {{"retention.ms", "1000"}}}));
     ASSERT_TRUE(t) << t.error().message();
     EXPECT_FALSE(t.value().id.is_zero());
     ASSERT_EQ(t.value().partitions.size(), 3u);
@@ -63,10 +63,10 @@ TEST_F(embedded_store_test, test_state_survives_reopen) {
     std::string cluster;
     {
         auto s = open_store();
-        id = wait_for(s->create_topic({"a.b_c-d", 2, 1, {{"cleanup.policy", "compact"}}}, 0))
+        id = wait_for(s->create_topic({"a.b_c-d", 2, 1, {{"cleanup.policy", "compact"}}}))
                  .value()
                  .id;
-        ASSERT_TRUE(wait_for(s->create_partitions("a.b_c-d", 4, 0)));
+        ASSERT_TRUE(wait_for(s->create_partitions("a.b_c-d", 4)));
         ASSERT_TRUE(wait_for(s->set_broker_configs("", {{"num.partitions", "3"}})));
         ASSERT_TRUE(wait_for(s->allocate_producer_ids(1000)));
         cluster = s->snapshot()->cluster_id;
@@ -98,23 +98,23 @@ TEST_F(embedded_store_test, test_producer_id_blocks_never_overlap_across_restart
 
 TEST_F(embedded_store_test, test_invalid_requests_are_refused_without_change) {
     auto s = open_store();
-    ASSERT_TRUE(wait_for(s->create_topic({"t", 1, 1, {}}, 0)));
-    EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}}, 0)).error(), errc::topic_exists);
-    EXPECT_EQ(wait_for(s->create_topic({"bad/name", 1, 1, {}}, 0)).error(),
+    ASSERT_TRUE(wait_for(s->create_topic({"t", 1, 1, {}})));
+    EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}})).error(), errc::topic_exists);
+    EXPECT_EQ(wait_for(s->create_topic({"bad/name", 1, 1, {}})).error(),
               errc::invalid_topic_name);
-    EXPECT_EQ(wait_for(s->create_topic({"z", 0, 1, {}}, 0)).error(), errc::invalid_partitions);
-    EXPECT_EQ(wait_for(s->create_topic({"z", 1, 3, {}}, 0)).error(),
+    EXPECT_EQ(wait_for(s->create_topic({"z", 0, 1, {}})).error(), errc::invalid_partitions);
+    EXPECT_EQ(wait_for(s->create_topic({"z", 1, 3, {}})).error(),
               errc::invalid_replication_factor);
-    EXPECT_EQ(wait_for(s->create_topic({"z", 1, 1, {{"retention.ms", "x"}}}, 0)).error(),
+    EXPECT_EQ(wait_for(s->create_topic({"z", 1, 1, {{"retention.ms", "x"}}})).error(),
               errc::invalid_config);
-    EXPECT_EQ(wait_for(s->create_partitions("t", 1, 0)).error(), errc::invalid_partitions);
+    EXPECT_EQ(wait_for(s->create_partitions("t", 1)).error(), errc::invalid_partitions);
     EXPECT_EQ(wait_for(s->delete_topic("nope")).error(), errc::unknown_topic);
     EXPECT_EQ(s->snapshot()->topics.size(), 1u);
 }
 
 TEST_F(embedded_store_test, test_delete_removes_name_and_id) {
     auto s = open_store();
-    auto id = wait_for(s->create_topic({"t", 1, 1, {}}, 0)).value().id;
+    auto id = wait_for(s->create_topic({"t", 1, 1, {}})).value().id;
     ASSERT_TRUE(wait_for(s->delete_topic("t")));
     EXPECT_EQ(s->snapshot()->find("t"), nullptr);
     EXPECT_EQ(s->snapshot()->find(id), nullptr);
@@ -123,7 +123,7 @@ TEST_F(embedded_store_test, test_delete_removes_name_and_id) {
 TEST_F(embedded_store_test, test_snapshots_are_immutable) {
     auto s = open_store();
     auto before = s->snapshot();
-    ASSERT_TRUE(wait_for(s->create_topic({"t", 1, 1, {}}, 0)));
+    ASSERT_TRUE(wait_for(s->create_topic({"t", 1, 1, {}})));
     EXPECT_TRUE(before->topics.empty());
     EXPECT_GT(s->snapshot()->version, before->version);
 }
@@ -132,7 +132,7 @@ TEST_F(embedded_store_test, test_failed_persist_changes_nothing) {
     auto s = open_store();
     // A directory where the temp file should go makes the write fail.
     fs::create_directories(dir / "spool-metadata.yaml.tmp");
-    EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}}, 0)).error(), errc::persist_failed);
+    EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}})).error(), errc::persist_failed);
     EXPECT_EQ(s->snapshot()->find("t"), nullptr);
 }
 
@@ -161,7 +161,7 @@ asio::awaitable<void> create_then_look_elsewhere(embedded_store* s, net::shard_p
     int missing = 0;
     for (int i = 0; i < rounds; ++i) {
         auto name = "t" + std::to_string(i);
-        auto op = s->create_topic({name, 1, 1, {}}, 0);
+        auto op = s->create_topic({name, 1, 1, {}});
         auto created = co_await std::move(op);
         int64_t committed = s->snapshot()->version;  // this shard's copy
         bool seen = false;
@@ -252,7 +252,7 @@ TEST_F(embedded_store_test, test_a_failed_commit_reaches_no_shard) {
     pool.start();
     auto before = s->snapshot()->version;
     fs::create_directories(dir / "spool-metadata.yaml.tmp");
-    EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}}, 0)).error(), errc::persist_failed);
+    EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}})).error(), errc::persist_failed);
     for (size_t shard = 0; shard < pool.shard_count(); ++shard) {
         std::promise<int> seen;
         auto f = seen.get_future();
