@@ -1,0 +1,388 @@
+#include "tests/cluster/cluster_harness.h"
+
+#include "protocol/messages/create_topics.h"
+#include "protocol/messages/metadata.h"
+#include "tests/integration/kafka_client.h"
+#include "tests/integration/test_support.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <thread>
+
+namespace spool::tests::cluster {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// Unique per process and per harness: several clusters (one per test) may share one etcd over a
+// test binary's life, and a prefix must never see a previous test's keys.
+std::string unique_prefix() {
+    static std::atomic<int> counter{0};
+    std::random_device rd;
+    return "/spool/test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
+           std::to_string(rd() % 100000);
+}
+
+std::string tail(const std::string& text, size_t lines) {
+    size_t pos = text.size();
+    for (size_t n = 0; n <= lines && pos > 0; ++n) {
+        pos = text.rfind('\n', pos - 1);
+        if (pos == std::string::npos) {
+            return text;
+        }
+    }
+    return text.substr(pos + 1);
+}
+
+}  // namespace
+
+const topic_info* metadata_view::topic(const std::string& name) const {
+    auto it = topics.find(name);
+    return it == topics.end() ? nullptr : &it->second;
+}
+
+bool metadata_view::all_led(const std::string& name, size_t partitions) const {
+    const auto* t = topic(name);
+    if (t == nullptr || t->error != 0 || t->partitions.size() != partitions) {
+        return false;
+    }
+    for (const auto& p : t->partitions) {
+        if (p.leader < 0 || p.error != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::string metadata_view::describe() const {
+    std::ostringstream out;
+    out << "controller " << controller_id << ", brokers [";
+    for (const auto& b : brokers) {
+        out << " " << b.node_id << "@" << b.host << ":" << b.port;
+        if (b.rack) {
+            out << "/" << *b.rack;
+        }
+    }
+    out << " ], " << topics.size() << " topics";
+    size_t shown = 0;
+    for (const auto& [name, t] : topics) {
+        if (shown++ == 5) {
+            out << " ...";
+            break;
+        }
+        out << "; " << name << " err " << t.error << ":";
+        for (const auto& p : t.partitions) {
+            out << " p" << p.index << "=" << p.leader << "/e" << p.error;
+        }
+    }
+    return out.str();
+}
+
+cluster_harness::cluster_harness(cluster_options options)
+    : _options(std::move(options)), _prefix(unique_prefix()) {
+    _etcd = std::make_unique<etcd_process>();
+    for (size_t i = 0; i < _options.brokers; ++i) {
+        auto b = std::make_unique<broker_process>();
+        _http_ports.push_back(free_port());
+        _brokers.push_back(std::move(b));
+    }
+}
+
+cluster_harness::~cluster_harness() {
+    // Brokers first: a broker outliving etcd would only log reconnect attempts.
+    for (auto& b : _brokers) {
+        b->kill_hard();
+    }
+    _brokers.clear();
+    _etcd.reset();
+}
+
+std::vector<std::string> cluster_harness::broker_overrides(int32_t node_id,
+                                                           uint16_t http_port) const {
+    std::vector<std::string> out = {
+        "node.id=" + std::to_string(node_id),
+        "metadata.store=etcd",
+        "etcd.endpoints=" + _etcd->endpoint(),
+        "etcd.prefix=" + _prefix,
+        "http.listener=127.0.0.1:" + std::to_string(http_port),
+        "broker.session.timeout.ms=" + std::to_string(_options.session_timeout_ms),
+        "broker.heartbeat.interval.ms=" + std::to_string(_options.heartbeat_interval_ms),
+        // Three brokers and etcd share two cores with the test: one shard each is plenty.
+        "spool.cores=1",
+    };
+    out.insert(out.end(), _options.overrides.begin(), _options.overrides.end());
+    return out;
+}
+
+std::string cluster_harness::start(std::chrono::milliseconds timeout) {
+    if (!_etcd->start()) {
+        return "etcd did not start";
+    }
+    for (size_t i = 0; i < _brokers.size(); ++i) {
+        for (auto& kv : broker_overrides(static_cast<int32_t>(i), _http_ports[i])) {
+            _brokers[i]->add_override(std::move(kv));
+        }
+    }
+    // Start them all before waiting for any: the first broker's controller election and the
+    // others' registration happen concurrently, as in a real rollout.
+    for (size_t i = 0; i < _brokers.size(); ++i) {
+        if (!_brokers[i]->start()) {
+            return "broker " + std::to_string(i) + " did not start:\n" + log_tails();
+        }
+    }
+    std::string why;
+    if (!wait_for_cluster(timeout, 0, &why)) {
+        return "the cluster did not form: " + why + "\n" + log_tails();
+    }
+    return {};
+}
+
+std::string cluster_harness::bootstrap() const {
+    std::string out;
+    for (const auto& b : _brokers) {
+        if (!out.empty()) {
+            out += ",";
+        }
+        out += b->bootstrap();
+    }
+    return out;
+}
+
+void cluster_harness::kill9(size_t i) {
+    _brokers.at(i)->kill_hard();
+}
+
+void cluster_harness::pause(size_t i) {
+    ::kill(_brokers.at(i)->pid(), SIGSTOP);
+}
+
+void cluster_harness::resume(size_t i) {
+    ::kill(_brokers.at(i)->pid(), SIGCONT);
+}
+
+broker_process::exit_info cluster_harness::sigterm(size_t i) {
+    return _brokers.at(i)->stop();
+}
+
+bool cluster_harness::restart(size_t i) {
+    // The overrides stay from the first start; broker_process keeps the Kafka port.
+    return _brokers.at(i)->start();
+}
+
+std::unique_ptr<broker_process> cluster_harness::extra_broker(int32_t node_id) {
+    auto b = std::make_unique<broker_process>();
+    for (auto& kv : broker_overrides(node_id, free_port())) {
+        b->add_override(std::move(kv));
+    }
+    return b;
+}
+
+std::optional<metadata_view> cluster_harness::metadata(size_t i,
+                                                       const std::vector<std::string>& topics) {
+    try {
+        kafka_client c(_brokers.at(i)->port());
+        c.set_read_timeout(5s);
+        protocol::metadata_request req;
+        if (topics.empty()) {
+            req.topics = std::nullopt;  // all topics
+        } else {
+            req.topics.emplace();
+            for (const auto& t : topics) {
+                auto& rt = req.topics->emplace_back();
+                rt.name = t;
+            }
+        }
+        req.allow_auto_topic_creation = false;
+        auto resp = c.call<protocol::metadata_request, protocol::metadata_response>(12, req);
+        if (!resp) {
+            return std::nullopt;
+        }
+        metadata_view v;
+        v.controller_id = resp->controller_id;
+        v.cluster_id = resp->cluster_id.value_or("");
+        for (const auto& b : resp->brokers) {
+            v.brokers.push_back({b.node_id, b.host, b.port, b.rack});
+        }
+        for (const auto& t : resp->topics) {
+            auto& ti = v.topics[t.name.value_or("")];
+            ti.error = t.error_code;
+            for (const auto& p : t.partitions) {
+                ti.partitions.push_back({p.partition_index, p.error_code, p.leader_id,
+                                         p.leader_epoch, p.replica_nodes, p.isr_nodes,
+                                         p.offline_replicas});
+            }
+        }
+        return v;
+    } catch (const std::exception&) {
+        return std::nullopt;  // not listening (killed, paused past the read timeout, restarting)
+    }
+}
+
+std::optional<metadata_view> cluster_harness::wait_for_metadata(
+    size_t i, const std::function<bool(const metadata_view&)>& pred,
+    std::chrono::milliseconds timeout, const std::vector<std::string>& topics,
+    metadata_view* last) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+        auto v = metadata(i, topics);
+        if (v) {
+            if (pred(*v)) {
+                return v;
+            }
+            if (last != nullptr) {
+                *last = *v;
+            }
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            return std::nullopt;
+        }
+        std::this_thread::sleep_for(50ms);
+    }
+}
+
+bool cluster_harness::wait_for_cluster(std::chrono::milliseconds timeout, size_t expect_brokers,
+                                       std::string* why) {
+    size_t want = expect_brokers == 0 ? _brokers.size() : expect_brokers;
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (size_t i = 0; i < _brokers.size(); ++i) {
+        if (!_brokers[i]->running()) {
+            continue;
+        }
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        metadata_view last;
+        auto v = wait_for_metadata(
+            i,
+            [want](const metadata_view& m) {
+                return m.brokers.size() == want && m.controller_id >= 0;
+            },
+            std::max(left, std::chrono::milliseconds(1)), {"__none__"}, &last);
+        if (!v) {
+            if (why != nullptr) {
+                *why = "broker " + std::to_string(i) + " last showed " + last.describe();
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+cluster_harness::http_answer cluster_harness::http_get(size_t i, const std::string& path) {
+    http_answer out;
+    try {
+        boost::asio::io_context io;
+        boost::asio::ip::tcp::socket s(io);
+        s.connect({boost::asio::ip::make_address("127.0.0.1"), _http_ports.at(i)});
+        std::string req = "GET " + path +
+                          " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+        boost::asio::write(s, boost::asio::buffer(req));
+        std::string resp;
+        boost::system::error_code ec;
+        char buf[4096];
+        while (true) {
+            size_t n = s.read_some(boost::asio::buffer(buf), ec);
+            resp.append(buf, n);
+            if (ec) {
+                break;
+            }
+        }
+        // "HTTP/1.1 200 OK\r\n..."
+        if (resp.size() > 12) {
+            out.status = std::stoi(resp.substr(9, 3));
+        }
+        auto body = resp.find("\r\n\r\n");
+        if (body != std::string::npos) {
+            out.body = resp.substr(body + 4);
+        }
+    } catch (const std::exception&) {
+        out.status = 0;
+    }
+    return out;
+}
+
+std::string cluster_harness::log_tails(size_t lines) const {
+    std::string out;
+    for (size_t i = 0; i < _brokers.size(); ++i) {
+        out += "---- broker " + std::to_string(i) + " ----\n" +
+               tail(_brokers[i]->log_text(), lines) + "\n";
+    }
+    return out;
+}
+
+int16_t create_topic_via(uint16_t port, const std::string& name, int32_t partitions,
+                         int32_t timeout_ms, std::string* message) {
+    try {
+        kafka_client c(port);
+        c.set_read_timeout(std::chrono::milliseconds(timeout_ms + 5000));
+        protocol::create_topics_request req;
+        auto& t = req.topics.emplace_back();
+        t.name = name;
+        t.num_partitions = partitions;
+        t.replication_factor = 1;
+        req.timeout_ms = timeout_ms;
+        auto resp =
+            c.call<protocol::create_topics_request, protocol::create_topics_response>(4, req);
+        if (!resp || resp->topics.empty()) {
+            return -999;
+        }
+        if (message != nullptr) {
+            *message = resp->topics[0].error_message.value_or("");
+        }
+        return resp->topics[0].error_code;
+    } catch (const std::exception&) {
+        return -999;
+    }
+}
+
+int16_t produce_via(uint16_t port, const std::string& topic, int32_t partition,
+                    const std::vector<std::string>& values) {
+    try {
+        kafka_client c(port);
+        c.set_read_timeout(15s);
+        auto batch = make_batch(values);
+        auto resp = c.call<protocol::produce_request, protocol::produce_response>(
+            9, produce_req(topic, partition, batch, -1));
+        if (!resp || resp->responses.empty() || resp->responses[0].partition_responses.empty()) {
+            return -999;
+        }
+        return resp->responses[0].partition_responses[0].error_code;
+    } catch (const std::exception&) {
+        return -999;
+    }
+}
+
+std::string run_bounded(const std::string& cmd, int timeout_seconds, int* exit_code) {
+    std::string full = "timeout -k 2 " + std::to_string(timeout_seconds) + " " + cmd;
+    std::string out;
+    FILE* p = ::popen(full.c_str(), "r");
+    if (p == nullptr) {
+        if (exit_code != nullptr) {
+            *exit_code = -1;
+        }
+        return out;
+    }
+    char buf[4096];
+    size_t n;
+    while ((n = ::fread(buf, 1, sizeof buf, p)) > 0) {
+        out.append(buf, n);
+    }
+    int status = ::pclose(p);
+    if (exit_code != nullptr) {
+        *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    return out;
+}
+
+}  // namespace spool::tests::cluster

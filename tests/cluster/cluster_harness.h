@@ -1,0 +1,151 @@
+#pragma once
+
+// A real Spool cluster for one test: a real etcd (tests/integration/etcd_process.h) and N real
+// spool-broker processes (tests/integration/broker_process.h) on 127.0.0.1, each started with
+//
+//   --override node.id=<i> --override metadata.store=etcd --override etcd.endpoints=<etcd>
+//   --override etcd.prefix=/spool/test-<unique> --override http.listener=127.0.0.1:<port>
+//
+// plus a short broker.session.timeout.ms (3000 by default) so fault tests run in seconds. Broker
+// i has node id i, its own data directory, Kafka port and HTTP port, kept across restarts.
+// Faults: kill9/pause/resume/sigterm/restart of one broker, and the etcd process itself.
+// Observations go through the Kafka protocol (Metadata, DescribeCluster sent to broker k) and
+// HTTP (/readyz), with bounded polling: every wait has a timeout and says what it last saw.
+//
+// Lifecycle: construct, start(), use, destroy (kills whatever still runs, removes the data).
+// Threading: test thread only.
+
+#include "tests/integration/broker_process.h"
+#include "tests/integration/etcd_process.h"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace spool::tests::cluster {
+
+struct broker_info {
+    int32_t node_id = -1;
+    std::string host;
+    int32_t port = 0;
+    std::optional<std::string> rack;
+};
+
+struct partition_info {
+    int32_t index = 0;
+    int16_t error = 0;
+    int32_t leader = -1;
+    int32_t leader_epoch = -1;
+    std::vector<int32_t> replicas;
+    std::vector<int32_t> isr;
+    std::vector<int32_t> offline;
+};
+
+struct topic_info {
+    int16_t error = 0;
+    std::vector<partition_info> partitions;
+};
+
+// One Metadata answer, decoded.
+struct metadata_view {
+    std::vector<broker_info> brokers;
+    int32_t controller_id = -1;
+    std::string cluster_id;
+    std::map<std::string, topic_info> topics;
+
+    const topic_info* topic(const std::string& name) const;
+    // A topic known, without error, whose every partition has a leader.
+    bool all_led(const std::string& name, size_t partitions) const;
+    std::string describe() const;  // for failure messages
+};
+
+struct cluster_options {
+    size_t brokers = 3;
+    int session_timeout_ms = 3000;
+    int heartbeat_interval_ms = 500;
+    std::vector<std::string> overrides;  // extra key=value for every broker
+};
+
+class cluster_harness {
+public:
+    explicit cluster_harness(cluster_options options = {});
+    ~cluster_harness();
+    cluster_harness(const cluster_harness&) = delete;
+    cluster_harness& operator=(const cluster_harness&) = delete;
+
+    // Starts etcd and every broker, then waits until every broker's Metadata lists all of them
+    // and one controller. Empty on success, else what went wrong (with the brokers' log tails).
+    [[nodiscard]] std::string start(std::chrono::milliseconds timeout = std::chrono::seconds(40));
+
+    size_t size() const { return _brokers.size(); }
+    etcd_process& etcd() { return *_etcd; }
+    broker_process& broker(size_t i) { return *_brokers.at(i); }
+    uint16_t port(size_t i) const { return _brokers.at(i)->port(); }
+    uint16_t http_port(size_t i) const { return _http_ports.at(i); }
+    const std::string& prefix() const { return _prefix; }
+    const cluster_options& options() const { return _options; }
+    // "127.0.0.1:a,127.0.0.1:b,...": every broker.
+    std::string bootstrap() const;
+
+    // Faults on broker i (node id i).
+    void kill9(size_t i);
+    void pause(size_t i);   // SIGSTOP
+    void resume(size_t i);  // SIGCONT
+    broker_process::exit_info sigterm(size_t i);
+    // Starts broker i again on its data directory and ports; true once its port accepts.
+    [[nodiscard]] bool restart(size_t i);
+    // A broker with node id `node_id` on a fresh data directory and ports of its own, set up like
+    // the others but not started: for the duplicate node.id test.
+    std::unique_ptr<broker_process> extra_broker(int32_t node_id);
+
+    // Broker i's Metadata (all topics when `topics` is empty); nullopt when it does not answer.
+    std::optional<metadata_view> metadata(size_t i, const std::vector<std::string>& topics = {});
+    // Polls broker i's Metadata every 50 ms until `pred` holds; the view that satisfied it, or
+    // nullopt at the timeout (`last`, when given, gets the last answer seen).
+    std::optional<metadata_view> wait_for_metadata(
+        size_t i, const std::function<bool(const metadata_view&)>& pred,
+        std::chrono::milliseconds timeout, const std::vector<std::string>& topics = {},
+        metadata_view* last = nullptr);
+    // Every broker shows all `size()` brokers (or `expect_brokers`) and a controller.
+    bool wait_for_cluster(std::chrono::milliseconds timeout, size_t expect_brokers = 0,
+                          std::string* why = nullptr);
+
+    // GET on broker i's HTTP listener: the status (0 when nothing answered) and body.
+    struct http_answer {
+        int status = 0;
+        std::string body;
+    };
+    http_answer http_get(size_t i, const std::string& path);
+
+    // The last lines of every broker's log, for failure messages.
+    std::string log_tails(size_t lines = 40) const;
+
+private:
+    std::vector<std::string> broker_overrides(int32_t node_id, uint16_t http_port) const;
+
+    cluster_options _options;
+    std::string _prefix;
+    std::unique_ptr<etcd_process> _etcd;
+    std::vector<std::unique_ptr<broker_process>> _brokers;
+    std::vector<uint16_t> _http_ports;
+};
+
+// Creates a topic through broker `port` (CreateTopics v4, RF 1); the error code (-999: no answer).
+int16_t create_topic_via(uint16_t port, const std::string& name, int32_t partitions,
+                         int32_t timeout_ms = 30000, std::string* message = nullptr);
+
+// Produces `values` as one batch to topic/partition through broker `port` (Produce v9, acks -1);
+// the partition's error code (-999: no answer).
+int16_t produce_via(uint16_t port, const std::string& topic, int32_t partition,
+                    const std::vector<std::string>& values);
+
+// Runs a shell command (sh -c) killed after `timeout_seconds`; its stdout, and its exit status
+// into *exit_code when given (124: timed out).
+std::string run_bounded(const std::string& cmd, int timeout_seconds, int* exit_code = nullptr);
+
+}  // namespace spool::tests::cluster
