@@ -17,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Single quotes for sh: values and topic names in these tests never contain one.
-std::string quoted(const std::string& s) {
+std::string shell_quoted(const std::string& s) {
     return "'" + s + "'";
 }
 
@@ -45,7 +45,7 @@ std::string base64_decode(const std::string& in) {
 std::optional<nlohmann::json> etcdctl_json(const std::string& endpoint, const std::string& args) {
     int rc = 0;
     auto out = run_bounded("env ETCDCTL_API=3 etcdctl --command-timeout=20s --endpoints=" +
-                               quoted(endpoint) + " -w json " + args + " 2>/dev/null",
+                               shell_quoted(endpoint) + " -w json " + args + " 2>/dev/null",
                            30, &rc);
     if (rc != 0) {
         return std::nullopt;
@@ -61,7 +61,7 @@ std::optional<nlohmann::json> etcdctl_json(const std::string& endpoint, const st
 
 std::optional<std::vector<etcd_key>> etcdctl_get_prefix(const std::string& endpoint,
                                                         const std::string& prefix) {
-    auto j = etcdctl_json(endpoint, "get --prefix " + quoted(prefix));
+    auto j = etcdctl_json(endpoint, "get --prefix " + shell_quoted(prefix));
     if (!j) {
         return std::nullopt;
     }
@@ -87,9 +87,9 @@ std::optional<etcd_status> etcdctl_status(const std::string& endpoint) {
 std::optional<nlohmann::json> kcat_metadata(const std::string& bootstrap,
                                             const std::string& topic) {
     int rc = 0;
-    std::string cmd = "kcat -L -J -m 10 -b " + quoted(bootstrap);
+    std::string cmd = "kcat -L -J -m 10 -b " + shell_quoted(bootstrap);
     if (!topic.empty()) {
-        cmd += " -t " + quoted(topic);
+        cmd += " -t " + shell_quoted(topic);
     }
     auto out = run_bounded(cmd + " 2>/dev/null", 20, &rc);
     if (rc != 0) {
@@ -115,9 +115,9 @@ bool kcat_produce(const std::string& bootstrap, const std::string& topic, int32_
     }
     int rc = 0;
     // -X topic.request.required.acks=-1: a delivery report means the leader appended it.
-    std::string cmd = "kcat -P -b " + quoted(bootstrap) + " -t " + quoted(topic) + " -p " +
+    std::string cmd = "kcat -P -b " + shell_quoted(bootstrap) + " -t " + shell_quoted(topic) + " -p " +
                       std::to_string(partition) + " -X topic.request.required.acks=-1 " + extra +
-                      " -l " + quoted(input.string()) + " 2>&1";
+                      " -l " + shell_quoted(input.string()) + " 2>&1";
     auto out = run_bounded(cmd, timeout_seconds, &rc);
     std::error_code ec;
     fs::remove(input, ec);
@@ -130,8 +130,8 @@ bool kcat_produce(const std::string& bootstrap, const std::string& topic, int32_
 
 std::vector<std::string> kcat_consume(const std::string& bootstrap, const std::string& topic,
                                       int32_t partition, int timeout_seconds) {
-    auto out = run_bounded("kcat -C -q -e -o beginning -f '%s\\n' -b " + quoted(bootstrap) +
-                               " -t " + quoted(topic) + " -p " + std::to_string(partition) +
+    auto out = run_bounded("kcat -C -q -e -o beginning -f '%s\\n' -b " + shell_quoted(bootstrap) +
+                               " -t " + shell_quoted(topic) + " -p " + std::to_string(partition) +
                                " 2>/dev/null",
                            timeout_seconds);
     std::vector<std::string> values;
@@ -145,7 +145,7 @@ std::vector<std::string> kcat_consume(const std::string& bootstrap, const std::s
 std::string kafka_libs(std::string* why) {
     int rc = 0;
     auto dir = run_bounded(
-        "bash " + quoted(std::string(SPOOL_SOURCE_DIR) + "/scripts/peers/fetch-kafka.sh") +
+        "bash " + shell_quoted(std::string(SPOOL_SOURCE_DIR) + "/scripts/peers/fetch-kafka.sh") +
             " 2>/dev/null",
         600, &rc);
     while (!dir.empty() && (dir.back() == '\n' || dir.back() == '\r')) {
@@ -169,8 +169,8 @@ std::string java_describe_cluster(const std::string& bootstrap, int* exit_code) 
     }
     // A single-file source program: the JDK compiles it in memory, no build step needed.
     std::string program = std::string(SPOOL_SOURCE_DIR) + "/tests/cluster/java/DescribeCluster.java";
-    return run_bounded("java -XX:TieredStopAtLevel=1 -cp " + quoted(libs + "/*") + " " +
-                           quoted(program) + " " + quoted(bootstrap) + " 2>/dev/null",
+    return run_bounded("java -XX:TieredStopAtLevel=1 -cp " + shell_quoted(libs + "/*") + " " +
+                           shell_quoted(program) + " " + shell_quoted(bootstrap) + " 2>/dev/null",
                        90, exit_code);
 }
 
@@ -182,9 +182,9 @@ std::string kafka_topics_describe(const std::string& bootstrap, const std::strin
         *exit_code = -1;
         return why;
     }
-    return run_bounded("java -XX:TieredStopAtLevel=1 -cp " + quoted(libs + "/*") +
+    return run_bounded("java -XX:TieredStopAtLevel=1 -cp " + shell_quoted(libs + "/*") +
                            " org.apache.kafka.tools.TopicCommand --bootstrap-server " +
-                           quoted(bootstrap) + " --describe --topic " + quoted(topic) +
+                           shell_quoted(bootstrap) + " --describe --topic " + shell_quoted(topic) +
                            " 2>/dev/null",
                        90, exit_code);
 }

@@ -1,0 +1,159 @@
+// etcd faults under a three-broker cluster: while etcd is down the brokers go on producing and
+// fetching for the leadership they hold, refuse metadata changes with a retriable error and say
+// why on /readyz, and catch up once it is back without a restart; an etcd killed with -9 and
+// restarted has lost nothing.
+
+#include "tests/cluster/cluster_clients.h"
+#include "tests/cluster/cluster_harness.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <thread>
+
+namespace spool::tests::cluster {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int16_t request_timed_out = 7;
+
+class cluster_etcd : public ::testing::Test {
+protected:
+    void SetUp() override {
+        auto err = cluster.start();
+        ASSERT_TRUE(err.empty()) << err;
+    }
+    bool wait_ready(bool ready, std::chrono::milliseconds timeout, std::string* last) {
+        auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (true) {
+            bool all = true;
+            for (size_t i = 0; i < cluster.size(); ++i) {
+                auto a = cluster.http_get(i, "/readyz");
+                *last = "broker " + std::to_string(i) + ": " + std::to_string(a.status) + " " +
+                        a.body;
+                if ((a.status == 200) != ready || a.status == 0) {
+                    all = false;
+                    break;
+                }
+            }
+            if (all) {
+                return true;
+            }
+            if (std::chrono::steady_clock::now() >= deadline) {
+                return false;
+            }
+            std::this_thread::sleep_for(100ms);
+        }
+    }
+    cluster_harness cluster;
+};
+
+TEST_F(cluster_etcd, etcd_stopped_brokers_serve_produce_and_fetch_and_refuse_changes_retriably) {
+    ASSERT_EQ(create_topic_via(cluster.port(0), "steady", 3), 0);
+    auto before = cluster.wait_for_metadata(
+        0, [](const metadata_view& m) { return m.all_led("steady", 3); }, 10s, {"steady"});
+    ASSERT_TRUE(before);
+    std::string out;
+    for (int32_t p = 0; p < 3; ++p) {
+        ASSERT_TRUE(kcat_produce(cluster.bootstrap(), "steady", p, {"before"}, {}, &out)) << out;
+    }
+
+    ASSERT_TRUE(cluster.etcd().stop());
+    std::string last;
+    ASSERT_TRUE(wait_ready(false, 15s, &last)) << last;
+    for (size_t i = 0; i < cluster.size(); ++i) {
+        auto a = cluster.http_get(i, "/readyz");
+        EXPECT_EQ(a.status, 503);
+        EXPECT_NE(a.body.find("etcd"), std::string::npos) << "broker " << i << ": " << a.body;
+    }
+    // Longer than a session: an etcd outage alone fences nobody.
+    std::this_thread::sleep_for(std::chrono::milliseconds(cluster.options().session_timeout_ms) *
+                                2);
+    for (int32_t p = 0; p < 3; ++p) {
+        EXPECT_TRUE(kcat_produce(cluster.bootstrap(), "steady", p, {"during"}, {}, &out)) << out;
+        EXPECT_EQ(kcat_consume(cluster.bootstrap(), "steady", p),
+                  (std::vector<std::string>{"before", "during"}))
+            << "partition " << p;
+    }
+    std::string message;
+    auto asked = std::chrono::steady_clock::now();
+    EXPECT_EQ(create_topic_via(cluster.port(1), "while-down", 1, 5000, &message),
+              request_timed_out)
+        << message;
+    EXPECT_LE(std::chrono::steady_clock::now() - asked, 15s);
+    EXPECT_FALSE(message.empty());
+    std::cout << "[ info ] CreateTopics while etcd is down: " << message << "\n";
+
+    // etcd back: every broker catches up on its own (no restart), changes work again.
+    ASSERT_TRUE(cluster.etcd().start());
+    ASSERT_TRUE(wait_ready(true, 30s, &last)) << last << "\n" << cluster.log_tails();
+    ASSERT_EQ(create_topic_via(cluster.port(1), "after-outage", 2), 0) << cluster.log_tails();
+    for (size_t i = 0; i < cluster.size(); ++i) {
+        auto v = cluster.wait_for_metadata(
+            i,
+            [](const metadata_view& m) {
+                return m.all_led("after-outage", 2) && m.all_led("steady", 3) &&
+                       m.brokers.size() == 3 && m.topic("while-down") == nullptr;
+            },
+            5s);
+        EXPECT_TRUE(v) << "broker " << i;
+    }
+    auto after = cluster.metadata(0, {"steady"});
+    ASSERT_TRUE(after);
+    for (int32_t p = 0; p < 3; ++p) {
+        EXPECT_EQ(after->topic("steady")->partitions.at(p).leader,
+                  before->topic("steady")->partitions.at(p).leader);
+    }
+}
+
+TEST_F(cluster_etcd, etcd_killed_and_restarted_loses_nothing) {
+    for (int t = 0; t < 5; ++t) {
+        ASSERT_EQ(create_topic_via(cluster.port(t % 3), "kept-" + std::to_string(t), 4), 0);
+    }
+    auto view_before = cluster.metadata(0);
+    ASSERT_TRUE(view_before);
+    auto keys_before = etcdctl_get_prefix(cluster.etcd().endpoint(), cluster.prefix() + "/");
+    ASSERT_TRUE(keys_before);
+
+    cluster.etcd().kill9();
+    std::this_thread::sleep_for(1s);
+    ASSERT_TRUE(cluster.etcd().start());
+
+    auto keys_after = etcdctl_get_prefix(cluster.etcd().endpoint(), cluster.prefix() + "/");
+    ASSERT_TRUE(keys_after);
+    // Every record (cluster id, topics, partitions, registrations) is still there, unchanged.
+    std::map<std::string, std::string> a, b;
+    for (const auto& k : *keys_before) {
+        a[k.key] = k.value;
+    }
+    for (const auto& k : *keys_after) {
+        b[k.key] = k.value;
+    }
+    EXPECT_EQ(a, b);
+    size_t topics = 0, partitions = 0;
+    for (const auto& [key, value] : a) {
+        topics += key.starts_with(cluster.prefix() + "/topics/kept-");
+        partitions += key.starts_with(cluster.prefix() + "/partitions/kept-");
+    }
+    EXPECT_EQ(topics, 5u);
+    EXPECT_EQ(partitions, 20u);
+    EXPECT_TRUE(b.contains(cluster.prefix() + "/cluster_id"));
+
+    std::string why;
+    ASSERT_TRUE(cluster.wait_for_cluster(20s, 0, &why)) << why;
+    ASSERT_EQ(create_topic_via(cluster.port(2), "kept-after", 1), 0) << cluster.log_tails();
+    auto view_after = cluster.metadata(0);
+    ASSERT_TRUE(view_after);
+    for (int t = 0; t < 5; ++t) {
+        auto name = "kept-" + std::to_string(t);
+        ASSERT_TRUE(view_after->all_led(name, 4)) << name;
+        for (int32_t p = 0; p < 4; ++p) {
+            EXPECT_EQ(view_after->topic(name)->partitions[p].leader,
+                      view_before->topic(name)->partitions[p].leader);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace spool::tests::cluster
