@@ -1,6 +1,7 @@
 #include "broker/app/broker_app.h"
 
 #include "broker/app/http_views.h"
+#include "broker/app/metadata_runtime.h"
 #include "broker/metrics/callback_metrics.h"
 #include "broker/metrics/disk_space.h"
 #include "broker/metrics/storage_probe.h"
@@ -82,18 +83,26 @@ std::string broker_app::start() {
     if (opts.listeners.empty()) {
         return "no listeners configured ('listeners' is empty)";
     }
-    handlers::advertised_endpoint endpoint;
-    auto advertised = _config->get_list("advertised.listeners");
-    {
+    // The address clients are told to use: every advertised listener goes into the broker's
+    // registration; the first is this broker's own endpoint in its answers.
+    std::vector<net::listener_address> advertised;
+    for (const auto& uri : _config->get_list("advertised.listeners")) {
         std::string error;
-        auto l = advertised.empty() ? std::optional(opts.listeners.front())
-                                    : net::parse_listener(advertised.front(), &error);
+        auto l = net::parse_listener(uri, &error);
         if (!l) {
             return error;
         }
+        advertised.push_back(*l);
+    }
+    if (advertised.empty()) {
+        advertised = opts.listeners;
+    }
+    handlers::advertised_endpoint endpoint;
+    {
+        const auto& l = advertised.front();
         endpoint.host =
-            l->host.empty() || l->host == "0.0.0.0" || l->host == "::" ? hostname() : l->host;
-        endpoint.port = l->port;
+            l.host.empty() || l.host == "0.0.0.0" || l.host == "::" ? hostname() : l.host;
+        endpoint.port = l.port;
     }
     opts.limits.max_request_bytes =
         static_cast<int32_t>(_config->get_int("socket.request.max.bytes"));
@@ -130,22 +139,14 @@ std::string broker_app::start() {
     log->info("open files limit (RLIMIT_NOFILE): {} (was {}, hard limit {})", fds.after.soft,
               fds.before.soft, fds.after.hard);
 
-    auto store = metadata::embedded_store::open(log_dir);
-    if (!store) {
-        return fmt::format("cannot open the metadata store in {}: {}", log_dir.string(),
-                           store.error().message());
-    }
-    _store = std::move(store).value();
     {
-        // One broker is the whole cluster: itself, live and controller, in every snapshot.
-        metadata::broker_registration self;
-        self.node_id = static_cast<int32_t>(_config->node_id());
-        self.incarnation_id = protocol::uuid::random().to_string();
-        if (auto rack = _config->get_string("broker.rack"); !rack.empty()) {
-            self.rack = rack;
+        std::string error;
+        _metadata = metadata_runtime::open(
+            *_config, log_dir, self_registration(*_config, advertised, hostname()), &error);
+        if (!_metadata) {
+            return error;
         }
-        self.endpoints = {{"PLAINTEXT", endpoint.host, endpoint.port, "PLAINTEXT"}};
-        _store->set_local_broker(std::move(self));
+        _store = &_metadata->store();
     }
     // Dynamic broker configs persisted by AlterConfigs.
     auto snap = _store->snapshot();
@@ -165,8 +166,9 @@ std::string broker_app::start() {
     }
 
     _pool = std::make_unique<net::shard_pool>(static_cast<size_t>(_config->get_int("spool.cores")));
-    _store->attach(*_pool);  // each shard reads its own copy of the metadata from now on
+    _metadata->attach(*_pool);  // each shard reads its own copy of the metadata from now on
     _pool->start();
+    _metadata->start();  // the controller (etcd) campaigns from now on
     _partitions = std::make_unique<metadata::partition_manager>(*_pool, *_config, log_dir);
     _partitions->set_storage_observer(std::make_shared<storage_metrics>(_registry));
     if (auto r = _partitions->open_all(*snap); !r) {
@@ -262,6 +264,9 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
 void broker_app::stop() {
     auto log = log::get("app");
     _lifecycle.begin_shutdown();
+    if (_metadata) {
+        _metadata->resign();  // another broker becomes controller while this one drains
+    }
     if (_partitions) {
         _partitions->begin_stop();
     }
@@ -280,8 +285,10 @@ void broker_app::stop() {
         _partitions->close_all();
         _logs_open = false;
     }
-    if (_store) {
-        _store->stop();  // finishes a commit in flight while the shards it publishes to run
+    if (_metadata) {
+        // Deregisters and stops the store: finishes a commit in flight while the shards it
+        // publishes to run.
+        _metadata->stop();
     }
     if (_pool) {
         _pool->stop();

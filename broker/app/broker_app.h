@@ -2,7 +2,8 @@
 
 // The composition root of spool-broker: builds every service in dependency order
 //
-//   config -> metadata store -> shard pool -> partition manager (logs) -> groups -> handlers
+//   config -> metadata store (metadata_runtime: embedded, or etcd + controller) -> shard pool ->
+//   partition manager (logs) -> groups -> handlers
 //          -> HTTP endpoint (probes, metrics, admin API) -> Kafka listener
 //
 // and stops them in reverse: /readyz turns 503, stop accepting and drain connections (long polls
@@ -22,8 +23,8 @@
 #include "broker/handlers/services.h"
 #include "broker/http/http_service.h"
 #include "broker/http/readiness.h"
-#include "broker/metadata/embedded_store.h"
 #include "broker/metadata/partition_manager.h"
+#include "broker/metadata/store.h"
 #include "broker/metrics/group_probe.h"
 #include "broker/metrics/registry.h"
 #include "broker/metrics/request_probe.h"
@@ -37,6 +38,8 @@
 #include <string>
 
 namespace spool::broker::app {
+
+class metadata_runtime;
 
 class broker_app {
 public:
@@ -54,7 +57,8 @@ private:
 
     std::unique_ptr<config::broker_config> _config;
     storage::log_dir_lock _dir_lock;  // held from start until the process exits
-    std::unique_ptr<metadata::embedded_store> _store;
+    std::unique_ptr<metadata_runtime> _metadata;
+    metadata::store* _store = nullptr;  // _metadata's
     std::unique_ptr<net::shard_pool> _pool;
     std::unique_ptr<metadata::partition_manager> _partitions;
     std::unique_ptr<handlers::producer_id_allocator> _producer_ids;

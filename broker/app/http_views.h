@@ -20,7 +20,9 @@
 
 namespace spool::broker::app {
 
-// One broker, embedded metadata store: this broker is the whole cluster and its controller.
+// The cluster as this broker's metadata snapshot shows it: every live broker (with the endpoint
+// of its first listener), the controller, every topic. With the embedded store that is this
+// broker alone, its own controller.
 class cluster_view_adapter : public http::cluster_view {
 public:
     cluster_view_adapter(const metadata::store& store, const config::broker_config& config,
@@ -29,14 +31,27 @@ public:
 
     http::cluster_snapshot snapshot() const override {
         auto s = _store.snapshot();
-        auto self = model::node_id{static_cast<int32_t>(_config.node_id())};
         http::cluster_snapshot out;
         out.cluster_id = s->cluster_id;
-        out.controller = self;
-        std::string rack = _config.get_string("broker.rack");
-        out.brokers.push_back({self, _host, _port,
-                               rack.empty() ? std::nullopt : std::optional<std::string>(rack),
-                               true});
+        if (s->controller_id >= 0) {
+            out.controller = model::node_id{s->controller_id};
+        }
+        for (const auto& [id, b] : s->brokers) {
+            http::broker_info bi{model::node_id{id}, {}, 0, b.rack, true};
+            if (!b.endpoints.empty()) {
+                bi.host = b.endpoints.front().host;
+                bi.port = b.endpoints.front().port;
+            }
+            out.brokers.push_back(std::move(bi));
+        }
+        if (s->brokers.empty()) {
+            // Not registered (yet): at least this broker, as it advertises itself.
+            auto self = model::node_id{static_cast<int32_t>(_config.node_id())};
+            std::string rack = _config.get_string("broker.rack");
+            out.brokers.push_back({self, _host, _port,
+                                   rack.empty() ? std::nullopt : std::optional<std::string>(rack),
+                                   true});
+        }
         for (const auto& [name, t] : s->topics) {
             http::topic_info ti;
             ti.name = name;

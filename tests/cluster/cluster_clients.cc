@@ -80,8 +80,8 @@ std::optional<etcd_status> etcdctl_status(const std::string& endpoint) {
         return std::nullopt;
     }
     const auto& st = j->at(0).at("Status");
-    return etcd_status{st.at("header").value("revision", int64_t{0}), st.value("dbSize", int64_t{0}),
-                       st.value("dbSizeInUse", int64_t{0})};
+    return etcd_status{st.at("header").value("revision", int64_t{0}),
+                       st.value("dbSize", int64_t{0}), st.value("dbSizeInUse", int64_t{0})};
 }
 
 std::optional<nlohmann::json> kcat_metadata(const std::string& bootstrap,
@@ -115,9 +115,9 @@ bool kcat_produce(const std::string& bootstrap, const std::string& topic, int32_
     }
     int rc = 0;
     // -X topic.request.required.acks=-1: a delivery report means the leader appended it.
-    std::string cmd = "kcat -P -b " + shell_quoted(bootstrap) + " -t " + shell_quoted(topic) + " -p " +
-                      std::to_string(partition) + " -X topic.request.required.acks=-1 " + extra +
-                      " -l " + shell_quoted(input.string()) + " 2>&1";
+    std::string cmd = "kcat -P -b " + shell_quoted(bootstrap) + " -t " + shell_quoted(topic) +
+                      " -p " + std::to_string(partition) + " -X topic.request.required.acks=-1 " +
+                      extra + " -l " + shell_quoted(input.string()) + " 2>&1";
     auto out = run_bounded(cmd, timeout_seconds, &rc);
     std::error_code ec;
     fs::remove(input, ec);
@@ -130,10 +130,10 @@ bool kcat_produce(const std::string& bootstrap, const std::string& topic, int32_
 
 std::vector<std::string> kcat_consume(const std::string& bootstrap, const std::string& topic,
                                       int32_t partition, int timeout_seconds) {
-    auto out = run_bounded("kcat -C -q -e -o beginning -f '%s\\n' -b " + shell_quoted(bootstrap) +
-                               " -t " + shell_quoted(topic) + " -p " + std::to_string(partition) +
-                               " 2>/dev/null",
-                           timeout_seconds);
+    auto out =
+        run_bounded("kcat -C -q -e -o beginning -f '%s\\n' -b " + shell_quoted(bootstrap) + " -t " +
+                        shell_quoted(topic) + " -p " + std::to_string(partition) + " 2>/dev/null",
+                    timeout_seconds);
     std::vector<std::string> values;
     std::istringstream in(out);
     for (std::string line; std::getline(in, line);) {
@@ -152,9 +152,10 @@ std::string kafka_libs(std::string* why) {
         dir.pop_back();
     }
     if (rc != 0 || dir.empty() || !fs::is_directory(fs::path(dir) / "libs")) {
-        *why = "Apache Kafka 4.1.1 is not in the peer cache and scripts/peers/fetch-kafka.sh "
-               "could not fetch it (exit " +
-               std::to_string(rc) + ")";
+        *why =
+            "Apache Kafka 4.1.1 is not in the peer cache and scripts/peers/fetch-kafka.sh "
+            "could not fetch it (exit " +
+            std::to_string(rc) + ")";
         return {};
     }
     return dir + "/libs";
@@ -168,7 +169,8 @@ std::string java_describe_cluster(const std::string& bootstrap, int* exit_code) 
         return why;
     }
     // A single-file source program: the JDK compiles it in memory, no build step needed.
-    std::string program = std::string(SPOOL_SOURCE_DIR) + "/tests/cluster/java/DescribeCluster.java";
+    std::string program =
+        std::string(SPOOL_SOURCE_DIR) + "/tests/cluster/java/DescribeCluster.java";
     return run_bounded("java -XX:TieredStopAtLevel=1 -cp " + shell_quoted(libs + "/*") + " " +
                            shell_quoted(program) + " " + shell_quoted(bootstrap) + " 2>/dev/null",
                        90, exit_code);

@@ -6,7 +6,6 @@
 // calling test fail with the reason, never skip.
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,8 +48,8 @@ std::optional<std::vector<etcd_key>> etcdctl_get_prefix(const std::string& endpo
                                                         const std::string& prefix);
 struct etcd_status {
     int64_t revision = 0;
-    int64_t db_size = 0;        // bytes of the backend file
-    int64_t db_size_in_use = 0; // bytes of it holding live data
+    int64_t db_size = 0;         // bytes of the backend file
+    int64_t db_size_in_use = 0;  // bytes of it holding live data
 };
 std::optional<etcd_status> etcdctl_status(const std::string& endpoint);
 

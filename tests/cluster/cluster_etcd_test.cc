@@ -30,8 +30,8 @@ protected:
             bool all = true;
             for (size_t i = 0; i < cluster.size(); ++i) {
                 auto a = cluster.http_get(i, "/readyz");
-                *last = "broker " + std::to_string(i) + ": " + std::to_string(a.status) + " " +
-                        a.body;
+                *last =
+                    "broker " + std::to_string(i) + ": " + std::to_string(a.status) + " " + a.body;
                 if ((a.status == 200) != ready || a.status == 0) {
                     all = false;
                     break;
@@ -78,8 +78,7 @@ TEST_F(cluster_etcd, etcd_stopped_brokers_serve_produce_and_fetch_and_refuse_cha
     }
     std::string message;
     auto asked = std::chrono::steady_clock::now();
-    EXPECT_EQ(create_topic_via(cluster.port(1), "while-down", 1, 5000, &message),
-              request_timed_out)
+    EXPECT_EQ(create_topic_via(cluster.port(1), "while-down", 1, 5000, &message), request_timed_out)
         << message;
     EXPECT_LE(std::chrono::steady_clock::now() - asked, 15s);
     EXPECT_FALSE(message.empty());

@@ -33,8 +33,7 @@ protected:
     // The partition of `topic` that broker `node` leads (-1 when none).
     int32_t led_by(const std::string& topic, size_t partitions, int32_t node) {
         auto v = cluster.wait_for_metadata(
-            0, [&](const metadata_view& m) { return m.all_led(topic, partitions); }, 10s,
-            {topic});
+            0, [&](const metadata_view& m) { return m.all_led(topic, partitions); }, 10s, {topic});
         if (!v) {
             return -1;
         }
@@ -80,9 +79,9 @@ TEST_F(cluster_faults, paused_broker_past_its_session_refuses_produce_until_regi
     bool delivered = false;
     std::string kcat_out;
     std::thread producer([&] {
-        delivered = kcat_produce(cluster.bootstrap(), "fenced", partition, during,
-                                 "-X message.timeout.ms=40000 -X retry.backoff.ms=100", &kcat_out,
-                                 60);
+        delivered =
+            kcat_produce(cluster.bootstrap(), "fenced", partition, during,
+                         "-X message.timeout.ms=40000 -X retry.backoff.ms=100", &kcat_out, 60);
     });
     std::this_thread::sleep_for(500ms);
 

@@ -34,8 +34,7 @@ std::pair<int16_t, int32_t> find_coordinator(uint16_t port, const std::string& g
         req.key = group;
         req.key_type = 0;
         auto resp =
-            c.call<protocol::find_coordinator_request, protocol::find_coordinator_response>(3,
-                                                                                            req);
+            c.call<protocol::find_coordinator_request, protocol::find_coordinator_response>(3, req);
         if (!resp) {
             return {-999, -1};
         }
@@ -108,7 +107,8 @@ TEST(cluster_groups, group_resumes_from_committed_offsets_after_its_coordinator_
     ASSERT_TRUE(cluster.wait_for_cluster(20s, 0, &why)) << why;
     deadline = std::chrono::steady_clock::now() + 20s;
     while (std::chrono::steady_clock::now() < deadline &&
-           find_coordinator(cluster.port(other), "resumers") != std::pair{int16_t{0}, coordinator}) {
+           find_coordinator(cluster.port(other), "resumers") !=
+               std::pair{int16_t{0}, coordinator}) {
         std::this_thread::sleep_for(100ms);
     }
 

@@ -285,8 +285,8 @@ cluster_harness::http_answer cluster_harness::http_get(size_t i, const std::stri
         boost::asio::io_context io;
         boost::asio::ip::tcp::socket s(io);
         s.connect({boost::asio::ip::make_address("127.0.0.1"), _http_ports.at(i)});
-        std::string req = "GET " + path +
-                          " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+        std::string req =
+            "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
         boost::asio::write(s, boost::asio::buffer(req));
         std::string resp;
         boost::system::error_code ec;

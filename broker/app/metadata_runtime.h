@@ -1,0 +1,64 @@
+#pragma once
+
+// The metadata store the broker runs on, chosen by `metadata.store`, with what comes with it:
+//
+//   embedded  the embedded store in the log directory; this broker is the whole cluster, live
+//             and its controller (the default; one broker).
+//   etcd      the etcd store (etcd_store.h), whose broker session registers this broker under a
+//             lease (node.id, every advertised listener, broker.rack, a fresh incarnation id),
+//             and the controller (controller.h), campaigning on the store's own thread.
+//
+// Lifecycle: open() once on the main thread (blocking: the etcd store connects, loads and
+// registers; a live broker with the same node.id makes it fail with the session's message);
+// attach(pool) before the pool starts; start() once the shards run (the controller campaigns);
+// resign() at the start of shutdown (another broker takes over the controller at once);
+// stop() before the pool stops: deregisters and stops the store. Threading: main thread.
+
+#include "broker/config/broker_config.h"
+#include "broker/metadata/cluster_state.h"
+#include "broker/metadata/store.h"
+#include "broker/net/listener.h"
+#include "broker/net/shard_pool.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace spool::broker::metadata {
+class embedded_store;
+}  // namespace spool::broker::metadata
+
+namespace spool::broker::app {
+
+// This broker as the cluster sees it: node.id, every advertised listener (the listeners
+// themselves when advertised.listeners is empty; a wildcard host becomes `hostname`),
+// broker.rack, a new incarnation id.
+metadata::broker_registration self_registration(
+    const config::broker_config& config, const std::vector<net::listener_address>& advertised,
+    const std::string& hostname);
+
+class metadata_runtime {
+public:
+    static std::unique_ptr<metadata_runtime> open(const config::broker_config& config,
+                                                  const std::filesystem::path& log_dir,
+                                                  metadata::broker_registration self,
+                                                  std::string* error);
+    ~metadata_runtime();
+
+    metadata::store& store() { return *_store; }
+
+    void attach(net::shard_pool& pool);
+    void start();
+    void resign();
+    void stop();
+
+private:
+    metadata_runtime() = default;
+
+    std::unique_ptr<metadata::embedded_store> _embedded;
+    metadata::store* _store = nullptr;
+    bool _stopped = false;
+};
+
+}  // namespace spool::broker::app
