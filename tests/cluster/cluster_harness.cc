@@ -346,6 +346,37 @@ int16_t create_topic_via(uint16_t port, const std::string& name, int32_t partiti
     }
 }
 
+std::vector<int16_t> create_topics_via(uint16_t port, const std::vector<std::string>& names,
+                                       int32_t partitions, int32_t timeout_ms) {
+    std::vector<int16_t> out(names.size(), -999);
+    try {
+        kafka_client c(port);
+        c.set_read_timeout(std::chrono::milliseconds(timeout_ms + 5000));
+        protocol::create_topics_request req;
+        for (const auto& name : names) {
+            auto& t = req.topics.emplace_back();
+            t.name = name;
+            t.num_partitions = partitions;
+            t.replication_factor = 1;
+        }
+        req.timeout_ms = timeout_ms;
+        auto resp =
+            c.call<protocol::create_topics_request, protocol::create_topics_response>(4, req);
+        if (!resp) {
+            return out;
+        }
+        for (const auto& r : resp->topics) {
+            for (size_t i = 0; i < names.size(); ++i) {
+                if (names[i] == r.name) {
+                    out[i] = r.error_code;
+                }
+            }
+        }
+    } catch (const std::exception&) {
+    }
+    return out;
+}
+
 int16_t produce_via(uint16_t port, const std::string& topic, int32_t partition,
                     const std::vector<std::string>& values) {
     try {

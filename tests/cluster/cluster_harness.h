@@ -139,6 +139,11 @@ private:
 int16_t create_topic_via(uint16_t port, const std::string& name, int32_t partitions,
                          int32_t timeout_ms = 30000, std::string* message = nullptr);
 
+// Creates several topics in one CreateTopics request through broker `port`; each one's error code
+// in order (all -999 when nothing answered).
+std::vector<int16_t> create_topics_via(uint16_t port, const std::vector<std::string>& names,
+                                       int32_t partitions, int32_t timeout_ms = 60000);
+
 // Produces `values` as one batch to topic/partition through broker `port` (Produce v9, acks -1);
 // the partition's error code (-999: no answer).
 int16_t produce_via(uint16_t port, const std::string& topic, int32_t partition,
