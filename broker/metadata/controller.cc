@@ -124,6 +124,24 @@ asio::awaitable<void> controller::retry_after_backoff(std::shared_ptr<controller
     self->evaluate();
 }
 
+void controller::etcd_failed(const std::string& what) {
+    // Once per outage at warn: retries every retry_backoff would flood the log otherwise.
+    if (!_etcd_failing) {
+        _etcd_failing = true;
+        logger()->warn("{}; retrying every {} ms", what, _options.retry_backoff.count());
+    } else {
+        logger()->debug("{}", what);
+    }
+    retry_later();
+}
+
+void controller::etcd_answered() {
+    if (_etcd_failing) {
+        _etcd_failing = false;
+        logger()->info("etcd answers the controller again");
+    }
+}
+
 void controller::work_done() {
     if (--_in_flight == 0 && _stopping) {
         _idle.cancel();
@@ -162,10 +180,10 @@ asio::awaitable<void> controller::campaign(std::shared_ptr<controller> self) {
         co_return;
     }
     if (!r) {
-        logger()->warn("campaign for controller failed: {}; retrying", r.error().message());
-        self->retry_later();
+        self->etcd_failed(fmt::format("campaign for controller failed: {}", r.error().message()));
         co_return;
     }
+    self->etcd_answered();
     if (r.value().succeeded) {
         // The key was absent, so the put created it: its create_revision is the txn's revision.
         self->become_controller(r.value().revision, "elected");
@@ -222,11 +240,11 @@ asio::awaitable<void> controller::one_pass() {
         }
         auto r = co_await _client.txn(std::move(txn.request));
         if (!r) {
-            logger()->warn("controller write of {} partition records failed: {}; retrying",
-                           txn.count, r.error().message());
-            retry_later();
+            etcd_failed(fmt::format("controller write of {} partition records failed: {}",
+                                    txn.count, r.error().message()));
             co_return;
         }
+        etcd_answered();
         if (!r.value().succeeded) {
             const auto& ranges = r.value().ranges;
             const bool still_ours = !ranges.empty() && !ranges.front().kvs.empty() &&

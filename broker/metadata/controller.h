@@ -84,6 +84,8 @@ private:
     void evaluate();
     void request_pass();
     void retry_later();
+    void etcd_failed(const std::string& what);
+    void etcd_answered();
     void become_controller(int64_t epoch, std::string_view how);
     void deposed(std::string_view why);
     void log_unplaceable(const std::vector<std::string>& topics);
@@ -113,7 +115,8 @@ private:
     bool _pass_running = false;
     bool _pass_queued = false;
     bool _retry_armed = false;
-    int _in_flight = 0;  // coroutines stop() waits for
+    bool _etcd_failing = false;  // logged the current outage already
+    int _in_flight = 0;          // coroutines stop() waits for
     boost::asio::steady_timer _retry_timer;
     boost::asio::steady_timer _idle;  // cancelled when _in_flight drops to 0 while stopping
     std::set<std::string> _unplaceable_logged;
