@@ -1,10 +1,16 @@
 #include "broker/app/metadata_runtime.h"
 
+#include "broker/metadata/controller.h"
 #include "broker/metadata/embedded_store.h"
+#include "broker/metadata/etcd_store.h"
 #include "common/log.h"
 #include "protocol/wire/uuid.h"
 
+#include <boost/asio/post.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <future>
 
 namespace spool::broker::app {
 
@@ -29,17 +35,72 @@ std::unique_ptr<metadata_runtime> metadata_runtime::open(const config::broker_co
                                                          metadata::broker_registration self,
                                                          std::string* error) {
     std::unique_ptr<metadata_runtime> out(new metadata_runtime());
-    auto store = metadata::embedded_store::open(log_dir);
-    if (!store) {
-        *error = fmt::format("cannot open the metadata store in {}: {}", log_dir.string(),
-                             store.error().message());
+    *error = config.get_string("metadata.store") == "etcd"
+                 ? out->open_etcd(config, log_dir, std::move(self))
+                 : out->open_embedded(log_dir, std::move(self));
+    if (!error->empty()) {
         return nullptr;
     }
-    out->_embedded = std::move(store).value();
-    // One broker is the whole cluster: itself, live and controller, in every snapshot.
-    out->_embedded->set_local_broker(std::move(self));
-    out->_store = out->_embedded.get();
     return out;
+}
+
+std::string metadata_runtime::open_embedded(const std::filesystem::path& log_dir,
+                                            metadata::broker_registration self) {
+    auto store = metadata::embedded_store::open(log_dir);
+    if (!store) {
+        return fmt::format("cannot open the metadata store in {}: {}", log_dir.string(),
+                           store.error().message());
+    }
+    _embedded = std::move(store).value();
+    // One broker is the whole cluster: itself, live and controller, in every snapshot.
+    _embedded->set_local_broker(std::move(self));
+    _store = _embedded.get();
+    return {};
+}
+
+std::string metadata_runtime::open_etcd(const config::broker_config& config,
+                                        const std::filesystem::path& log_dir,
+                                        metadata::broker_registration self) {
+    auto log = log::get("app");
+    auto options = metadata::etcd_store_options::from_config(config);
+    auto endpoints = fmt::format("{}", fmt::join(options.client.endpoints, ","));
+    auto store = metadata::etcd_store::open(options);
+    if (!store) {
+        return fmt::format("cannot open the etcd metadata store at {} (prefix {}): {}", endpoints,
+                           options.prefix, store.error().message());
+    }
+    _etcd = std::move(store).value();
+    _store = _etcd.get();
+    // The controller subscribes to the store's changes: build it on the store's thread, where
+    // the store notifies its listeners, so subscribing never races a notification.
+    auto session = metadata::session_options_from_config(config, self.endpoints);
+    session.self.incarnation_id = self.incarnation_id;
+    session.log_dir = log_dir;
+    metadata::controller_options copts;
+    copts.node_id = self.node_id;
+    copts.incarnation_id = self.incarnation_id;
+    copts.keys = _etcd->keys();
+    {
+        std::promise<std::shared_ptr<metadata::controller>> made;
+        auto* store_ptr = _etcd.get();
+        boost::asio::post(_etcd->executor(), [&made, store_ptr, copts] {
+            made.set_value(metadata::controller::make(
+                store_ptr->executor(), store_ptr->client(), *store_ptr,
+                [store_ptr] { return store_ptr->lease_id(); }, copts));
+        });
+        _controller = made.get_future().get();
+    }
+    std::string why;
+    if (auto r = _etcd->start_session(std::move(session), &why); !r) {
+        auto message = why.empty() ? fmt::format("cannot register node.id {} in etcd at {}: {}",
+                                                 self.node_id, endpoints, r.error().message())
+                                   : why;
+        stop();
+        return message;
+    }
+    log->info("metadata in etcd at {} (prefix {}), registered as node {} (incarnation {})",
+              endpoints, options.prefix, self.node_id, self.incarnation_id);
+    return {};
 }
 
 metadata_runtime::~metadata_runtime() {
@@ -47,20 +108,37 @@ metadata_runtime::~metadata_runtime() {
 }
 
 void metadata_runtime::attach(net::shard_pool& pool) {
+    // Each shard reads its own copy of the metadata from now on.
     if (_embedded) {
-        _embedded->attach(pool);  // each shard reads its own copy of the metadata from now on
+        _embedded->attach(pool);
+    }
+    if (_etcd) {
+        _etcd->attach(pool);
     }
 }
 
-void metadata_runtime::start() {}
+void metadata_runtime::start() {
+    if (_controller) {
+        _controller->start();  // campaigns now that this broker is registered
+    }
+}
 
-void metadata_runtime::resign() {}
+void metadata_runtime::resign() {
+    if (_controller) {
+        _controller->stop_blocking();  // finishes its pass in flight, deletes P/controller if ours
+        _controller.reset();
+    }
+}
 
 void metadata_runtime::stop() {
     if (_stopped) {
         return;
     }
     _stopped = true;
+    resign();
+    if (_etcd) {
+        _etcd->stop();  // revokes the session (deregisters at once), ends the watch
+    }
     if (_embedded) {
         _embedded->stop();  // finishes a commit in flight while the shards it publishes to run
     }

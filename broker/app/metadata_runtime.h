@@ -27,6 +27,8 @@
 
 namespace spool::broker::metadata {
 class embedded_store;
+class etcd_store;
+class controller;
 }  // namespace spool::broker::metadata
 
 namespace spool::broker::app {
@@ -47,6 +49,7 @@ public:
     ~metadata_runtime();
 
     metadata::store& store() { return *_store; }
+    bool clustered() const { return _etcd != nullptr; }
 
     void attach(net::shard_pool& pool);
     void start();
@@ -55,8 +58,15 @@ public:
 
 private:
     metadata_runtime() = default;
+    [[nodiscard]] std::string open_embedded(const std::filesystem::path& log_dir,
+                                            metadata::broker_registration self);
+    [[nodiscard]] std::string open_etcd(const config::broker_config& config,
+                                        const std::filesystem::path& log_dir,
+                                        metadata::broker_registration self);
 
     std::unique_ptr<metadata::embedded_store> _embedded;
+    std::unique_ptr<metadata::etcd_store> _etcd;
+    std::shared_ptr<metadata::controller> _controller;
     metadata::store* _store = nullptr;
     bool _stopped = false;
 };
