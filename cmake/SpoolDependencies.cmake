@@ -8,6 +8,9 @@ find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(prometheus-cpp REQUIRED)
 find_package(GTest REQUIRED)
+# A real etcd for the tests of the etcd client and the etcd metadata store (Debian's
+# etcd-server); when missing, tests/integration registers the failing test etcd_missing.
+find_program(SPOOL_ETCD etcd)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)

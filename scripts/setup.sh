@@ -14,6 +14,7 @@ TEST_PACKAGES=(  # libfuse3-dev, fuse3: the power-cut file system of tests/durab
     kcat librdkafka-dev libfuse3-dev fuse3 clang libclang-rt-14-dev clang-format curl openssl prometheus
     maven openjdk-17-jdk-headless  # Kafka jars, CLI tools and broker for the compat suite
     python3-yaml python3-matplotlib  # monitoring tests; docs/img pictures (scripts/dashboard-pictures.py)
+    etcd-server etcd-client  # the etcd client's and the etcd metadata store's tests (etcdctl too)
 )
 
 BENCH_PACKAGES=(

@@ -1,7 +1,8 @@
 #include "tests/integration/broker_process.h"
 
+#include "tests/integration/child_process.h"
+
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -10,9 +11,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <random>
-#include <sstream>
 #include <thread>
 
 #ifndef SPOOL_BROKER_BIN
@@ -53,9 +51,7 @@ bool can_connect(uint16_t port) {
 
 broker_process::broker_process(fs::path data_dir) : _data_dir(std::move(data_dir)) {
     if (_data_dir.empty()) {
-        std::random_device rd;
-        _data_dir = fs::temp_directory_path() /
-                    ("spool-it-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+        _data_dir = make_temp_dir("spool-it");
         _own_dir = true;
     }
     fs::create_directories(_data_dir);
@@ -90,24 +86,12 @@ void broker_process::spawn() {
         args.push_back("--override");
         args.push_back(o);
     }
-    std::string log = (_data_dir / "broker.log").string();
-    _pid = ::fork();
-    if (_pid == 0) {
-        if (_nofile_hard > 0) {
-            rlimit r{static_cast<rlim_t>(_nofile_soft), static_cast<rlim_t>(_nofile_hard)};
-            ::setrlimit(RLIMIT_NOFILE, &r);
-        }
-        int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        ::dup2(fd, 1);
-        ::dup2(fd, 2);
-        std::vector<char*> argv;
-        for (auto& a : args) {
-            argv.push_back(a.data());
-        }
-        argv.push_back(nullptr);
-        ::execv(argv[0], argv.data());
-        ::_exit(127);
-    }
+    rlimit nofile{static_cast<rlim_t>(_nofile_soft), static_cast<rlim_t>(_nofile_hard)};
+    auto set_nofile = [](const void* r) {
+        ::setrlimit(RLIMIT_NOFILE, static_cast<const rlimit*>(r));
+    };
+    _pid = spawn_logged(std::move(args), _data_dir / "broker.log",
+                        _nofile_hard > 0 ? +set_nofile : nullptr, &nofile);
 }
 
 int broker_process::run_to_exit(std::chrono::milliseconds timeout) {
@@ -115,8 +99,7 @@ int broker_process::run_to_exit(std::chrono::milliseconds timeout) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
         int status = 0;
-        if (::waitpid(_pid, &status, WNOHANG) == _pid) {
-            _pid = -1;
+        if (reap_if_exited(_pid, &status)) {
             return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -132,9 +115,7 @@ bool broker_process::start() {
         if (can_connect(_port)) {
             return true;
         }
-        int status = 0;
-        if (::waitpid(_pid, &status, WNOHANG) == _pid) {
-            _pid = -1;
+        if (reap_if_exited(_pid)) {
             return false;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -151,12 +132,11 @@ broker_process::exit_info broker_process::stop(std::chrono::milliseconds timeout
     ::kill(_pid, SIGTERM);
     while (std::chrono::steady_clock::now() - start < timeout) {
         int status = 0;
-        if (::waitpid(_pid, &status, WNOHANG) == _pid) {
+        if (reap_if_exited(_pid, &status)) {
             out.exited = WIFEXITED(status);
             out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
             out.took = std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::steady_clock::now() - start);
-            _pid = -1;
             return out;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -166,31 +146,15 @@ broker_process::exit_info broker_process::stop(std::chrono::milliseconds timeout
 }
 
 bool broker_process::running() {
-    if (_pid <= 0) {
-        return false;
-    }
-    int status = 0;
-    if (::waitpid(_pid, &status, WNOHANG) == _pid) {
-        _pid = -1;
-        return false;
-    }
-    return true;
+    return _pid > 0 && !reap_if_exited(_pid);
 }
 
 void broker_process::kill_hard() {
-    if (_pid > 0) {
-        ::kill(_pid, SIGKILL);
-        int status = 0;
-        ::waitpid(_pid, &status, 0);
-        _pid = -1;
-    }
+    kill_and_reap(_pid);
 }
 
 std::string broker_process::log_text() const {
-    std::ifstream in(_data_dir / "broker.log");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return read_text_file(_data_dir / "broker.log");
 }
 
 }  // namespace spool::tests

@@ -1,0 +1,212 @@
+#include "tests/integration/etcd_process.h"
+
+#include "tests/integration/broker_process.h"
+#include "tests/integration/child_process.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#ifndef SPOOL_ETCD_BIN
+#error "SPOOL_ETCD_BIN must name the etcd binary"
+#endif
+
+namespace spool::tests {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+namespace {
+
+// Waits until fd is ready for `events` or the deadline passes.
+bool wait_fd(int fd, short events, steady_clock::time_point deadline) {
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - steady_clock::now());
+    if (left.count() <= 0) {
+        return false;
+    }
+    pollfd p{fd, events, 0};
+    return ::poll(&p, 1, static_cast<int>(left.count())) == 1;
+}
+
+std::string http_get(uint16_t port, const std::string& path, milliseconds timeout) {
+    auto deadline = steady_clock::now() + timeout;
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        return {};
+    }
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    std::string out;
+    int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    if (rc != 0 && errno != EINPROGRESS) {
+        ::close(fd);
+        return {};
+    }
+    if (rc != 0) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (!wait_fd(fd, POLLOUT, deadline) ||
+            ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+            ::close(fd);
+            return {};
+        }
+    }
+    std::string request =
+        "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(request.size())) {
+        ::close(fd);
+        return {};
+    }
+    char buf[4096];
+    while (out.size() < 65536 && wait_fd(fd, POLLIN, deadline)) {
+        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) {
+            break;
+        }
+        out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return out;
+}
+
+}  // namespace
+
+bool etcd_healthy(uint16_t port, milliseconds timeout) {
+    std::string reply = http_get(port, "/health", timeout);
+    return reply.find("\"health\":\"true\"") != std::string::npos;
+}
+
+etcd_process::etcd_process(fs::path data_dir) : _data_dir(std::move(data_dir)) {
+    if (_data_dir.empty()) {
+        _data_dir = make_temp_dir("spool-etcd");
+        _own_dir = true;
+    }
+    fs::create_directories(_data_dir);
+}
+
+etcd_process::~etcd_process() {
+    kill9();
+    if (_own_dir) {
+        std::error_code ec;
+        fs::remove_all(_data_dir, ec);
+    }
+}
+
+std::string etcd_process::endpoint() const {
+    return "http://127.0.0.1:" + std::to_string(_client_port);
+}
+
+void etcd_process::spawn() {
+    if (_client_port == 0) {
+        _client_port = free_port();
+        do {
+            _peer_port = free_port();
+        } while (_peer_port == _client_port);
+    }
+    const char* bin = std::getenv("SPOOL_ETCD_BIN");
+    std::string client_url = endpoint();
+    std::string peer_url = "http://127.0.0.1:" + std::to_string(_peer_port);
+    std::vector<std::string> args = {
+        bin != nullptr && *bin != '\0' ? std::string(bin) : std::string(SPOOL_ETCD_BIN),
+        "--name=spool-test",
+        "--data-dir=" + (_data_dir / "member").string(),
+        "--listen-client-urls=" + client_url,
+        "--advertise-client-urls=" + client_url,
+        "--listen-peer-urls=" + peer_url,
+        "--initial-advertise-peer-urls=" + peer_url,
+        "--initial-cluster=spool-test=" + peer_url,
+        "--logger=zap",
+        "--log-outputs=stderr",
+        "--log-level=warn",
+    };
+    // ETCD_* variables of the test's environment would override the flags above.
+    auto clear_etcd_env = [](const void*) {
+        for (const char* name : {"ETCD_NAME", "ETCD_DATA_DIR", "ETCD_LISTEN_CLIENT_URLS",
+                                 "ETCD_ADVERTISE_CLIENT_URLS", "ETCD_INITIAL_CLUSTER"}) {
+            ::unsetenv(name);
+        }
+    };
+    _pid = spawn_logged(std::move(args), _data_dir / "etcd.log", +clear_etcd_env);
+}
+
+bool etcd_process::start(milliseconds timeout) {
+    if (_pid > 0) {
+        return true;
+    }
+    spawn();
+    _paused = false;
+    auto deadline = steady_clock::now() + timeout;
+    while (steady_clock::now() < deadline) {
+        if (etcd_healthy(_client_port, milliseconds(500))) {
+            return true;
+        }
+        if (!running()) {
+            return false;
+        }
+        std::this_thread::sleep_for(milliseconds(20));
+    }
+    kill9();
+    return false;
+}
+
+bool etcd_process::stop(milliseconds timeout) {
+    if (_pid <= 0) {
+        return false;
+    }
+    resume();
+    ::kill(_pid, SIGTERM);
+    auto deadline = steady_clock::now() + timeout;
+    while (steady_clock::now() < deadline) {
+        if (reap_if_exited(_pid)) {
+            return true;
+        }
+        std::this_thread::sleep_for(milliseconds(10));
+    }
+    kill9();
+    return false;
+}
+
+void etcd_process::kill9() {
+    kill_and_reap(_pid);  // SIGKILL also ends a stopped process
+    _paused = false;
+}
+
+void etcd_process::pause() {
+    if (_pid > 0 && !_paused) {
+        ::kill(_pid, SIGSTOP);
+        _paused = true;
+    }
+}
+
+void etcd_process::resume() {
+    if (_pid > 0 && _paused) {
+        ::kill(_pid, SIGCONT);
+        _paused = false;
+    }
+}
+
+bool etcd_process::running() {
+    if (_pid > 0 && reap_if_exited(_pid)) {
+        _paused = false;
+    }
+    return _pid > 0;
+}
+
+std::string etcd_process::log_text() const {
+    return read_text_file(_data_dir / "etcd.log");
+}
+
+}  // namespace spool::tests

@@ -1,0 +1,65 @@
+#pragma once
+
+// Runs a real etcd (single member) for a test: its own data directory, free client and peer
+// ports on 127.0.0.1, stderr captured to a log file. start() returns once GET /health answers
+// {"health":"true"}; stop() sends SIGTERM and waits; kill9() loses whatever etcd had not synced;
+// pause()/resume() freeze and thaw the process (SIGSTOP/SIGCONT) to simulate a hung peer. A
+// later start() reuses the same data directory and ports, so clients reconnect to the same
+// endpoint and see the same keys.
+//
+// The binary is $SPOOL_ETCD_BIN when set, else the etcd CMake found (SPOOL_ETCD_BIN define).
+//
+// Lifecycle: one process per start()/stop() pair; the destructor kills a process still running
+// (resuming it first if paused) and removes a temporary data directory.
+// Threading: test thread only.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace spool::tests {
+
+class etcd_process {
+public:
+    // data_dir empty: a new temporary directory, removed by the destructor.
+    explicit etcd_process(std::filesystem::path data_dir = {});
+    ~etcd_process();
+    etcd_process(const etcd_process&) = delete;
+    etcd_process& operator=(const etcd_process&) = delete;
+
+    // Starts etcd and waits (bounded by timeout) until it reports healthy. False when it exited
+    // or did not become healthy in time (the process is killed then; see log_text()).
+    bool start(std::chrono::milliseconds timeout = std::chrono::seconds(20));
+    // SIGTERM and wait; SIGKILL after timeout. True when it exited on its own.
+    bool stop(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+    void kill9();
+    void pause();
+    void resume();
+
+    // "http://127.0.0.1:<client port>"; fixed for the object's lifetime.
+    std::string endpoint() const;
+    uint16_t client_port() const { return _client_port; }
+    uint16_t peer_port() const { return _peer_port; }
+    // The running process (-1 when stopped).
+    pid_t pid() const { return _pid; }
+    bool running();
+    const std::filesystem::path& data_dir() const { return _data_dir; }
+    std::string log_text() const;
+
+private:
+    std::filesystem::path _data_dir;
+    bool _own_dir = false;
+    bool _paused = false;
+    pid_t _pid = -1;
+    uint16_t _client_port = 0;
+    uint16_t _peer_port = 0;
+    void spawn();
+};
+
+// True when GET /health on 127.0.0.1:port answers {"health":"true"} within timeout.
+bool etcd_healthy(uint16_t port, std::chrono::milliseconds timeout);
+
+}  // namespace spool::tests
