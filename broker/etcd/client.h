@@ -21,6 +21,11 @@
 
 #include "common/result.h"
 
+// Boost 1.74's awaitable.hpp uses std::exchange without including <utility> (GCC 12).
+// clang-format off
+#include <utility>
+// clang-format on
+
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
@@ -169,6 +174,9 @@ public:
     // Deleted key count.
     virtual op<int64_t> delete_range(std::string key, std::string range_end = {}) = 0;
     virtual op<txn_result> txn(txn_request request) = 0;
+    // Compacts the history up to `revision` (POST /v3/kv/compaction): later reads and watches
+    // at a revision below it fail with errc::compacted; errc::compacted if already compacted.
+    virtual op<void> compact(int64_t revision) = 0;
 
     virtual op<lease> grant_lease(std::chrono::seconds ttl) = 0;
     // Renews once; the remaining TTL, or errc::lease_not_found when etcd no longer has it.

@@ -141,8 +141,8 @@ asio::awaitable<broker_session::outcome> broker_session::register_once(std::stri
             break;
         }
         if (created.value().succeeded) {
-            set_lease(lease);
             mark_attempt_completed();
+            set_lease(lease);
             co_return outcome::registered;
         }
         const auto& ranges = created.value().ranges;
@@ -178,8 +178,8 @@ asio::awaitable<broker_session::outcome> broker_session::register_once(std::stri
                     "node {}: replaced the stale registration of incarnation {} (same log "
                     "directory)",
                     _self.node_id, holder.value().incarnation_id);
-            set_lease(lease);
             mark_attempt_completed();
+            set_lease(lease);
             co_return outcome::registered;
         }
     }

@@ -126,13 +126,15 @@ asio::awaitable<result<void>> etcd_store::start_session_here(etcd_store* self,
         session->on_lease_change(std::move(l));
     }
     self->_early_lease_listeners.clear();
-    auto r = co_await session->start(why);
+    // Installed before it registers, so lease listeners already see may_lead() answer from it.
+    self->_session = std::move(session);
+    auto r = co_await self->_session->start(why);
     if (!r) {
+        self->_session.reset();
         co_return self->failed(r.error()) == errc::unavailable ? errc::unavailable : r.error();
     }
     self->note_reachable();
-    session->run();
-    self->_session = std::move(session);
+    self->_session->run();
     co_return success();
 }
 

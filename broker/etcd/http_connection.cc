@@ -1,0 +1,166 @@
+#include "broker/etcd/http_connection.h"
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+namespace spool::broker::etcd {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+using boost::system::error_code;
+using tcp = net::ip::tcp;
+
+result<endpoint> parse_endpoint(std::string_view url) {
+    endpoint out;
+    out.url = std::string(url);
+    std::string_view rest = url;
+    if (rest.substr(0, 7) == "http://") {
+        rest.remove_prefix(7);
+    } else if (rest.find("://") != std::string_view::npos) {
+        return make_error_code(errc::request_failed);  // https and friends: not supported
+    }
+    while (!rest.empty() && rest.back() == '/') {
+        rest.remove_suffix(1);
+    }
+    auto colon = rest.rfind(':');
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size()) {
+        return make_error_code(errc::request_failed);
+    }
+    out.host = std::string(rest.substr(0, colon));
+    out.port = std::string(rest.substr(colon + 1));
+    if (out.host.size() > 2 && out.host.front() == '[' && out.host.back() == ']') {
+        out.host = out.host.substr(1, out.host.size() - 2);
+    }
+    for (char c : out.port) {
+        if (c < '0' || c > '9') {
+            return make_error_code(errc::request_failed);
+        }
+    }
+    return out;
+}
+
+void cancel_state::cancel_all() {
+    _cancelled = true;
+    // close() detaches nothing (only the destructor does), so iterating is safe.
+    for (http_connection* c : _open) {
+        c->close();
+    }
+}
+
+http_connection::http_connection(net::any_io_executor ex, endpoint where,
+                                 std::shared_ptr<cancel_state> cancel)
+    : _where(std::move(where)), _cancel(std::move(cancel)), _stream(std::move(ex)) {
+    _cancel->attach(this);
+}
+
+http_connection::~http_connection() {
+    _cancel->detach(this);
+}
+
+void http_connection::close() {
+    error_code ignored;
+    _stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    _stream.close();
+}
+
+std::error_code http_connection::classify(const error_code& ec) const {
+    if (_cancel->cancelled() || ec == net::error::operation_aborted) {
+        return make_error_code(errc::cancelled);
+    }
+    if (ec == beast::error::timeout) {
+        return make_error_code(errc::timed_out);
+    }
+    if (ec == http::error::body_limit || ec == http::error::header_limit) {
+        return make_error_code(errc::bad_response);
+    }
+    return make_error_code(errc::unavailable);
+}
+
+net::awaitable<std::error_code> http_connection::connect(std::chrono::milliseconds timeout) {
+    if (_cancel->cancelled()) {
+        co_return make_error_code(errc::cancelled);
+    }
+    error_code ec;
+    _stream.expires_after(timeout);
+    auto address = net::ip::make_address(_where.host, ec);
+    if (!ec) {
+        auto port = static_cast<unsigned short>(std::stoul(_where.port));
+        co_await _stream.async_connect(tcp::endpoint(address, port),
+                                       net::redirect_error(net::use_awaitable, ec));
+    } else {
+        // A host name: resolve it (the resolver is not bounded by the stream's expiry; names of
+        // etcd endpoints resolve locally, from /etc/hosts or the cluster DNS).
+        tcp::resolver resolver(_stream.get_executor());
+        ec = {};
+        auto results = co_await resolver.async_resolve(_where.host, _where.port,
+                                                       net::redirect_error(net::use_awaitable, ec));
+        if (!ec) {
+            co_await _stream.async_connect(results, net::redirect_error(net::use_awaitable, ec));
+        }
+    }
+    if (ec) {
+        close();
+        auto mapped = classify(ec);
+        // A connect that timed out means nothing listens there: unavailable, like a refusal.
+        co_return mapped == errc::timed_out ? make_error_code(errc::unavailable) : mapped;
+    }
+    _stream.socket().set_option(tcp::no_delay(true), ec);
+    co_return std::error_code{};
+}
+
+net::awaitable<std::error_code> http_connection::send(std::string_view path, std::string body,
+                                                      std::chrono::milliseconds timeout) {
+    if (_cancel->cancelled()) {
+        co_return make_error_code(errc::cancelled);
+    }
+    http::request<http::string_body> req{http::verb::post,
+                                         boost::beast::string_view(path.data(), path.size()), 11};
+    req.set(http::field::host, _where.host + ":" + _where.port);
+    req.set(http::field::content_type, "application/json");
+    req.keep_alive(true);
+    req.body() = std::move(body);
+    req.prepare_payload();
+    error_code ec;
+    _stream.expires_after(timeout);
+    co_await http::async_write(_stream, req, net::redirect_error(net::use_awaitable, ec));
+    if (ec) {
+        close();
+        co_return classify(ec);
+    }
+    co_return std::error_code{};
+}
+
+net::awaitable<result<http_response>> http_connection::post(std::string_view path, std::string body,
+                                                            std::chrono::milliseconds timeout) {
+    if (auto ec = co_await send(path, std::move(body), timeout)) {
+        co_return ec;
+    }
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(max_body_bytes);
+    error_code ec;
+    // The expiry set by send() bounds the whole exchange.
+    co_await http::async_read(_stream, _buffer, parser,
+                              net::redirect_error(net::use_awaitable, ec));
+    if (ec) {
+        close();
+        co_return classify(ec);
+    }
+    ++_answered;
+    auto& res = parser.get();
+    http_response out;
+    out.status = res.result_int();
+    out.keep_alive = res.keep_alive();
+    out.body = std::move(res.body());
+    if (!out.keep_alive) {
+        close();
+    }
+    co_return out;
+}
+
+}  // namespace spool::broker::etcd

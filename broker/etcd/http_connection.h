@@ -1,0 +1,100 @@
+#pragma once
+
+// One HTTP/1.1 connection to one etcd endpoint, kept alive between requests. Every wait is
+// bounded: connect by the connect timeout, each exchange by the caller's timeout (Beast's
+// tcp_stream expiry), a response body by max_body_bytes (errc::bad_response beyond it: etcd never
+// answers that much for metadata, and we never allocate what a response merely claims).
+//
+// Cancellation: every open connection is listed in a cancel_state shared with the client;
+// cancel_state::cancel_all() closes them all, which finishes any pending operation with
+// operation_aborted (reported as errc::cancelled).
+//
+// Lifecycle: owned by the client's connection pool or by one watch stream; the cancel_state may
+// outlive the client (a watch stream keeps it). Threading: the client's executor only.
+
+#include "broker/etcd/client.h"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace spool::broker::etcd {
+
+inline constexpr uint64_t max_body_bytes = 64ull * 1024 * 1024;
+
+struct endpoint {
+    std::string url;  // as configured, for logs
+    std::string host;
+    std::string port;
+};
+// "http://host:port" (the scheme may be left out; https is not supported).
+result<endpoint> parse_endpoint(std::string_view url);
+
+class http_connection;
+
+// Shared by the client and everything it opened: cancel() reaches every connection.
+class cancel_state {
+public:
+    bool cancelled() const { return _cancelled; }
+    void cancel_all();
+    void attach(http_connection* c) { _open.insert(c); }
+    void detach(http_connection* c) { _open.erase(c); }
+
+private:
+    bool _cancelled = false;
+    std::set<http_connection*> _open;
+};
+
+struct http_response {
+    unsigned status = 0;
+    std::string body;
+    bool keep_alive = false;
+};
+
+class http_connection {
+public:
+    http_connection(boost::asio::any_io_executor ex, endpoint where,
+                    std::shared_ptr<cancel_state> cancel);
+    ~http_connection();
+    http_connection(const http_connection&) = delete;
+    http_connection& operator=(const http_connection&) = delete;
+
+    // errc::unavailable when nothing accepted the connection in time.
+    boost::asio::awaitable<std::error_code> connect(std::chrono::milliseconds timeout);
+    // POST path with a JSON body; the whole response, within timeout.
+    boost::asio::awaitable<result<http_response>> post(std::string_view path, std::string body,
+                                                       std::chrono::milliseconds timeout);
+    // Sends a POST and leaves the response to the caller (a streamed response: the watch).
+    boost::asio::awaitable<std::error_code> send(std::string_view path, std::string body,
+                                                 std::chrono::milliseconds timeout);
+
+    boost::beast::tcp_stream& stream() { return _stream; }
+    boost::beast::flat_buffer& buffer() { return _buffer; }
+    const endpoint& where() const { return _where; }
+    bool is_open() const { return _stream.socket().is_open(); }
+    // Requests this connection has answered (0: fresh, never proven alive).
+    int answered() const { return _answered; }
+    void close();
+
+    // The client error a transport error stands for (cancel first, then timeout, else the
+    // connection is gone: unavailable).
+    std::error_code classify(const boost::system::error_code& ec) const;
+
+private:
+    endpoint _where;
+    std::shared_ptr<cancel_state> _cancel;
+    boost::beast::tcp_stream _stream;
+    boost::beast::flat_buffer _buffer;
+    int _answered = 0;
+};
+
+}  // namespace spool::broker::etcd
