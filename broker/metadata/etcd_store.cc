@@ -400,4 +400,10 @@ asio::awaitable<etcd_store::committed<std::monostate>> etcd_store::lift(
     co_return co_await self->visible_at(rev.value(), deadline);
 }
 
+// finish() is used by the mutations in etcd_store_mutations.cc.
+template store::op<topic_metadata> etcd_store::finish(asio::awaitable<committed<topic_metadata>>);
+template store::op<std::monostate> etcd_store::finish(asio::awaitable<committed<std::monostate>>);
+template store::op<producer_id_block> etcd_store::finish(
+    asio::awaitable<committed<producer_id_block>>);
+
 }  // namespace spool::broker::metadata
