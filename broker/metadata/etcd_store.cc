@@ -366,8 +366,9 @@ asio::awaitable<cluster_snapshot> etcd_store::wait_until(predicate ready,
 
 asio::awaitable<etcd_store::committed<std::monostate>> etcd_store::visible_at(
     int64_t revision, clock::time_point deadline) {
-    auto seen = co_await wait_until(
-        [revision](const cluster_state& s) { return s.version >= revision; }, deadline);
+    // Named, not a temporary of the co_await expression (GCC 12 PR c++/99576: destroyed twice).
+    predicate ready = [revision](const cluster_state& s) { return s.version >= revision; };
+    auto seen = co_await wait_until(std::move(ready), deadline);
     if (!seen) {
         co_return committed<std::monostate>{errc::timed_out, nullptr};
     }

@@ -84,19 +84,20 @@ asio::awaitable<result<int64_t>> etcd_store::edit_topic(const std::string& name,
 
 asio::awaitable<etcd_store::committed<topic_metadata>> etcd_store::wait_placed(
     const std::string& name, protocol::uuid id, int64_t revision, clock::time_point deadline) {
-    auto seen = co_await wait_until(
-        [name, id, revision](const cluster_state& s) {
-            if (s.version < revision) {
-                return false;
-            }
-            const auto* t = s.find(name);
-            if (t == nullptr || t->id != id) {
-                return true;  // deleted (or replaced) meanwhile: nothing left to wait for
-            }
-            return std::all_of(t->partitions.begin(), t->partitions.end(),
-                               [](const partition_state& p) { return p.placed(); });
-        },
-        deadline);
+    // A named predicate, not a temporary in the co_await expression: GCC 12 destroys such
+    // temporaries twice (PR c++/99576), freeing the captured name twice.
+    predicate ready = [name, id, revision](const cluster_state& s) {
+        if (s.version < revision) {
+            return false;
+        }
+        const auto* t = s.find(name);
+        if (t == nullptr || t->id != id) {
+            return true;  // deleted (or replaced) meanwhile: nothing left to wait for
+        }
+        return std::all_of(t->partitions.begin(), t->partitions.end(),
+                           [](const partition_state& p) { return p.placed(); });
+    };
+    auto seen = co_await wait_until(std::move(ready), deadline);
     if (!seen) {
         co_return committed<topic_metadata>{errc::timed_out, nullptr};
     }

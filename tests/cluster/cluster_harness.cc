@@ -37,7 +37,10 @@ std::string unique_prefix() {
 
 std::string tail(const std::string& text, size_t lines) {
     size_t pos = text.size();
-    for (size_t n = 0; n <= lines && pos > 0; ++n) {
+    for (size_t n = 0; n <= lines; ++n) {
+        if (pos == 0) {
+            return text;
+        }
         pos = text.rfind('\n', pos - 1);
         if (pos == std::string::npos) {
             return text;
