@@ -67,7 +67,7 @@ boost::asio::awaitable<void> write_partitions(etcd::client& client, std::string 
             txn.success.push_back(etcd::put_op{keys.partition(name, p), layout::encode(rec), 0});
         }
         auto tr = co_await client.txn(std::move(txn));
-        if (!tr || !tr->succeeded) {
+        if (!tr || !tr.value().succeeded) {
             *error = "txn: " + (tr ? std::string("compare failed") : tr.error().message());
             co_return;
         }
