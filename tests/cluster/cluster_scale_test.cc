@@ -46,8 +46,8 @@ key_bytes count(const std::vector<etcd_key>& keys) {
 
 // 1000 topics x 100 partitions, as the cluster writes them: one topic record per topic, one
 // partition record per partition (leaders round robin over three brokers), 100 puts per txn.
-boost::asio::awaitable<void> write_partitions(etcd::client& client, std::string prefix,
-                                              int topics, int partitions, std::string* error) {
+boost::asio::awaitable<void> write_partitions(etcd::client& client, std::string prefix, int topics,
+                                              int partitions, std::string* error) {
     layout::keys keys{prefix};
     for (int t = 0; t < topics; ++t) {
         auto name = "scale-topic-" + std::to_string(t);
@@ -97,10 +97,10 @@ TEST(cluster_scale, etcd_keys_and_bytes_for_100000_partitions) {
     auto all = count(*keys);
     EXPECT_EQ(all.keys, 1000u + 100000u);
     std::cout << "[ measured ] 100,000 partitions (1000 topics x 100): " << all.keys
-              << " etcd keys, " << all.bytes << " bytes of keys+values ("
-              << all.bytes / all.keys << " per key); etcd db " << after->db_size << " bytes ("
-              << after->db_size_in_use << " in use; empty etcd: " << before->db_size
-              << "); written in " << took.count() << " ms\n";
+              << " etcd keys, " << all.bytes << " bytes of keys+values (" << all.bytes / all.keys
+              << " per key); etcd db " << after->db_size << " bytes (" << after->db_size_in_use
+              << " in use; empty etcd: " << before->db_size << "); written in " << took.count()
+              << " ms\n";
 }
 
 TEST(cluster_scale, controller_failover_with_10000_partitions) {
@@ -142,8 +142,8 @@ TEST(cluster_scale, controller_failover_with_10000_partitions) {
     auto status = etcdctl_status(cluster.etcd().endpoint());
     ASSERT_TRUE(status);
     std::cout << "[ measured ] a real 3-broker cluster with 10,000 partitions: " << all.keys
-              << " etcd keys, " << all.bytes << " bytes of keys+values; etcd db "
-              << status->db_size << " bytes\n";
+              << " etcd keys, " << all.bytes << " bytes of keys+values; etcd db " << status->db_size
+              << " bytes\n";
 
     auto v = cluster.metadata(0);
     ASSERT_TRUE(v);
@@ -159,12 +159,12 @@ TEST(cluster_scale, controller_failover_with_10000_partitions) {
     auto killed = std::chrono::steady_clock::now();
     cluster.kill9(static_cast<size_t>(old_controller));
     auto session = std::chrono::milliseconds(cluster.options().session_timeout_ms);
-    auto elected = cluster.wait_for_metadata(
-        observer,
-        [&](const metadata_view& m) {
-            return m.controller_id >= 0 && m.controller_id != old_controller;
-        },
-        session * 3, {"__none__"});
+    auto elected = cluster.wait_for_metadata(observer,
+                                             [&](const metadata_view& m) {
+                                                 return m.controller_id >= 0 &&
+                                                        m.controller_id != old_controller;
+                                             },
+                                             session * 3, {"__none__"});
     auto to_controller = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - killed);
     ASSERT_TRUE(elected);

@@ -1,0 +1,63 @@
+// What this broker registers in a cluster: node.id, every advertised listener (a wildcard host
+// replaced by the machine's name), broker.rack, and a new incarnation id per process start.
+
+#include "broker/app/metadata_runtime.h"
+
+#include <gtest/gtest.h>
+
+namespace spool::broker::app {
+namespace {
+
+std::unique_ptr<config::broker_config> config_with(std::vector<std::string> overrides) {
+    std::string error;
+    auto c = config::broker_config::from_yaml_text("", overrides, &error);
+    EXPECT_TRUE(c) << error;
+    return c;
+}
+
+std::vector<net::listener_address> parse(const std::vector<std::string>& uris) {
+    std::vector<net::listener_address> out;
+    for (const auto& u : uris) {
+        std::string error;
+        auto l = net::parse_listener(u, &error);
+        EXPECT_TRUE(l) << error;
+        out.push_back(*l);
+    }
+    return out;
+}
+
+TEST(self_registration, test_every_advertised_listener_is_registered_with_node_id_and_rack) {
+    auto c = config_with({"node.id=7", "broker.rack=r2"});
+    auto self = self_registration(
+        *c, parse({"PLAINTEXT://broker-7.example:9092", "PLAINTEXT://10.0.0.7:19092"}), "host");
+    EXPECT_EQ(self.node_id, 7);
+    ASSERT_TRUE(self.rack);
+    EXPECT_EQ(*self.rack, "r2");
+    ASSERT_EQ(self.endpoints.size(), 2u);
+    EXPECT_EQ(self.endpoints[0],
+              (metadata::broker_endpoint{"PLAINTEXT", "broker-7.example", 9092, "PLAINTEXT"}));
+    EXPECT_EQ(self.endpoints[1],
+              (metadata::broker_endpoint{"PLAINTEXT", "10.0.0.7", 19092, "PLAINTEXT"}));
+}
+
+TEST(self_registration, test_a_wildcard_host_becomes_the_hostname_and_no_rack_is_none) {
+    auto c = config_with({"node.id=1"});
+    auto self =
+        self_registration(*c, parse({"PLAINTEXT://0.0.0.0:9092", "PLAINTEXT://:9093"}), "box");
+    EXPECT_FALSE(self.rack);
+    ASSERT_EQ(self.endpoints.size(), 2u);
+    EXPECT_EQ(self.endpoints[0].host, "box");
+    EXPECT_EQ(self.endpoints[1].host, "box");
+    EXPECT_EQ(self.endpoints[1].port, 9093);
+}
+
+TEST(self_registration, test_each_start_gets_a_new_incarnation_id) {
+    auto c = config_with({"node.id=1"});
+    auto a = self_registration(*c, parse({"PLAINTEXT://h:1"}), "h");
+    auto b = self_registration(*c, parse({"PLAINTEXT://h:1"}), "h");
+    EXPECT_FALSE(a.incarnation_id.empty());
+    EXPECT_NE(a.incarnation_id, b.incarnation_id);
+}
+
+}  // namespace
+}  // namespace spool::broker::app
