@@ -144,9 +144,18 @@ net::awaitable<result<http_response>> http_connection::post(std::string_view pat
     http::response_parser<http::string_body> parser;
     parser.body_limit(max_body_bytes);
     error_code ec;
-    // The expiry set by send() bounds the whole exchange.
-    co_await http::async_read(_stream, _buffer, parser,
-                              net::redirect_error(net::use_awaitable, ec));
+    // The expiry set by send() bounds the whole exchange. The header first: a Content-Length
+    // beyond the bound is refused before anything is allocated for it (Beast 1.74's parser does
+    // not refuse it on a response header by itself; its body_limit still bounds chunked bodies).
+    co_await http::async_read_header(_stream, _buffer, parser,
+                                     net::redirect_error(net::use_awaitable, ec));
+    if (!ec && parser.content_length() && *parser.content_length() > max_body_bytes) {
+        ec = http::error::body_limit;
+    }
+    if (!ec) {
+        co_await http::async_read(_stream, _buffer, parser,
+                                  net::redirect_error(net::use_awaitable, ec));
+    }
     if (ec) {
         close();
         co_return classify(ec);
