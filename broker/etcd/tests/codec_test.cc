@@ -2,6 +2,8 @@
 // /usr/bin/etcd): absent fields are 0/false, int64 are strings, bytes are base64.
 #include "broker/etcd/codec.h"
 
+#include "broker/etcd/http_connection.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -179,6 +181,20 @@ TEST(etcd_codec, test_watch_messages_as_etcd_streams_them) {
     EXPECT_EQ(decode_watch_message(R"({"result":{"events":[{"type":"BOGUS","kv":{}}]}})").error(),
               errc::bad_response);
     EXPECT_EQ(decode_watch_message(R"({"result":{}})").error(), errc::bad_response);
+}
+
+TEST(etcd_codec, test_endpoints_parse_or_are_refused) {
+    auto ok = parse_endpoint("http://127.0.0.1:2379/");
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(ok.value().host, "127.0.0.1");
+    EXPECT_EQ(ok.value().port, "2379");
+    auto v6 = parse_endpoint("[::1]:2379");
+    ASSERT_TRUE(v6);
+    EXPECT_EQ(v6.value().host, "::1");
+    for (const char* bad : {"https://etcd:2379", "etcd", "etcd:", ":2379", "etcd:0", "etcd:65536",
+                            "etcd:99999999999999999999", "etcd:23a9"}) {
+        EXPECT_FALSE(parse_endpoint(bad)) << bad;
+    }
 }
 
 TEST(etcd_codec, test_prefix_end_increments_the_last_byte_that_can_be) {
