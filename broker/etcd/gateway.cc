@@ -78,8 +78,9 @@ net::awaitable<result<std::string>> gateway::call(std::string_view path, std::st
         co_return make_error_code(errc::cancelled);
     }
     bool some_timed_out = false;
+    const size_t first = _current;
     for (size_t n = 0; n < _endpoints.size(); ++n) {
-        size_t index = (_current + n) % _endpoints.size();
+        size_t index = (first + n) % _endpoints.size();
         auto res = co_await attempt(index, path, body);
         std::error_code ec;
         if (res) {
@@ -111,8 +112,9 @@ net::awaitable<result<std::unique_ptr<http_connection>>> gateway::connect_any() 
         co_return make_error_code(errc::cancelled);
     }
     std::error_code last = make_error_code(errc::unavailable);
+    const size_t first = _current;
     for (size_t n = 0; n < _endpoints.size(); ++n) {
-        size_t index = (_current + n) % _endpoints.size();
+        size_t index = (first + n) % _endpoints.size();
         auto conn = co_await connect_to(index);
         if (conn) {
             _current = index;
