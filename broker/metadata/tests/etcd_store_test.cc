@@ -350,6 +350,20 @@ TEST_F(etcd_store_test, test_etcd_down_fails_mutations_fast_and_serves_the_snaps
     EXPECT_TRUE(eventually([&] { return a->snapshot()->find("after") != nullptr; }, 2s));
 }
 
+TEST_F(etcd_store_test, test_a_frozen_etcd_shows_in_unready_reason_and_the_watch_recovers) {
+    auto a = start_broker(0, /*place=*/true);
+    auto b = start_broker(1);
+    ASSERT_TRUE(a.store && b.store);
+    // Frozen, etcd closes nothing: only the keep-alives (every 200 ms, 1 s timeout) notice.
+    etcd.pause();
+    EXPECT_TRUE(eventually([&] { return a->unready_reason().has_value(); }, 2500ms));
+    etcd.resume();
+    EXPECT_TRUE(eventually([&] { return !a->unready_reason(); }, 5s));
+    auto created = on_shard(*b.pool, b->create_topic({"thawed", 1, 1, {}}));
+    ASSERT_TRUE(created) << created.error().message();
+    EXPECT_TRUE(eventually([&] { return a->snapshot()->find("thawed") != nullptr; }, 2s));
+}
+
 TEST_F(etcd_store_test, test_a_cut_off_broker_catches_up_with_what_others_changed_meanwhile) {
     testing::tcp_proxy proxy(etcd.client_port());
     auto a = start_broker(0, /*place=*/false, proxy.endpoint());
