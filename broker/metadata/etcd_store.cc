@@ -122,10 +122,14 @@ asio::awaitable<result<void>> etcd_store::start_session_here(etcd_store* self,
     }
     auto session = std::make_unique<broker_session>(*self->_client, self->_io.get_executor(),
                                                     self->_keys, std::move(o));
-    for (auto& l : self->_early_lease_listeners) {
-        session->on_lease_change(std::move(l));
-    }
-    self->_early_lease_listeners.clear();
+    session->on_lease_change([self](int64_t lease) { self->lease_changed(lease); });
+    session->on_request_outcome([self](std::error_code e) {
+        if (e) {
+            self->failed(e);
+        } else {
+            self->note_reachable();
+        }
+    });
     // Installed before it registers, so lease listeners already see may_lead() answer from it.
     self->_session = std::move(session);
     auto r = co_await self->_session->start(why);
@@ -181,7 +185,19 @@ int64_t etcd_store::lease_id() const {
 }
 
 void etcd_store::on_lease_change(broker_session::lease_listener l) {
-    _early_lease_listeners.push_back(std::move(l));
+    std::lock_guard lock(_lease_listeners_mutex);
+    _lease_listeners.push_back(std::move(l));
+}
+
+void etcd_store::lease_changed(int64_t lease) {
+    std::vector<broker_session::lease_listener> listeners;
+    {
+        std::lock_guard lock(_lease_listeners_mutex);
+        listeners = _lease_listeners;
+    }
+    for (const auto& l : listeners) {
+        l(lease);
+    }
 }
 
 bool etcd_store::may_lead() const {
@@ -213,14 +229,21 @@ std::error_code etcd_store::failed(std::error_code e) {
     return errc::unavailable;
 }
 
-void etcd_store::note_reachable() {
-    std::lock_guard lock(_health_mutex);
-    if (_unreachable_since) {
+void etcd_store::note_reachable(bool from_watch) {
+    {
+        std::lock_guard lock(_health_mutex);
+        if (!_unreachable_since) {
+            return;
+        }
         auto down = std::chrono::system_clock::now() - *_unreachable_since;
         log::get("metadata")
             ->info("etcd reachable again after {} ms",
                    std::chrono::duration_cast<milliseconds>(down).count());
         _unreachable_since.reset();
+    }
+    if (!from_watch && _watch != nullptr) {
+        _restart_watch = true;
+        _watch->cancel();
     }
 }
 
@@ -251,7 +274,8 @@ void etcd_store::publish_state() {
 }
 
 asio::awaitable<result<int64_t>> etcd_store::reload() {
-    auto all = co_await _client->get_prefix(_keys.all());
+    auto all_op = _client->get_prefix(_keys.all());
+    auto all = co_await std::move(all_op);
     if (!all) {
         co_return all.error();
     }
@@ -266,7 +290,8 @@ asio::awaitable<result<void>> etcd_store::load(etcd_store* self) {
     name.compares.push_back(etcd::compare::absent(self->_keys.cluster_id()));
     name.success.emplace_back(
         etcd::put_op{self->_keys.cluster_id(), protocol::uuid::random().to_string(), 0});
-    auto named = co_await self->_client->txn(std::move(name));
+    auto named_op = self->_client->txn(std::move(name));
+    auto named = co_await std::move(named_op);
     if (!named) {
         co_return self->failed(named.error());
     }
@@ -307,7 +332,8 @@ asio::awaitable<void> etcd_store::watch_loop(etcd_store* self) {
             must_reload = false;
         }
         auto all = self->_keys.all();
-        auto opened = co_await self->_client->watch(all, etcd::prefix_end(all), self->_watch_from);
+        auto opened_op = self->_client->watch(all, etcd::prefix_end(all), self->_watch_from);
+        auto opened = co_await std::move(opened_op);
         if (!opened) {
             if (opened.error() == etcd::errc::compacted) {
                 must_reload = true;
@@ -319,10 +345,14 @@ asio::awaitable<void> etcd_store::watch_loop(etcd_store* self) {
         }
         auto stream = std::move(opened).value();
         self->_watch = stream.get();
-        self->note_reachable();
+        self->_restart_watch = false;
+        self->note_reachable(/*from_watch=*/true);
         while (!self->_stopping) {
             auto batch = co_await stream->next();
             if (!batch) {
+                if (self->_restart_watch && batch.error() == etcd::errc::cancelled) {
+                    break;  // restarted after an outage (note_reachable): re-watch at once
+                }
                 if (batch.error() == etcd::errc::compacted) {
                     log::get("metadata")
                         ->warn("etcd compacted past revision {} (now {}): reloading everything",
@@ -333,7 +363,7 @@ asio::awaitable<void> etcd_store::watch_loop(etcd_store* self) {
                 }
                 break;
             }
-            self->note_reachable();
+            self->note_reachable(/*from_watch=*/true);
             auto& b = batch.value();
             if (!b.events.empty()) {
                 self->_state.apply(b.events);
@@ -345,7 +375,7 @@ asio::awaitable<void> etcd_store::watch_loop(etcd_store* self) {
             }
         }
         self->_watch = nullptr;
-        if (!must_reload && !self->_stopping) {
+        if (!must_reload && !self->_stopping && !std::exchange(self->_restart_watch, false)) {
             co_await self->backoff();
         }
     }
@@ -366,25 +396,13 @@ asio::awaitable<cluster_snapshot> etcd_store::wait_until(predicate ready,
 
 asio::awaitable<etcd_store::committed<std::monostate>> etcd_store::visible_at(
     int64_t revision, clock::time_point deadline) {
-    // Named, not a temporary of the co_await expression (GCC 12 PR c++/99576: destroyed twice).
-    predicate ready = [revision](const cluster_state& s) { return s.version >= revision; };
-    auto seen = co_await wait_until(std::move(ready), deadline);
+    predicate seen_it = [revision](const cluster_state& s) { return s.version >= revision; };
+    auto wait = wait_until(std::move(seen_it), deadline);
+    auto seen = co_await std::move(wait);
     if (!seen) {
         co_return committed<std::monostate>{errc::timed_out, nullptr};
     }
     co_return committed<std::monostate>{std::monostate{}, seen};
-}
-
-template <class T>
-store::op<T> etcd_store::finish(asio::awaitable<committed<T>> work) {
-    if (_stopped) {
-        co_return errc::unavailable;
-    }
-    auto done = co_await run_here(std::move(work));
-    if (done.visible) {
-        co_await _publisher.wait_visible(done.visible);
-    }
-    co_return std::move(done.value);
 }
 
 // Turns a write that reports its revision into one that waits for that revision to be seen.
@@ -400,11 +418,5 @@ asio::awaitable<etcd_store::committed<std::monostate>> etcd_store::lift(
     }
     co_return co_await self->visible_at(rev.value(), deadline);
 }
-
-// finish() is used by the mutations in etcd_store_mutations.cc.
-template store::op<topic_metadata> etcd_store::finish(asio::awaitable<committed<topic_metadata>>);
-template store::op<std::monostate> etcd_store::finish(asio::awaitable<committed<std::monostate>>);
-template store::op<producer_id_block> etcd_store::finish(
-    asio::awaitable<committed<producer_id_block>>);
 
 }  // namespace spool::broker::metadata
