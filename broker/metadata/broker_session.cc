@@ -121,7 +121,8 @@ std::string broker_session::refusal(const std::optional<broker_registration>& ho
 asio::awaitable<broker_session::outcome> broker_session::register_once(std::string* why,
                                                                        std::error_code* error) {
     auto ttl_s = (_options.session_timeout.count() + 999) / 1000;
-    auto granted = co_await _client.grant_lease(std::chrono::seconds(std::max<int64_t>(1, ttl_s)));
+    auto granted_op = _client.grant_lease(std::chrono::seconds(std::max<int64_t>(1, ttl_s)));
+    auto granted = co_await std::move(granted_op);
     if (!granted) {
         *error = granted.error();
         co_return outcome::failed;
@@ -135,7 +136,8 @@ asio::awaitable<broker_session::outcome> broker_session::register_once(std::stri
         create.compares.push_back(etcd::compare::absent(key));
         create.success.emplace_back(etcd::put_op{key, value, lease});
         create.failure.emplace_back(etcd::range_op{key, {}, 0});
-        auto created = co_await _client.txn(std::move(create));
+        auto created_op = _client.txn(std::move(create));
+        auto created = co_await std::move(created_op);
         if (!created) {
             *error = created.error();
             break;
@@ -156,7 +158,8 @@ asio::awaitable<broker_session::outcome> broker_session::register_once(std::stri
         if (!ours) {
             *why = refusal(holder ? std::optional(holder.value()) : std::nullopt);
             *error = std::make_error_code(std::errc::address_in_use);
-            (void)co_await _client.revoke_lease(lease);
+            auto ignored = _client.revoke_lease(lease);
+            (void)co_await std::move(ignored);
             co_return outcome::refused;
         }
         // A previous life of this data directory: take its place, and end its lease so nothing
@@ -164,14 +167,16 @@ asio::awaitable<broker_session::outcome> broker_session::register_once(std::stri
         etcd::txn_request replace;
         replace.compares.push_back(etcd::compare::modified_at(key, held.mod_revision));
         replace.success.emplace_back(etcd::put_op{key, value, lease});
-        auto replaced = co_await _client.txn(std::move(replace));
+        auto replaced_op = _client.txn(std::move(replace));
+        auto replaced = co_await std::move(replaced_op);
         if (!replaced) {
             *error = replaced.error();
             break;
         }
         if (replaced.value().succeeded) {
             if (held.lease != 0 && held.lease != lease) {
-                (void)co_await _client.revoke_lease(held.lease);
+                auto ignored = _client.revoke_lease(held.lease);
+                (void)co_await std::move(ignored);
             }
             log::get("metadata")
                 ->info(
@@ -186,7 +191,8 @@ asio::awaitable<broker_session::outcome> broker_session::register_once(std::stri
     if (!*error) {
         *error = etcd::make_error_code(etcd::errc::request_failed);
     }
-    (void)co_await _client.revoke_lease(lease);
+    auto ignored = _client.revoke_lease(lease);
+    (void)co_await std::move(ignored);
     co_return outcome::failed;
 }
 
@@ -223,7 +229,8 @@ void broker_session::run() {
 }
 
 asio::awaitable<void> broker_session::keep_alive_once() {
-    auto renewed = co_await _client.keep_alive_once(lease_id());
+    auto renewed_op = _client.keep_alive_once(lease_id());
+    auto renewed = co_await std::move(renewed_op);
     if (_stopping) {
         co_return;
     }
@@ -284,7 +291,8 @@ asio::awaitable<void> broker_session::stop() {
     _timer.cancel();
     if (auto lease = lease_id(); lease != 0) {
         set_lease(0);
-        (void)co_await _client.revoke_lease(lease);
+        auto ignored = _client.revoke_lease(lease);
+        (void)co_await std::move(ignored);
     }
 }
 

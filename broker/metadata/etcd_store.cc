@@ -251,7 +251,8 @@ void etcd_store::publish_state() {
 }
 
 asio::awaitable<result<int64_t>> etcd_store::reload() {
-    auto all = co_await _client->get_prefix(_keys.all());
+    auto all_op = _client->get_prefix(_keys.all());
+    auto all = co_await std::move(all_op);
     if (!all) {
         co_return all.error();
     }
@@ -266,7 +267,8 @@ asio::awaitable<result<void>> etcd_store::load(etcd_store* self) {
     name.compares.push_back(etcd::compare::absent(self->_keys.cluster_id()));
     name.success.emplace_back(
         etcd::put_op{self->_keys.cluster_id(), protocol::uuid::random().to_string(), 0});
-    auto named = co_await self->_client->txn(std::move(name));
+    auto named_op = self->_client->txn(std::move(name));
+    auto named = co_await std::move(named_op);
     if (!named) {
         co_return self->failed(named.error());
     }
@@ -307,7 +309,8 @@ asio::awaitable<void> etcd_store::watch_loop(etcd_store* self) {
             must_reload = false;
         }
         auto all = self->_keys.all();
-        auto opened = co_await self->_client->watch(all, etcd::prefix_end(all), self->_watch_from);
+        auto opened_op = self->_client->watch(all, etcd::prefix_end(all), self->_watch_from);
+        auto opened = co_await std::move(opened_op);
         if (!opened) {
             if (opened.error() == etcd::errc::compacted) {
                 must_reload = true;
@@ -366,24 +369,13 @@ asio::awaitable<cluster_snapshot> etcd_store::wait_until(predicate ready,
 
 asio::awaitable<etcd_store::committed<std::monostate>> etcd_store::visible_at(
     int64_t revision, clock::time_point deadline) {
-    auto seen = co_await wait_until(
-        [revision](const cluster_state& s) { return s.version >= revision; }, deadline);
+    predicate seen_it = [revision](const cluster_state& s) { return s.version >= revision; };
+    auto wait = wait_until(std::move(seen_it), deadline);
+    auto seen = co_await std::move(wait);
     if (!seen) {
         co_return committed<std::monostate>{errc::timed_out, nullptr};
     }
     co_return committed<std::monostate>{std::monostate{}, seen};
-}
-
-template <class T>
-store::op<T> etcd_store::finish(asio::awaitable<committed<T>> work) {
-    if (_stopped) {
-        co_return errc::unavailable;
-    }
-    auto done = co_await run_here(std::move(work));
-    if (done.visible) {
-        co_await _publisher.wait_visible(done.visible);
-    }
-    co_return std::move(done.value);
 }
 
 // Turns a write that reports its revision into one that waits for that revision to be seen.

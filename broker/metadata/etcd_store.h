@@ -38,6 +38,7 @@
 #include "broker/config/broker_config.h"
 #include "broker/etcd/client.h"
 #include "broker/metadata/broker_session.h"
+#include "broker/metadata/errc.h"
 #include "broker/metadata/etcd_layout.h"
 #include "broker/metadata/etcd_state.h"
 #include "broker/metadata/snapshot_publisher.h"
@@ -230,8 +231,23 @@ boost::asio::awaitable<etcd_store::box<T>> etcd_store::boxed(boost::asio::awaita
 
 template <class T>
 boost::asio::awaitable<T> etcd_store::run_here(boost::asio::awaitable<T> work) {
-    auto out = co_await net::run_on(executor(), boxed(std::move(work)));
+    auto out_op = net::run_on(executor(), boxed(std::move(work)));
+    auto out = co_await std::move(out_op);
     co_return std::move(*out.value);
+}
+
+template <class T>
+store::op<T> etcd_store::finish(boost::asio::awaitable<committed<T>> work) {
+    if (_stopped) {
+        co_return errc::unavailable;
+    }
+    auto done_op = run_here(std::move(work));
+    auto done = co_await std::move(done_op);
+    if (done.visible) {
+        auto visit = _publisher.wait_visible(done.visible);
+        co_await std::move(visit);
+    }
+    co_return std::move(done.value);
 }
 
 }  // namespace spool::broker::metadata

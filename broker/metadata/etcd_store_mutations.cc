@@ -33,7 +33,8 @@ result<void> as_void(const result<std::monostate>& r) {
 // ---- shared steps (store thread) ----
 
 asio::awaitable<result<etcd_store::topic_read>> etcd_store::read_topic(const std::string& name) {
-    auto got = co_await _client->range(_keys.topic(name));
+    auto got_op = _client->range(_keys.topic(name));
+    auto got = co_await std::move(got_op);
     if (!got) {
         co_return failed(got.error());
     }
@@ -71,7 +72,8 @@ asio::awaitable<result<int64_t>> etcd_store::edit_topic(const std::string& name,
         t.compares.push_back(
             etcd::compare::modified_at(_keys.topic(name), read.value().mod_revision));
         t.success.emplace_back(etcd::put_op{_keys.topic(name), etcd_layout::encode(rec), 0});
-        auto done = co_await _client->txn(std::move(t));
+        auto done_op = _client->txn(std::move(t));
+        auto done = co_await std::move(done_op);
         if (!done) {
             co_return failed(done.error());
         }
@@ -84,19 +86,19 @@ asio::awaitable<result<int64_t>> etcd_store::edit_topic(const std::string& name,
 
 asio::awaitable<etcd_store::committed<topic_metadata>> etcd_store::wait_placed(
     const std::string& name, protocol::uuid id, int64_t revision, clock::time_point deadline) {
-    auto seen = co_await wait_until(
-        [name, id, revision](const cluster_state& s) {
-            if (s.version < revision) {
-                return false;
-            }
-            const auto* t = s.find(name);
-            if (t == nullptr || t->id != id) {
-                return true;  // deleted (or replaced) meanwhile: nothing left to wait for
-            }
-            return std::all_of(t->partitions.begin(), t->partitions.end(),
-                               [](const partition_state& p) { return p.placed(); });
-        },
-        deadline);
+    predicate placed = [name, id, revision](const cluster_state& s) {
+        if (s.version < revision) {
+            return false;
+        }
+        const auto* t = s.find(name);
+        if (t == nullptr || t->id != id) {
+            return true;  // deleted (or replaced) meanwhile: nothing left to wait for
+        }
+        return std::all_of(t->partitions.begin(), t->partitions.end(),
+                           [](const partition_state& p) { return p.placed(); });
+    };
+    auto wait = wait_until(std::move(placed), deadline);
+    auto seen = co_await std::move(wait);
     if (!seen) {
         co_return committed<topic_metadata>{errc::timed_out, nullptr};
     }
@@ -120,7 +122,8 @@ asio::awaitable<etcd_store::committed<topic_metadata>> etcd_store::create_topic_
     create.success.emplace_back(etcd::put_op{key, etcd_layout::encode(rec), 0});
     // Records a crashed earlier incarnation of this name may have left must not place the new one.
     create.success.emplace_back(etcd::delete_op{parts, etcd::prefix_end(parts)});
-    auto done = co_await self->_client->txn(std::move(create));
+    auto done_op = self->_client->txn(std::move(create));
+    auto done = co_await std::move(done_op);
     if (!done) {
         co_return committed<topic_metadata>{self->failed(done.error()), nullptr};
     }
@@ -141,7 +144,8 @@ store::op<topic_metadata> etcd_store::create_topic(new_topic t) {
     if (!valid_configs(t.configs)) {
         co_return errc::invalid_config;
     }
-    co_return co_await finish(create_topic_here(this, std::move(t)));
+    auto op = finish(create_topic_here(this, std::move(t)));
+    co_return co_await std::move(op);
 }
 
 asio::awaitable<result<int64_t>> etcd_store::delete_topic_here(etcd_store* self, std::string name) {
@@ -157,7 +161,8 @@ asio::awaitable<result<int64_t>> etcd_store::delete_topic_here(etcd_store* self,
         del.compares.push_back(etcd::compare::modified_at(key, read.value().mod_revision));
         del.success.emplace_back(etcd::delete_op{key, {}});
         del.success.emplace_back(etcd::delete_op{parts, etcd::prefix_end(parts)});
-        auto done = co_await self->_client->txn(std::move(del));
+        auto done_op = self->_client->txn(std::move(del));
+        auto done = co_await std::move(done_op);
         if (!done) {
             co_return self->failed(done.error());
         }
@@ -169,7 +174,8 @@ asio::awaitable<result<int64_t>> etcd_store::delete_topic_here(etcd_store* self,
 }
 
 store::op<void> etcd_store::delete_topic(std::string name) {
-    auto r = co_await finish(lift(delete_topic_here(this, std::move(name)), this));
+    auto r_op = finish(lift(delete_topic_here(this, std::move(name)), this));
+    auto r = co_await std::move(r_op);
     co_return as_void(r);
 }
 
@@ -184,7 +190,8 @@ asio::awaitable<etcd_store::committed<topic_metadata>> etcd_store::create_partit
         rec.partitions = total;
         return {};
     };
-    auto rev = co_await self->edit_topic(name, std::move(grow), deadline, &id);
+    auto rev_op = self->edit_topic(name, std::move(grow), deadline, &id);
+    auto rev = co_await std::move(rev_op);
     if (!rev) {
         co_return committed<topic_metadata>{rev.error(), nullptr};
     }
@@ -195,7 +202,8 @@ store::op<topic_metadata> etcd_store::create_partitions(std::string name, int32_
     if (total < 1 || total > etcd_layout::max_partitions_per_topic) {
         co_return errc::invalid_partitions;
     }
-    co_return co_await finish(create_partitions_here(this, std::move(name), total));
+    auto op = finish(create_partitions_here(this, std::move(name), total));
+    co_return co_await std::move(op);
 }
 
 asio::awaitable<result<int64_t>> etcd_store::set_topic_configs_here(etcd_store* self,
@@ -206,15 +214,16 @@ asio::awaitable<result<int64_t>> etcd_store::set_topic_configs_here(etcd_store* 
         rec.configs = c;
         return {};
     };
-    co_return co_await self->edit_topic(name, std::move(replace), deadline, nullptr);
+    auto op = self->edit_topic(name, std::move(replace), deadline, nullptr);
+    co_return co_await std::move(op);
 }
 
 store::op<void> etcd_store::set_topic_configs(std::string name, config::topic_overrides c) {
     if (!valid_configs(c)) {
         co_return errc::invalid_config;
     }
-    auto r =
-        co_await finish(lift(set_topic_configs_here(this, std::move(name), std::move(c)), this));
+    auto op = finish(lift(set_topic_configs_here(this, std::move(name), std::move(c)), this));
+    auto r = co_await std::move(op);
     co_return as_void(r);
 }
 
@@ -232,7 +241,8 @@ asio::awaitable<result<int64_t>> etcd_store::set_broker_configs_here(
     } else {
         t.success.emplace_back(etcd::put_op{key, etcd_layout::encode_broker_configs(c), 0});
     }
-    auto done = co_await self->_client->txn(std::move(t));
+    auto done_op = self->_client->txn(std::move(t));
+    auto done = co_await std::move(done_op);
     if (!done) {
         co_return self->failed(done.error());
     }
@@ -247,8 +257,8 @@ store::op<void> etcd_store::set_broker_configs(std::string entity,
         etcd_layout::parsed_key::kind::broker_config) {
         co_return errc::invalid_config;
     }
-    auto r =
-        co_await finish(lift(set_broker_configs_here(this, std::move(entity), std::move(c)), this));
+    auto op = finish(lift(set_broker_configs_here(this, std::move(entity), std::move(c)), this));
+    auto r = co_await std::move(op);
     co_return as_void(r);
 }
 
@@ -259,7 +269,8 @@ asio::awaitable<etcd_store::committed<producer_id_block>> etcd_store::allocate_h
     using out = committed<producer_id_block>;
     auto deadline = clock::now() + self->_options.change_timeout;
     const auto key = self->_keys.producer_ids();
-    auto first = co_await self->_client->range(key);
+    auto first_op = self->_client->range(key);
+    auto first = co_await std::move(first_op);
     if (!first) {
         co_return out{self->failed(first.error()), nullptr};
     }
@@ -286,7 +297,8 @@ asio::awaitable<etcd_store::committed<producer_id_block>> etcd_store::allocate_h
         t.success.emplace_back(etcd::put_op{key, etcd_layout::encode_producer_id(next + count), 0});
         // On a lost race the failure branch reads what the winner wrote: one round trip a try.
         t.failure.emplace_back(etcd::range_op{key, {}, 0});
-        auto done = co_await self->_client->txn(std::move(t));
+        auto done_op = self->_client->txn(std::move(t));
+        auto done = co_await std::move(done_op);
         if (!done) {
             co_return out{self->failed(done.error()), nullptr};
         }
@@ -310,7 +322,8 @@ store::op<producer_id_block> etcd_store::allocate_producer_ids(int32_t count) {
     if (count <= 0) {
         co_return errc::invalid_config;
     }
-    co_return co_await finish(allocate_here(this, count));
+    auto op = finish(allocate_here(this, count));
+    co_return co_await std::move(op);
 }
 
 }  // namespace spool::broker::metadata

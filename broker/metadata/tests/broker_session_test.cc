@@ -85,11 +85,14 @@ TEST_F(broker_session_test, test_a_stale_registration_of_the_same_directory_is_r
     testing::raw_etcd raw(etcd.endpoint());
     auto old_lease = raw.run(raw.client().grant_lease(60s));
     ASSERT_TRUE(old_lease);
-    broker_registration stale{4, "old-incarnation", dir_id.value(), std::nullopt,
+    broker_registration stale{4,
+                              "old-incarnation",
+                              dir_id.value(),
+                              std::nullopt,
                               {{"PLAINTEXT", "127.0.0.1", 1, "PLAINTEXT"}}};
     etcd_layout::keys keys{"/spool/" + name};
-    ASSERT_TRUE(raw.run(raw.client().put(keys.broker(4), etcd_layout::encode(stale),
-                                         old_lease.value().id)));
+    ASSERT_TRUE(raw.run(
+        raw.client().put(keys.broker(4), etcd_layout::encode(stale), old_lease.value().id)));
 
     auto s = open_store();
     ASSERT_TRUE(s);

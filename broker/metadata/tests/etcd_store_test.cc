@@ -3,8 +3,9 @@
 // test needs partitions placed, test_placer below writes the partition records itself, acting as
 // the controller.
 
-#include "broker/metadata/errc.h"
 #include "broker/metadata/etcd_store.h"
+
+#include "broker/metadata/errc.h"
 #include "broker/metadata/tests/etcd_test_support.h"
 #include "tests/integration/etcd_process.h"
 
@@ -34,10 +35,12 @@ asio::awaitable<void> place_unplaced(etcd_store* s, cluster_snapshot snap) {
             auto key = s->keys().partition(name, p.partition);
             etcd::txn_request txn;
             txn.compares.push_back(etcd::compare::absent(key));
-            txn.success.emplace_back(etcd::put_op{
-                key, etcd_layout::encode(etcd_layout::partition_record{leader, 0, 0, {leader}, {leader}}),
-                0});
-            (void)co_await s->client().txn(std::move(txn));
+            txn.success.emplace_back(etcd::put_op{key,
+                                                  etcd_layout::encode(etcd_layout::partition_record{
+                                                      leader, 0, 0, {leader}, {leader}}),
+                                                  0});
+            auto ignored = s->client().txn(std::move(txn));
+            (void)co_await std::move(ignored);
         }
     }
 }
@@ -54,10 +57,13 @@ asio::awaitable<bool> has_topic(etcd_store* s, std::string topic) {
 
 asio::awaitable<std::optional<result<topic_metadata>>> create_named(etcd_store* s,
                                                                     std::string topic) {
-    co_return co_await s->create_topic({std::move(topic), 1, 1, {}});
+    auto op = s->create_topic({std::move(topic), 1, 1, {}});
+    co_return co_await std::move(op);
 }
 
 struct broker {
+    broker() = default;
+    broker(broker&&) = default;
     std::unique_ptr<etcd_store> store;
     std::unique_ptr<net::shard_pool> pool;
 
@@ -133,9 +139,8 @@ TEST_F(etcd_store_test, test_each_broker_sees_both_registrations_and_one_cluster
     auto a = start_broker(0);
     auto b = start_broker(1);
     ASSERT_TRUE(a.store && b.store);
-    ASSERT_TRUE(eventually([&] {
-        return a->snapshot()->brokers.size() == 2 && b->snapshot()->brokers.size() == 2;
-    }));
+    ASSERT_TRUE(eventually(
+        [&] { return a->snapshot()->brokers.size() == 2 && b->snapshot()->brokers.size() == 2; }));
     auto s = b->snapshot();
     EXPECT_EQ(s->brokers.at(0).endpoints.at(0).port, 9092);
     EXPECT_EQ(s->brokers.at(1).endpoints.at(0).port, 9093);
@@ -255,8 +260,9 @@ TEST_F(etcd_store_test, test_topic_and_broker_configs_reach_every_broker) {
     ASSERT_TRUE(set) << set.error().message();
     EXPECT_EQ(b->snapshot()->find("conf")->configs.at("cleanup.policy"), "compact");
     EXPECT_TRUE(eventually([&] { return !a->snapshot()->find("conf")->configs.empty(); }));
-    EXPECT_EQ(on_shard(*a.pool, a->set_topic_configs("conf", {{"cleanup.policy", "bogus"}})).error(),
-              make_error_code(errc::invalid_config));
+    EXPECT_EQ(
+        on_shard(*a.pool, a->set_topic_configs("conf", {{"cleanup.policy", "bogus"}})).error(),
+        make_error_code(errc::invalid_config));
     EXPECT_EQ(on_shard(*a.pool, a->set_topic_configs("nope", {})).error(),
               make_error_code(errc::unknown_topic));
 
@@ -300,9 +306,9 @@ TEST_F(etcd_store_test, test_producer_id_blocks_from_two_brokers_never_overlap) 
     ASSERT_EQ(fb.wait_for(60s), std::future_status::ready);
     auto ra = fa.get();
     auto rb = fb.get();
-    ASSERT_TRUE(ra && *ra && rb && *rb);
-    std::vector<producer_id_block> all = **ra;
-    all.insert(all.end(), (*rb)->begin(), (*rb)->end());
+    ASSERT_TRUE(ra && rb);
+    std::vector<producer_id_block> all = *ra;
+    all.insert(all.end(), rb->begin(), rb->end());
     ASSERT_EQ(all.size(), 1000u);
     std::sort(all.begin(), all.end(),
               [](const auto& x, const auto& y) { return x.first < y.first; });
@@ -335,7 +341,7 @@ TEST_F(etcd_store_test, test_etcd_down_fails_mutations_fast_and_serves_the_snaps
     EXPECT_NE(a->unready_reason()->find("etcd unreachable since "), std::string::npos)
         << *a->unready_reason();
     EXPECT_NE(a->snapshot()->find("before"), nullptr);  // still served
-    EXPECT_TRUE(a->may_lead());  // an outage alone does not fence
+    EXPECT_TRUE(a->may_lead());                         // an outage alone does not fence
 
     ASSERT_TRUE(etcd.start()) << etcd.log_text();
     EXPECT_TRUE(eventually([&] { return !a->unready_reason() && !b->unready_reason(); }, 10s));

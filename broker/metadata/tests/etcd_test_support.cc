@@ -21,11 +21,7 @@ tcp_proxy::tcp_proxy(uint16_t target) : _target(target) {
 }
 
 tcp_proxy::~tcp_proxy() {
-    asio::post(_io, [this] {
-        boost::system::error_code ec;
-        _acceptor.close(ec);
-    });
-    cut();
+    // Sockets and pending handlers go with the io_context; nothing runs on it any more.
     _io.stop();
     _thread.join();
 }
