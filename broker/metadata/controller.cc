@@ -11,6 +11,7 @@
 #include <boost/asio/use_future.hpp>
 #include <fmt/format.h>
 
+#include <future>
 #include <map>
 
 namespace spool::broker::metadata {
@@ -350,8 +351,14 @@ asio::awaitable<void> stop_controller(std::shared_ptr<controller> c) {
 }
 }  // namespace
 
-void controller::stop_blocking() {
-    asio::co_spawn(_executor, stop_controller(shared_from_this()), asio::use_future).get();
+void controller::stop_blocking(std::chrono::milliseconds bound) {
+    auto done = asio::co_spawn(_executor, stop_controller(shared_from_this()), asio::use_future);
+    // Bounded: a store thread that no longer runs (stopped first, against the lifecycle) must
+    // not hang the broker's shutdown; the key then goes with the session lease.
+    if (done.wait_for(bound) != std::future_status::ready) {
+        logger()->warn("broker {} did not finish stopping its controller within {} ms",
+                       _options.node_id, bound.count());
+    }
 }
 
 }  // namespace spool::broker::metadata

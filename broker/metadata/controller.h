@@ -23,8 +23,8 @@
 // and resigns (deletes P/controller if it is still this controller's).
 // Threading: everything runs on `executor`, the etcd client's (the etcd store's own thread), never
 // on a shard; the store's listener only posts there. start() and stop_blocking() may be called from
-// any other thread; stop() must be awaited on the executor. is_controller() and epoch() are for
-// that executor too (tests read them after stop).
+// any other thread (never the executor's own); stop() must be awaited on the executor.
+// is_controller() and epoch() are for that executor too; records_written() for any thread.
 
 #include "broker/etcd/client.h"
 #include "broker/metadata/controller_plan.h"
@@ -68,8 +68,9 @@ public:
     void start();
     // Stops reacting, waits for the pass or campaign in flight, resigns.
     boost::asio::awaitable<void> stop();
-    // stop() from another thread (the composition root's), waiting for it.
-    void stop_blocking();
+    // stop() from another thread (the composition root's), waiting for it up to bound (the
+    // pass in flight and the resignation each take at most the etcd request timeout).
+    void stop_blocking(std::chrono::milliseconds bound = std::chrono::seconds(15));
 
     bool is_controller() const { return _epoch != 0; }
     // This controller's epoch (create_revision of P/controller), 0 while not controller.

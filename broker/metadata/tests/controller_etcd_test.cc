@@ -9,6 +9,7 @@
 
 #include <future>
 #include <set>
+#include <thread>
 
 namespace spool::broker::metadata {
 namespace {
@@ -168,6 +169,13 @@ TEST_F(controller_etcd_test, test_100_topics_created_from_both_brokers_are_place
     for (const auto& kv : records.value().kvs) {
         EXPECT_EQ(kv.version, 1) << kv.key;
     }
+    // A steady cluster writes nothing: keep-alives renew leases without a revision, and the
+    // controller's passes find nothing to do.
+    const int64_t steady = records.value().revision;
+    std::this_thread::sleep_for(1s);
+    auto later = raw->run(raw->client().range(a->store->keys().cluster_id()));
+    ASSERT_TRUE(later);
+    EXPECT_EQ(later.value().revision, steady);
 }
 
 TEST_F(controller_etcd_test, test_leaving_broker_loses_leadership_and_leads_again_on_return) {
