@@ -11,6 +11,7 @@
 #include <boost/asio/use_future.hpp>
 #include <fmt/format.h>
 
+#include <future>
 #include <map>
 
 namespace spool::broker::metadata {
@@ -41,13 +42,18 @@ std::shared_ptr<controller> controller::make(asio::any_io_executor executor, etc
                                              controller_options options) {
     auto c = std::make_shared<controller>(executor, client, source, std::move(session_lease),
                                           std::move(options));
+    // Subscribing on the store's thread orders it with the store's notifications (which run
+    // there), so make() needs no particular moment after the store opened; start() posts after
+    // it, so the snapshot it reads is covered by the listener from then on.
     // The store keeps its listeners for its whole life: a weak reference lets the controller go
-    // first. The listener runs on the store's thread and only posts.
+    // first. The listener only posts.
     std::weak_ptr<controller> weak = c;
-    source.subscribe([weak](const cluster_snapshot&, const cluster_snapshot& after) {
-        if (auto self = weak.lock()) {
-            asio::post(self->_executor, [self, after] { self->on_snapshot(after); });
-        }
+    asio::post(executor, [weak, &source] {
+        source.subscribe([weak](const cluster_snapshot&, const cluster_snapshot& after) {
+            if (auto self = weak.lock()) {
+                asio::post(self->_executor, [self, after] { self->on_snapshot(after); });
+            }
+        });
     });
     return c;
 }
@@ -169,16 +175,20 @@ asio::awaitable<void> controller::campaign(std::shared_ptr<controller> self) {
         co_return;
     }
     const etcd_layout::controller_record me{self->_options.node_id, self->_options.incarnation_id};
-    auto r = co_await self->_client.txn(campaign_txn(self->_options.keys, me, lease));
+    // Named locals, not temporaries, in co_await expressions: GCC 12 may destroy those twice.
+    auto request = campaign_txn(self->_options.keys, me, lease);
+    auto call = self->_client.txn(std::move(request));
+    auto r = co_await std::move(call);
     self->_campaigning = false;
-    self->work_done();
     if (self->_stopping) {
         if (r && r.value().succeeded) {
-            // Won while stopping: stop() resigns whatever epoch we hold.
+            // Won while stopping: stop() (waiting for work_done below) resigns this epoch.
             self->_epoch = r.value().revision;
         }
+        self->work_done();
         co_return;
     }
+    self->work_done();
     if (!r) {
         self->etcd_failed(fmt::format("campaign for controller failed: {}", r.error().message()));
         co_return;
@@ -238,7 +248,8 @@ asio::awaitable<void> controller::one_pass() {
         if (_stopping || _epoch != epoch) {
             co_return;
         }
-        auto r = co_await _client.txn(std::move(txn.request));
+        auto call = _client.txn(std::move(txn.request));
+        auto r = co_await std::move(call);
         if (!r) {
             etcd_failed(fmt::format("controller write of {} partition records failed: {}",
                                     txn.count, r.error().message()));
@@ -318,7 +329,9 @@ asio::awaitable<void> controller::stop() {
     }
     const int64_t epoch = _epoch;
     _epoch = 0;
-    auto r = co_await _client.txn(resign_txn(_options.keys, epoch));
+    auto request = resign_txn(_options.keys, epoch);
+    auto call = _client.txn(std::move(request));
+    auto r = co_await std::move(call);
     if (!r) {
         logger()->warn(
             "broker {} could not resign as controller (epoch {}): {}; the key goes with the "
@@ -338,8 +351,14 @@ asio::awaitable<void> stop_controller(std::shared_ptr<controller> c) {
 }
 }  // namespace
 
-void controller::stop_blocking() {
-    asio::co_spawn(_executor, stop_controller(shared_from_this()), asio::use_future).get();
+void controller::stop_blocking(std::chrono::milliseconds bound) {
+    auto done = asio::co_spawn(_executor, stop_controller(shared_from_this()), asio::use_future);
+    // Bounded: a store thread that no longer runs (stopped first, against the lifecycle) must
+    // not hang the broker's shutdown; the key then goes with the session lease.
+    if (done.wait_for(bound) != std::future_status::ready) {
+        logger()->warn("broker {} did not finish stopping its controller within {} ms",
+                       _options.node_id, bound.count());
+    }
 }
 
 }  // namespace spool::broker::metadata

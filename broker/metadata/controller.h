@@ -17,14 +17,14 @@
 // etcd errors (unreachable, timed out) retry after retry_backoff; compare failures wait for the
 // next snapshot (the change that failed them is on its way through the watch).
 //
-// Lifecycle: make() before the store starts publishing (it subscribes to the store's changes),
-// start() once the broker session is registered (campaigns from the current snapshot),
+// Lifecycle: make() once the store is open (it subscribes to the store's changes on the store's
+// thread), start() once the broker session is registered (campaigns from the current snapshot),
 // stop() / stop_blocking() before the store and the etcd client stop: finishes the pass in flight
 // and resigns (deletes P/controller if it is still this controller's).
 // Threading: everything runs on `executor`, the etcd client's (the etcd store's own thread), never
 // on a shard; the store's listener only posts there. start() and stop_blocking() may be called from
-// any other thread; stop() must be awaited on the executor. is_controller() and epoch() are for
-// that executor too (tests read them after stop).
+// any other thread (never the executor's own); stop() must be awaited on the executor.
+// is_controller() and epoch() are for that executor too; records_written() for any thread.
 
 #include "broker/etcd/client.h"
 #include "broker/metadata/controller_plan.h"
@@ -35,6 +35,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -67,14 +68,15 @@ public:
     void start();
     // Stops reacting, waits for the pass or campaign in flight, resigns.
     boost::asio::awaitable<void> stop();
-    // stop() from another thread (the composition root's), waiting for it.
-    void stop_blocking();
+    // stop() from another thread (the composition root's), waiting for it up to bound (the
+    // pass in flight and the resignation each take at most the etcd request timeout).
+    void stop_blocking(std::chrono::milliseconds bound = std::chrono::seconds(15));
 
     bool is_controller() const { return _epoch != 0; }
     // This controller's epoch (create_revision of P/controller), 0 while not controller.
     int64_t epoch() const { return _epoch; }
-    // Partition records this controller committed since it started (all epochs).
-    uint64_t records_written() const { return _records_written; }
+    // Partition records this controller committed since it started (all epochs). Any thread.
+    uint64_t records_written() const { return _records_written.load(std::memory_order_relaxed); }
 
     controller(boost::asio::any_io_executor executor, etcd::client& client, store& source,
                lease_source session_lease, controller_options options);
@@ -120,7 +122,7 @@ private:
     boost::asio::steady_timer _retry_timer;
     boost::asio::steady_timer _idle;  // cancelled when _in_flight drops to 0 while stopping
     std::set<std::string> _unplaceable_logged;
-    uint64_t _records_written = 0;
+    std::atomic<uint64_t> _records_written{0};
 };
 
 }  // namespace spool::broker::metadata
