@@ -24,6 +24,7 @@
 #include "broker/http/readiness.h"
 #include "broker/metadata/embedded_store.h"
 #include "broker/metadata/partition_manager.h"
+#include "broker/metadata/replica_sync.h"
 #include "broker/metrics/group_probe.h"
 #include "broker/metrics/registry.h"
 #include "broker/metrics/request_probe.h"
@@ -57,6 +58,7 @@ private:
     std::unique_ptr<metadata::embedded_store> _store;
     std::unique_ptr<net::shard_pool> _pool;
     std::unique_ptr<metadata::partition_manager> _partitions;
+    std::unique_ptr<metadata::replica_sync> _replica_sync;  // local logs follow the metadata
     std::unique_ptr<handlers::producer_id_allocator> _producer_ids;
     std::unique_ptr<handlers::fetch_session_cache> _fetch_sessions;
     coordinator::system_clock _group_clock;
