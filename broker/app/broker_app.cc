@@ -176,6 +176,8 @@ std::string broker_app::start() {
         return fmt::format("cannot open the logs in {}: {}", log_dir.string(), r.error().message());
     }
     _logs_open = true;
+    _replica_sync = std::make_unique<metadata::replica_sync>(*_store, *_partitions, *_config);
+    _replica_sync->start(snap);
     _producer_ids = std::make_unique<handlers::producer_id_allocator>(*_store, *_pool);
     _fetch_sessions = std::make_unique<handlers::fetch_session_cache>(
         static_cast<size_t>(_config->get_int("max.incremental.fetch.session.cache.slots")),
@@ -280,6 +282,9 @@ void broker_app::stop() {
     }
     if (_groups) {
         _groups->stop_blocking();  // answers parked JoinGroup/SyncGroup; needs the shards
+    }
+    if (_replica_sync) {
+        _replica_sync->stop();  // before the logs it opens and removes close
     }
     if (_partitions && _logs_open) {
         _partitions->close_all();

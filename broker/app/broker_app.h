@@ -24,6 +24,7 @@
 #include "broker/http/http_service.h"
 #include "broker/http/readiness.h"
 #include "broker/metadata/partition_manager.h"
+#include "broker/metadata/replica_sync.h"
 #include "broker/metadata/store.h"
 #include "broker/metrics/group_probe.h"
 #include "broker/metrics/registry.h"
@@ -61,6 +62,7 @@ private:
     metadata::store* _store = nullptr;  // _metadata's
     std::unique_ptr<net::shard_pool> _pool;
     std::unique_ptr<metadata::partition_manager> _partitions;
+    std::unique_ptr<metadata::replica_sync> _replica_sync;  // local logs follow the metadata
     std::unique_ptr<handlers::producer_id_allocator> _producer_ids;
     std::unique_ptr<handlers::fetch_session_cache> _fetch_sessions;
     coordinator::system_clock _group_clock;

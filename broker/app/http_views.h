@@ -75,6 +75,8 @@ public:
         return out;
     }
 
+    std::optional<std::string> unready_reason() const override { return _store.unready_reason(); }
+
 private:
     const metadata::store& _store;
     const config::broker_config& _config;

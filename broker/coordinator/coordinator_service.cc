@@ -1,11 +1,16 @@
 #include "broker/coordinator/coordinator_service.h"
 
 #include "broker/coordinator/group_hash.h"
+#include "broker/metadata/errc.h"
 #include "broker/metrics/group_probe.h"
 #include "broker/net/shard_pool.h"
 #include "common/log.h"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/use_future.hpp>
+
+#include <algorithm>
 
 namespace spool::broker::coordinator {
 
@@ -24,6 +29,20 @@ private:
 };
 
 }  // namespace
+
+struct coordinator_service::leadership_feed {
+    leadership_feed(coordinator_service* s, asio::io_context::executor_type ex)
+        : self(s), executor(ex) {}
+    coordinator_service* self;
+    asio::io_context::executor_type executor;  // shard 0: where reconciliations run
+    std::atomic<bool> stopped{false};
+    // Shard 0 only.
+    bool following = false;  // start() finished: changes are followed from now on
+    bool running = false;    // a follow() coroutine is at work
+    metadata::cluster_snapshot applied;
+    metadata::cluster_snapshot target;
+    std::unique_ptr<asio::steady_timer> idle;  // stop() waits on it while follow() runs
+};
 
 service_config service_config_from(const config::broker_config& broker) {
     service_config c;
@@ -52,9 +71,86 @@ coordinator_service::coordinator_service(metadata::store& store,
         _listener = std::make_unique<probe_listener>(*probe);
     }
     _slots.resize(static_cast<size_t>(_config.partitions));
+    _feed = std::make_shared<leadership_feed>(this, _partitions.pool().executor(0));
+    std::shared_ptr<leadership_feed> feed = _feed;
+    _store.subscribe(
+        [feed](const metadata::cluster_snapshot&, const metadata::cluster_snapshot& after) {
+            if (!feed->stopped.load(std::memory_order_acquire)) {
+                asio::post(feed->executor, [feed, after] { on_snapshot(feed, after); });
+            }
+        });
 }
 
-coordinator_service::~coordinator_service() = default;
+coordinator_service::~coordinator_service() {
+    _feed->stopped = true;
+}
+
+bool coordinator_service::leads(const metadata::cluster_state& s, int32_t partition) const {
+    const auto* topic = s.find(offsets_topic);
+    return topic != nullptr && topic->has_partition(partition) &&
+           topic->partitions[static_cast<size_t>(partition)].leader == _config.node_id;
+}
+
+void coordinator_service::on_snapshot(const std::shared_ptr<leadership_feed>& feed,
+                                      metadata::cluster_snapshot after) {
+    if (feed->stopped.load(std::memory_order_acquire)) {
+        return;
+    }
+    feed->target = std::move(after);  // posts arrive in commit order: the last is the newest
+    if (feed->following && !feed->running) {
+        feed->running = true;
+        asio::co_spawn(feed->executor, follow(feed), asio::detached);
+    }
+}
+
+asio::awaitable<void> coordinator_service::follow(std::shared_ptr<leadership_feed> feed) {
+    // A target older than what start() read is skipped: the newer posts are still to come.
+    while (!feed->stopped.load(std::memory_order_acquire) &&
+           feed->target->version > feed->applied->version) {
+        metadata::cluster_snapshot next = feed->target;
+        if (auto ec = co_await feed->self->reconcile(*next)) {
+            log::get("coordinator")
+                ->error("following the leadership of {} failed: {}", offsets_topic, ec.message());
+        }
+        feed->applied = next;
+    }
+    feed->running = false;
+    if (feed->idle) {
+        feed->idle->cancel();
+    }
+}
+
+asio::awaitable<std::error_code> coordinator_service::reconcile(const metadata::cluster_state& s) {
+    std::error_code first;
+    if (const auto* topic = s.find(offsets_topic)) {
+        // Logs of partitions that became ours, in case replica_sync has not opened them yet.
+        metadata::topic_metadata copy = *topic;
+        first = co_await _partitions.ensure_topic(std::move(copy));
+    }
+    for (auto& sp : _slots) {
+        slot* sl = sp.get();
+        const bool ours = leads(s, sl->partition);
+        if (ours == sl->leads) {
+            continue;
+        }
+        if (ours) {
+            auto ec = co_await net::run_on(sl->executor, load_on_shard(this, sl));
+            if (ec) {
+                first = first ? first : ec;
+                continue;  // tried again at the next change
+            }
+            log::get("coordinator")
+                ->info("now coordinating the groups of {}-{}", offsets_topic, sl->partition);
+        } else {
+            co_await net::run_on(sl->executor, unload_on_shard(sl));
+            log::get("coordinator")
+                ->info("no longer coordinating the groups of {}-{}: led elsewhere", offsets_topic,
+                       sl->partition);
+        }
+        sl->leads = ours;
+    }
+    co_return first;
+}
 
 int32_t coordinator_service::partition_for(std::string_view group_id) const {
     return offsets_partition_for(group_id, _config.partitions);
@@ -77,15 +173,23 @@ asio::awaitable<std::error_code> coordinator_service::ensure_topic() {
         metadata::new_topic t;
         t.name = std::string(offsets_topic);
         t.partitions = _config.partitions;
-        t.replication_factor = _config.replication_factor;
+        // Capped to the live brokers, and to 1 until partitions replicate (issue #15): a cluster
+        // smaller than offsets.topic.replication.factor still gets its group coordinator.
+        const auto live = static_cast<int32_t>(std::max<size_t>(snap->brokers.size(), 1));
+        t.replication_factor =
+            static_cast<int16_t>(std::min<int32_t>({_config.replication_factor, live, int32_t{1}}));
         t.configs = {{"cleanup.policy", "compact"},
                      {"segment.bytes", std::to_string(_config.segment_bytes)}};
         auto create = _store.create_topic(t);
         auto created = co_await std::move(create);
-        if (!created) {
+        if (created) {
+            topic = std::move(created.value());
+        } else if (created.error() == metadata::errc::topic_exists &&
+                   _store.snapshot()->find(offsets_topic) != nullptr) {
+            topic = *_store.snapshot()->find(offsets_topic);  // another broker created it first
+        } else {
             co_return created.error();
         }
-        topic = std::move(created.value());
     }
     co_return co_await _partitions.ensure_topic(std::move(topic));
 }
@@ -101,14 +205,42 @@ asio::awaitable<std::error_code> coordinator_service::start() {
         s->executor = _partitions.pool().executor(_partitions.shard_of(tp));
         _slots[static_cast<size_t>(p)] = std::move(s);
     }
+    // Every slot has its coordinator from now on (unloaded where another broker leads), so a
+    // request for a partition served elsewhere gets NOT_COORDINATOR, and the snapshots other
+    // threads read never change owner.
     for (auto& s : _slots) {
-        auto ec = co_await net::run_on(s->executor, load_on_shard(this, s.get()));
-        if (ec) {
-            co_return ec;
-        }
+        co_await net::run_on(s->executor, create_on_shard(this, s.get()));
     }
+    auto snap = _store.snapshot();
+    if (auto ec = co_await reconcile(*snap)) {
+        co_return ec;
+    }
+    // Changes published since the snapshot above are followed from here (on shard 0).
+    co_await net::run_on(_feed->executor, begin_following(_feed, snap));
     _started.store(true, std::memory_order_release);
     co_return std::error_code{};
+}
+
+asio::awaitable<void> coordinator_service::begin_following(std::shared_ptr<leadership_feed> feed,
+                                                           metadata::cluster_snapshot applied) {
+    feed->applied = std::move(applied);
+    feed->following = true;
+    if (feed->target && feed->target->version > feed->applied->version && !feed->running) {
+        feed->running = true;
+        asio::co_spawn(feed->executor, follow(feed), asio::detached);
+    }
+    co_return;
+}
+
+asio::awaitable<void> coordinator_service::stop_following(std::shared_ptr<leadership_feed> feed) {
+    feed->stopped = true;
+    while (feed->running) {
+        feed->idle = std::make_unique<asio::steady_timer>(feed->executor,
+                                                          asio::steady_timer::time_point::max());
+        boost::system::error_code ec;
+        co_await feed->idle->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    feed->idle.reset();
 }
 
 std::error_code coordinator_service::start_blocking() {
@@ -120,30 +252,38 @@ void coordinator_service::stop_blocking() {
     asio::co_spawn(_partitions.pool().executor(0), stop(), asio::use_future).get();
 }
 
+asio::awaitable<void> coordinator_service::create_on_shard(coordinator_service* self, slot* s) {
+    model::topic_partition tp{std::string(offsets_topic), model::partition_id{s->partition}};
+    // Looked up again at every use, never kept: partition_manager owns the log and may free it
+    // (topic deletion, close_all) while this coordinator lives (see partition_group_log.h).
+    metadata::partition_manager* partitions = &self->_partitions;
+    s->log = std::make_unique<partition_group_log>(
+        [partitions, tp] { return partitions->local(tp); }, self->_clock);
+    s->coordinator = std::make_unique<group_coordinator>(
+        s->partition, self->_config.coordinator, self->_clock, *s->log, self->_listener.get());
+    // Not serving until this broker leads the partition: NOT_COORDINATOR meanwhile.
+    s->coordinator->unload();
+    s->timer = std::make_unique<asio::steady_timer>(s->executor);
+    co_return;
+}
+
 asio::awaitable<std::error_code> coordinator_service::load_on_shard(coordinator_service* self,
                                                                     slot* s) {
     model::topic_partition tp{std::string(offsets_topic), model::partition_id{s->partition}};
     if (self->_partitions.local(tp) == nullptr) {
         co_return make_error_code(errc::not_coordinator);
     }
-    // Looked up again at every use, never kept: partition_manager owns the log and may free it
-    // (topic deletion, close_all) while this coordinator lives (see partition_group_log.h).
-    metadata::partition_manager* partitions = &self->_partitions;
-    s->log = std::make_unique<partition_group_log>(
-        [partitions, tp] { return partitions->local(tp); }, self->_clock);
-    auto c = std::make_unique<group_coordinator>(s->partition, self->_config.coordinator,
-                                                 self->_clock, *s->log, self->_listener.get());
-    if (auto ec = c->load()) {
+    // Replays the log afresh, also when the partition comes back after leading elsewhere.
+    if (auto ec = s->coordinator->load()) {
         log::get("coordinator")->error("loading {} failed: {}", tp.dir_name(), ec.message());
         co_return ec;
     }
-    s->coordinator = std::move(c);
-    s->timer = std::make_unique<asio::steady_timer>(s->executor);
     self->rearm(*s);
     co_return std::error_code{};
 }
 
 asio::awaitable<void> coordinator_service::stop() {
+    co_await net::run_on(_feed->executor, stop_following(_feed));
     _started.store(false, std::memory_order_release);
     for (auto& s : _slots) {
         if (s) {
@@ -155,6 +295,7 @@ asio::awaitable<void> coordinator_service::stop() {
 asio::awaitable<void> coordinator_service::unload_on_shard(slot* s) {
     if (s->timer) {
         s->timer->cancel();
+        s->armed.reset();  // the cancelled wait never clears it
     }
     if (s->coordinator) {
         s->coordinator->unload();

@@ -13,10 +13,21 @@
 // No lock is taken anywhere: a coordinator, its partition_log and its timer are touched only by
 // the owning shard's thread; the only cross-thread reads are the published snapshots.
 //
-// Lifecycle: construct -> co_await start() (creates __consumer_offsets when missing, opens its
-// logs, replays each partition on its shard) -> serve -> co_await stop() (answers parked
-// requests with not_coordinator) -> destroy. Threading: call()/start()/stop() from any shard
-// coroutine; partition_for() and snapshots from any thread.
+// Leadership: a partition's groups are served by the broker that leads the partition in the
+// metadata snapshot. start() loads the partitions this broker leads; afterwards every snapshot
+// change (the store's change listener, subscribed at construction) is followed on shard 0 by
+// one reconciliation at a time, coalescing snapshots that arrive meanwhile: a partition that
+// became ours has its log opened (if replica_sync has not yet) and its groups replayed; one
+// that moved away is unloaded (parked JoinGroup/SyncGroup answered NOT_COORDINATOR, and every
+// later group request for it too). With one broker it leads every partition: all load at start.
+//
+// Lifecycle: construct (subscribes to the store; before the store publishes changes from other
+// brokers) -> co_await start() (creates __consumer_offsets when missing, opens its logs, replays
+// the partitions led here on their shards) -> serve -> co_await stop() (ends the following of
+// the snapshot, answers parked requests with not_coordinator) -> destroy. The store's listener
+// outlives the service harmlessly (it holds only a shared flag the service clears).
+// Threading: call()/start()/stop() from any shard coroutine; partition_for() and snapshots from
+// any thread.
 
 #include "broker/config/broker_config.h"
 #include "broker/coordinator/clock.h"
@@ -56,7 +67,7 @@ struct service_config {
     int32_t partitions = 50;            // offsets.topic.num.partitions
     int16_t replication_factor = 1;     // offsets.topic.replication.factor
     int64_t segment_bytes = 104857600;  // offsets.topic.segment.bytes
-    int32_t node_id = 0;                // leader recorded when the topic is created
+    int32_t node_id = 0;                // this broker: it serves the partitions it leads
 };
 
 // The coordinator's settings from the broker's property table (offsets.*, group.*).
@@ -126,6 +137,7 @@ public:
 private:
     struct slot {
         int32_t partition = 0;
+        bool leads = false;  // loaded as this broker leads it; start/reconcile (serialised) only
         boost::asio::any_io_executor executor;
         std::unique_ptr<partition_group_log> log;
         std::unique_ptr<group_coordinator> coordinator;
@@ -178,9 +190,23 @@ private:
         co_return std::move(w->result);
     }
 
+    // What the store's listener shares with the service (see the Leadership note above).
+    struct leadership_feed;
+    static void on_snapshot(const std::shared_ptr<leadership_feed>& feed,
+                            metadata::cluster_snapshot after);
+    static boost::asio::awaitable<void> follow(std::shared_ptr<leadership_feed> feed);
+    static boost::asio::awaitable<void> begin_following(std::shared_ptr<leadership_feed> feed,
+                                                        metadata::cluster_snapshot applied);
+    static boost::asio::awaitable<void> stop_following(std::shared_ptr<leadership_feed> feed);
+    // Loads the partitions s says this broker leads and unloads the others.
+    boost::asio::awaitable<std::error_code> reconcile(const metadata::cluster_state& s);
+    [[nodiscard]] bool leads(const metadata::cluster_state& s, int32_t partition) const;
+
     boost::asio::awaitable<std::error_code> ensure_topic();
     static boost::asio::awaitable<std::error_code> load_on_shard(coordinator_service* self,
                                                                  slot* s);
+    // Builds the slot's coordinator, unloaded (start(), before anything reads the slot).
+    static boost::asio::awaitable<void> create_on_shard(coordinator_service* self, slot* s);
     static boost::asio::awaitable<void> unload_on_shard(slot* s);
     // Points the slot's timer at the coordinator's next deadline (owner shard only).
     void rearm(slot& s);
@@ -193,6 +219,7 @@ private:
     std::unique_ptr<group_listener> _listener;
     std::vector<std::unique_ptr<slot>> _slots;
     std::atomic<bool> _started{false};
+    std::shared_ptr<leadership_feed> _feed;
 };
 
 }  // namespace spool::broker::coordinator

@@ -3,6 +3,7 @@
 #include "broker/config/listener_keys.h"
 #include "broker/handlers/topic_ops.h"
 #include "broker/metadata/errc.h"
+#include "broker/metadata/replica_sync.h"
 #include "common/log.h"
 
 #include <fmt/format.h>
@@ -75,9 +76,9 @@ boost::asio::awaitable<config_op_result> replace_dynamic_configs(
         }
         auto set = svc.store.set_topic_configs(name, {configs.begin(), configs.end()});
         if (auto r = co_await std::move(set); !r) {
-            out.error = r.error().category() == metadata::error_category()
-                            ? to_kafka(static_cast<metadata::errc>(r.error().value()))
-                            : error_code::unknown_server_error;
+            auto failed = from_store(r.error());
+            out.error = failed.error;
+            out.message = failed.message;
             co_return out;
         }
         auto now = svc.store.snapshot();
@@ -133,17 +134,12 @@ boost::asio::awaitable<config_op_result> replace_dynamic_configs(
     }
     auto set = svc.store.set_broker_configs(name, configs);
     if (auto r = co_await std::move(set); !r) {
-        out.error = error_code::kafka_storage_error;
+        auto failed = from_store(r.error());
+        out.error = failed.error;
+        out.message = failed.message;
         co_return out;
     }
-    for (const auto& [k, v] : svc.config.dynamic_values(*layer)) {
-        if (!configs.contains(k)) {
-            (void)svc.config.set_dynamic(*layer, k, std::nullopt);
-        }
-    }
-    for (const auto& [k, v] : configs) {
-        (void)svc.config.set_dynamic(*layer, k, v);
-    }
+    metadata::apply_dynamic_broker_configs(svc.config, *layer, configs);
     // Topic defaults may have changed with the broker keys: re-resolve every topic's logs.
     auto snap = svc.store.snapshot();
     for (const auto& [tn, t] : snap->topics) {

@@ -3,6 +3,7 @@
 #include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/leadership.h"
 #include "broker/handlers/partition_call.h"
 #include "broker/metadata/internal_topics.h"
 #include "common/log.h"
@@ -23,6 +24,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_records_
         co_return resp;
     }
     auto snap = svc.store.snapshot();
+    const bool may_lead = svc.store.may_lead();
     for (const auto& t : req.topics) {
         auto& tr = resp.topics.emplace_back();
         tr.name = t.name;
@@ -42,13 +44,20 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_records_
                 tr.partitions.push_back(out);
                 continue;
             }
+            if (auto e = leadership_error(svc, may_lead, topic->partitions[p.partition_index]);
+                e != error_code::none) {
+                out.error_code = code(e);
+                tr.partitions.push_back(out);
+                continue;
+            }
             int64_t offset = p.offset;
             model::topic_partition tp{t.name, model::partition_id(p.partition_index)};
             std::function<partition_result(storage::partition_log*)> fn =
                 [offset](storage::partition_log* plog) {
                     partition_result pr;
                     if (plog == nullptr) {
-                        pr.error_code = code(error_code::unknown_topic_or_partition);
+                        // Led here per metadata, but the log is not open yet: retriable.
+                        pr.error_code = code(error_code::not_leader_or_follower);
                         return pr;
                     }
                     if (offset > plog->high_watermark().value() || offset < -1) {

@@ -2,6 +2,7 @@
 
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/leadership.h"
 
 namespace spool::broker::handlers {
 
@@ -19,9 +20,12 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_cluste
         resp.endpoint_type = req.endpoint_type;
         co_return resp;
     }
-    resp.cluster_id = svc.store.snapshot()->cluster_id;
-    resp.controller_id = svc.node_id;
-    resp.brokers.push_back({svc.node_id, svc.endpoint.host, svc.endpoint.port, std::nullopt, {}});
+    auto snap = svc.store.snapshot();
+    resp.cluster_id = snap->cluster_id;
+    resp.controller_id = controller_of(svc, *snap);
+    for (auto& b : live_brokers(svc, *snap, ctx.net.connection().listener)) {
+        resp.brokers.push_back({b.node_id, std::move(b.host), b.port, std::move(b.rack), {}});
+    }
     co_return resp;
 }
 

@@ -3,6 +3,7 @@
 #include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/leadership.h"
 #include "broker/metadata/fetch_wakeups.h"
 #include "broker/metrics/topic_probe.h"
 
@@ -28,6 +29,9 @@ struct fetch_item {
     int32_t leader_epoch = 0;  // ours, from metadata
     bool known = true;         // topic/partition exist in metadata
     error_code unknown_error = error_code::unknown_topic_or_partition;
+    // The partition's leader per metadata, told to a client this broker cannot serve (KIP-951).
+    int32_t current_leader = -1;
+    int32_t current_leader_epoch_hint = -1;
     // Outputs of the last read.
     error_code error = error_code::none;
     int64_t high_watermark = -1;
@@ -56,7 +60,8 @@ boost::asio::awaitable<int> read_on_shard(metadata::partition_manager* pm,
         }
         auto* plog = pm->local(it->tp);
         if (plog == nullptr) {
-            it->error = error_code::unknown_topic_or_partition;
+            // Led here per metadata, but the log is not open yet (or is being removed).
+            it->error = error_code::not_leader_or_follower;
             continue;
         }
         if (it->current_leader_epoch >= 0 && it->current_leader_epoch != it->leader_epoch) {
@@ -181,6 +186,11 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
     const bool by_id = v >= 13;
     response resp;
     auto snap = svc.store.snapshot();
+    // Replica fetches are the followers' (replication answers them); clients are served by the
+    // leader only.
+    const bool consumer = !is_follower(req, v);
+    const bool may_lead = svc.store.may_lead();
+    leader_hints hints;
 
     auto topic_name = [&](const std::string& name, const protocol::uuid& id) -> std::string {
         if (!by_id) {
@@ -272,8 +282,19 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         if (t == nullptr || !t->has_partition(key.partition)) {
             it->known = false;
         } else {
+            const auto& partition = t->partitions[key.partition];
             it->topic_id = t->id;
-            it->leader_epoch = t->partitions[key.partition].leader_epoch;
+            it->leader_epoch = partition.leader_epoch;
+            if (auto e = leadership_error(svc, may_lead, partition);
+                consumer && e != error_code::none) {
+                it->known = false;
+                it->unknown_error = e;
+                it->current_leader = partition.leader;
+                it->current_leader_epoch_hint = partition.leader_epoch;
+                if (partition.leader != svc.node_id) {
+                    hints.add(partition.leader);
+                }
+            }
         }
         items.push_back(std::move(it));
     }
@@ -359,12 +380,20 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         pd.last_stable_offset = it->high_watermark;
         pd.log_start_offset = it->log_start;
         pd.aborted_transactions = std::vector<partition_data::aborted_transaction>{};
+        if (it->error == error_code::not_leader_or_follower && it->current_leader_epoch_hint >= 0) {
+            pd.current_leader.leader_id = it->current_leader;
+            pd.current_leader.leader_epoch = it->current_leader_epoch_hint;
+        }
         for (const auto& s : it->slices) {
             pd.records.append_slice(s);
         }
         if (svc.topic_traffic != nullptr && it->bytes > 0) {
             svc.topic_traffic->cached(it->tp.topic).fetched(it->bytes, it->records);
         }
+    }
+    if (v >= 16) {
+        resp.node_endpoints =
+            hints.endpoints<response::node_endpoint>(svc, *snap, ctx.net.connection().listener);
     }
     for (const auto& [key, id] : unknown_ids) {
         auto& tr = resp.responses.emplace_back();

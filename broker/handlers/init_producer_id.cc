@@ -2,6 +2,7 @@
 
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/topic_ops.h"
 #include "common/log.h"
 
 namespace spool::broker::handlers {
@@ -30,7 +31,12 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::init_producer_i
     auto next = ctx.svc.producer_ids.next();
     auto id = co_await std::move(next);
     if (!id) {
-        resp.error_code = code(error_code::kafka_storage_error);
+        // A store that could not persist the block is a storage error; an unreachable cluster
+        // store is the retriable REQUEST_TIMED_OUT (from_store).
+        auto failed = from_store(id.error());
+        resp.error_code =
+            code(failed.error == error_code::unknown_server_error ? error_code::kafka_storage_error
+                                                                  : failed.error);
         co_return resp;
     }
     resp.producer_id = id.value();

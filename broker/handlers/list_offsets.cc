@@ -3,6 +3,7 @@
 #include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/leadership.h"
 #include "broker/handlers/partition_call.h"
 
 namespace spool::broker::handlers {
@@ -24,7 +25,8 @@ partition_response lookup(storage::partition_log* plog, int16_t version, int32_t
                           int32_t our_epoch, int64_t ts) {
     partition_response out;
     if (plog == nullptr) {
-        out.error_code = code(error_code::unknown_topic_or_partition);
+        // Led here per metadata, but the log is not open yet: retriable.
+        out.error_code = code(error_code::not_leader_or_follower);
         return out;
     }
     if (current_epoch >= 0 && current_epoch != our_epoch) {
@@ -75,6 +77,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_offsets_re
         co_return resp;
     }
     auto snap = svc.store.snapshot();
+    const bool may_lead = svc.store.may_lead();
     for (const auto& t : req.topics) {
         auto& tr = resp.topics.emplace_back();
         tr.name = t.name;
@@ -84,6 +87,13 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_offsets_re
                 auto& pr = tr.partitions.emplace_back();
                 pr.partition_index = p.partition_index;
                 pr.error_code = code(error_code::unknown_topic_or_partition);
+                continue;
+            }
+            if (auto e = leadership_error(svc, may_lead, topic->partitions[p.partition_index]);
+                e != error_code::none) {
+                auto& pr = tr.partitions.emplace_back();
+                pr.partition_index = p.partition_index;
+                pr.error_code = code(e);
                 continue;
             }
             if (p.timestamp == max_timestamp && ctx.version() < 7) {

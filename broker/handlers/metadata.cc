@@ -2,6 +2,7 @@
 
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/leadership.h"
 #include "broker/handlers/topic_ops.h"
 #include "broker/metadata/internal_topics.h"
 
@@ -16,7 +17,8 @@ using protocol::error_code;
 using response = protocol::metadata_response;
 using response_topic = response::metadata_response_topic;
 
-response_topic describe(const metadata::topic_metadata& t) {
+response_topic describe(const services& svc, const metadata::cluster_state& s,
+                        const metadata::topic_metadata& t) {
     response_topic out;
     out.name = t.name;
     out.topic_id = t.id;
@@ -28,6 +30,11 @@ response_topic describe(const metadata::topic_metadata& t) {
         rp.leader_epoch = p.leader_epoch;
         rp.replica_nodes = p.replicas;
         rp.isr_nodes = p.isr;
+        rp.offline_replicas = offline_replicas(svc, s, p);
+        if (p.leader < 0) {
+            // Kafka answers a partition without a live leader so; clients retry it.
+            rp.error_code = code(error_code::leader_not_available);
+        }
         out.partitions.push_back(std::move(rp));
     }
     return out;
@@ -44,16 +51,18 @@ response_topic missing(std::optional<std::string> name, const protocol::uuid& id
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_request& req) {
     auto& svc = ctx.svc;
     response resp;
-    resp.brokers.push_back({svc.node_id, svc.endpoint.host, svc.endpoint.port, std::nullopt, {}});
     auto snap = svc.store.snapshot();
+    for (auto& b : live_brokers(svc, *snap, ctx.net.connection().listener)) {
+        resp.brokers.push_back({b.node_id, std::move(b.host), b.port, std::move(b.rack), {}});
+    }
     resp.cluster_id = snap->cluster_id;
-    resp.controller_id = svc.node_id;
+    resp.controller_id = controller_of(svc, *snap);
 
     // v0: an empty list means all topics; v1+: null means all, empty means none.
     bool all = !req.topics.has_value() || (ctx.version() == 0 && req.topics->empty());
     if (all) {
         for (const auto& [name, t] : snap->topics) {
-            resp.topics.push_back(describe(t));
+            resp.topics.push_back(describe(svc, *snap, t));
         }
         co_return resp;
     }
@@ -74,13 +83,13 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_reques
             // v10+: lookup by topic id.
             const auto* t = snap->find(rt.topic_id);
             resp.topics.push_back(
-                t != nullptr ? describe(*t)
+                t != nullptr ? describe(svc, *snap, *t)
                              : missing(std::nullopt, rt.topic_id, error_code::unknown_topic_id));
             continue;
         }
         const std::string& name = *rt.name;
         if (const auto* t = snap->find(name)) {
-            resp.topics.push_back(describe(*t));
+            resp.topics.push_back(describe(svc, *snap, *t));
             continue;
         }
         if (!metadata::valid_topic_name(name)) {

@@ -2,6 +2,7 @@
 
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/leadership.h"
 #include "broker/handlers/partition_call.h"
 
 namespace spool::broker::handlers {
@@ -17,6 +18,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx,
     auto& svc = ctx.svc;
     response resp;
     auto snap = svc.store.snapshot();
+    const bool may_lead = svc.store.may_lead();
     for (const auto& t : req.topics) {
         auto& tr = resp.topics.emplace_back();
         tr.topic = t.topic;
@@ -26,6 +28,12 @@ boost::asio::awaitable<response> run(request_ctx& ctx,
             out.partition = p.partition;
             if (topic == nullptr || !topic->has_partition(p.partition)) {
                 out.error_code = code(error_code::unknown_topic_or_partition);
+                tr.partitions.push_back(out);
+                continue;
+            }
+            if (auto e = leadership_error(svc, may_lead, topic->partitions[p.partition]);
+                e != error_code::none) {
+                out.error_code = code(e);
                 tr.partitions.push_back(out);
                 continue;
             }
@@ -43,7 +51,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx,
                 [asked](storage::partition_log* plog) {
                     epoch_end_offset e;
                     if (plog == nullptr) {
-                        e.error_code = code(error_code::unknown_topic_or_partition);
+                        // Led here per metadata, but the log is not open yet: retriable.
+                        e.error_code = code(error_code::not_leader_or_follower);
                         return e;
                     }
                     auto entry = plog->end_offset_for_epoch(model::leader_epoch(asked));

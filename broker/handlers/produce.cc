@@ -3,6 +3,7 @@
 #include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/leadership.h"
 #include "broker/metadata/internal_topics.h"
 #include "broker/metrics/topic_probe.h"
 #include "broker/net/async_event.h"
@@ -119,7 +120,9 @@ boost::asio::awaitable<int> append_on_shard(metadata::partition_manager* pm,
     for (auto* item : items) {
         auto* plog = pm->local(item->tp);
         if (plog == nullptr) {
-            item->out->error_code = code(error_code::unknown_topic_or_partition);
+            // The metadata says this broker leads it, but its log is not open yet (the snapshot
+            // arrived before replica_sync opened it) or is being removed: retriable.
+            item->out->error_code = code(error_code::not_leader_or_follower);
             continue;
         }
         auto r = plog->append(item->bytes, model::leader_epoch(item->leader_epoch));
@@ -192,6 +195,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
     auto& svc = ctx.svc;
     response resp;
     auto snap = svc.store.snapshot();
+    const bool may_lead = svc.store.may_lead();
+    leader_hints hints;
     bool bad_acks = req.acks != 0 && req.acks != 1 && req.acks != -1;
     std::map<size_t, std::vector<append_item*>> by_shard;
     std::vector<std::unique_ptr<append_item>> items;
@@ -215,6 +220,17 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
                 pr.error_code = code(error_code::unknown_topic_or_partition);
                 continue;
             }
+            const auto& partition = topic->partitions[pd.index];
+            if (auto e = leadership_error(svc, may_lead, partition); e != error_code::none) {
+                pr.error_code = code(e);
+                // KIP-951: where the client should go instead (v10+ carries it).
+                pr.current_leader.leader_id = partition.leader;
+                pr.current_leader.leader_epoch = partition.leader_epoch;
+                if (partition.leader != svc.node_id) {
+                    hints.add(partition.leader);
+                }
+                continue;
+            }
             // Kafka's ReplicaManager: only the broker itself appends to internal topics.
             if (metadata::is_internal_topic(td.name)) {
                 pr.error_code = code(error_code::invalid_topic_exception);
@@ -228,7 +244,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
             }
             // Kafka's Partition.appendRecordsToLeader: acks=all needs min.insync.replicas in the
             // ISR before anything is written; acks=0/1 are not affected.
-            const auto& isr = topic->partitions[pd.index].isr;
+            const auto& isr = partition.isr;
             if (req.acks == -1 &&
                 static_cast<int64_t>(isr.size()) < sit->second.min_insync_replicas) {
                 pr.error_code = code(error_code::not_enough_replicas);
@@ -250,13 +266,17 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
             // The records view the request frame, which this request owns until it completes;
             // the log rewrites offsets in place, so no copy is needed.
             item->bytes = {const_cast<uint8_t*>(bytes.data()), bytes.size()};
-            item->leader_epoch = topic->partitions[pd.index].leader_epoch;
+            item->leader_epoch = partition.leader_epoch;
             item->records = records;
             // Stable: both response vectors were reserved to their final sizes.
             item->out = &pr;
             items.push_back(std::move(item));
             by_shard[svc.partitions.shard_of(items.back()->tp)].push_back(items.back().get());
         }
+    }
+    if (ctx.version() >= 10) {
+        resp.node_endpoints =
+            hints.endpoints<response::node_endpoint>(svc, *snap, ctx.net.connection().listener);
     }
     co_await append_on_all_shards(ctx, by_shard);
     if (!items.empty()) {

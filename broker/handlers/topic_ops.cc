@@ -1,5 +1,6 @@
 #include "broker/handlers/topic_ops.h"
 
+#include "broker/handlers/leadership.h"
 #include "broker/handlers/partition_limits.h"
 #include "broker/metadata/errc.h"
 #include "broker/metadata/internal_topics.h"
@@ -32,18 +33,57 @@ error_code to_kafka(metadata::errc e) {
             return error_code::kafka_storage_error;
         case metadata::errc::not_controller:
             return error_code::not_controller;
+        case metadata::errc::unavailable:
+        case metadata::errc::timed_out:
+            return error_code::request_timed_out;
     }
     return error_code::unknown_server_error;
+}
+
+store_failure from_store(const std::error_code& ec) {
+    store_failure out;
+    if (ec.category() != metadata::error_category()) {
+        out.message = ec.message();
+        return out;
+    }
+    auto e = static_cast<metadata::errc>(ec.value());
+    out.error = to_kafka(e);
+    if (e == metadata::errc::unavailable) {
+        out.message =
+            "The metadata store is unavailable right now (" + ec.message() + "); retry later";
+    } else if (e == metadata::errc::timed_out) {
+        out.message = "The change was committed but not carried out in time (" + ec.message() +
+                      "); it may still complete: check before retrying";
+    } else {
+        out.message = ec.message();
+    }
+    return out;
+}
+
+std::optional<store_failure> check_replication_factor(int32_t replication_factor,
+                                                      int32_t live_brokers) {
+    if (replication_factor < 1) {
+        return store_failure{
+            error_code::invalid_replication_factor,
+            "Replication factor must be larger than 0, or -1 to use the default value."};
+    }
+    if (replication_factor > live_brokers) {
+        return store_failure{
+            error_code::invalid_replication_factor,
+            fmt::format("Replication factor: {} larger than available brokers: {}.",
+                        replication_factor, live_brokers)};
+    }
+    if (replication_factor > 1) {
+        return store_failure{
+            error_code::invalid_replication_factor,
+            fmt::format("Replication factor {} is not available yet: Spool does not replicate "
+                        "partitions (issue #15); use 1",
+                        replication_factor)};
+    }
+    return std::nullopt;
 }
 
 namespace {
-
-error_code from_store(const std::error_code& ec) {
-    if (ec.category() == metadata::error_category()) {
-        return to_kafka(static_cast<metadata::errc>(ec.value()));
-    }
-    return error_code::unknown_server_error;
-}
 
 // Kafka 4.x leaves DeleteTopics and CreatePartitions of an internal topic to its authorizer
 // (ControllerApis answers TOPIC_AUTHORIZATION_FAILED to a principal without DELETE / ALTER on
@@ -74,10 +114,11 @@ boost::asio::awaitable<topic_op_result> create_topic(services& svc, metadata::ne
         out.message = "Number of partitions must be larger than 0";
         co_return out;
     }
-    if (t.replication_factor != 1) {
-        out.error = error_code::invalid_replication_factor;
-        out.message = fmt::format("Replication factor {} is larger than the 1 available broker",
-                                  t.replication_factor);
+    auto snap = svc.store.snapshot();
+    if (auto refused =
+            check_replication_factor(t.replication_factor, live_broker_count(svc, *snap))) {
+        out.error = refused->error;
+        out.message = refused->message;
         co_return out;
     }
     for (const auto& [k, v] : t.configs) {
@@ -88,7 +129,6 @@ boost::asio::awaitable<topic_op_result> create_topic(services& svc, metadata::ne
             co_return out;
         }
     }
-    auto snap = svc.store.snapshot();
     if (snap->find(t.name) != nullptr) {
         out.error = error_code::topic_already_exists;
         out.message = fmt::format("Topic '{}' already exists.", t.name);
@@ -107,8 +147,9 @@ boost::asio::awaitable<topic_op_result> create_topic(services& svc, metadata::ne
     auto create = svc.store.create_topic(t);
     auto created = co_await std::move(create);
     if (!created) {
-        out.error = from_store(created.error());
-        out.message = created.error().message();
+        auto failed = from_store(created.error());
+        out.error = failed.error;
+        out.message = failed.message;
         co_return out;
     }
     auto ec = co_await svc.partitions.ensure_topic(created.value());
@@ -144,13 +185,16 @@ boost::asio::awaitable<topic_op_result> delete_topic(services& svc, std::string 
         co_return out;
     }
     auto partitions = static_cast<int32_t>(t->partitions.size());
+    auto id = t->id;
     out.topic = *t;
     auto remove = svc.store.delete_topic(name);
     if (auto r = co_await std::move(remove); !r) {
-        out.error = from_store(r.error());
+        auto failed = from_store(r.error());
+        out.error = failed.error;
+        out.message = failed.message;
         co_return out;
     }
-    co_await svc.partitions.remove_topic(name, partitions);
+    co_await svc.partitions.remove_topic(name, partitions, id);
     // Rewrite the checkpoints without the topic before answering, so that a namesake created
     // next can never pick up this one's log start after a crash.
     (void)co_await svc.partitions.write_checkpoints();
@@ -195,7 +239,9 @@ boost::asio::awaitable<topic_op_result> grow_topic(services& svc, std::string na
     auto grow = svc.store.create_partitions(name, total);
     auto grown = co_await std::move(grow);
     if (!grown) {
-        out.error = from_store(grown.error());
+        auto failed = from_store(grown.error());
+        out.error = failed.error;
+        out.message = failed.message;
         co_return out;
     }
     if (auto ec = co_await svc.partitions.ensure_topic(grown.value()); ec) {

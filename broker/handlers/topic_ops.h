@@ -28,5 +28,17 @@ boost::asio::awaitable<topic_op_result> grow_topic(services& svc, std::string na
 
 // Kafka error for a metadata store error.
 protocol::error_code to_kafka(metadata::errc e);
+// Kafka error and message for a store mutation's error (any category). The cluster store's
+// unavailable / timed_out become the retriable REQUEST_TIMED_OUT with a message saying why.
+struct store_failure {
+    protocol::error_code error = protocol::error_code::unknown_server_error;
+    std::optional<std::string> message;
+};
+store_failure from_store(const std::error_code& ec);
+
+// The replication factor a topic may have now, or the error that refuses it: RF > live brokers
+// is Kafka's INVALID_REPLICATION_FACTOR; RF > 1 is refused until replication exists (issue #15).
+std::optional<store_failure> check_replication_factor(int32_t replication_factor,
+                                                      int32_t live_brokers);
 
 }  // namespace spool::broker::handlers

@@ -21,9 +21,10 @@ h::response probe_response(const probe_report& r, const char* ok_status, const c
 
 http_service::http_service(h::server_options options, http_service_deps deps)
     : _deps(std::move(deps)),
+      _readiness(std::make_unique<cluster_gated_readiness>(*_deps.readiness, _deps.cluster)),
       _admin(std::make_unique<admin_context>(admin_context{_deps.self, _deps.cluster, _deps.logs})),
       _view_metrics(std::make_shared<view_metrics>(
-          _deps.self, metric_views{_deps.cluster, _deps.logs, _deps.groups, _deps.readiness})) {
+          _deps.self, metric_views{_deps.cluster, _deps.logs, _deps.groups, _readiness.get()})) {
     _deps.metrics->add(_view_metrics);
     _server = std::make_unique<h::server>(std::move(options), routes());
 }
@@ -34,7 +35,7 @@ http_service::~http_service() {
 
 h::router http_service::routes() {
     h::router r;
-    const readiness_provider* probes = _deps.readiness;
+    const readiness_provider* probes = _readiness.get();
     metrics::registry* reg = _deps.metrics;
     r.add(h::verb::get, "/healthz", [probes](const h::request&, const h::path_params&) {
         return probe_response(probes->liveness(), "ok", "failing");

@@ -56,6 +56,8 @@ private:
     spool::http::router routes();
 
     http_service_deps _deps;
+    // deps.readiness gated on the metadata store's own readiness (readiness.h).
+    std::unique_ptr<readiness_provider> _readiness;
     std::unique_ptr<admin_context> _admin;
     std::shared_ptr<view_metrics> _view_metrics;
     std::unique_ptr<spool::http::server> _server;

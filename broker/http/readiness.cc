@@ -53,4 +53,15 @@ probe_report lifecycle_state::readiness() const {
     return r;
 }
 
+probe_report cluster_gated_readiness::readiness() const {
+    probe_report r = _inner.readiness();
+    if (_cluster != nullptr) {
+        if (auto why = _cluster->unready_reason()) {
+            r.reasons.push_back("metadata store: " + *why);
+            r.ok = false;
+        }
+    }
+    return r;
+}
+
 }  // namespace spool::broker::http

@@ -16,6 +16,8 @@
 // Threading: all methods are thread-safe (one mutex; probes are rare). Lifecycle: built by
 // the composition root before any service starts; outlives the HTTP service.
 
+#include "broker/http/views.h"
+
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -67,6 +69,23 @@ private:
     std::vector<entry> _conditions;
     bool _shutting_down = false;
     std::vector<std::string> _failures;
+};
+
+// The broker's readiness: `inner`'s conditions, and not ready while the cluster view reports
+// the metadata store unready ("metadata store: <reason>"). Liveness is inner's alone: a store
+// that cannot be reached is no reason for Kubernetes to restart the broker.
+// Threading: as inner and the view (both thread-safe). Lifecycle: outlived by both.
+class cluster_gated_readiness : public readiness_provider {
+public:
+    cluster_gated_readiness(const readiness_provider& inner, const cluster_view* cluster)
+        : _inner(inner), _cluster(cluster) {}
+
+    probe_report liveness() const override { return _inner.liveness(); }
+    probe_report readiness() const override;
+
+private:
+    const readiness_provider& _inner;
+    const cluster_view* _cluster;  // nullptr: inner alone
 };
 
 }  // namespace spool::broker::http

@@ -59,6 +59,9 @@ class cluster_view {
 public:
     virtual ~cluster_view() = default;
     virtual cluster_snapshot snapshot() const = 0;
+    // Why the metadata store cannot serve changes now (e.g. its etcd is unreachable), which
+    // makes /readyz fail; nullopt when it can (the embedded store always can).
+    virtual std::optional<std::string> unready_reason() const { return std::nullopt; }
 };
 
 // ---- local logs (broker/storage) ----

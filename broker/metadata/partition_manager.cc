@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <algorithm>
 #include <future>
 #include <map>
 #include <stdexcept>
@@ -146,13 +147,15 @@ result<std::unique_ptr<storage::partition_log>> partition_manager::open_log(
 }
 
 result<void> partition_manager::open_on_shard(size_t shard, const topic_partition& tp,
-                                              const storage::log_config& cfg) {
+                                              const storage::log_config& cfg,
+                                              const protocol::uuid& topic_id) {
     auto& table = *_shards[shard];
     if (table.logs.contains(tp)) {
         return success();
     }
     SPOOL_TRY(plog, open_log(shard, tp, cfg));
     table.logs.emplace(tp, std::move(plog));
+    table.topic_ids[tp] = topic_id;
     return success();
 }
 
@@ -186,12 +189,20 @@ result<void> partition_manager::open_all(const cluster_state& state) {
         storage::file_ops::posix(), _observer ? *_observer : storage::storage_observer::none());
 
     // Open each shard's partitions on that shard, all shards in parallel.
-    std::map<size_t, std::vector<std::pair<topic_partition, storage::log_config>>> work;
+    struct to_open {
+        topic_partition tp;
+        storage::log_config cfg;
+        protocol::uuid topic_id;
+    };
+    std::map<size_t, std::vector<to_open>> work;
     for (const auto& [name, topic] : state.topics) {
         auto cfg = log_config_of(topic.configs);
         for (const auto& p : topic.partitions) {
+            if (!hosts(p)) {
+                continue;
+            }
             topic_partition tp{name, model::partition_id(p.partition)};
-            work[shard_of(tp)].emplace_back(tp, cfg);
+            work[shard_of(tp)].push_back({tp, cfg, topic.id});
         }
     }
     // Counted before the tasks below take the vectors.
@@ -202,8 +213,8 @@ result<void> partition_manager::open_all(const cluster_state& state) {
     std::vector<std::future<std::error_code>> results;
     for (auto& [shard, items] : work) {
         std::packaged_task<std::error_code()> task([this, shard = shard, items = std::move(items)] {
-            for (const auto& [tp, cfg] : items) {
-                if (auto r = open_on_shard(shard, tp, cfg); !r) {
+            for (const auto& [tp, cfg, id] : items) {
+                if (auto r = open_on_shard(shard, tp, cfg, id); !r) {
                     return r.error();
                 }
             }
@@ -319,6 +330,7 @@ void partition_manager::close_all() {
                 add_checkpoint_values(tp, *plog, values);
             }
             table.logs.clear();
+            table.topic_ids.clear();
         });
         done.push_back(task.get_future());
         asio::post(_pool.context(i),
@@ -353,10 +365,13 @@ asio::awaitable<int> partition_manager::missing_on_shard(partition_manager* self
 
 asio::awaitable<int> partition_manager::install_on_shard(partition_manager* self, size_t shard,
                                                          opened_logs* opened) {
-    auto& logs = self->_shards[shard]->logs;
+    auto& table = *self->_shards[shard];
     for (auto& plog : opened->logs) {
         auto tp = plog->ntp();
-        logs.try_emplace(tp, std::move(plog));  // an earlier one wins; the spare closes here
+        // An earlier one wins; the spare closes here.
+        if (table.logs.try_emplace(tp, std::move(plog)).second) {
+            table.topic_ids[tp] = opened->topic_id;
+        }
     }
     opened->logs.clear();
     co_return 0;
@@ -366,6 +381,9 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
     auto cfg = log_config_of(topic.configs);
     std::map<size_t, std::vector<topic_partition>> by_shard;
     for (const auto& p : topic.partitions) {
+        if (!hosts(p)) {
+            continue;  // another broker's replica, or not placed yet
+        }
         topic_partition tp{topic.name, model::partition_id(p.partition)};
         by_shard[shard_of(tp)].push_back(tp);
     }
@@ -401,6 +419,7 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
         };
         auto open = net::run_blocking<opened_logs>(_background->executor(), open_all_missing);
         auto opened = co_await std::move(open);
+        opened.topic_id = topic.id;
         for (const auto& plog : opened.logs) {
             created[shard].push_back(plog->ntp());
         }
@@ -411,7 +430,7 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
             for (auto& [done_shard, done] : created) {
                 if (!done.empty()) {
                     co_await net::run_on(_pool.executor(done_shard),
-                                         remove_on_shard(this, std::move(done)));
+                                         remove_on_shard(this, std::move(done), std::nullopt));
                 }
             }
             co_return opened.error;
@@ -421,13 +440,18 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
 }
 
 asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self,
-                                                         std::vector<topic_partition> tps) {
+                                                         std::vector<topic_partition> tps,
+                                                         std::optional<protocol::uuid> only_id) {
     auto& table = *self->_shards[*net::shard_pool::current_shard()];
     for (const auto& tp : tps) {
         auto it = table.logs.find(tp);
         if (it == table.logs.end()) {
             continue;
         }
+        if (only_id && table.topic_ids[tp] != *only_id) {
+            continue;  // a namesake created since the topic asked for went away
+        }
+        table.topic_ids.erase(tp);
         fs::path dir = it->second->dir();
         // Nothing is flushed of what is about to be deleted; a cleaning pass is cancelled and
         // touches the directory no more. Open file slices of in-flight fetches keep their
@@ -450,14 +474,15 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
     co_return;
 }
 
-asio::awaitable<void> partition_manager::remove_topic(std::string name, int32_t partitions) {
+asio::awaitable<void> partition_manager::remove_topic(std::string name, int32_t partitions,
+                                                      std::optional<protocol::uuid> only_id) {
     std::map<size_t, std::vector<topic_partition>> by_shard;
     for (int32_t p = 0; p < partitions; ++p) {
         topic_partition tp{name, model::partition_id(p)};
         by_shard[shard_of(tp)].push_back(tp);
     }
     for (auto& [shard, tps] : by_shard) {
-        co_await net::run_on(_pool.executor(shard), remove_on_shard(this, std::move(tps)));
+        co_await net::run_on(_pool.executor(shard), remove_on_shard(this, std::move(tps), only_id));
     }
 }
 
@@ -482,6 +507,11 @@ asio::awaitable<void> partition_manager::update_topic_config(topic_metadata topi
     for (auto& [shard, tps] : by_shard) {
         co_await net::run_on(_pool.executor(shard), update_on_shard(this, std::move(tps), cfg));
     }
+}
+
+bool partition_manager::hosts(const partition_state& p) const {
+    const auto self = static_cast<int32_t>(_config.node_id());
+    return std::find(p.replicas.begin(), p.replicas.end(), self) != p.replicas.end();
 }
 
 storage::partition_log* partition_manager::local(const topic_partition& tp) {

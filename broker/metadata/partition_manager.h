@@ -62,15 +62,21 @@ public:
         _observer = std::move(observer);
     }
 
-    // Opens (and recovers) every partition of every topic in `state`.
+    // Opens (and recovers) every partition in `state` this broker is a replica of.
     result<void> open_all(const cluster_state& state);
     // Closes every log, writes the checkpoints and, if all closed cleanly, the marker.
     void close_all();
 
-    // Creates the logs of the topic's partitions that do not exist yet.
+    // Creates the logs of the topic's partitions this broker is a replica of (node.id in their
+    // replicas; unplaced ones are skipped) that do not exist yet. Idempotent.
     boost::asio::awaitable<std::error_code> ensure_topic(topic_metadata topic);
-    // Closes and deletes the logs of a topic's partitions.
-    boost::asio::awaitable<void> remove_topic(std::string name, int32_t partitions);
+    // Whether this broker keeps a log of p (node.id is one of its replicas).
+    bool hosts(const partition_state& p) const;
+    // Closes and deletes the logs of a topic's partitions; with only_id, only logs opened for
+    // that topic id (so removing a deleted topic never takes the logs of a namesake created
+    // since, whose logs this broker may already have opened).
+    boost::asio::awaitable<void> remove_topic(std::string name, int32_t partitions,
+                                              std::optional<protocol::uuid> only_id = {});
     // Writes the three checkpoints with values gathered after this call (off the shards); the
     // error of the write, if any. DeleteRecords answers only after this.
     boost::asio::awaitable<std::error_code> write_checkpoints();
@@ -109,6 +115,8 @@ private:
         explicit shard_table(boost::asio::io_context::executor_type ex)
             : wakeups(std::make_shared<fetch_wakeups>(ex)) {}
         std::unordered_map<model::topic_partition, std::unique_ptr<storage::partition_log>> logs;
+        // The topic id each log was opened for (a name can be deleted and created again).
+        std::unordered_map<model::topic_partition, protocol::uuid> topic_ids;
         std::shared_ptr<fetch_wakeups> wakeups;
         std::shared_ptr<housekeeping_control> housekeeping =
             std::make_shared<housekeeping_control>();
@@ -121,11 +129,12 @@ private:
                                                              const model::topic_partition& tp,
                                                              const storage::log_config& cfg);
     result<void> open_on_shard(size_t shard, const model::topic_partition& tp,
-                               const storage::log_config& cfg);
+                               const storage::log_config& cfg, const protocol::uuid& topic_id);
     // On the writer thread: every shard's checkpoint values, collected on the shards.
     storage::log_dir_checkpoints gather_checkpoints();
     struct opened_logs {
         std::vector<std::unique_ptr<storage::partition_log>> logs;
+        protocol::uuid topic_id;
         std::error_code error;
     };
     // Keeps the partitions the shard does not have yet.
@@ -135,7 +144,8 @@ private:
     static boost::asio::awaitable<int> install_on_shard(partition_manager* self, size_t shard,
                                                         opened_logs* opened);
     static boost::asio::awaitable<void> remove_on_shard(partition_manager* self,
-                                                        std::vector<model::topic_partition> tps);
+                                                        std::vector<model::topic_partition> tps,
+                                                        std::optional<protocol::uuid> only_id);
     static boost::asio::awaitable<void> update_on_shard(partition_manager* self,
                                                         std::vector<model::topic_partition> tps,
                                                         storage::log_config cfg);

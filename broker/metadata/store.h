@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,18 +79,25 @@ public:
     // mutation, or another broker's seen through the cluster store's watch), in commit order,
     // on the store's own thread: keep it short and hop to shards for real work. Subscribe before
     // the store starts publishing (attach()); listeners live as long as the store.
+    // Thread-safe: the etcd store publishes from its watch as soon as it is open, while the
+    // composition root still subscribes its services from the main thread.
     using change_listener =
         std::function<void(const cluster_snapshot& before, const cluster_snapshot& after)>;
-    void subscribe(change_listener listener) { _listeners.push_back(std::move(listener)); }
+    void subscribe(change_listener listener) {
+        std::lock_guard lock(_listeners_mutex);
+        _listeners.push_back(std::move(listener));
+    }
 
 protected:
     void notify_listeners(const cluster_snapshot& before, const cluster_snapshot& after) const {
+        std::lock_guard lock(_listeners_mutex);  // uncontended but at a subscription
         for (const auto& l : _listeners) {
             l(before, after);
         }
     }
 
 private:
+    mutable std::mutex _listeners_mutex;
     std::vector<change_listener> _listeners;
 };
 

@@ -56,6 +56,9 @@ struct connection_info {
     uint64_t id = 0;
     size_t shard = 0;
     std::string peer;  // "address:port"
+    // Name of the listener the connection came in on ("PLAINTEXT"): Metadata answers every
+    // broker's endpoint of that listener.
+    std::string listener = "PLAINTEXT";
 };
 
 // Per-request view handed to the dispatcher; valid until the dispatch coroutine completes.

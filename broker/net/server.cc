@@ -96,6 +96,7 @@ std::string server::start() {
             log->info("listening on {} ({}:{})", l.name, endpoint.address().to_string(),
                       _bound_ports.back());
             _acceptors.push_back(std::move(acceptor));
+            _acceptor_listeners.push_back(l.name);
         }
     }
     _accepting = true;
@@ -139,15 +140,17 @@ asio::awaitable<void> server::accept_loop(server* self, size_t listener) {
             socket.close(ec);
             continue;
         }
-        asio::post(
-            self->_pool.context(shard),
-            [self, shard, ip, s = std::make_shared<tcp::socket>(std::move(socket))]() mutable {
-                self->on_accepted(std::move(*s), shard, std::move(ip));
-            });
+        asio::post(self->_pool.context(shard),
+                   [self, shard, ip, listener,
+                    s = std::make_shared<tcp::socket>(std::move(socket))]() mutable {
+                       self->on_accepted(std::move(*s), shard, std::move(ip),
+                                         self->_acceptor_listeners[listener]);
+                   });
     }
 }
 
-void server::on_accepted(tcp::socket socket, size_t shard, std::string ip) {
+void server::on_accepted(tcp::socket socket, size_t shard, std::string ip,
+                         const std::string& listener) {
     error_code ec;
     if (_options.socket_send_buffer > 0) {
         socket.set_option(asio::socket_base::send_buffer_size(_options.socket_send_buffer), ec);
@@ -159,6 +162,7 @@ void server::on_accepted(tcp::socket socket, size_t shard, std::string ip) {
     connection_info info;
     info.id = _next_id.fetch_add(1);
     info.shard = shard;
+    info.listener = listener;
     auto remote = socket.remote_endpoint(ec);
     info.peer = ec ? "unknown" : ip + ":" + std::to_string(remote.port());
     std::weak_ptr<shard_state> state = _shards[shard];

@@ -63,7 +63,8 @@ private:
     };
 
     static boost::asio::awaitable<void> accept_loop(server* self, size_t listener);
-    void on_accepted(boost::asio::ip::tcp::socket socket, size_t shard, std::string ip);
+    void on_accepted(boost::asio::ip::tcp::socket socket, size_t shard, std::string ip,
+                     const std::string& listener);
     void for_each_connection(void (connection::*fn)());
 
     shard_pool& _pool;
@@ -72,6 +73,7 @@ private:
     server_options _options;
     std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> _acceptors;
     std::vector<uint16_t> _bound_ports;
+    std::vector<std::string> _acceptor_listeners;  // listener name of each acceptor
     std::vector<std::shared_ptr<shard_state>> _shards;
     std::atomic<uint64_t> _next_id{1};
     size_t _next_shard = 0;  // touched only by the accept loops on shard 0

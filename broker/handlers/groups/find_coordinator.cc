@@ -1,9 +1,11 @@
-// FindCoordinator v0-v6. Groups (key type 0) are answered with the leader of the key's
-// __consumer_offsets partition; with one broker that is this broker. Transactions (key type 1)
-// have no coordinator yet: COORDINATOR_NOT_AVAILABLE, which is what Kafka answers while its
-// transaction coordinator is not ready, so clients fail their transactional calls with a retriable
-// error instead of being sent to a group coordinator that cannot serve them. Batched keys (v4+)
-// get one entry each.
+// FindCoordinator v0-v6. Groups (key type 0) are answered with the live leader of the key's
+// __consumer_offsets partition (host and port from the metadata snapshot, for the listener the
+// request came in on), as Kafka does; a partition without a live leader is
+// COORDINATOR_NOT_AVAILABLE (retriable). With one broker that is always this broker. Transactions
+// (key type 1) have no coordinator yet: COORDINATOR_NOT_AVAILABLE, which is what Kafka answers
+// while its transaction coordinator is not ready, so clients fail their transactional calls with a
+// retriable error instead of being sent to a group coordinator that cannot serve them. Batched keys
+// (v4+) get one entry each.
 
 #include "protocol/messages/find_coordinator.h"
 
@@ -12,6 +14,7 @@
 #include "broker/handlers/groups/group_handlers.h"
 #include "broker/handlers/groups/group_util.h"
 #include "broker/handlers/handler_util.h"
+#include "broker/handlers/leadership.h"
 
 namespace spool::broker::handlers::groups {
 
@@ -50,17 +53,19 @@ answer locate(request_ctx& ctx, int8_t key_type, const std::string& key) {
     if (!svc) {
         return failed(error_code::coordinator_not_available);
     }
-    // The partition's leader coordinates the key. Until the metadata store carries other
-    // brokers' endpoints only a local leader can be named; anyone else is "not available yet".
+    // The partition's leader coordinates the key.
     auto snap = ctx.svc.store.snapshot();
     const auto* topic = snap->find(coordinator::offsets_topic);
     const int32_t p = svc->partition_for(key);
-    if (!topic || !topic->has_partition(p) ||
-        topic->partitions[static_cast<size_t>(p)].leader != ctx.svc.node_id) {
+    if (!topic || !topic->has_partition(p)) {
         return failed(error_code::coordinator_not_available);
     }
-    return {error_code::none, std::nullopt, ctx.svc.node_id, ctx.svc.endpoint.host,
-            ctx.svc.endpoint.port};
+    const int32_t leader = topic->partitions[static_cast<size_t>(p)].leader;
+    auto b = live_broker(ctx.svc, *snap, leader, ctx.net.connection().listener);
+    if (leader < 0 || !b) {
+        return failed(error_code::coordinator_not_available);
+    }
+    return {error_code::none, std::nullopt, b->node_id, std::move(b->host), b->port};
 }
 
 std::optional<std::string> message_of(const answer& a) {

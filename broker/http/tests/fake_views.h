@@ -32,7 +32,9 @@ private:
 class memory_cluster_view : public cluster_view {
 public:
     guarded<cluster_snapshot> state;
+    guarded<std::optional<std::string>> unready;
     cluster_snapshot snapshot() const override { return state.get(); }
+    std::optional<std::string> unready_reason() const override { return unready.get(); }
 };
 
 class memory_log_view : public log_view {

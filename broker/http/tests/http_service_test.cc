@@ -82,6 +82,24 @@ TEST_F(http_service_test, test_readiness_moves_from_not_ready_to_ready_to_shutti
     EXPECT_EQ(get_json("/healthz")["status"], "ok");
 }
 
+TEST_F(http_service_test, test_unready_metadata_store_fails_readiness_but_not_liveness) {
+    start();
+    _lifecycle.set(condition::logs_loaded, true);
+    _lifecycle.set(condition::kafka_listener_bound, true);
+    EXPECT_EQ(get_json("/readyz")["status"], "ready");
+
+    _cluster.unready.set("etcd unreachable since 12:00:00 (http://127.0.0.1:2379: refused)");
+    auto body = get_json("/readyz", 503);
+    ASSERT_EQ(body["reasons"].size(), 1u);
+    EXPECT_EQ(body["reasons"][0],
+              "metadata store: etcd unreachable since 12:00:00 (http://127.0.0.1:2379: refused)");
+    EXPECT_EQ(sample(get("/metrics").body(), "spool_broker_ready"), 0.0);
+    EXPECT_EQ(get_json("/healthz")["status"], "ok");
+
+    _cluster.unready.set(std::nullopt);
+    EXPECT_EQ(get_json("/readyz")["status"], "ready");
+}
+
 TEST_F(http_service_test, test_unmet_condition_detail_is_reported) {
     start();
     _lifecycle.set(condition::logs_loaded, false, "recovering 3 of 10 partitions");
