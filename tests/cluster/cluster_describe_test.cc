@@ -61,24 +61,29 @@ TEST_F(cluster_describe, java_admin_describe_cluster_through_every_broker_sees_t
     EXPECT_EQ(answers.size(), 1u);
 }
 
-TEST_F(cluster_describe, kafka_topics_describe_through_every_broker_shows_leaders_on_all_three) {
+TEST_F(cluster_describe, kafka_topics_describe_through_every_broker_shows_the_same_leaders) {
     ASSERT_EQ(create_topic_via(cluster.port(0), "described", 6), 0);
+    std::set<std::string> answers;
     for (size_t i = 0; i < cluster.size(); ++i) {
         int rc = 0;
         auto out = kafka_topics_describe(cluster.broker(i).bootstrap(), "described", &rc);
         ASSERT_EQ(rc, 0) << out;
         EXPECT_NE(out.find("PartitionCount: 6"), std::string::npos) << out;
-        // Leaders spread evenly: two partitions on each broker.
+        // Every partition led by one of the three brokers. (Leaders are spread evenly over the
+        // whole cluster, __consumer_offsets included, so one topic alone need not be 2/2/2:
+        // the 100-topic test checks the spread.)
+        size_t led = 0;
         for (int id = 0; id < 3; ++id) {
             std::string leader = "Leader: " + std::to_string(id) + "\t";
-            size_t count = 0;
             for (auto pos = out.find(leader); pos != std::string::npos;
                  pos = out.find(leader, pos + 1)) {
-                ++count;
+                ++led;
             }
-            EXPECT_EQ(count, 2u) << "broker " << id << " leads " << count << ":\n" << out;
         }
+        EXPECT_EQ(led, 6u) << out;
+        answers.insert(out);
     }
+    EXPECT_EQ(answers.size(), 1u) << "brokers describe the topic differently";
 }
 
 TEST_F(cluster_describe, topic_created_through_broker_2_is_visible_through_broker_0_within_1s) {

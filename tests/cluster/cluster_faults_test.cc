@@ -30,28 +30,17 @@ protected:
     std::chrono::milliseconds session() const {
         return std::chrono::milliseconds(cluster.options().session_timeout_ms);
     }
-    // The partition of `topic` that broker `node` leads (-1 when none).
-    int32_t led_by(const std::string& topic, size_t partitions, int32_t node) {
-        auto v = cluster.wait_for_metadata(
-            0, [&](const metadata_view& m) { return m.all_led(topic, partitions); }, 10s, {topic});
-        if (!v) {
-            return -1;
-        }
-        for (const auto& p : v->topic(topic)->partitions) {
-            if (p.leader == node) {
-                return p.index;
-            }
-        }
-        return -1;
-    }
     cluster_harness cluster;
 };
 
 TEST_F(cluster_faults, paused_broker_past_its_session_refuses_produce_until_registered_again) {
     ASSERT_EQ(create_topic_via(cluster.port(0), "fenced", 3), 0);
-    const size_t paused = 1;
-    int32_t partition = led_by("fenced", 3, static_cast<int32_t>(paused));
-    ASSERT_GE(partition, 0);
+    auto placed = cluster.wait_for_metadata(
+        0, [](const metadata_view& m) { return m.all_led("fenced", 3); }, 10s, {"fenced"});
+    ASSERT_TRUE(placed);
+    const int32_t partition = 0;
+    const auto paused = static_cast<size_t>(placed->topic("fenced")->partitions[0].leader);
+    const size_t observer = (paused + 1) % 3;
     ASSERT_EQ(produce_via(cluster.port(paused), "fenced", partition, {"before"}), 0);
 
     cluster.pause(paused);
@@ -59,15 +48,18 @@ TEST_F(cluster_faults, paused_broker_past_its_session_refuses_produce_until_regi
     // nobody else holds the data, so the partition goes offline rather than to another broker.
     metadata_view last;
     auto offline = cluster.wait_for_metadata(
-        0,
+        observer,
         [&](const metadata_view& m) {
             const auto* t = m.topic("fenced");
             return t != nullptr && m.brokers.size() == 2 &&
                    t->partitions.at(partition).leader == -1;
         },
         session() * 3, {"fenced"}, &last);
-    ASSERT_TRUE(offline) << "while paused, broker 0 shows " << last.describe();
-    for (size_t other : {0u, 2u}) {
+    ASSERT_TRUE(offline) << "while paused, broker " << observer << " shows " << last.describe();
+    for (size_t other = 0; other < 3; ++other) {
+        if (other == paused) {
+            continue;
+        }
         EXPECT_EQ(produce_via(cluster.port(other), "fenced", partition, {"x"}),
                   not_leader_or_follower)
             << "broker " << other << " accepted a write for a partition it does not lead";
@@ -99,14 +91,14 @@ TEST_F(cluster_faults, paused_broker_past_its_session_refuses_produce_until_regi
 
     // Then it registers again and the controller gives it its partition back.
     auto back = cluster.wait_for_metadata(
-        0,
+        observer,
         [&](const metadata_view& m) {
             const auto* t = m.topic("fenced");
             return t != nullptr && m.brokers.size() == 3 &&
                    t->partitions.at(partition).leader == static_cast<int32_t>(paused);
         },
         session() * 4, {"fenced"}, &last);
-    ASSERT_TRUE(back) << "after SIGCONT, broker 0 shows " << last.describe() << "\n"
+    ASSERT_TRUE(back) << "after SIGCONT, the observer shows " << last.describe() << "\n"
                       << cluster.log_tails();
     EXPECT_GT(back->topic("fenced")->partitions.at(partition).leader_epoch, 0)
         << "leadership came back without a new leader epoch";
@@ -164,7 +156,9 @@ TEST_F(cluster_faults, killed_broker_partitions_show_leader_minus_one_until_it_r
     auto v = cluster.wait_for_metadata(
         0, [](const metadata_view& m) { return m.all_led("survivors", 6); }, 10s, {"survivors"});
     ASSERT_TRUE(v);
-    const int32_t victim = 2;
+    const int32_t victim = v->topic("survivors")->partitions[0].leader;
+    const size_t observer = static_cast<size_t>(victim + 1) % 3;
+    const size_t via = static_cast<size_t>(victim + 2) % 3;
     std::map<int32_t, int32_t> leader_of;
     for (const auto& p : v->topic("survivors")->partitions) {
         leader_of[p.index] = p.leader;
@@ -176,7 +170,7 @@ TEST_F(cluster_faults, killed_broker_partitions_show_leader_minus_one_until_it_r
     cluster.kill9(victim);
     metadata_view last;
     auto down = cluster.wait_for_metadata(
-        0,
+        observer,
         [&](const metadata_view& m) {
             if (m.brokers.size() != 2) {
                 return false;
@@ -197,7 +191,7 @@ TEST_F(cluster_faults, killed_broker_partitions_show_leader_minus_one_until_it_r
         } else {
             // Everything else keeps working, through kcat end to end.
             std::string out;
-            EXPECT_TRUE(kcat_produce(cluster.broker(1).bootstrap(), "survivors", p.index,
+            EXPECT_TRUE(kcat_produce(cluster.broker(via).bootstrap(), "survivors", p.index,
                                      {"during-" + std::to_string(p.index)}, {}, &out))
                 << out;
         }
@@ -205,7 +199,7 @@ TEST_F(cluster_faults, killed_broker_partitions_show_leader_minus_one_until_it_r
 
     ASSERT_TRUE(cluster.restart(victim)) << cluster.log_tails();
     auto up = cluster.wait_for_metadata(
-        0,
+        observer,
         [&](const metadata_view& m) {
             if (m.brokers.size() != 3) {
                 return false;
