@@ -41,7 +41,7 @@ TEST_F(cluster_faults, paused_broker_past_its_session_refuses_produce_until_regi
     const int32_t partition = 0;
     const auto paused = static_cast<size_t>(placed->topic("fenced")->partitions[0].leader);
     const size_t observer = (paused + 1) % 3;
-    ASSERT_EQ(produce_via(cluster.port(paused), "fenced", partition, {"before"}), 0);
+    ASSERT_EQ(produce_when_open(cluster.port(paused), "fenced", partition, {"before"}), 0);
 
     cluster.pause(paused);
     // Past the session: etcd expires the lease, the controller takes leadership away. With RF=1
@@ -121,7 +121,8 @@ TEST_F(cluster_faults, paused_broker_past_its_session_refuses_produce_until_regi
     for (const auto& d : during) {
         EXPECT_GE(std::count(got.begin(), got.end(), d), 1) << d << " lost";
     }
-    EXPECT_EQ(got.back(), "after");
+    // (kcat may still have been retrying when "after" went in: order between them is free.)
+    EXPECT_EQ(std::count(got.begin(), got.end(), "after"), 1);
 }
 
 TEST_F(cluster_faults, controller_killed_is_replaced_within_twice_the_session_timeout) {
@@ -162,8 +163,8 @@ TEST_F(cluster_faults, killed_broker_partitions_show_leader_minus_one_until_it_r
     std::map<int32_t, int32_t> leader_of;
     for (const auto& p : v->topic("survivors")->partitions) {
         leader_of[p.index] = p.leader;
-        ASSERT_EQ(produce_via(cluster.port(p.leader), "survivors", p.index,
-                              {"before-" + std::to_string(p.index)}),
+        ASSERT_EQ(produce_when_open(cluster.port(p.leader), "survivors", p.index,
+                                    {"before-" + std::to_string(p.index)}),
                   0);
     }
 

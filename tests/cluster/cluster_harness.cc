@@ -397,6 +397,20 @@ int16_t produce_via(uint16_t port, const std::string& topic, int32_t partition,
     }
 }
 
+int16_t produce_when_open(uint16_t port, const std::string& topic, int32_t partition,
+                          const std::vector<std::string>& values,
+                          std::chrono::milliseconds timeout) {
+    constexpr int16_t not_leader_or_follower = 6;
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+        auto err = produce_via(port, topic, partition, values);
+        if (err != not_leader_or_follower || std::chrono::steady_clock::now() >= deadline) {
+            return err;
+        }
+        std::this_thread::sleep_for(50ms);
+    }
+}
+
 std::string run_bounded(const std::string& cmd, int timeout_seconds, int* exit_code) {
     std::string full = "timeout -k 2 " + std::to_string(timeout_seconds) + " " + cmd;
     std::string out;

@@ -149,6 +149,12 @@ std::vector<int16_t> create_topics_via(uint16_t port, const std::vector<std::str
 int16_t produce_via(uint16_t port, const std::string& topic, int32_t partition,
                     const std::vector<std::string>& values);
 
+// produce_via until the leader accepts (a new partition's leader answers NOT_LEADER_OR_FOLLOWER,
+// retriable, until its log is open), at most `timeout`; the last error code.
+int16_t produce_when_open(uint16_t port, const std::string& topic, int32_t partition,
+                          const std::vector<std::string>& values,
+                          std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
 // Runs a shell command (sh -c) killed after `timeout_seconds`; its stdout, and its exit status
 // into *exit_code when given (124: timed out).
 std::string run_bounded(const std::string& cmd, int timeout_seconds, int* exit_code = nullptr);

@@ -143,8 +143,11 @@ TEST_F(cluster_topics, produce_to_a_non_leader_answers_not_leader_and_librdkafka
     ASSERT_EQ(led.size(), 3u);
     for (auto [node, partition] : led) {
         for (size_t other = 0; other < 3; ++other) {
-            auto err = produce_via(cluster.port(other), "wrong-door", partition, {"v"});
-            if (static_cast<int32_t>(other) == node) {
+            bool leader = static_cast<int32_t>(other) == node;
+            auto err = leader
+                           ? produce_when_open(cluster.port(other), "wrong-door", partition, {"v"})
+                           : produce_via(cluster.port(other), "wrong-door", partition, {"v"});
+            if (leader) {
                 EXPECT_EQ(err, 0) << "leader " << node << " of partition " << partition;
             } else {
                 EXPECT_EQ(err, not_leader_or_follower)
