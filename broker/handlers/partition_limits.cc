@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace spool::broker::handlers {
 
 using protocol::error_code;
@@ -18,10 +20,13 @@ partition_budget current_partition_budget(const config::broker_config& config) {
     return b;
 }
 
-int64_t partitions_on_broker(const metadata::cluster_state& state) {
+int64_t partitions_on_broker(const metadata::cluster_state& state, int32_t node_id) {
     int64_t n = 0;
     for (const auto& [name, topic] : state.topics) {
-        n += static_cast<int64_t>(topic.partitions.size());
+        for (const auto& p : topic.partitions) {
+            n += !p.placed() ||
+                 std::find(p.replicas.begin(), p.replicas.end(), node_id) != p.replicas.end();
+        }
     }
     return n;
 }

@@ -41,8 +41,9 @@ struct limit_refusal {
 
 // The configured limits with the process's current descriptor figures.
 partition_budget current_partition_budget(const config::broker_config& config);
-// Partitions of every topic in the state (internal ones included).
-int64_t partitions_on_broker(const metadata::cluster_state& state);
+// Partitions this broker holds or may be given (internal ones included): those whose replicas
+// include node_id, and unplaced ones. In a cluster the others' partitions take none of its files.
+int64_t partitions_on_broker(const metadata::cluster_state& state, int32_t node_id);
 
 // Kafka's message for the per-request limit.
 inline constexpr std::string_view too_many_partitions_per_request =

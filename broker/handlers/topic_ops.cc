@@ -134,7 +134,7 @@ boost::asio::awaitable<topic_op_result> create_topic(services& svc, metadata::ne
         out.message = fmt::format("Topic '{}' already exists.", t.name);
         co_return out;
     }
-    if (auto refused = check_broker_capacity(partitions_on_broker(*snap), t.partitions,
+    if (auto refused = check_broker_capacity(partitions_on_broker(*snap, svc.node_id), t.partitions,
                                              current_partition_budget(svc.config))) {
         log::get("kafka")->warn("refused topic {}: {}", t.name, refused->message);
         out.error = refused->error;
@@ -225,7 +225,7 @@ boost::asio::awaitable<topic_op_result> grow_topic(services& svc, std::string na
             t->partitions.size(), total);
         co_return out;
     }
-    if (auto refused = check_broker_capacity(partitions_on_broker(*snap),
+    if (auto refused = check_broker_capacity(partitions_on_broker(*snap, svc.node_id),
                                              total - static_cast<int32_t>(t->partitions.size()),
                                              current_partition_budget(svc.config))) {
         log::get("kafka")->warn("refused partitions of {}: {}", name, refused->message);

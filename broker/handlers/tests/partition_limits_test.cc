@@ -63,5 +63,25 @@ TEST(partition_limits, test_nothing_added_passes) {
     EXPECT_FALSE(check_broker_capacity(5000, 0, b));
 }
 
+// In a cluster a broker holds only the partitions placed on it: counting every broker's would
+// refuse CreateTopics at a third of the limit on three brokers.
+TEST(partition_limits, test_broker_limit_counts_only_this_brokers_and_unplaced_partitions) {
+    metadata::cluster_state state;
+    auto& t = state.topics["t"];
+    t.name = "t";
+    for (int32_t p = 0; p < 7; ++p) {
+        metadata::partition_state ps;
+        ps.partition = p;
+        if (p < 6) {  // p 6 not placed yet: it may land here
+            ps.replicas = {p % 3};
+            ps.leader = p % 3;
+        }
+        t.partitions.push_back(ps);
+    }
+    EXPECT_EQ(partitions_on_broker(state, 0), 3);  // p0, p3, unplaced p6
+    EXPECT_EQ(partitions_on_broker(state, 1), 3);
+    EXPECT_EQ(partitions_on_broker(state, 5), 1);
+}
+
 }  // namespace
 }  // namespace spool::broker::handlers
