@@ -15,6 +15,7 @@
 #include "broker/etcd/client.h"
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
@@ -95,6 +96,13 @@ private:
     boost::beast::tcp_stream _stream;
     boost::beast::flat_buffer _buffer;
     int _answered = 0;
+    // A host name being resolved (connect()), for close() to cancel.
+    struct pending_lookup {
+        explicit pending_lookup(boost::asio::any_io_executor ex) : resolver(std::move(ex)) {}
+        boost::asio::ip::tcp::resolver resolver;
+        bool timed_out = false;
+    };
+    std::weak_ptr<pending_lookup> _lookup;
 };
 
 }  // namespace spool::broker::etcd

@@ -110,6 +110,22 @@ TEST(etcd_failure, test_a_frozen_first_endpoint_fails_over_after_the_request_tim
     frozen.resume();
 }
 
+TEST(etcd_failure, test_host_name_endpoints_resolve_and_unknown_names_are_unavailable) {
+    spool::tests::etcd_process etcd;
+    ASSERT_TRUE(etcd.start()) << etcd.log_text();
+    net::io_context io;
+    auto c = client::make(io.get_executor(),
+                          options_for({"http://no-such-etcd.invalid:2379",
+                                       "http://localhost:" + std::to_string(etcd.client_port())}));
+    auto put = run(io, c->put("/n", "by name"));
+    ASSERT_TRUE(put) << put.error().message();
+    auto only_unknown =
+        client::make(io.get_executor(), options_for({"http://no-such-etcd.invalid:2379"}));
+    auto r = run(io, only_unknown->range("/n"));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::unavailable);
+}
+
 TEST(etcd_failure, test_all_endpoints_dead_is_unavailable) {
     net::io_context io;
     auto c = client::make(io.get_executor(), options_for({dead_endpoint(), dead_endpoint()}));
