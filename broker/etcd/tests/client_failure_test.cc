@@ -219,6 +219,66 @@ TEST(etcd_failure, test_garbage_answers_are_bad_response) {
               errc::bad_response);
 }
 
+std::string chunk(std::string_view data) {
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx", data.size());
+    return std::string(size) + "\r\n" + std::string(data) + "\r\n";
+}
+
+struct stream_trace {
+    std::vector<watch_batch> batches;
+    observed end;
+    observed after_end;
+};
+
+net::awaitable<result<stream_trace>> read_fake_stream(client& c) {
+    CO_TRY(w, co_await c.watch("/k", {}, 0));
+    stream_trace t;
+    for (;;) {
+        auto batch = co_await w->next();
+        if (!batch) {
+            t.end = observe(batch);
+            break;
+        }
+        t.batches.push_back(std::move(batch).value());
+    }
+    t.after_end = observe(co_await w->next());
+    co_return t;
+}
+
+TEST(etcd_failure, test_a_watch_reassembles_lines_across_chunks_and_ends_on_an_error_object) {
+    std::string events = R"({"result":{"header":{"revision":"5"},"events":[{"kv":{"key":"aw==",)"
+                         R"("mod_revision":"5","value":"dg=="}}]}})"
+                         "\n";
+    std::string reply = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                        chunk(R"({"result":{"header":{"revision":"4"},"created":true}})"
+                              "\n") +
+                        chunk(events.substr(0, 30)) + chunk(events.substr(30)) +
+                        chunk(R"({"result":{"header":{"revision":"9"}}})"
+                              "\n\n") +
+                        chunk(R"({"error":{"grpc_code":14,"message":"transport is closing"}})"
+                              "\n");
+    net::io_context io;
+    tcp::acceptor acceptor(io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+    net::co_spawn(io, fake_etcd(&acceptor, reply), net::detached);
+    auto c = client::make(
+        io.get_executor(),
+        options_for({"http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port())}));
+    auto t = run(io, read_fake_stream(*c), 5s);
+    ASSERT_TRUE(t) << t.error().message();
+    ASSERT_EQ(t.value().batches.size(), 2u);
+    ASSERT_EQ(t.value().batches[0].events.size(), 1u);
+    EXPECT_EQ(t.value().batches[0].events[0].kv.key, "k");
+    EXPECT_EQ(t.value().batches[0].events[0].kv.value, "v");
+    EXPECT_TRUE(t.value().batches[1].progress_notify);
+    EXPECT_EQ(t.value().batches[1].revision, 9);
+    EXPECT_EQ(t.value().end.ec, errc::unavailable);
+    EXPECT_EQ(t.value().after_end.ec, errc::unavailable);  // the watch is over
+    c->cancel();
+    acceptor.close();
+    io.run_for(100ms);
+}
+
 TEST(etcd_failure, test_an_endpoint_that_never_answers_times_out) {
     // Accepts and reads, never writes: the request timeout ends the wait, for calls and watches.
     auto start = clock_type::now();
