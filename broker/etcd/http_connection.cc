@@ -12,6 +12,8 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+
 namespace spool::broker::etcd {
 
 namespace net = boost::asio;
@@ -100,6 +102,15 @@ void http_connection::close() {
     error_code ignored;
     _stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     _stream.close();
+}
+
+bool http_connection::idle_and_alive() {
+    if (!is_open() || _buffer.size() > 0) {
+        return false;
+    }
+    char byte = 0;
+    ssize_t n = ::recv(_stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
 std::error_code http_connection::classify(const error_code& ec) const {

@@ -82,6 +82,10 @@ public:
     boost::beast::flat_buffer& buffer() { return _buffer; }
     const endpoint& where() const { return _where; }
     bool is_open() const { return _stream.socket().is_open(); }
+    // An idle kept-alive connection etcd has not closed: no FIN/RST and no stray bytes pending.
+    // Checked before reuse, so a request is rarely sent into a connection etcd already dropped
+    // (where it could not tell whether etcd applied it).
+    bool idle_and_alive();
     // Requests this connection has answered (0: fresh, never proven alive).
     int answered() const { return _answered; }
     void close();

@@ -60,7 +60,7 @@ TEST(etcd_failure, test_frozen_etcd_times_out_within_the_request_timeout_and_rec
     ASSERT_FALSE(frozen);
     EXPECT_EQ(frozen.error(), errc::timed_out);
     EXPECT_GE(took, 900);
-    EXPECT_LT(took, 1800);
+    EXPECT_LT(took, 2500);  // the timeout plus scheduling on a loaded 2-core machine
     auto again = run(io, c->range("/k"));
     ASSERT_TRUE(again) << again.error().message();
 }
@@ -93,7 +93,7 @@ TEST(etcd_failure, test_a_frozen_first_endpoint_fails_over_after_the_request_tim
     auto start = clock_type::now();
     auto put = run(io, c->put("/f", "v"));
     ASSERT_TRUE(put) << put.error().message();
-    EXPECT_LT(ms_since(start), 1800);
+    EXPECT_LT(ms_since(start), 2500);
     start = clock_type::now();
     ASSERT_TRUE(run(io, c->range("/f")));  // sticks to the endpoint that answered
     EXPECT_LT(ms_since(start), 500);
@@ -103,7 +103,7 @@ TEST(etcd_failure, test_a_frozen_first_endpoint_fails_over_after_the_request_tim
     start = clock_type::now();
     auto w = run(io, fresh->watch("/f", {}, put.value()));
     ASSERT_TRUE(w) << w.error().message();
-    EXPECT_LT(ms_since(start), 1800);
+    EXPECT_LT(ms_since(start), 2500);
     auto batch = run(io, w.value()->next());
     ASSERT_TRUE(batch) << batch.error().message();
     EXPECT_EQ(batch.value().events.at(0).kv.value, "v");
