@@ -290,7 +290,7 @@ net::awaitable<result<range_result>> big_value(client& c, std::string value) {
     co_return co_await c.range("/big");
 }
 
-TEST_F(etcd_client, test_one_mib_value_round_trips) {
+TEST_F(etcd_client, test_one_mib_value_round_trips_and_two_mib_is_refused) {
     std::string value(1024 * 1024, '\0');
     for (size_t i = 0; i < value.size(); ++i) {
         value[i] = static_cast<char>((i * 131 + i / 977) % 256);
@@ -299,6 +299,14 @@ TEST_F(etcd_client, test_one_mib_value_round_trips) {
     ASSERT_TRUE(got) << got.error().message();
     ASSERT_EQ(got.value().kvs.size(), 1u);
     EXPECT_TRUE(got.value().kvs[0].value == value);
+
+    // Beyond etcd's --max-request-bytes (1.5 MiB): refused by etcd, and the client goes on.
+    auto too_big = run(_io, _client->put("/big", std::string(2 * 1024 * 1024, 'x')));
+    ASSERT_FALSE(too_big);
+    EXPECT_EQ(too_big.error(), errc::request_failed) << too_big.error().message();
+    auto still = run(_io, _client->range("/big"));
+    ASSERT_TRUE(still);
+    EXPECT_TRUE(still.value().kvs.at(0).value == value);
 }
 
 net::awaitable<result<observed>> compact_then_read_old(client& c) {
