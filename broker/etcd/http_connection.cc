@@ -3,6 +3,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/read.hpp>
@@ -10,6 +11,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+
+#include <cerrno>
 
 namespace spool::broker::etcd {
 
@@ -93,9 +96,21 @@ http_connection::~http_connection() {
 }
 
 void http_connection::close() {
+    if (auto lookup = _lookup.lock()) {
+        lookup->resolver.cancel();
+    }
     error_code ignored;
     _stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     _stream.close();
+}
+
+bool http_connection::idle_and_alive() {
+    if (!is_open() || _buffer.size() > 0) {
+        return false;
+    }
+    char byte = 0;
+    ssize_t n = ::recv(_stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
 std::error_code http_connection::classify(const error_code& ec) const {
@@ -123,12 +138,26 @@ net::awaitable<std::error_code> http_connection::connect(std::chrono::millisecon
         co_await _stream.async_connect(tcp::endpoint(address, port),
                                        net::redirect_error(net::use_awaitable, ec));
     } else {
-        // A host name: resolve it (the resolver is not bounded by the stream's expiry; names of
-        // etcd endpoints resolve locally, from /etc/hosts or the cluster DNS).
-        tcp::resolver resolver(_stream.get_executor());
+        // A host name (etcd-0.etcd in Kubernetes): the stream's expiry does not bound the
+        // resolver, so a timer does, and close() (cancel) reaches it too. Both hold the lookup
+        // by shared_ptr: the timer's handler may run after this frame is gone.
+        auto lookup = std::make_shared<pending_lookup>(_stream.get_executor());
+        _lookup = lookup;
+        net::steady_timer deadline(_stream.get_executor(), timeout);
+        deadline.async_wait([lookup](const error_code& e) {
+            if (!e) {
+                lookup->timed_out = true;
+                lookup->resolver.cancel();
+            }
+        });
         ec = {};
-        auto results = co_await resolver.async_resolve(_where.host, _where.port,
-                                                       net::redirect_error(net::use_awaitable, ec));
+        auto results = co_await lookup->resolver.async_resolve(
+            _where.host, _where.port, net::redirect_error(net::use_awaitable, ec));
+        deadline.cancel();
+        _lookup.reset();
+        if (lookup->timed_out) {
+            ec = beast::error::timeout;
+        }
         if (!ec) {
             co_await _stream.async_connect(results, net::redirect_error(net::use_awaitable, ec));
         }

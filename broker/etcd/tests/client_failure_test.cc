@@ -60,7 +60,7 @@ TEST(etcd_failure, test_frozen_etcd_times_out_within_the_request_timeout_and_rec
     ASSERT_FALSE(frozen);
     EXPECT_EQ(frozen.error(), errc::timed_out);
     EXPECT_GE(took, 900);
-    EXPECT_LT(took, 1800);
+    EXPECT_LT(took, 2500);  // the timeout plus scheduling on a loaded 2-core machine
     auto again = run(io, c->range("/k"));
     ASSERT_TRUE(again) << again.error().message();
 }
@@ -93,7 +93,7 @@ TEST(etcd_failure, test_a_frozen_first_endpoint_fails_over_after_the_request_tim
     auto start = clock_type::now();
     auto put = run(io, c->put("/f", "v"));
     ASSERT_TRUE(put) << put.error().message();
-    EXPECT_LT(ms_since(start), 1800);
+    EXPECT_LT(ms_since(start), 2500);
     start = clock_type::now();
     ASSERT_TRUE(run(io, c->range("/f")));  // sticks to the endpoint that answered
     EXPECT_LT(ms_since(start), 500);
@@ -103,11 +103,27 @@ TEST(etcd_failure, test_a_frozen_first_endpoint_fails_over_after_the_request_tim
     start = clock_type::now();
     auto w = run(io, fresh->watch("/f", {}, put.value()));
     ASSERT_TRUE(w) << w.error().message();
-    EXPECT_LT(ms_since(start), 1800);
+    EXPECT_LT(ms_since(start), 2500);
     auto batch = run(io, w.value()->next());
     ASSERT_TRUE(batch) << batch.error().message();
     EXPECT_EQ(batch.value().events.at(0).kv.value, "v");
     frozen.resume();
+}
+
+TEST(etcd_failure, test_host_name_endpoints_resolve_and_unknown_names_are_unavailable) {
+    spool::tests::etcd_process etcd;
+    ASSERT_TRUE(etcd.start()) << etcd.log_text();
+    net::io_context io;
+    auto c = client::make(io.get_executor(),
+                          options_for({"http://no-such-etcd.invalid:2379",
+                                       "http://localhost:" + std::to_string(etcd.client_port())}));
+    auto put = run(io, c->put("/n", "by name"));
+    ASSERT_TRUE(put) << put.error().message();
+    auto only_unknown =
+        client::make(io.get_executor(), options_for({"http://no-such-etcd.invalid:2379"}));
+    auto r = run(io, only_unknown->range("/n"));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::unavailable);
 }
 
 TEST(etcd_failure, test_all_endpoints_dead_is_unavailable) {
@@ -201,6 +217,66 @@ TEST(etcd_failure, test_garbage_answers_are_bad_response) {
                        "5\r\n[1,2]\r\n1\r\n\n\r\n",
                        true),
               errc::bad_response);
+}
+
+std::string chunk(std::string_view data) {
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx", data.size());
+    return std::string(size) + "\r\n" + std::string(data) + "\r\n";
+}
+
+struct stream_trace {
+    std::vector<watch_batch> batches;
+    observed end;
+    observed after_end;
+};
+
+net::awaitable<result<stream_trace>> read_fake_stream(client& c) {
+    CO_TRY(w, co_await c.watch("/k", {}, 0));
+    stream_trace t;
+    for (;;) {
+        auto batch = co_await w->next();
+        if (!batch) {
+            t.end = observe(batch);
+            break;
+        }
+        t.batches.push_back(std::move(batch).value());
+    }
+    t.after_end = observe(co_await w->next());
+    co_return t;
+}
+
+TEST(etcd_failure, test_a_watch_reassembles_lines_across_chunks_and_ends_on_an_error_object) {
+    std::string events = R"({"result":{"header":{"revision":"5"},"events":[{"kv":{"key":"aw==",)"
+                         R"("mod_revision":"5","value":"dg=="}}]}})"
+                         "\n";
+    std::string reply = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                        chunk(R"({"result":{"header":{"revision":"4"},"created":true}})"
+                              "\n") +
+                        chunk(events.substr(0, 30)) + chunk(events.substr(30)) +
+                        chunk(R"({"result":{"header":{"revision":"9"}}})"
+                              "\n\n") +
+                        chunk(R"({"error":{"grpc_code":14,"message":"transport is closing"}})"
+                              "\n");
+    net::io_context io;
+    tcp::acceptor acceptor(io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+    net::co_spawn(io, fake_etcd(&acceptor, reply), net::detached);
+    auto c = client::make(
+        io.get_executor(),
+        options_for({"http://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port())}));
+    auto t = run(io, read_fake_stream(*c), 5s);
+    ASSERT_TRUE(t) << t.error().message();
+    ASSERT_EQ(t.value().batches.size(), 2u);
+    ASSERT_EQ(t.value().batches[0].events.size(), 1u);
+    EXPECT_EQ(t.value().batches[0].events[0].kv.key, "k");
+    EXPECT_EQ(t.value().batches[0].events[0].kv.value, "v");
+    EXPECT_TRUE(t.value().batches[1].progress_notify);
+    EXPECT_EQ(t.value().batches[1].revision, 9);
+    EXPECT_EQ(t.value().end.ec, errc::unavailable);
+    EXPECT_EQ(t.value().after_end.ec, errc::unavailable);  // the watch is over
+    c->cancel();
+    acceptor.close();
+    io.run_for(100ms);
 }
 
 TEST(etcd_failure, test_an_endpoint_that_never_answers_times_out) {
