@@ -106,7 +106,7 @@ etcd_store::~etcd_store() {
 
 asio::awaitable<int> etcd_store::attach_here(etcd_store* self, net::shard_pool* pool) {
     // Here, so no publication runs while the shard copies are set up.
-    self->_publisher.attach(*pool);
+    self->_publisher.attach(*pool, asio::any_io_executor(self->_io.get_executor()));
     co_return 0;
 }
 
@@ -211,21 +211,21 @@ cluster_snapshot etcd_store::snapshot() const {
 // ---- health ----
 
 std::error_code etcd_store::failed(std::error_code e) {
-    if (!connectivity_error(e) && e != etcd::errc::cancelled) {
-        return e == etcd::errc::compacted || e.category() == etcd::error_category()
-                   ? make_error_code(errc::persist_failed)
-                   : e;
+    if (e == etcd::errc::cancelled) {
+        return errc::unavailable;  // stopping
     }
-    if (connectivity_error(e)) {
-        std::lock_guard lock(_health_mutex);
-        if (!_unreachable_since) {
-            _unreachable_since = std::chrono::system_clock::now();
-            log::get("metadata")
-                ->warn("etcd unreachable ({}): {}; serving the last metadata seen",
-                       fmt::join(_options.client.endpoints, ","), e.message());
-        }
-        _unreachable_error = e.message();
+    if (!connectivity_error(e)) {
+        // etcd answered but refused or garbled it: nothing changed, not retriable as such.
+        return e.category() == etcd::error_category() ? make_error_code(errc::persist_failed) : e;
     }
+    std::lock_guard lock(_health_mutex);
+    if (!_unreachable_since) {
+        _unreachable_since = std::chrono::system_clock::now();
+        log::get("metadata")
+            ->warn("etcd unreachable ({}): {}; serving the last metadata seen",
+                   fmt::join(_options.client.endpoints, ","), e.message());
+    }
+    _unreachable_error = e.message();
     return errc::unavailable;
 }
 

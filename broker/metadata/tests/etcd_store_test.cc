@@ -155,6 +155,15 @@ TEST_F(etcd_store_test, test_each_broker_sees_both_registrations_and_one_cluster
     EXPECT_TRUE(eventually([&] { return a->snapshot()->brokers.size() == 1; }, 1500ms));
 }
 
+TEST_F(etcd_store_test, test_open_without_etcd_fails_unavailable_in_bounded_time) {
+    ASSERT_TRUE(etcd.stop());
+    auto start = std::chrono::steady_clock::now();
+    auto opened = etcd_store::open(options());
+    ASSERT_FALSE(opened);
+    EXPECT_EQ(opened.error(), make_error_code(errc::unavailable));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
 TEST_F(etcd_store_test, test_topic_created_on_a_returns_placed_and_is_on_b_within_a_second) {
     auto a = start_broker(0, /*place=*/true);
     auto b = start_broker(1);
