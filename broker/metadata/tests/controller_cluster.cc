@@ -33,12 +33,14 @@ int64_t member::epoch() const {
 
 void member::freeze() {
     frozen = std::make_shared<std::promise<void>>();
-    std::promise<void> parked;
-    asio::post(store->executor(), [until = frozen->get_future().share(), &parked] {
-        parked.set_value();
+    // Shared: set_value() may still touch the promise after the waiter below has woken.
+    auto parked = std::make_shared<std::promise<void>>();
+    auto is_parked = parked->get_future();
+    asio::post(store->executor(), [until = frozen->get_future().share(), parked] {
+        parked->set_value();
         until.wait();
     });
-    parked.get_future().wait();
+    is_parked.wait();
 }
 
 void member::thaw() {
