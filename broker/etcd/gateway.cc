@@ -52,6 +52,9 @@ net::awaitable<result<http_response>> gateway::attempt(size_t index, std::string
     while (!_idle[index].empty()) {
         auto conn = std::move(_idle[index].back());
         _idle[index].pop_back();
+        if (!conn->idle_and_alive()) {
+            continue;  // etcd closed it while idle (restarted): never send into it
+        }
         auto res = co_await conn->post(path, body, _options.request_timeout);
         if (res) {
             give_back(index, std::move(conn));
@@ -60,7 +63,8 @@ net::awaitable<result<http_response>> gateway::attempt(size_t index, std::string
         if (res.error() != errc::unavailable) {
             co_return res.error();
         }
-        // The kept-alive connection was dead (etcd restarted or closed it): try a fresh one.
+        // It died between the check and the answer (closed just then): try a fresh one. A write
+        // may then reach etcd twice; the callers' writes are CAS txns or idempotent puts.
     }
     auto conn = co_await connect_to(index);
     if (!conn) {
@@ -78,8 +82,9 @@ net::awaitable<result<std::string>> gateway::call(std::string_view path, std::st
         co_return make_error_code(errc::cancelled);
     }
     bool some_timed_out = false;
+    const size_t first = _current;
     for (size_t n = 0; n < _endpoints.size(); ++n) {
-        size_t index = (_current + n) % _endpoints.size();
+        size_t index = (first + n) % _endpoints.size();
         auto res = co_await attempt(index, path, body);
         std::error_code ec;
         if (res) {
@@ -111,8 +116,9 @@ net::awaitable<result<std::unique_ptr<http_connection>>> gateway::connect_any() 
         co_return make_error_code(errc::cancelled);
     }
     std::error_code last = make_error_code(errc::unavailable);
+    const size_t first = _current;
     for (size_t n = 0; n < _endpoints.size(); ++n) {
-        size_t index = (_current + n) % _endpoints.size();
+        size_t index = (first + n) % _endpoints.size();
         auto conn = co_await connect_to(index);
         if (conn) {
             _current = index;

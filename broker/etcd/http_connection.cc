@@ -3,10 +3,16 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 
 namespace spool::broker::etcd {
 
@@ -37,13 +43,39 @@ result<endpoint> parse_endpoint(std::string_view url) {
     if (out.host.size() > 2 && out.host.front() == '[' && out.host.back() == ']') {
         out.host = out.host.substr(1, out.host.size() - 2);
     }
+    if (out.port.size() > 5) {
+        return make_error_code(errc::request_failed);
+    }
+    unsigned long port = 0;
     for (char c : out.port) {
         if (c < '0' || c > '9') {
             return make_error_code(errc::request_failed);
         }
+        port = port * 10 + static_cast<unsigned long>(c - '0');
+    }
+    if (port == 0 || port > 65535) {
+        return make_error_code(errc::request_failed);
     }
     return out;
 }
+
+namespace {
+
+// A watch may be silent for hours; TCP keep-alive probes make a vanished etcd host (no FIN, no
+// RST) end it with errc::unavailable in ~15 s instead of never. (A frozen etcd process still
+// ACKs probes: its watches stay open, which is right, it may resume.)
+void enable_keepalive(tcp::socket& socket) {
+    error_code ec;
+    socket.set_option(net::socket_base::keep_alive(true), ec);
+    int idle = 5;
+    int interval = 2;
+    int count = 5;
+    ::setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    ::setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    ::setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+}
+
+}  // namespace
 
 void cancel_state::cancel_all() {
     _cancelled = true;
@@ -64,9 +96,21 @@ http_connection::~http_connection() {
 }
 
 void http_connection::close() {
+    if (auto lookup = _lookup.lock()) {
+        lookup->resolver.cancel();
+    }
     error_code ignored;
     _stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     _stream.close();
+}
+
+bool http_connection::idle_and_alive() {
+    if (!is_open() || _buffer.size() > 0) {
+        return false;
+    }
+    char byte = 0;
+    ssize_t n = ::recv(_stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
 std::error_code http_connection::classify(const error_code& ec) const {
@@ -94,12 +138,26 @@ net::awaitable<std::error_code> http_connection::connect(std::chrono::millisecon
         co_await _stream.async_connect(tcp::endpoint(address, port),
                                        net::redirect_error(net::use_awaitable, ec));
     } else {
-        // A host name: resolve it (the resolver is not bounded by the stream's expiry; names of
-        // etcd endpoints resolve locally, from /etc/hosts or the cluster DNS).
-        tcp::resolver resolver(_stream.get_executor());
+        // A host name (etcd-0.etcd in Kubernetes): the stream's expiry does not bound the
+        // resolver, so a timer does, and close() (cancel) reaches it too. Both hold the lookup
+        // by shared_ptr: the timer's handler may run after this frame is gone.
+        auto lookup = std::make_shared<pending_lookup>(_stream.get_executor());
+        _lookup = lookup;
+        net::steady_timer deadline(_stream.get_executor(), timeout);
+        deadline.async_wait([lookup](const error_code& e) {
+            if (!e) {
+                lookup->timed_out = true;
+                lookup->resolver.cancel();
+            }
+        });
         ec = {};
-        auto results = co_await resolver.async_resolve(_where.host, _where.port,
-                                                       net::redirect_error(net::use_awaitable, ec));
+        auto results = co_await lookup->resolver.async_resolve(
+            _where.host, _where.port, net::redirect_error(net::use_awaitable, ec));
+        deadline.cancel();
+        _lookup.reset();
+        if (lookup->timed_out) {
+            ec = beast::error::timeout;
+        }
         if (!ec) {
             co_await _stream.async_connect(results, net::redirect_error(net::use_awaitable, ec));
         }
@@ -111,6 +169,7 @@ net::awaitable<std::error_code> http_connection::connect(std::chrono::millisecon
         co_return mapped == errc::timed_out ? make_error_code(errc::unavailable) : mapped;
     }
     _stream.socket().set_option(tcp::no_delay(true), ec);
+    enable_keepalive(_stream.socket());
     co_return std::error_code{};
 }
 
@@ -144,9 +203,18 @@ net::awaitable<result<http_response>> http_connection::post(std::string_view pat
     http::response_parser<http::string_body> parser;
     parser.body_limit(max_body_bytes);
     error_code ec;
-    // The expiry set by send() bounds the whole exchange.
-    co_await http::async_read(_stream, _buffer, parser,
-                              net::redirect_error(net::use_awaitable, ec));
+    // The expiry set by send() bounds the whole exchange. The header first: a Content-Length
+    // beyond the bound is refused before anything is allocated for it (Beast 1.74's parser does
+    // not refuse it on a response header by itself; its body_limit still bounds chunked bodies).
+    co_await http::async_read_header(_stream, _buffer, parser,
+                                     net::redirect_error(net::use_awaitable, ec));
+    if (!ec && parser.content_length() && *parser.content_length() > max_body_bytes) {
+        ec = http::error::body_limit;
+    }
+    if (!ec) {
+        co_await http::async_read(_stream, _buffer, parser,
+                                  net::redirect_error(net::use_awaitable, ec));
+    }
     if (ec) {
         close();
         co_return classify(ec);

@@ -15,6 +15,7 @@
 #include "broker/etcd/client.h"
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
@@ -81,6 +82,10 @@ public:
     boost::beast::flat_buffer& buffer() { return _buffer; }
     const endpoint& where() const { return _where; }
     bool is_open() const { return _stream.socket().is_open(); }
+    // An idle kept-alive connection etcd has not closed: no FIN/RST and no stray bytes pending.
+    // Checked before reuse, so a request is rarely sent into a connection etcd already dropped
+    // (where it could not tell whether etcd applied it).
+    bool idle_and_alive();
     // Requests this connection has answered (0: fresh, never proven alive).
     int answered() const { return _answered; }
     void close();
@@ -95,6 +100,13 @@ private:
     boost::beast::tcp_stream _stream;
     boost::beast::flat_buffer _buffer;
     int _answered = 0;
+    // A host name being resolved (connect()), for close() to cancel.
+    struct pending_lookup {
+        explicit pending_lookup(boost::asio::any_io_executor ex) : resolver(std::move(ex)) {}
+        boost::asio::ip::tcp::resolver resolver;
+        bool timed_out = false;
+    };
+    std::weak_ptr<pending_lookup> _lookup;
 };
 
 }  // namespace spool::broker::etcd

@@ -146,17 +146,30 @@ bool etcd_process::start(milliseconds timeout) {
     if (_pid > 0) {
         return true;
     }
-    spawn();
-    _paused = false;
     auto deadline = steady_clock::now() + timeout;
-    while (steady_clock::now() < deadline) {
-        if (etcd_healthy(_client_port, milliseconds(500))) {
-            return true;
+    // A first start picks its ports with free_port(), which another test process may pick too
+    // before etcd binds them: an etcd that exits at once on its first start gets new ports.
+    bool first_start = _client_port == 0;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        spawn();
+        _paused = false;
+        while (steady_clock::now() < deadline) {
+            if (etcd_healthy(_client_port, milliseconds(500))) {
+                return true;
+            }
+            if (!running()) {
+                break;
+            }
+            std::this_thread::sleep_for(milliseconds(20));
         }
-        if (!running()) {
+        if (running()) {
+            break;  // alive but not healthy in time
+        }
+        if (!first_start || log_text().find("address already in use") == std::string::npos) {
             return false;
         }
-        std::this_thread::sleep_for(milliseconds(20));
+        _client_port = 0;
+        _peer_port = 0;
     }
     kill9();
     return false;

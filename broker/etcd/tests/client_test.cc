@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace spool::broker::etcd::testing {
 namespace {
 
@@ -74,44 +76,60 @@ net::awaitable<result<int64_t>> put_keys(client& c, int from, int to) {
     co_return revision;
 }
 
-// Writes keys that sort between the pages while get_prefix is paging.
-net::awaitable<void> write_between(client& c, int* written) {
+// Writes keys that sort between the pages while get_prefix is paging; revisions[i] is the
+// revision of key_of(i * 60) + "x".
+net::awaitable<void> write_between(client& c, std::vector<int64_t>* revisions) {
     for (int i = 0; i < 40; ++i) {
         auto r = co_await c.put(key_of(i * 60) + "x", "late");
         if (!r) {
             co_return;
         }
-        ++*written;
+        revisions->push_back(r.value());
     }
 }
 
-net::awaitable<result<range_result>> page_while_writing(client& c, int* written_during) {
-    int written = 0;
-    net::co_spawn(co_await net::this_coro::executor, write_between(c, &written), net::detached);
+net::awaitable<result<range_result>> page_while_writing(client& c,
+                                                        std::vector<int64_t>* revisions) {
+    net::co_spawn(co_await net::this_coro::executor, write_between(c, revisions), net::detached);
     auto all = co_await c.get_prefix("/p/", 1000);
-    *written_during = written;
-    co_await sleep_for(500ms);  // let the writer finish before its counter goes out of scope
+    co_await sleep_for(500ms);  // let the writer finish before its vector goes out of scope
     co_return all;
 }
 
 TEST_F(etcd_client, test_get_prefix_pages_2500_keys_at_one_revision) {
     auto last = run(_io, put_keys(*_client, 0, 2500));
     ASSERT_TRUE(last) << last.error().message();
-    int written_during = 0;
-    auto all = run(_io, page_while_writing(*_client, &written_during));
+    std::vector<int64_t> revisions;
+    auto all = run(_io, page_while_writing(*_client, &revisions));
     ASSERT_TRUE(all) << all.error().message();
-    // Later pages read at the first page's revision: keys written meanwhile are not there, even
-    // those that sort into pages read after they were written.
-    EXPECT_GT(written_during, 0);
-    EXPECT_GE(all.value().revision, last.value());
-    EXPECT_EQ(all.value().count, 2500);
-    ASSERT_EQ(all.value().kvs.size(), 2500u);
-    for (int i = 0; i < 2500; ++i) {
-        ASSERT_EQ(all.value().kvs[i].key, key_of(i));
-        EXPECT_EQ(all.value().kvs[i].value, "v" + std::to_string(i));
-        EXPECT_LE(all.value().kvs[i].mod_revision, all.value().revision);
+    ASSERT_EQ(revisions.size(), 40u);
+    const int64_t at = all.value().revision;
+    EXPECT_GE(at, last.value());
+    // Later pages read at the first page's revision: a key written after it is not there, even
+    // one that sorts into a page read after it was written; one written before it is.
+    std::set<std::string> keys;
+    for (const auto& kv : all.value().kvs) {
+        EXPECT_LE(kv.mod_revision, at);
+        keys.insert(kv.key);
     }
+    size_t before = 0;
+    int late_in_later_pages = 0;
+    for (int i = 0; i < 40; ++i) {
+        bool written_before = revisions[i] <= at;
+        before += written_before ? 1 : 0;
+        EXPECT_EQ(keys.count(key_of(i * 60) + "x"), written_before ? 1u : 0u) << i;
+        late_in_later_pages += !written_before && i * 60 >= 1000 ? 1 : 0;
+    }
+    EXPECT_GT(late_in_later_pages, 0) << "no write landed while the later pages were read";
+    EXPECT_EQ(all.value().count, static_cast<int64_t>(2500 + before));
+    ASSERT_EQ(all.value().kvs.size(), 2500 + before);
     EXPECT_FALSE(all.value().more);
+    for (int i = 0; i < 2500; ++i) {
+        ASSERT_EQ(keys.count(key_of(i)), 1u) << i;
+    }
+    for (size_t i = 1; i < all.value().kvs.size(); ++i) {
+        ASSERT_LT(all.value().kvs[i - 1].key, all.value().kvs[i].key);  // sorted, no repeats
+    }
     auto now = run(_io, _client->get_prefix("/p/", 1000));
     ASSERT_TRUE(now);
     EXPECT_EQ(now.value().kvs.size(), 2500u + 40u);
@@ -272,7 +290,7 @@ net::awaitable<result<range_result>> big_value(client& c, std::string value) {
     co_return co_await c.range("/big");
 }
 
-TEST_F(etcd_client, test_one_mib_value_round_trips) {
+TEST_F(etcd_client, test_one_mib_value_round_trips_and_two_mib_is_refused) {
     std::string value(1024 * 1024, '\0');
     for (size_t i = 0; i < value.size(); ++i) {
         value[i] = static_cast<char>((i * 131 + i / 977) % 256);
@@ -281,6 +299,14 @@ TEST_F(etcd_client, test_one_mib_value_round_trips) {
     ASSERT_TRUE(got) << got.error().message();
     ASSERT_EQ(got.value().kvs.size(), 1u);
     EXPECT_TRUE(got.value().kvs[0].value == value);
+
+    // Beyond etcd's --max-request-bytes (1.5 MiB): refused by etcd, and the client goes on.
+    auto too_big = run(_io, _client->put("/big", std::string(2 * 1024 * 1024, 'x')));
+    ASSERT_FALSE(too_big);
+    EXPECT_EQ(too_big.error(), errc::request_failed) << too_big.error().message();
+    auto still = run(_io, _client->range("/big"));
+    ASSERT_TRUE(still);
+    EXPECT_TRUE(still.value().kvs.at(0).value == value);
 }
 
 net::awaitable<result<observed>> compact_then_read_old(client& c) {
