@@ -1,5 +1,6 @@
 #include "broker/metadata/controller.h"
 
+#include "broker/metadata/etcd_store.h"
 #include "common/log.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -56,6 +57,17 @@ std::shared_ptr<controller> controller::make(asio::any_io_executor executor, etc
         });
     });
     return c;
+}
+
+std::shared_ptr<controller> controller::make(etcd_store& store, plan_options plan) {
+    controller_options o;
+    o.node_id = store.session()->self().node_id;
+    o.incarnation_id = store.session()->self().incarnation_id;
+    o.keys = store.keys();
+    o.plan = plan;
+    auto* s = &store;
+    return make(
+        store.executor(), store.client(), store, [s] { return s->lease_id(); }, std::move(o));
 }
 
 void controller::start() {
