@@ -106,7 +106,7 @@ etcd_store::~etcd_store() {
 
 asio::awaitable<int> etcd_store::attach_here(etcd_store* self, net::shard_pool* pool) {
     // Here, so no publication runs while the shard copies are set up.
-    self->_publisher.attach(*pool);
+    self->_publisher.attach(*pool, asio::any_io_executor(self->_io.get_executor()));
     co_return 0;
 }
 
