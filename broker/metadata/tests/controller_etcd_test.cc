@@ -84,6 +84,8 @@ TEST_F(controller_etcd_test, test_deposed_controller_write_fails_and_keeps_its_s
     const int64_t old_epoch = a->epoch();
     ASSERT_NE(old_epoch, 0);
 
+    // The placement's txn answer may reach A after its watch showed the records.
+    ASSERT_TRUE(eventually([&] { return a->ctl->records_written() == 2; }));
     const uint64_t written_before = a->ctl->records_written();
     a->freeze();
     ASSERT_TRUE(raw->run(raw->client().revoke_lease(a->store->lease_id())));
