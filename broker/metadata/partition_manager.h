@@ -115,7 +115,7 @@ private:
 
     struct shard_table {
         explicit shard_table(boost::asio::io_context::executor_type ex)
-            : wakeups(std::make_shared<fetch_wakeups>(ex)), opening_done(ex) {}
+            : opening_done(ex), wakeups(std::make_shared<fetch_wakeups>(ex)) {}
         std::unordered_map<model::topic_partition, std::unique_ptr<storage::partition_log>> logs;
         // The topic id each log was opened for (a name can be deleted and created again).
         std::unordered_map<model::topic_partition, protocol::uuid> topic_ids;

@@ -56,6 +56,9 @@ public:
         _fail_next = e;
     }
 
+    // What the last create_topic asked for (placement here is always one replica).
+    std::atomic<int16_t> last_replication_factor{0};
+
     cluster_snapshot snapshot() const override {
         std::lock_guard lock(_mutex);
         return _state;
@@ -67,107 +70,101 @@ public:
     }
 
     op<topic_metadata> create_topic(new_topic t) override {
-        std::unique_lock lock(_mutex);
-        if (auto e = take_failure()) {
-            co_return *e;
-        }
-        if (_state->find(t.name) != nullptr) {
-            co_return errc::topic_exists;
-        }
-        cluster_state next = *_state;
-        topic_metadata md;
-        md.name = t.name;
-        md.id = protocol::uuid::random();
-        md.configs = t.configs;
-        grow(next, md, t.partitions);
-        next.topic_names.emplace(md.id, md.name);
-        next.topics.emplace(md.name, md);
-        next.version = _state->version + 1;
-        publish(std::move(lock), std::make_shared<cluster_state>(std::move(next)));
-        co_return md;
+        co_return mutate<topic_metadata>([&](cluster_state& next) -> result<topic_metadata> {
+            if (next.find(t.name) != nullptr) {
+                return errc::topic_exists;
+            }
+            last_replication_factor = t.replication_factor;
+            topic_metadata md;
+            md.name = t.name;
+            md.id = protocol::uuid::random();
+            md.configs = t.configs;
+            grow(next, md, t.partitions);
+            next.topic_names.emplace(md.id, md.name);
+            next.topics.emplace(md.name, md);
+            return md;
+        });
     }
 
     op<void> delete_topic(std::string name) override {
-        std::unique_lock lock(_mutex);
-        if (auto e = take_failure()) {
-            co_return *e;
-        }
-        cluster_state next = *_state;
-        auto it = next.topics.find(name);
-        if (it == next.topics.end()) {
-            co_return errc::unknown_topic;
-        }
-        next.topic_names.erase(it->second.id);
-        next.topics.erase(it);
-        next.version = _state->version + 1;
-        publish(std::move(lock), std::make_shared<cluster_state>(std::move(next)));
-        co_return success();
+        co_return done(mutate<int>([&](cluster_state& next) -> result<int> {
+            auto it = next.topics.find(name);
+            if (it == next.topics.end()) {
+                return errc::unknown_topic;
+            }
+            next.topic_names.erase(it->second.id);
+            next.topics.erase(it);
+            return 0;
+        }));
     }
 
     op<topic_metadata> create_partitions(std::string name, int32_t total) override {
-        std::unique_lock lock(_mutex);
-        if (auto e = take_failure()) {
-            co_return *e;
-        }
-        cluster_state next = *_state;
-        auto it = next.topics.find(name);
-        if (it == next.topics.end()) {
-            co_return errc::unknown_topic;
-        }
-        grow(next, it->second, total);
-        topic_metadata md = it->second;
-        next.version = _state->version + 1;
-        publish(std::move(lock), std::make_shared<cluster_state>(std::move(next)));
-        co_return md;
+        co_return mutate<topic_metadata>([&](cluster_state& next) -> result<topic_metadata> {
+            auto it = next.topics.find(name);
+            if (it == next.topics.end()) {
+                return errc::unknown_topic;
+            }
+            grow(next, it->second, total);
+            return it->second;
+        });
     }
 
     op<void> set_topic_configs(std::string name, config::topic_overrides c) override {
-        std::unique_lock lock(_mutex);
-        if (auto e = take_failure()) {
-            co_return *e;
-        }
-        cluster_state next = *_state;
-        auto it = next.topics.find(name);
-        if (it == next.topics.end()) {
-            co_return errc::unknown_topic;
-        }
-        it->second.configs = std::move(c);
-        next.version = _state->version + 1;
-        publish(std::move(lock), std::make_shared<cluster_state>(std::move(next)));
-        co_return success();
+        co_return done(mutate<int>([&](cluster_state& next) -> result<int> {
+            auto it = next.topics.find(name);
+            if (it == next.topics.end()) {
+                return errc::unknown_topic;
+            }
+            it->second.configs = c;
+            return 0;
+        }));
     }
 
     op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override {
-        std::unique_lock lock(_mutex);
-        if (auto e = take_failure()) {
-            co_return *e;
-        }
-        cluster_state next = *_state;
-        if (c.empty()) {
-            next.broker_configs.erase(entity);
-        } else {
-            next.broker_configs[entity] = std::move(c);
-        }
-        next.version = _state->version + 1;
-        publish(std::move(lock), std::make_shared<cluster_state>(std::move(next)));
-        co_return success();
+        co_return done(mutate<int>([&](cluster_state& next) -> result<int> {
+            if (c.empty()) {
+                next.broker_configs.erase(entity);
+            } else {
+                next.broker_configs[entity] = c;
+            }
+            return 0;
+        }));
     }
 
     op<producer_id_block> allocate_producer_ids(int32_t count) override {
-        std::unique_lock lock(_mutex);
-        if (auto e = take_failure()) {
-            co_return *e;
-        }
-        cluster_state next = *_state;
-        producer_id_block block{next.next_producer_id, count};
-        next.next_producer_id += count;
-        next.version = _state->version + 1;
-        publish(std::move(lock), std::make_shared<cluster_state>(std::move(next)));
-        co_return block;
+        co_return mutate<producer_id_block>([&](cluster_state& next) -> result<producer_id_block> {
+            producer_id_block block{next.next_producer_id, count};
+            next.next_producer_id += count;
+            return block;
+        });
     }
 
 private:
     std::optional<errc> take_failure() { return std::exchange(_fail_next, std::nullopt); }
+
+    // One mutation: fails as fail_next() asked, or edits a copy of the state that becomes the
+    // next version and is announced; an edit that fails changes nothing.
+    template <class T, class Edit>
+    result<T> mutate(Edit edit) {
+        std::unique_lock lock(_mutex);
+        if (auto e = take_failure()) {
+            return *e;
+        }
+        cluster_state next = *_state;
+        auto r = edit(next);
+        if (!r) {
+            return r;
+        }
+        next.version = _state->version + 1;
+        publish(std::move(lock), std::make_shared<cluster_state>(std::move(next)));
+        return r;
+    }
+    static result<void> done(const result<int>& r) {
+        if (!r) {
+            return r.error();
+        }
+        return success();
+    }
 
     // Places partitions [size, total) round robin over the live brokers (node 0 without any).
     static void grow(const cluster_state& s, topic_metadata& md, int32_t total) {
