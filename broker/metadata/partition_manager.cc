@@ -357,9 +357,32 @@ void partition_manager::close_all() {
 }
 
 asio::awaitable<int> partition_manager::missing_on_shard(partition_manager* self, size_t shard,
-                                                         std::vector<topic_partition>* tps) {
-    const auto& logs = self->_shards[shard]->logs;
-    std::erase_if(*tps, [&](const topic_partition& tp) { return logs.contains(tp); });
+                                                         std::vector<topic_partition>* tps,
+                                                         std::vector<topic_partition>* busy) {
+    auto& table = *self->_shards[shard];
+    std::erase_if(*tps, [&](const topic_partition& tp) {
+        if (table.logs.contains(tp)) {
+            return true;
+        }
+        if (!table.opening.insert(tp).second) {
+            busy->push_back(tp);
+            return true;
+        }
+        return false;
+    });
+    co_return 0;
+}
+
+asio::awaitable<int> partition_manager::wait_opened(partition_manager* self, size_t shard,
+                                                    const std::vector<topic_partition>* tps) {
+    auto& table = *self->_shards[shard];
+    auto any_opening = [&] {
+        return std::any_of(tps->begin(), tps->end(),
+                           [&](const topic_partition& tp) { return table.opening.contains(tp); });
+    };
+    while (any_opening()) {
+        co_await table.opening_done.wait();
+    }
     co_return 0;
 }
 
@@ -374,6 +397,10 @@ asio::awaitable<int> partition_manager::install_on_shard(partition_manager* self
         }
     }
     opened->logs.clear();
+    for (const auto& tp : opened->claimed) {
+        table.opening.erase(tp);
+    }
+    table.opening_done.notify();
     co_return 0;
 }
 
@@ -388,52 +415,69 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
         by_shard[shard_of(tp)].push_back(tp);
     }
     std::map<size_t, std::vector<topic_partition>> created;
-    for (auto& [shard, tps] : by_shard) {
+    for (auto& [shard, wanted] : by_shard) {
         auto ex = _pool.executor(shard);
-        auto filter = net::run_on(ex, missing_on_shard(this, shard, &tps));
-        (void)co_await std::move(filter);
-        if (tps.empty()) {
-            continue;
-        }
-        // Directories, files and preallocation are blocking file-system work: done off the
-        // shard, which only takes the opened logs over.
-        std::function<opened_logs()> open_all_missing = [this, s = shard, tps = tps, cfg] {
-            opened_logs out;
-            for (const auto& tp : tps) {
-                fs::path dir = _log_dir / tp.dir_name();
-                std::error_code ec;
-                bool existed = fs::exists(dir, ec);
-                auto plog = open_log(s, tp, cfg);
-                if (!plog) {
-                    // All or nothing: a half-created topic (e.g. out of file descriptors) must
-                    // leave no directory behind, or the next start trips over it.
-                    if (!existed) {
-                        fs::remove_all(dir, ec);
-                    }
-                    out.error = plog.error();
+        std::vector<topic_partition> tps = std::move(wanted);
+        std::vector<topic_partition> busy;
+        for (;;) {
+            auto filter = net::run_on(ex, missing_on_shard(this, shard, &tps, &busy));
+            (void)co_await std::move(filter);
+            if (tps.empty()) {
+                if (busy.empty()) {
                     break;
                 }
-                out.logs.push_back(std::move(plog).value());
+                // Another call opens these now: once it is done, look again (it may have failed).
+                auto wait = net::run_on(ex, wait_opened(this, shard, &busy));
+                (void)co_await std::move(wait);
+                tps = std::exchange(busy, {});
+                continue;
             }
-            return out;
-        };
-        auto open = net::run_blocking<opened_logs>(_background->executor(), open_all_missing);
-        auto opened = co_await std::move(open);
-        opened.topic_id = topic.id;
-        for (const auto& plog : opened.logs) {
-            created[shard].push_back(plog->ntp());
-        }
-        auto install = net::run_on(ex, install_on_shard(this, shard, &opened));
-        (void)co_await std::move(install);
-        if (opened.error) {
-            // Undo what this call created on every shard, so the create is all or nothing.
-            for (auto& [done_shard, done] : created) {
-                if (!done.empty()) {
-                    co_await net::run_on(_pool.executor(done_shard),
-                                         remove_on_shard(this, std::move(done), std::nullopt));
+            // Directories, files and preallocation are blocking file-system work: done off the
+            // shard, which only takes the opened logs over.
+            std::function<opened_logs()> open_all_missing = [this, s = shard, tps = tps, cfg] {
+                opened_logs out;
+                for (const auto& tp : tps) {
+                    fs::path dir = _log_dir / tp.dir_name();
+                    std::error_code ec;
+                    bool existed = fs::exists(dir, ec);
+                    auto plog = open_log(s, tp, cfg);
+                    if (!plog) {
+                        // All or nothing: a half-created topic (e.g. out of file descriptors) must
+                        // leave no directory behind, or the next start trips over it.
+                        if (!existed) {
+                            fs::remove_all(dir, ec);
+                        }
+                        out.error = plog.error();
+                        break;
+                    }
+                    out.logs.push_back(std::move(plog).value());
                 }
+                return out;
+            };
+            auto open = net::run_blocking<opened_logs>(_background->executor(), open_all_missing);
+            auto opened = co_await std::move(open);
+            opened.topic_id = topic.id;
+            opened.claimed = tps;
+            for (const auto& plog : opened.logs) {
+                created[shard].push_back(plog->ntp());
             }
-            co_return opened.error;
+            auto install = net::run_on(ex, install_on_shard(this, shard, &opened));
+            (void)co_await std::move(install);
+            if (opened.error) {
+                // Undo what this call created on every shard, so the create is all or nothing.
+                for (auto& [done_shard, done] : created) {
+                    if (!done.empty()) {
+                        co_await net::run_on(_pool.executor(done_shard),
+                                             remove_on_shard(this, std::move(done), std::nullopt));
+                    }
+                }
+                co_return opened.error;
+            }
+            tps = std::exchange(busy, {});
+            if (!tps.empty()) {
+                auto wait = net::run_on(ex, wait_opened(this, shard, &tps));
+                (void)co_await std::move(wait);
+            }
         }
     }
     co_return std::error_code();

@@ -28,6 +28,7 @@
 #include "broker/config/broker_config.h"
 #include "broker/metadata/cluster_state.h"
 #include "broker/metadata/fetch_wakeups.h"
+#include "broker/net/async_event.h"
 #include "broker/net/background_pool.h"
 #include "broker/net/shard_pool.h"
 #include "broker/storage/checkpoint_file.h"
@@ -43,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace spool::broker::metadata {
@@ -113,10 +115,15 @@ private:
 
     struct shard_table {
         explicit shard_table(boost::asio::io_context::executor_type ex)
-            : wakeups(std::make_shared<fetch_wakeups>(ex)) {}
+            : opening_done(ex), wakeups(std::make_shared<fetch_wakeups>(ex)) {}
         std::unordered_map<model::topic_partition, std::unique_ptr<storage::partition_log>> logs;
         // The topic id each log was opened for (a name can be deleted and created again).
         std::unordered_map<model::topic_partition, protocol::uuid> topic_ids;
+        // Logs an ensure_topic call is opening off the shard right now: a concurrent call for
+        // the same partition (a handler and replica_sync) waits for it instead of opening the
+        // same files a second time; opening_done wakes it.
+        std::unordered_set<model::topic_partition> opening;
+        net::async_event opening_done;
         std::shared_ptr<fetch_wakeups> wakeups;
         std::shared_ptr<housekeeping_control> housekeeping =
             std::make_shared<housekeeping_control>();
@@ -135,11 +142,17 @@ private:
     struct opened_logs {
         std::vector<std::unique_ptr<storage::partition_log>> logs;
         protocol::uuid topic_id;
+        std::vector<model::topic_partition> claimed;  // marked opening by this call
         std::error_code error;
     };
-    // Keeps the partitions the shard does not have yet.
+    // Keeps (and marks opening) the partitions the shard does not have and nobody opens yet;
+    // moves those another call is opening to *busy.
     static boost::asio::awaitable<int> missing_on_shard(partition_manager* self, size_t shard,
-                                                        std::vector<model::topic_partition>* tps);
+                                                        std::vector<model::topic_partition>* tps,
+                                                        std::vector<model::topic_partition>* busy);
+    // Waits until no call is opening any of tps.
+    static boost::asio::awaitable<int> wait_opened(partition_manager* self, size_t shard,
+                                                   const std::vector<model::topic_partition>* tps);
     // Takes logs opened off the shard into its table.
     static boost::asio::awaitable<int> install_on_shard(partition_manager* self, size_t shard,
                                                         opened_logs* opened);

@@ -1,0 +1,448 @@
+// The Kafka handlers in a cluster, through the real dispatcher (header parse, version check,
+// decode, handler, encode) on a real shard pool with real partition logs, over a fake metadata
+// store whose snapshots each test sets (broker/metadata/tests/fake_store.h says why): this
+// broker is node 0 of three, partitions are led across all three, brokers go away, this broker
+// gets fenced. The group coordinator runs for the FindCoordinator cases.
+
+#include "broker/coordinator/coordinator_service.h"
+#include "broker/handlers/fetch_sessions.h"
+#include "broker/handlers/kafka_dispatcher.h"
+#include "broker/handlers/producer_ids.h"
+#include "broker/handlers/services.h"
+#include "broker/metadata/partition_manager.h"
+#include "broker/metadata/tests/fake_store.h"
+#include "broker/net/shard_pool.h"
+#include "common/testing/temp_dir.h"
+#include "protocol/api/framing.h"
+#include "protocol/messages/create_partitions.h"
+#include "protocol/messages/create_topics.h"
+#include "protocol/messages/delete_records.h"
+#include "protocol/messages/describe_cluster.h"
+#include "protocol/messages/fetch.h"
+#include "protocol/messages/find_coordinator.h"
+#include "protocol/messages/headers.h"
+#include "protocol/messages/list_offsets.h"
+#include "protocol/messages/metadata.h"
+#include "protocol/messages/offset_for_leader_epoch.h"
+#include "protocol/messages/produce.h"
+#include "protocol/records/batch_builder.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_future.hpp>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace spool::broker::handlers {
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+namespace pr = spool::protocol;
+using metadata::cluster_state;
+using metadata::testing::add;
+using metadata::testing::broker;
+using metadata::testing::fake_store;
+using metadata::testing::topic;
+using pr::error_code;
+
+int16_t err(error_code e) {
+    return static_cast<int16_t>(e);
+}
+
+std::vector<uint8_t> one_record_batch() {
+    pr::records::batch_builder b(pr::records::batch_options{});
+    b.add(0, pr::records::nullable_bytes::null(), pr::records::nullable_bytes::of("v"));
+    return b.build();
+}
+
+// Node 0 of a three-broker cluster; broker 1 advertises a second listener first, broker 2 only
+// a listener of another name (clients of PLAINTEXT get its first endpoint).
+cluster_state three_brokers() {
+    cluster_state s;
+    s.cluster_id = "cluster-of-three-000000";
+    auto b1 = broker(1, "h1.plain", 9192, "rack-b");
+    b1.endpoints.insert(b1.endpoints.begin(), {"INTERNAL", "h1.internal", 19192, "PLAINTEXT"});
+    auto b2 = broker(2, "h2.internal", 19292, "rack-c");
+    b2.endpoints[0].listener = "INTERNAL";
+    s.brokers = {{0, broker(0, "h0.plain", 9092, "rack-a")}, {1, b1}, {2, b2}};
+    s.controller_id = 1;
+    return s;
+}
+
+class cluster_handlers_test : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::string error;
+        config = config::broker_config::from_yaml_text(
+            "", {"node.id=0", "offsets.topic.num.partitions=3", "spool.cores=2"}, &error);
+        ASSERT_TRUE(config) << error;
+        pool = std::make_unique<net::shard_pool>(2);
+        pool->start();
+        partitions = std::make_unique<metadata::partition_manager>(*pool, *config, tmp.path());
+        ASSERT_TRUE(partitions->open_all(cluster_state{}));
+        producer_ids = std::make_unique<producer_id_allocator>(store, *pool);
+        sessions = std::make_unique<fetch_session_cache>(100, pool->shard_count());
+        svc = std::make_unique<services>(
+            services{*config, store, *partitions, *pool, *producer_ids, *sessions, 0,
+                     advertised_endpoint{"h0.plain", 9092}, tmp.path().string()});
+        dispatcher = std::make_unique<kafka_dispatcher>(*svc);
+        conn.id = 1;
+        conn.shard = 0;
+        conn.peer = "127.0.0.1:40000";
+        conn.listener = "PLAINTEXT";
+    }
+    void TearDown() override {
+        if (groups) {
+            groups->stop_blocking();
+        }
+        partitions->close_all();
+        pool->stop();
+    }
+
+    // Sets the snapshot and opens the logs of the partitions this broker is a replica of.
+    void set(const cluster_state& s) {
+        store.set(s);
+        for (const auto& [name, t] : store.snapshot()->topics) {
+            auto ec =
+                asio::co_spawn(pool->executor(0), partitions->ensure_topic(t), asio::use_future)
+                    .get();
+            ASSERT_FALSE(ec) << ec.message();
+        }
+    }
+
+    void start_groups() {
+        groups = std::make_unique<coordinator::coordinator_service>(
+            store, *partitions, coordinator::service_config_from(*config), clock);
+        ASSERT_FALSE(groups->start_blocking());
+        svc->groups = groups.get();
+    }
+
+    static asio::awaitable<net::handled> dispatch(kafka_dispatcher* d, net::request_context* ctx) {
+        co_return co_await d->dispatch(*ctx);
+    }
+
+    template <class Response, class Request>
+    Response call(int16_t version, const Request& req) {
+        auto frame = pr::encode_request(7, "test", version, req);
+        frame.erase(frame.begin(), frame.begin() + 4);  // the size prefix: net/ strips it
+        net::request_context ctx(conn, std::move(frame), [] {});
+        auto h =
+            asio::co_spawn(pool->executor(0), dispatch(dispatcher.get(), &ctx), asio::use_future)
+                .get();
+        if (h.outcome != net::request_outcome::respond) {
+            ADD_FAILURE() << "no response to api " << int(Request::api) << " v" << version;
+            return Response{};
+        }
+        EXPECT_TRUE(h.response.splices.empty());  // the cases here read no records
+        last_frame = std::move(h.response.buffer);
+        pr::wire::reader r(std::span<const uint8_t>(last_frame).subspan(4));
+        pr::response_header header;
+        EXPECT_TRUE(header.decode(r, pr::response_header_version(Response::api, version)));
+        Response resp;
+        EXPECT_TRUE(resp.decode(r, version));
+        return resp;
+    }
+
+    pr::metadata_response metadata_of(const std::string& name, int16_t version = 12) {
+        pr::metadata_request req;
+        req.topics = std::vector<pr::metadata_request::metadata_request_topic>{{{}, name, {}}};
+        return call<pr::metadata_response>(version, req);
+    }
+    pr::produce_response produce(const std::string& t, int32_t p, int16_t version = 10) {
+        pr::produce_request req;
+        req.acks = 1;
+        req.timeout_ms = 5000;
+        auto& td = req.topic_data.emplace_back();
+        td.name = t;
+        auto& pd = td.partition_data.emplace_back();
+        pd.index = p;
+        pd.records = pr::records_field::view(batch);
+        return call<pr::produce_response>(version, req);
+    }
+    pr::fetch_response fetch(const std::string& t, int32_t p, int16_t version = 12) {
+        pr::fetch_request req;
+        req.replica_id = -1;
+        req.max_wait_ms = 0;
+        req.min_bytes = 1;
+        req.max_bytes = 1 << 20;
+        req.session_epoch = -1;
+        auto& ft = req.topics.emplace_back();
+        ft.topic = t;
+        auto& fp = ft.partitions.emplace_back();
+        fp.partition = p;
+        fp.fetch_offset = 0;
+        fp.partition_max_bytes = 1 << 20;
+        return call<pr::fetch_response>(version, req);
+    }
+    pr::create_topics_response create(const std::string& name, int32_t partitions, int16_t rf) {
+        pr::create_topics_request req;
+        req.timeout_ms = 5000;
+        auto& t = req.topics.emplace_back();
+        t.name = name;
+        t.num_partitions = partitions;
+        t.replication_factor = rf;
+        return call<pr::create_topics_response>(5, req);
+    }
+    bool dir_of(const std::string& t, int32_t p) const {
+        return fs::exists(tmp.path() / (t + "-" + std::to_string(p)));
+    }
+
+    spool::testing::temp_dir tmp{"spool-cluster-handlers-tests"};
+    fake_store store;
+    std::unique_ptr<config::broker_config> config;
+    std::unique_ptr<net::shard_pool> pool;
+    std::unique_ptr<metadata::partition_manager> partitions;
+    std::unique_ptr<producer_id_allocator> producer_ids;
+    std::unique_ptr<fetch_session_cache> sessions;
+    std::unique_ptr<services> svc;
+    std::unique_ptr<kafka_dispatcher> dispatcher;
+    coordinator::system_clock clock;
+    std::unique_ptr<coordinator::coordinator_service> groups;
+    net::connection_info conn;
+    std::vector<uint8_t> last_frame;
+    std::vector<uint8_t> batch = one_record_batch();
+};
+
+TEST_F(cluster_handlers_test, test_metadata_lists_every_live_broker_and_the_spread_leaders) {
+    auto s = three_brokers();
+    add(s, topic("orders", {0, 1, 2}));
+    set(s);
+    for (int16_t v : {int16_t(1), int16_t(9), int16_t(12)}) {
+        auto md = metadata_of("orders", v);
+        ASSERT_EQ(md.brokers.size(), 3u) << "v" << v;
+        EXPECT_EQ(md.brokers[0].node_id, 0);
+        EXPECT_EQ(md.brokers[0].host, "h0.plain");
+        EXPECT_EQ(md.brokers[1].host, "h1.plain");  // the endpoint of the request's listener
+        EXPECT_EQ(md.brokers[1].port, 9192);
+        EXPECT_EQ(md.brokers[2].host, "h2.internal");  // none of it: the first endpoint
+        EXPECT_EQ(md.brokers[2].port, 19292);
+        EXPECT_EQ(md.brokers[1].rack, std::optional<std::string>("rack-b"));
+        EXPECT_EQ(md.controller_id, 1);
+        ASSERT_EQ(md.topics.size(), 1u);
+        ASSERT_EQ(md.topics[0].partitions.size(), 3u);
+        for (int32_t p = 0; p < 3; ++p) {
+            const auto& part = md.topics[0].partitions[static_cast<size_t>(p)];
+            EXPECT_EQ(part.error_code, 0);
+            EXPECT_EQ(part.leader_id, p);
+            EXPECT_EQ(part.replica_nodes, std::vector<int32_t>{p});
+            EXPECT_EQ(part.isr_nodes, std::vector<int32_t>{p});
+            EXPECT_TRUE(part.offline_replicas.empty());
+        }
+    }
+    // Only this broker's replica has a log here.
+    EXPECT_TRUE(dir_of("orders", 0));
+    EXPECT_FALSE(dir_of("orders", 1));
+    EXPECT_FALSE(dir_of("orders", 2));
+}
+
+TEST_F(cluster_handlers_test, test_broker_gone_shows_offline_replicas_and_leader_not_available) {
+    auto s = three_brokers();
+    s.brokers.erase(2);
+    auto t = topic("orders", {0, 1, -1});
+    t.partitions[2].replicas = {2};
+    t.partitions[2].isr = {2};
+    t.partitions[2].leader_epoch = 1;
+    add(s, t);
+    set(s);
+    auto md = metadata_of("orders");
+    ASSERT_EQ(md.brokers.size(), 2u);
+    const auto& gone = md.topics.at(0).partitions.at(2);
+    EXPECT_EQ(gone.error_code, err(error_code::leader_not_available));
+    EXPECT_EQ(gone.leader_id, -1);
+    EXPECT_EQ(gone.leader_epoch, 1);
+    EXPECT_EQ(gone.replica_nodes, std::vector<int32_t>{2});
+    EXPECT_EQ(gone.offline_replicas, std::vector<int32_t>{2});
+    EXPECT_EQ(md.topics[0].partitions[1].error_code, 0);
+    // Produce to it: nobody leads it.
+    EXPECT_EQ(produce("orders", 2).responses[0].partition_responses[0].error_code,
+              err(error_code::not_leader_or_follower));
+}
+
+TEST_F(cluster_handlers_test, test_describe_cluster_lists_all_brokers_and_the_controller) {
+    set(three_brokers());
+    pr::describe_cluster_request req;
+    auto dc = call<pr::describe_cluster_response>(0, req);
+    EXPECT_EQ(dc.cluster_id, "cluster-of-three-000000");
+    EXPECT_EQ(dc.controller_id, 1);
+    ASSERT_EQ(dc.brokers.size(), 3u);
+    EXPECT_EQ(dc.brokers[1].broker_id, 1);
+    EXPECT_EQ(dc.brokers[1].host, "h1.plain");
+    EXPECT_EQ(dc.brokers[2].rack, std::optional<std::string>("rack-c"));
+}
+
+TEST_F(cluster_handlers_test, test_produce_led_elsewhere_is_not_leader_with_the_new_leader) {
+    auto s = three_brokers();
+    add(s, topic("orders", {0, 1}));
+    s.topics["orders"].partitions[1].leader_epoch = 4;
+    set(s);
+    auto ok = produce("orders", 0);
+    EXPECT_EQ(ok.responses[0].partition_responses[0].error_code, 0);
+    EXPECT_EQ(ok.responses[0].partition_responses[0].base_offset, 0);
+
+    auto moved = produce("orders", 1);
+    const auto& pr1 = moved.responses[0].partition_responses[0];
+    EXPECT_EQ(pr1.error_code, err(error_code::not_leader_or_follower));
+    EXPECT_EQ(pr1.current_leader.leader_id, 1);  // KIP-951, v10+
+    EXPECT_EQ(pr1.current_leader.leader_epoch, 4);
+    ASSERT_EQ(moved.node_endpoints.size(), 1u);
+    EXPECT_EQ(moved.node_endpoints[0].node_id, 1);
+    EXPECT_EQ(moved.node_endpoints[0].host, "h1.plain");
+    EXPECT_EQ(moved.node_endpoints[0].port, 9192);
+    // Older versions get the error alone.
+    EXPECT_EQ(produce("orders", 1, 9).responses[0].partition_responses[0].error_code,
+              err(error_code::not_leader_or_follower));
+    // Unknown stays unknown.
+    EXPECT_EQ(produce("orders", 7).responses[0].partition_responses[0].error_code,
+              err(error_code::unknown_topic_or_partition));
+}
+
+TEST_F(cluster_handlers_test, test_reads_of_a_partition_led_elsewhere_are_not_leader) {
+    auto s = three_brokers();
+    add(s, topic("orders", {0, 2}));
+    set(s);
+    auto f = fetch("orders", 1, 12);
+    const auto& fp = f.responses.at(0).partitions.at(0);
+    EXPECT_EQ(fp.error_code, err(error_code::not_leader_or_follower));
+    EXPECT_EQ(fp.current_leader.leader_id, 2);  // KIP-951 (node_endpoints come with v16+)
+    EXPECT_EQ(fetch("orders", 0).responses.at(0).partitions.at(0).error_code, 0);
+
+    pr::list_offsets_request lo;
+    lo.replica_id = -1;
+    auto& lt = lo.topics.emplace_back();
+    lt.name = "orders";
+    lt.partitions.push_back({0, -1, -1, {}});
+    lt.partitions.push_back({1, -1, -1, {}});
+    auto lr = call<pr::list_offsets_response>(7, lo);
+    EXPECT_EQ(lr.topics[0].partitions[0].error_code, 0);
+    EXPECT_EQ(lr.topics[0].partitions[1].error_code, err(error_code::not_leader_or_follower));
+
+    pr::delete_records_request dr;
+    auto& dt = dr.topics.emplace_back();
+    dt.name = "orders";
+    dt.partitions.push_back({1, 0, {}});
+    auto drr = call<pr::delete_records_response>(2, dr);
+    EXPECT_EQ(drr.topics[0].partitions[0].error_code, err(error_code::not_leader_or_follower));
+
+    pr::offset_for_leader_epoch_request oe;
+    auto& ot = oe.topics.emplace_back();
+    ot.topic = "orders";
+    ot.partitions.push_back({1, -1, 0, {}});
+    ot.partitions.push_back({0, -1, 0, {}});
+    auto oer = call<pr::offset_for_leader_epoch_response>(4, oe);
+    EXPECT_EQ(oer.topics[0].partitions[0].error_code, err(error_code::not_leader_or_follower));
+    EXPECT_EQ(oer.topics[0].partitions[1].error_code, 0);
+}
+
+TEST_F(cluster_handlers_test, test_fenced_broker_is_not_leader_even_of_its_own_partitions) {
+    auto s = three_brokers();
+    add(s, topic("orders", {0}));
+    set(s);
+    store.set_may_lead(false);
+    EXPECT_EQ(produce("orders", 0).responses[0].partition_responses[0].error_code,
+              err(error_code::not_leader_or_follower));
+    EXPECT_EQ(fetch("orders", 0).responses.at(0).partitions.at(0).error_code,
+              err(error_code::not_leader_or_follower));
+    store.set_may_lead(true);  // the session is confirmed again
+    EXPECT_EQ(produce("orders", 0).responses[0].partition_responses[0].error_code, 0);
+}
+
+TEST_F(cluster_handlers_test, test_led_partition_whose_log_is_not_open_yet_is_retriable) {
+    auto s = three_brokers();
+    add(s, topic("fresh", {0}));
+    store.set(s);  // no ensure_topic: the logs follow later (replica_sync)
+    EXPECT_EQ(produce("fresh", 0).responses[0].partition_responses[0].error_code,
+              err(error_code::not_leader_or_follower));
+    EXPECT_EQ(fetch("fresh", 0).responses.at(0).partitions.at(0).error_code,
+              err(error_code::not_leader_or_follower));
+}
+
+TEST_F(cluster_handlers_test, test_create_topics_replication_factor_rules) {
+    set(three_brokers());
+    auto too_many = create("t4", 1, 4);
+    EXPECT_EQ(too_many.topics[0].error_code, err(error_code::invalid_replication_factor));
+    EXPECT_EQ(
+        too_many.topics[0].error_message,
+        std::optional<std::string>("Replication factor: 4 larger than available brokers: 3."));
+    auto replicated = create("t2", 1, 2);
+    EXPECT_EQ(replicated.topics[0].error_code, err(error_code::invalid_replication_factor));
+    ASSERT_TRUE(replicated.topics[0].error_message);
+    EXPECT_NE(replicated.topics[0].error_message->find("issue #15"), std::string::npos);
+    EXPECT_EQ(store.snapshot()->topics.size(), 0u);  // neither was created
+
+    // -1: default.replication.factor (1). Placed over the three brokers; only this broker's
+    // replicas get a log here.
+    auto ok = create("spread", 3, -1);
+    ASSERT_EQ(ok.topics[0].error_code, 0) << ok.topics[0].error_message.value_or("");
+    EXPECT_EQ(ok.topics[0].replication_factor, 1);
+    EXPECT_TRUE(dir_of("spread", 0));
+    EXPECT_FALSE(dir_of("spread", 1));
+    EXPECT_FALSE(dir_of("spread", 2));
+}
+
+TEST_F(cluster_handlers_test, test_unreachable_store_is_request_timed_out_with_a_message) {
+    set(three_brokers());
+    store.fail_next(metadata::errc::unavailable);
+    auto r = create("t", 1, 1);
+    EXPECT_EQ(r.topics[0].error_code, err(error_code::request_timed_out));
+    ASSERT_TRUE(r.topics[0].error_message);
+    EXPECT_NE(r.topics[0].error_message->find("unavailable"), std::string::npos);
+
+    store.fail_next(metadata::errc::timed_out);
+    r = create("t", 1, 1);
+    EXPECT_EQ(r.topics[0].error_code, err(error_code::request_timed_out));
+
+    auto s = three_brokers();
+    add(s, topic("grow", {0}));
+    set(s);
+    store.fail_next(metadata::errc::unavailable);
+    pr::create_partitions_request cp;
+    cp.timeout_ms = 5000;
+    cp.topics.push_back({"grow", 2, std::nullopt, {}});
+    auto cpr = call<pr::create_partitions_response>(1, cp);
+    EXPECT_EQ(cpr.results[0].error_code, err(error_code::request_timed_out));
+}
+
+TEST_F(cluster_handlers_test, test_find_coordinator_names_the_leader_on_another_broker) {
+    auto s = three_brokers();
+    set(s);
+    start_groups();  // creates __consumer_offsets: placed round robin, partition p on broker p
+    auto placed = store.snapshot();
+    const auto* offsets = placed->find(coordinator::offsets_topic);
+    ASSERT_NE(offsets, nullptr);
+    // A group id per partition.
+    std::map<int32_t, std::string> group_of;
+    for (int i = 0; group_of.size() < 3 && i < 1000; ++i) {
+        auto g = "group-" + std::to_string(i);
+        group_of.emplace(groups->partition_for(g), g);
+    }
+    ASSERT_EQ(group_of.size(), 3u);
+    for (const auto& [p, g] : group_of) {
+        pr::find_coordinator_request req;
+        req.key = g;
+        auto fc = call<pr::find_coordinator_response>(3, req);
+        int32_t leader = offsets->partitions[static_cast<size_t>(p)].leader;
+        EXPECT_EQ(fc.error_code, 0) << g;
+        EXPECT_EQ(fc.node_id, leader);
+        EXPECT_EQ(fc.host, leader == 1 ? "h1.plain" : leader == 2 ? "h2.internal" : "h0.plain");
+    }
+    // The leader of one partition goes away: not available until another broker leads it.
+    auto gone = store.copy();
+    int32_t p1 = groups->partition_for(group_of[1]);
+    gone.topics[std::string(coordinator::offsets_topic)]
+        .partitions[static_cast<size_t>(p1)]
+        .leader = -1;
+    gone.brokers.erase(1);
+    store.set(gone);
+    pr::find_coordinator_request req;
+    req.key_type = 0;
+    req.coordinator_keys = {group_of[1], group_of[0]};
+    auto fc = call<pr::find_coordinator_response>(4, req);
+    ASSERT_EQ(fc.coordinators.size(), 2u);
+    EXPECT_EQ(fc.coordinators[0].error_code, err(error_code::coordinator_not_available));
+    EXPECT_EQ(fc.coordinators[1].error_code, 0);
+    EXPECT_EQ(fc.coordinators[1].node_id, offsets->partitions[0].leader);
+}
+
+}  // namespace
+}  // namespace spool::broker::handlers
