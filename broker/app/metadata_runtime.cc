@@ -6,11 +6,8 @@
 #include "common/log.h"
 #include "protocol/wire/uuid.h"
 
-#include <boost/asio/post.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
-#include <future>
 
 namespace spool::broker::app {
 
@@ -71,25 +68,9 @@ std::string metadata_runtime::open_etcd(const config::broker_config& config,
     }
     _etcd = std::move(store).value();
     _store = _etcd.get();
-    // The controller subscribes to the store's changes: build it on the store's thread, where
-    // the store notifies its listeners, so subscribing never races a notification.
     auto session = metadata::session_options_from_config(config, self.endpoints);
     session.self.incarnation_id = self.incarnation_id;
     session.log_dir = log_dir;
-    metadata::controller_options copts;
-    copts.node_id = self.node_id;
-    copts.incarnation_id = self.incarnation_id;
-    copts.keys = _etcd->keys();
-    {
-        std::promise<std::shared_ptr<metadata::controller>> made;
-        auto* store_ptr = _etcd.get();
-        boost::asio::post(_etcd->executor(), [&made, store_ptr, copts] {
-            made.set_value(metadata::controller::make(
-                store_ptr->executor(), store_ptr->client(), *store_ptr,
-                [store_ptr] { return store_ptr->lease_id(); }, copts));
-        });
-        _controller = made.get_future().get();
-    }
     std::string why;
     if (auto r = _etcd->start_session(std::move(session), &why); !r) {
         auto message = why.empty() ? fmt::format("cannot register node.id {} in etcd at {}: {}",
@@ -98,6 +79,8 @@ std::string metadata_runtime::open_etcd(const config::broker_config& config,
         stop();
         return message;
     }
+    // Campaigns from start(), once the shards run; subscribes to the store's changes now.
+    _controller = metadata::controller::make(*_etcd);
     log->info("metadata in etcd at {} (prefix {}), registered as node {} (incarnation {})",
               endpoints, options.prefix, self.node_id, self.incarnation_id);
     return {};
