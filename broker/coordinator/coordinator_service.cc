@@ -184,9 +184,20 @@ asio::awaitable<std::error_code> coordinator_service::ensure_topic() {
         auto created = co_await std::move(create);
         if (created) {
             topic = std::move(created.value());
-        } else if (created.error() == metadata::errc::topic_exists &&
-                   _store.snapshot()->find(offsets_topic) != nullptr) {
-            topic = *_store.snapshot()->find(offsets_topic);  // another broker created it first
+        } else if (created.error() == metadata::errc::topic_exists) {
+            // Another broker created it first (brokers of a cluster start at once): this
+            // broker's snapshot shows it as soon as the store's watch delivers that change.
+            // Start-up only, bounded: 10 s in 50 ms steps on this shard's timer.
+            asio::steady_timer timer(co_await asio::this_coro::executor);
+            for (int i = 0; i < 200 && _store.snapshot()->find(offsets_topic) == nullptr; ++i) {
+                timer.expires_after(std::chrono::milliseconds(50));
+                co_await timer.async_wait(asio::use_awaitable);
+            }
+            const auto* now = _store.snapshot()->find(offsets_topic);
+            if (now == nullptr) {
+                co_return created.error();
+            }
+            topic = *now;
         } else {
             co_return created.error();
         }
