@@ -89,6 +89,43 @@ TEST_F(partition_manager_test, test_topic_partitions_are_created_on_their_owner_
     pm->close_all();
 }
 
+TEST_F(partition_manager_test, test_concurrent_ensures_of_one_topic_open_each_log_once) {
+    // A handler and replica_sync both bring a new topic's logs in: neither may open the files
+    // the other is opening, and both return once the logs are open.
+    pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
+    ASSERT_TRUE(pm->open_all(cluster_state{}));
+    for (int round = 0; round < 20; ++round) {
+        std::string name = "race" + std::to_string(round);
+        topic_metadata t{name,
+                         protocol::uuid::random(),
+                         {{0, 0, 0, {0}, {0}}, {1, 0, 0, {0}, {0}}, {2, 0, 0, {0}, {0}}},
+                         {}};
+        auto a = asio::co_spawn(pool->context(0), pm->ensure_topic(t), asio::use_future);
+        auto b = asio::co_spawn(pool->context(1), pm->ensure_topic(t), asio::use_future);
+        ASSERT_FALSE(a.get());
+        ASSERT_FALSE(b.get());
+        for (int32_t p = 0; p < 3; ++p) {
+            topic_partition tp{name, model::partition_id(p)};
+            EXPECT_EQ(run(tp, append_one(pm.get(), tp, "v")), 0) << name << "-" << p;
+        }
+    }
+    pm->close_all();
+    // Every log closed cleanly with its record: reopening finds them all.
+    cluster_state state;
+    for (int round = 0; round < 20; ++round) {
+        std::string name = "race" + std::to_string(round);
+        state.topics.emplace(
+            name, topic_metadata{name, protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}});
+    }
+    pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
+    ASSERT_TRUE(pm->open_all(state));
+    for (int round = 0; round < 20; ++round) {
+        topic_partition tp{"race" + std::to_string(round), model::partition_id(0)};
+        EXPECT_EQ(run(tp, end_offset(pm.get(), tp)), 1);
+    }
+    pm->close_all();
+}
+
 TEST_F(partition_manager_test, test_clean_close_writes_marker_and_reopen_keeps_data) {
     cluster_state state;
     state.topics.emplace("t",
