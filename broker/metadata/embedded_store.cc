@@ -3,7 +3,6 @@
 #include "broker/metadata/errc.h"
 #include "common/log.h"
 
-#include <boost/asio/post.hpp>
 #include <fcntl.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -172,8 +171,7 @@ result<std::unique_ptr<embedded_store>> embedded_store::open(const fs::path& dat
             log::get("metadata")->error("cannot parse {}", st->_file.string());
             return loaded.error();
         }
-        st->_committed = std::make_shared<cluster_state>(std::move(loaded).value());
-        st->set_latest(st->_committed);
+        st->set_committed(std::make_shared<cluster_state>(std::move(loaded).value()));
         return st;
     }
     // Nothing runs yet: the first state is written on the opening thread.
@@ -181,8 +179,7 @@ result<std::unique_ptr<embedded_store>> embedded_store::open(const fs::path& dat
     fresh->cluster_id = protocol::uuid::random().to_string();
     fresh->version = 1;
     SPOOL_TRY(st->persist(*fresh));
-    st->_committed = fresh;
-    st->set_latest(fresh);
+    st->set_committed(fresh);
     log::get("metadata")->info("created {} (cluster id {})", st->_file.string(), fresh->cluster_id);
     return st;
 }
@@ -196,16 +193,16 @@ void embedded_store::set_local_broker(broker_registration self) {
     _local_node = self.node_id;
     next->controller_id = self.node_id;
     next->brokers = {{self.node_id, std::move(self)}};
-    _committed = next;
-    set_latest(next);
+    set_committed(next);
+}
+
+void embedded_store::set_committed(cluster_snapshot s) {
+    _committed = s;
+    _publisher.publish(std::move(s));
 }
 
 void embedded_store::attach(net::shard_pool& pool) {
-    _shard_copies = std::make_unique<shard_copy[]>(pool.shard_count());
-    for (size_t i = 0; i < pool.shard_count(); ++i) {
-        _shard_copies[i].state = _committed;
-    }
-    _pool = &pool;
+    _publisher.attach(pool);
 }
 
 void embedded_store::stop() {
@@ -214,42 +211,7 @@ void embedded_store::stop() {
 }
 
 cluster_snapshot embedded_store::snapshot() const {
-    if (_pool != nullptr && net::shard_pool::current_pool() == _pool) {
-        return _shard_copies[*net::shard_pool::current_shard()].state;
-    }
-    std::lock_guard lock(_latest_mutex);
-    return _latest;
-}
-
-void embedded_store::set_latest(cluster_snapshot s) {
-    std::lock_guard lock(_latest_mutex);
-    _latest = std::move(s);
-}
-
-void embedded_store::install(size_t shard, const cluster_snapshot& s) {
-    auto& copy = _shard_copies[shard].state;
-    if (!copy || copy->version < s->version) {
-        copy = s;
-    }
-}
-
-asio::awaitable<int> embedded_store::install_on_shard(embedded_store* self, size_t shard,
-                                                      cluster_snapshot s) {
-    self->install(shard, s);
-    co_return 0;
-}
-
-asio::awaitable<void> embedded_store::publish_to_every_shard(cluster_snapshot s) {
-    if (_pool == nullptr) {
-        co_return;
-    }
-    // The writer already posted s to every shard; visiting each one (after those posts, or
-    // installing it ourselves) is what lets the caller answer knowing every shard sees it.
-    for (size_t i = 0; i < _pool->shard_count(); ++i) {
-        auto ex = _pool->executor(i);
-        auto visit = net::run_on(ex, install_on_shard(this, i, s));
-        (void)co_await std::move(visit);
-    }
+    return _publisher.snapshot();
 }
 
 result<void> embedded_store::persist(const cluster_state& next) {
@@ -274,14 +236,9 @@ embedded_store::commit_outcome<T> embedded_store::apply(const change_fn<T>& chan
     if (auto w = persist(*next); !w) {
         return {w.error(), nullptr};
     }
-    auto before = std::exchange(_committed, next);
-    set_latest(next);
+    auto before = _committed;
+    set_committed(next);
     notify_listeners(before, next);
-    if (_pool != nullptr) {
-        for (size_t i = 0; i < _pool->shard_count(); ++i) {
-            asio::post(_pool->executor(i), [this, i, next] { install(i, next); });
-        }
-    }
     return {std::move(r), std::move(next)};
 }
 
@@ -294,7 +251,7 @@ store::op<T> embedded_store::commit(change_fn<T> change) {
     auto op = net::run_blocking<commit_outcome<T>>(ex, std::move(work));
     auto out = co_await std::move(op);
     if (out.published) {
-        co_await publish_to_every_shard(out.published);
+        co_await _publisher.wait_visible(out.published);
     }
     co_return std::move(out.value);
 }

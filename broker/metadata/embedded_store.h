@@ -20,18 +20,18 @@
 // it become the committed state. A failed write changes nothing. The committing coroutine waits
 // without blocking its shard.
 //
-// Snapshots: after a commit the writer posts the new state to every shard of the attached
-// shard_pool, and the committing coroutine visits every shard (installing it there if the post
-// has not arrived yet) before it returns, so once a mutation returns, snapshot() on any shard
-// shows it. On a shard, snapshot() reads that shard's own copy: no lock, no shared cache line.
-// Other threads (HTTP, main) read the latest state under a mutex held only to copy a pointer;
-// no writer holds it during I/O.
+// Snapshots (snapshot_publisher.h): after a commit the writer publishes the new state to every
+// shard of the attached shard_pool, and the committing coroutine waits until every shard shows
+// it before it returns, so once a mutation returns, snapshot() on any shard shows it. On a
+// shard, snapshot() reads that shard's own copy: no lock, no shared cache line. Other threads
+// (HTTP, main) read the latest state under a mutex held only to copy a pointer.
 //
 // Lifecycle: open() loads or creates the file; attach() before the pool starts; stop() before
 // the pool stops (finishes the commit in progress; later commits fail with persist_failed).
 // Destroyed after the pool (posted installs reference the store).
 // Threading: everything from any thread; see above.
 
+#include "broker/metadata/snapshot_publisher.h"
 #include "broker/metadata/store.h"
 #include "broker/net/background_pool.h"
 #include "broker/net/shard_pool.h"
@@ -40,7 +40,6 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <variant>
 
 namespace spool::broker::metadata {
@@ -82,6 +81,8 @@ private:
     };
 
     explicit embedded_store(std::filesystem::path file) : _file(std::move(file)) {}
+    // Makes s the committed state and publishes it (latest + every shard).
+    void set_committed(cluster_snapshot s);
 
     // Applies change on the writer thread, persists it and publishes it everywhere.
     template <class T>
@@ -91,23 +92,11 @@ private:
     template <class T>
     commit_outcome<T> apply(const change_fn<T>& change);
     result<void> persist(const cluster_state& next);
-    void set_latest(cluster_snapshot s);
-    // Installs s as shard's copy unless that shard already has a newer one; on that shard only.
-    void install(size_t shard, const cluster_snapshot& s);
-    static boost::asio::awaitable<int> install_on_shard(embedded_store* self, size_t shard,
-                                                        cluster_snapshot s);
-    boost::asio::awaitable<void> publish_to_every_shard(cluster_snapshot s);
 
     std::filesystem::path _file;
     cluster_snapshot _committed;  // the writer thread's (and open()'s) only
-    mutable std::mutex _latest_mutex;
-    cluster_snapshot _latest;  // for non-shard readers, under _latest_mutex
-    net::shard_pool* _pool = nullptr;
+    snapshot_publisher _publisher{nullptr};
     int32_t _local_node = 0;
-    struct alignas(64) shard_copy {
-        cluster_snapshot state;  // read and written by its shard only
-    };
-    std::unique_ptr<shard_copy[]> _shard_copies;
     std::atomic<bool> _stopped{false};
     // Last: stopped and joined first, while everything it uses still exists.
     net::background_pool _writer{"metadata", 1};

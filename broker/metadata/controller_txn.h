@@ -1,0 +1,44 @@
+#pragma once
+
+// How the controller's partition writes become etcd transactions: every txn first compares
+// created_at(P/controller, epoch), so a deposed controller (whose key was deleted, or re-created
+// by its successor with a later create_revision) can never commit; then each record's own
+// revision (modified_at, or absent for a placement) and, for placements, the topic record's
+// revision, so nothing is written over a change this controller has not seen yet, and no
+// partition of a deleted topic is ever re-created. On failure the txn reads P/controller back,
+// telling a deposition from a stale snapshot in the same round trip.
+// etcd refuses a txn with more than --max-txn-ops (128 by default) compares or ops per branch:
+// batches stay within max_ops of each.
+//
+// Pure; no threading concerns.
+
+#include "broker/etcd/client.h"
+#include "broker/metadata/controller_plan.h"
+#include "broker/metadata/etcd_layout.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace spool::broker::metadata {
+
+struct controller_txn {
+    etcd::txn_request request;
+    size_t first = 0;  // the writes this txn carries: [first, first + count) of the plan
+    size_t count = 0;
+};
+
+inline constexpr size_t max_txn_ops = 100;
+
+std::vector<controller_txn> controller_txns(const etcd_layout::keys& keys, int64_t epoch,
+                                            const std::vector<partition_write>& writes,
+                                            size_t max_ops = max_txn_ops);
+
+// The campaign: absent(P/controller) -> put our record under the session lease; else read the
+// holder back.
+etcd::txn_request campaign_txn(const etcd_layout::keys& keys,
+                               const etcd_layout::controller_record& me, int64_t lease);
+// Resignation: delete P/controller only while it is still the key this controller created.
+etcd::txn_request resign_txn(const etcd_layout::keys& keys, int64_t epoch);
+
+}  // namespace spool::broker::metadata

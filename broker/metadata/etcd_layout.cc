@@ -1,0 +1,438 @@
+#include "broker/metadata/etcd_layout.h"
+
+#include "broker/metadata/store.h"
+
+#include <charconv>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace spool::broker::metadata::etcd_layout {
+
+using json = nlohmann::json;
+
+namespace {
+
+std::error_code bad() {
+    return std::make_error_code(std::errc::bad_message);
+}
+
+// Strict decimal: digits only (an optional leading '-' when allowed), no leading zeros, no
+// overflow. The canonical form is what keys and values are written in, so anything else did not
+// come from a broker.
+template <class Int>
+std::optional<Int> parse_decimal(std::string_view text, bool allow_negative) {
+    if (text.empty() || text.size() > 20) {
+        return std::nullopt;
+    }
+    std::string_view digits = text;
+    if (digits.front() == '-') {
+        if (!allow_negative) {
+            return std::nullopt;
+        }
+        digits.remove_prefix(1);
+    }
+    if (digits.empty() || (digits.size() > 1 && digits.front() == '0') ||
+        (text.front() == '-' && digits == "0")) {
+        return std::nullopt;
+    }
+    Int v{};
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc{} || end != text.data() + text.size()) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::optional<json> parse_json(std::string_view value) {
+    // No exceptions: a malformed value yields a discarded value.
+    json j = json::parse(value.begin(), value.end(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+        return std::nullopt;
+    }
+    return j;
+}
+
+// An integer member within [lo, hi]; nullopt for a missing key, another type, a float, or a
+// number out of range (nlohmann keeps big positives as uint64: compare without converting).
+std::optional<int64_t> int_in(const json& j, int64_t lo, int64_t hi) {
+    if (j.is_number_unsigned()) {
+        auto u = j.get<uint64_t>();
+        if (hi < 0 || u > static_cast<uint64_t>(hi)) {
+            return std::nullopt;
+        }
+        return static_cast<int64_t>(u) >= lo ? std::optional<int64_t>(static_cast<int64_t>(u))
+                                             : std::nullopt;
+    }
+    if (j.is_number_integer()) {
+        auto v = j.get<int64_t>();
+        if (v < lo || v > hi) {
+            return std::nullopt;
+        }
+        return v;
+    }
+    return std::nullopt;
+}
+
+std::optional<int32_t> int32_member(const json& obj, const char* name, int32_t lo,
+                                    int32_t hi = std::numeric_limits<int32_t>::max()) {
+    auto it = obj.find(name);
+    if (it == obj.end()) {
+        return std::nullopt;
+    }
+    auto v = int_in(*it, lo, hi);
+    if (!v) {
+        return std::nullopt;
+    }
+    return static_cast<int32_t>(*v);
+}
+
+std::optional<std::string> string_member(const json& obj, const char* name) {
+    auto it = obj.find(name);
+    if (it == obj.end() || !it->is_string()) {
+        return std::nullopt;
+    }
+    return it->get<std::string>();
+}
+
+// An array of node ids (>= 0), each at most once.
+std::optional<std::vector<int32_t>> node_list(const json& obj, const char* name) {
+    auto it = obj.find(name);
+    if (it == obj.end() || !it->is_array()) {
+        return std::nullopt;
+    }
+    std::vector<int32_t> out;
+    out.reserve(it->size());
+    for (const auto& e : *it) {
+        auto v = int_in(e, 0, std::numeric_limits<int32_t>::max());
+        if (!v) {
+            return std::nullopt;
+        }
+        auto id = static_cast<int32_t>(*v);
+        if (std::find(out.begin(), out.end(), id) != out.end()) {
+            return std::nullopt;
+        }
+        out.push_back(id);
+    }
+    return out;
+}
+
+// A {"k":"v"} object of strings.
+template <class Map>
+std::optional<Map> string_map(const json& j) {
+    if (!j.is_object()) {
+        return std::nullopt;
+    }
+    Map out;
+    for (const auto& [k, v] : j.items()) {
+        if (!v.is_string()) {
+            return std::nullopt;
+        }
+        out.emplace(k, v.template get<std::string>());
+    }
+    return out;
+}
+
+}  // namespace
+
+// ---- keys ----
+
+std::string keys::all() const {
+    return prefix + "/";
+}
+std::string keys::cluster_id() const {
+    return prefix + "/cluster_id";
+}
+std::string keys::brokers() const {
+    return prefix + "/brokers/";
+}
+std::string keys::broker(int32_t id) const {
+    return brokers() + std::to_string(id);
+}
+std::string keys::controller() const {
+    return prefix + "/controller";
+}
+std::string keys::topics() const {
+    return prefix + "/topics/";
+}
+std::string keys::topic(std::string_view name) const {
+    return topics().append(name);
+}
+std::string keys::partitions(std::string_view topic) const {
+    return (prefix + "/partitions/").append(topic).append("/");
+}
+std::string keys::partition(std::string_view topic, int32_t p) const {
+    return partitions(topic) + std::to_string(p);
+}
+std::string keys::all_broker_configs() const {
+    return prefix + "/broker_configs/";
+}
+std::string keys::broker_configs(std::string_view entity) const {
+    return all_broker_configs().append(entity.empty() ? default_entity : entity);
+}
+std::string keys::producer_ids() const {
+    return prefix + "/producer_ids";
+}
+
+// ---- codecs ----
+
+std::string encode(const topic_record& r) {
+    json configs = json::object();
+    for (const auto& [k, v] : r.configs) {
+        configs[k] = v;
+    }
+    return json{{"id", r.id.to_string()}, {"partitions", r.partitions}, {"configs", configs}}
+        .dump();
+}
+
+result<topic_record> decode_topic(std::string_view value) {
+    auto j = parse_json(value);
+    if (!j || !j->is_object()) {
+        return bad();
+    }
+    topic_record r;
+    auto id_text = string_member(*j, "id");
+    auto id = id_text ? protocol::uuid::parse(*id_text) : std::nullopt;
+    auto partitions = int32_member(*j, "partitions", 1, max_partitions_per_topic);
+    if (!id || id->is_zero() || !partitions) {
+        return bad();
+    }
+    r.id = *id;
+    r.partitions = *partitions;
+    if (auto it = j->find("configs"); it != j->end()) {
+        auto configs = string_map<config::topic_overrides>(*it);
+        if (!configs) {
+            return bad();
+        }
+        r.configs = std::move(*configs);
+    }
+    return r;
+}
+
+std::string encode(const partition_record& r) {
+    return json{{"leader", r.leader},
+                {"leader_epoch", r.leader_epoch},
+                {"partition_epoch", r.partition_epoch},
+                {"replicas", r.replicas},
+                {"isr", r.isr}}
+        .dump();
+}
+
+result<partition_record> decode_partition(std::string_view value) {
+    auto j = parse_json(value);
+    if (!j || !j->is_object()) {
+        return bad();
+    }
+    auto leader = int32_member(*j, "leader", -1);
+    auto leader_epoch = int32_member(*j, "leader_epoch", 0);
+    auto partition_epoch = int32_member(*j, "partition_epoch", 0);
+    auto replicas = node_list(*j, "replicas");
+    auto isr = node_list(*j, "isr");
+    if (!leader || !leader_epoch || !partition_epoch || !replicas || !isr) {
+        return bad();
+    }
+    return partition_record{*leader, *leader_epoch, *partition_epoch, std::move(*replicas),
+                            std::move(*isr)};
+}
+
+std::string encode(const broker_registration& r) {
+    json endpoints = json::array();
+    for (const auto& e : r.endpoints) {
+        endpoints.push_back({{"listener", e.listener},
+                             {"host", e.host},
+                             {"port", e.port},
+                             {"security_protocol", e.security_protocol}});
+    }
+    json j{
+        {"node_id", r.node_id}, {"incarnation_id", r.incarnation_id}, {"log_dir_id", r.log_dir_id}};
+    if (r.rack) {
+        j["rack"] = *r.rack;
+    }
+    j["endpoints"] = std::move(endpoints);
+    return j.dump();
+}
+
+result<broker_registration> decode_broker(std::string_view value) {
+    auto j = parse_json(value);
+    if (!j || !j->is_object()) {
+        return bad();
+    }
+    broker_registration r;
+    auto node_id = int32_member(*j, "node_id", 0);
+    auto incarnation = string_member(*j, "incarnation_id");
+    auto log_dir = string_member(*j, "log_dir_id");
+    auto endpoints = j->find("endpoints");
+    if (!node_id || !incarnation || !log_dir || endpoints == j->end() || !endpoints->is_array()) {
+        return bad();
+    }
+    r.node_id = *node_id;
+    r.incarnation_id = std::move(*incarnation);
+    r.log_dir_id = std::move(*log_dir);
+    if (auto it = j->find("rack"); it != j->end()) {
+        if (!it->is_string()) {
+            return bad();
+        }
+        r.rack = it->get<std::string>();
+    }
+    for (const auto& e : *endpoints) {
+        if (!e.is_object()) {
+            return bad();
+        }
+        broker_endpoint ep;
+        auto listener = string_member(e, "listener");
+        auto host = string_member(e, "host");
+        auto port = int32_member(e, "port", 0, 65535);
+        if (!listener || !host || !port) {
+            return bad();
+        }
+        ep.listener = std::move(*listener);
+        ep.host = std::move(*host);
+        ep.port = *port;
+        if (e.contains("security_protocol")) {
+            auto sp = string_member(e, "security_protocol");
+            if (!sp) {
+                return bad();
+            }
+            ep.security_protocol = std::move(*sp);
+        }
+        r.endpoints.push_back(std::move(ep));
+    }
+    return r;
+}
+
+std::string encode(const controller_record& r) {
+    return json{{"node_id", r.node_id}, {"incarnation_id", r.incarnation_id}}.dump();
+}
+
+result<controller_record> decode_controller(std::string_view value) {
+    auto j = parse_json(value);
+    if (!j || !j->is_object()) {
+        return bad();
+    }
+    auto node_id = int32_member(*j, "node_id", 0);
+    auto incarnation = string_member(*j, "incarnation_id");
+    if (!node_id || !incarnation) {
+        return bad();
+    }
+    return controller_record{*node_id, std::move(*incarnation)};
+}
+
+std::string encode_broker_configs(const std::map<std::string, std::string>& configs) {
+    json j = json::object();
+    for (const auto& [k, v] : configs) {
+        j[k] = v;
+    }
+    return j.dump();
+}
+
+result<std::map<std::string, std::string>> decode_broker_configs(std::string_view value) {
+    auto j = parse_json(value);
+    if (!j) {
+        return bad();
+    }
+    auto m = string_map<std::map<std::string, std::string>>(*j);
+    if (!m) {
+        return bad();
+    }
+    return std::move(*m);
+}
+
+std::string encode_producer_id(int64_t next) {
+    return std::to_string(next);
+}
+
+result<int64_t> decode_producer_id(std::string_view value) {
+    auto v = parse_decimal<int64_t>(value, /*allow_negative=*/false);
+    if (!v) {
+        return bad();
+    }
+    return *v;
+}
+
+result<std::string> decode_cluster_id(std::string_view value) {
+    auto id = protocol::uuid::parse(value);
+    if (!id || id->to_string() != value) {
+        return bad();
+    }
+    return std::string(value);
+}
+
+partition_state to_state(int32_t partition, const partition_record& r, int64_t mod_revision) {
+    return partition_state{partition,  r.leader, r.leader_epoch, r.partition_epoch,
+                           r.replicas, r.isr,    mod_revision};
+}
+
+partition_record to_record(const partition_state& p) {
+    return partition_record{p.leader, p.leader_epoch, p.partition_epoch, p.replicas, p.isr};
+}
+
+// ---- parse ----
+
+namespace {
+
+std::optional<int32_t> node_number(std::string_view text) {
+    return parse_decimal<int32_t>(text, /*allow_negative=*/false);
+}
+
+}  // namespace
+
+parsed_key parse(const keys& k, std::string_view key) {
+    using kind = parsed_key::kind;
+    const std::string root = k.all();
+    if (!key.starts_with(root)) {
+        return {};
+    }
+    std::string_view rest = key.substr(root.size());
+    auto segment = [&rest](std::string_view name) {
+        if (rest.starts_with(name) && rest.size() > name.size() && rest[name.size()] == '/') {
+            rest.remove_prefix(name.size() + 1);
+            return true;
+        }
+        return false;
+    };
+    if (rest == "cluster_id") {
+        return {kind::cluster_id, {}, -1};
+    }
+    if (rest == "controller") {
+        return {kind::controller, {}, -1};
+    }
+    if (rest == "producer_ids") {
+        return {kind::producer_ids, {}, -1};
+    }
+    if (segment("brokers")) {
+        if (auto n = node_number(rest)) {
+            return {kind::broker, {}, *n};
+        }
+        return {};
+    }
+    if (segment("topics")) {
+        if (valid_topic_name(rest)) {
+            return {kind::topic, std::string(rest), -1};
+        }
+        return {};
+    }
+    if (segment("partitions")) {
+        auto slash = rest.find('/');
+        if (slash == std::string_view::npos) {
+            return {};
+        }
+        auto topic = rest.substr(0, slash);
+        auto p = node_number(rest.substr(slash + 1));
+        if (!valid_topic_name(topic) || !p || *p >= max_partitions_per_topic) {
+            return {};
+        }
+        return {kind::partition, std::string(topic), *p};
+    }
+    if (segment("broker_configs")) {
+        if (rest == default_entity) {
+            return {kind::broker_config, {}, -1};
+        }
+        if (auto n = node_number(rest)) {
+            return {kind::broker_config, std::string(rest), *n};
+        }
+        return {};
+    }
+    return {};
+}
+
+}  // namespace spool::broker::metadata::etcd_layout

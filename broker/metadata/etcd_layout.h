@@ -1,0 +1,129 @@
+#pragma once
+
+// Where the cluster's metadata lives in etcd, and how each value is written: the one contract
+// between every broker of a cluster (the etcd store, the broker session, the controller). A
+// change here is a change of the on-etcd format: every broker of a cluster must agree on it.
+//
+//     P = etcd.prefix (no trailing slash)
+//     P/cluster_id                the 22-char Kafka cluster id, plain text
+//     P/brokers/<node id>         broker_registration JSON, under the broker's session lease
+//     P/controller                controller_record JSON, under the controller's session lease;
+//                                 the controller epoch is this key's create_revision
+//     P/topics/<name>             topic_record JSON
+//     P/partitions/<name>/<p>     partition_record JSON; absent = not placed yet
+//     P/broker_configs/<entity>   {"k":"v"}; entity "_default" = cluster default, else node id
+//     P/producer_ids              next free producer id, decimal text
+//
+// Decoding never trusts a value: anything that is not exactly the expected shape (bad JSON,
+// wrong types, numbers out of range, a topic claiming more partitions than a broker can hold)
+// is an error (std::errc::bad_message), never an exception or a huge allocation.
+//
+// Plain functions and values; no state, no threading concerns.
+
+#include "broker/config/topic_config.h"
+#include "broker/metadata/cluster_state.h"
+#include "common/result.h"
+#include "protocol/wire/uuid.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spool::broker::metadata::etcd_layout {
+
+// The most partitions one topic record may claim: bounds what a (possibly hostile) record makes
+// a broker allocate. Far above what a cluster of this design serves (100,000 in total, measured).
+inline constexpr int32_t max_partitions_per_topic = 1'000'000;
+// The key segment of the cluster-wide default broker configs.
+inline constexpr std::string_view default_entity = "_default";
+
+struct keys {
+    std::string prefix;  // P, without a trailing slash
+
+    std::string all() const;  // "P/": everything the store loads and watches
+    std::string cluster_id() const;
+    std::string brokers() const;  // "P/brokers/"
+    std::string broker(int32_t id) const;
+    std::string controller() const;
+    std::string topics() const;  // "P/topics/"
+    std::string topic(std::string_view name) const;
+    std::string partitions(std::string_view topic) const;  // "P/partitions/<t>/"
+    std::string partition(std::string_view topic, int32_t p) const;
+    std::string all_broker_configs() const;                     // "P/broker_configs/"
+    std::string broker_configs(std::string_view entity) const;  // "" = cluster default
+    std::string producer_ids() const;
+};
+
+struct topic_record {
+    protocol::uuid id;
+    int32_t partitions = 0;
+    config::topic_overrides configs;
+
+    bool operator==(const topic_record&) const = default;
+};
+
+struct partition_record {
+    int32_t leader = -1;
+    int32_t leader_epoch = 0;
+    int32_t partition_epoch = 0;
+    std::vector<int32_t> replicas;
+    std::vector<int32_t> isr;
+
+    bool operator==(const partition_record&) const = default;
+};
+
+struct controller_record {
+    int32_t node_id = -1;
+    std::string incarnation_id;
+
+    bool operator==(const controller_record&) const = default;
+};
+
+std::string encode(const topic_record& r);
+result<topic_record> decode_topic(std::string_view value);
+std::string encode(const partition_record& r);
+result<partition_record> decode_partition(std::string_view value);
+std::string encode(const broker_registration& r);
+result<broker_registration> decode_broker(std::string_view value);
+std::string encode(const controller_record& r);
+result<controller_record> decode_controller(std::string_view value);
+// P/broker_configs/<entity>: {"k":"v"}.
+std::string encode_broker_configs(const std::map<std::string, std::string>& configs);
+result<std::map<std::string, std::string>> decode_broker_configs(std::string_view value);
+// P/producer_ids: a non-negative decimal int64.
+std::string encode_producer_id(int64_t next);
+result<int64_t> decode_producer_id(std::string_view value);
+// P/cluster_id: a Kafka uuid's text.
+result<std::string> decode_cluster_id(std::string_view value);
+
+// The state of a partition as its record says, and back (partition number and revision are
+// the key's business).
+partition_state to_state(int32_t partition, const partition_record& r, int64_t mod_revision);
+partition_record to_record(const partition_state& p);
+
+// What a key names: "P/partitions/t/3" -> {partition, "t", 3}; "P/brokers/2" -> {broker, "", 2};
+// "P/topics/t" -> {topic, "t"}; "P/broker_configs/_default" -> {broker_config, "", -1},
+// "P/broker_configs/4" -> {broker_config, "4", 4}. Anything else under P, outside P, or with a
+// non-canonical number or an invalid topic name -> unknown.
+struct parsed_key {
+    enum class kind {
+        cluster_id,
+        broker,
+        controller,
+        topic,
+        partition,
+        broker_config,
+        producer_ids,
+        unknown
+    };
+    kind what = kind::unknown;
+    std::string name;
+    int32_t number = -1;
+
+    bool operator==(const parsed_key&) const = default;
+};
+parsed_key parse(const keys& k, std::string_view key);
+
+}  // namespace spool::broker::metadata::etcd_layout

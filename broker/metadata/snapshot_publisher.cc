@@ -1,0 +1,68 @@
+#include "broker/metadata/snapshot_publisher.h"
+
+#include <boost/asio/post.hpp>
+
+namespace spool::broker::metadata {
+
+namespace asio = boost::asio;
+
+void snapshot_publisher::attach(net::shard_pool& pool) {
+    auto initial = latest();
+    _shard_copies = std::make_unique<shard_copy[]>(pool.shard_count());
+    for (size_t i = 0; i < pool.shard_count(); ++i) {
+        _shard_copies[i].state = initial;
+    }
+    _pool = &pool;
+}
+
+cluster_snapshot snapshot_publisher::snapshot() const {
+    if (_pool != nullptr && net::shard_pool::current_pool() == _pool) {
+        return _shard_copies[*net::shard_pool::current_shard()].state;
+    }
+    return latest();
+}
+
+cluster_snapshot snapshot_publisher::latest() const {
+    std::lock_guard lock(_latest_mutex);
+    return _latest;
+}
+
+void snapshot_publisher::publish(cluster_snapshot s) {
+    {
+        std::lock_guard lock(_latest_mutex);
+        _latest = s;
+    }
+    if (_pool == nullptr) {
+        return;
+    }
+    for (size_t i = 0; i < _pool->shard_count(); ++i) {
+        asio::post(_pool->executor(i), [this, i, s] { install(i, s); });
+    }
+}
+
+void snapshot_publisher::install(size_t shard, const cluster_snapshot& s) {
+    auto& copy = _shard_copies[shard].state;
+    if (!copy || copy->version < s->version) {
+        copy = s;
+    }
+}
+
+asio::awaitable<int> snapshot_publisher::install_on_shard(snapshot_publisher* self, size_t shard,
+                                                          cluster_snapshot s) {
+    self->install(shard, s);
+    co_return 0;
+}
+
+asio::awaitable<void> snapshot_publisher::wait_visible(cluster_snapshot s) {
+    if (_pool == nullptr) {
+        co_return;
+    }
+    // publish() already posted s to every shard; visiting each one (after those posts, or
+    // installing it ourselves) is what lets the caller answer knowing every shard sees it.
+    for (size_t i = 0; i < _pool->shard_count(); ++i) {
+        auto visit = net::run_on(_pool->executor(i), install_on_shard(this, i, s));
+        (void)co_await std::move(visit);
+    }
+}
+
+}  // namespace spool::broker::metadata

@@ -1,0 +1,271 @@
+#include "broker/metadata/controller_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <random>
+
+namespace spool::broker::metadata {
+namespace {
+
+void add_broker(cluster_state& s, int32_t id, std::optional<std::string> rack = std::nullopt) {
+    s.brokers[id] = broker_registration{id,
+                                        "inc-" + std::to_string(id),
+                                        "dir",
+                                        std::move(rack),
+                                        {{"PLAINTEXT", "127.0.0.1", 9092 + id, "PLAINTEXT"}}};
+}
+
+// A topic of `count` partitions with no records yet (what the etcd store shows right after
+// CreateTopics).
+topic_metadata& add_topic(cluster_state& s, const std::string& name, int32_t count,
+                          int64_t revision = 5) {
+    auto& t = s.topics[name];
+    t.name = name;
+    t.record_revision = revision;
+    for (int32_t p = 0; p < count; ++p) {
+        t.partitions.push_back({p, -1, 0, 0, {}, {}, 0});
+    }
+    return t;
+}
+
+partition_state placed(int32_t p, int32_t leader, std::vector<int32_t> replicas,
+                       std::vector<int32_t> isr, int32_t epoch = 0, int64_t revision = 9) {
+    return {p, leader, epoch, epoch, std::move(replicas), std::move(isr), revision};
+}
+
+TEST(controller_plan_test, test_unplaced_partitions_are_placed_with_epoch_zero) {
+    cluster_state s;
+    add_broker(s, 0);
+    add_broker(s, 1);
+    add_topic(s, "orders", 3, 42);
+    auto r = plan(s);
+    ASSERT_EQ(r.writes.size(), 3u);
+    EXPECT_TRUE(r.unplaceable.empty());
+    for (int32_t p = 0; p < 3; ++p) {
+        const auto& w = r.writes[static_cast<size_t>(p)];
+        EXPECT_EQ(w.topic, "orders");
+        EXPECT_EQ(w.why, partition_write::reason::place);
+        EXPECT_EQ(w.state.partition, p);
+        EXPECT_EQ(w.state.record_revision, 0) << "a placement expects the record absent";
+        EXPECT_EQ(w.topic_revision, 42);
+        EXPECT_EQ(w.state.leader, p % 2);
+        EXPECT_EQ(w.state.replicas, std::vector<int32_t>{p % 2});
+        EXPECT_EQ(w.state.isr, w.state.replicas);
+        EXPECT_EQ(w.state.leader_epoch, 0);
+        EXPECT_EQ(w.state.partition_epoch, 0);
+    }
+}
+
+TEST(controller_plan_test, test_replication_factor_above_live_brokers_stays_unplaced) {
+    cluster_state s;
+    add_broker(s, 0);
+    add_topic(s, "wide", 2);
+    auto r = plan(s, {.default_replication_factor = 2});
+    EXPECT_TRUE(r.writes.empty());
+    EXPECT_EQ(r.unplaceable, std::vector<std::string>{"wide"});
+    cluster_state none;
+    add_topic(none, "t", 1);
+    EXPECT_EQ(plan(none).unplaceable, std::vector<std::string>{"t"});
+}
+
+TEST(controller_plan_test, test_new_partitions_keep_the_topics_replication_factor) {
+    cluster_state s;
+    for (int32_t id : {0, 1, 2}) {
+        add_broker(s, id);
+    }
+    auto& t = add_topic(s, "grown", 3);
+    t.partitions[0] = placed(0, 0, {0, 1}, {0, 1});
+    auto r = plan(s);  // default RF 1, but the topic's partitions have 2 replicas
+    ASSERT_EQ(r.writes.size(), 2u);
+    for (const auto& w : r.writes) {
+        EXPECT_EQ(w.state.replicas.size(), 2u);
+    }
+}
+
+TEST(controller_plan_test, test_offline_leader_becomes_minus_one_with_epochs_bumped) {
+    cluster_state s;
+    add_broker(s, 1);
+    auto& t = add_topic(s, "t", 1);
+    t.partitions[0] = placed(0, 0, {0}, {0}, 4, 17);
+    auto r = plan(s);
+    ASSERT_EQ(r.writes.size(), 1u);
+    const auto& w = r.writes[0];
+    EXPECT_EQ(w.why, partition_write::reason::leader_offline);
+    EXPECT_EQ(w.previous_leader, 0);
+    EXPECT_EQ(w.state.leader, -1);
+    EXPECT_EQ(w.state.leader_epoch, 5);
+    EXPECT_EQ(w.state.partition_epoch, 5);
+    EXPECT_EQ(w.state.isr, std::vector<int32_t>{0}) << "the ISR is kept (KIP-966)";
+    EXPECT_EQ(w.state.replicas, std::vector<int32_t>{0});
+    EXPECT_EQ(w.state.record_revision, 17) << "the compare expects the record as read";
+    EXPECT_EQ(w.topic_revision, 0);
+}
+
+TEST(controller_plan_test, test_offline_leader_hands_over_to_a_live_isr_member_in_one_change) {
+    cluster_state s;
+    add_broker(s, 1);
+    add_broker(s, 2);
+    auto& t = add_topic(s, "t", 1);
+    // Replica order 0,2,1; ISR {0,1,2}: 2 comes before 1 in replica order.
+    t.partitions[0] = placed(0, 0, {0, 2, 1}, {0, 1, 2}, 3);
+    auto r = plan(s);
+    ASSERT_EQ(r.writes.size(), 1u);
+    EXPECT_EQ(r.writes[0].state.leader, 2);
+    EXPECT_EQ(r.writes[0].state.leader_epoch, 4) << "one leader change, one bump";
+    EXPECT_EQ(r.writes[0].state.partition_epoch, 4);
+    EXPECT_EQ(r.writes[0].state.isr, (std::vector<int32_t>{0, 1, 2}));
+}
+
+TEST(controller_plan_test, test_leaderless_partition_elects_a_live_isr_member) {
+    cluster_state s;
+    add_broker(s, 0);
+    add_broker(s, 1);
+    auto& t = add_topic(s, "t", 3);
+    t.partitions[0] = placed(0, -1, {0}, {0}, 2);
+    t.partitions[1] = placed(1, -1, {2, 1}, {2}, 2);  // the only ISR member is still away
+    t.partitions[2] = placed(2, 1, {1}, {1}, 2);      // healthy
+    auto r = plan(s);
+    ASSERT_EQ(r.writes.size(), 1u);
+    EXPECT_EQ(r.writes[0].why, partition_write::reason::leader_elected);
+    EXPECT_EQ(r.writes[0].state.partition, 0);
+    EXPECT_EQ(r.writes[0].state.leader, 0);
+    EXPECT_EQ(r.writes[0].state.leader_epoch, 3);
+    EXPECT_EQ(r.writes[0].state.partition_epoch, 3);
+    EXPECT_EQ(r.writes[0].previous_leader, -1);
+}
+
+TEST(controller_plan_test, test_broker_leaving_and_returning_moves_leadership_away_and_back) {
+    cluster_state s;
+    for (int32_t id : {0, 1, 2}) {
+        add_broker(s, id);
+    }
+    add_topic(s, "t", 6);
+    int64_t rev = 100;
+    apply(s, plan(s).writes, ++rev);
+    ASSERT_TRUE(plan(s).writes.empty());
+
+    auto away = s.brokers.extract(1);
+    auto leaving = plan(s);
+    ASSERT_EQ(leaving.writes.size(), 2u);  // partitions 1 and 4 were led by broker 1
+    for (const auto& w : leaving.writes) {
+        EXPECT_EQ(w.previous_leader, 1);
+        EXPECT_EQ(w.state.leader, -1);
+        EXPECT_EQ(w.state.leader_epoch, 1);
+    }
+    apply(s, leaving.writes, ++rev);
+    EXPECT_TRUE(plan(s).writes.empty()) << "nothing to do while broker 1 is away";
+
+    s.brokers.insert(std::move(away));
+    auto returning = plan(s);
+    ASSERT_EQ(returning.writes.size(), 2u);
+    for (const auto& w : returning.writes) {
+        EXPECT_EQ(w.state.leader, 1);
+        EXPECT_EQ(w.state.leader_epoch, 2);
+        EXPECT_EQ(w.state.partition_epoch, 2);
+        EXPECT_EQ(w.state.record_revision, rev);
+    }
+    apply(s, returning.writes, ++rev);
+    EXPECT_TRUE(plan(s).writes.empty());
+    for (const auto& p : s.topics["t"].partitions) {
+        EXPECT_EQ(p.leader, p.partition % 3);
+    }
+}
+
+// Random clusters with random damage: whatever the state, applying its plan leaves nothing to do.
+TEST(controller_plan_test, test_plan_of_an_applied_plan_is_empty) {
+    std::mt19937 rng(7);
+    for (int round = 0; round < 300; ++round) {
+        cluster_state s;
+        const int n = std::uniform_int_distribution<int>(1, 6)(rng);
+        for (int32_t id = 0; id < n; ++id) {
+            add_broker(s, id, "r" + std::to_string(id % 2));
+        }
+        const int topics = std::uniform_int_distribution<int>(1, 8)(rng);
+        for (int t = 0; t < topics; ++t) {
+            auto& topic = add_topic(s, "t" + std::to_string(t), 1 + static_cast<int>(rng() % 12));
+            const auto rf = static_cast<int32_t>(1 + rng() % 3);
+            for (auto& p : topic.partitions) {
+                if (rng() % 3 == 0) {
+                    continue;  // unplaced
+                }
+                std::vector<int32_t> replicas;
+                for (int32_t r = 0; r < rf; ++r) {
+                    replicas.push_back(static_cast<int32_t>((p.partition + r) % 8));
+                }
+                auto leader = rng() % 4 == 0 ? -1 : replicas.front();
+                p = placed(p.partition, leader, replicas, replicas,
+                           static_cast<int32_t>(rng() % 5));
+            }
+        }
+        auto first = plan(s);
+        apply(s, first.writes, 1000 + round);
+        auto second = plan(s);
+        EXPECT_TRUE(second.writes.empty()) << "round " << round;
+        EXPECT_EQ(second.unplaceable, first.unplaceable);
+    }
+}
+
+TEST(controller_plan_test, test_leaders_stay_even_across_topics_placed_one_after_another) {
+    cluster_state s;
+    for (int32_t id = 0; id < 3; ++id) {
+        add_broker(s, id);
+    }
+    for (int t = 0; t < 100; ++t) {
+        add_topic(s, "topic-" + std::to_string(t), 10);
+        apply(s, plan(s).writes, t + 1);
+        std::map<int32_t, int> leaders;
+        for (const auto& [name, topic] : s.topics) {
+            for (const auto& p : topic.partitions) {
+                ++leaders[p.leader];
+            }
+        }
+        auto [lo, hi] = std::minmax_element(leaders.begin(), leaders.end(),
+                                            [](auto& a, auto& b) { return a.second < b.second; });
+        EXPECT_LE(hi->second - lo->second, 1) << "after topic " << t;
+    }
+}
+
+// 100,000 partitions: placing them all, a steady pass, and a pass where a third lose their
+// leader. The controller plans on every change, so each must be far below a second.
+TEST(controller_plan_test, test_plan_of_100000_partitions_is_well_under_a_second) {
+    cluster_state s;
+    for (int32_t id = 0; id < 3; ++id) {
+        add_broker(s, id, "r" + std::to_string(id));
+    }
+    for (int t = 0; t < 1000; ++t) {
+        add_topic(s, "topic-" + std::to_string(t), 100);
+    }
+    using clock = std::chrono::steady_clock;
+    auto ms = [](clock::duration d) {
+        return std::chrono::duration<double, std::milli>(d).count();
+    };
+
+    auto t0 = clock::now();
+    auto placing = plan(s);
+    auto placing_time = clock::now() - t0;
+    ASSERT_EQ(placing.writes.size(), 100000u);
+    apply(s, placing.writes, 10);
+
+    t0 = clock::now();
+    auto steady = plan(s);
+    auto steady_time = clock::now() - t0;
+    EXPECT_TRUE(steady.writes.empty());
+
+    s.brokers.erase(2);
+    t0 = clock::now();
+    auto moving = plan(s);
+    auto moving_time = clock::now() - t0;
+    EXPECT_EQ(moving.writes.size(), 33333u);
+
+    std::cout << "plan of 100000 partitions: place " << ms(placing_time) << " ms, steady "
+              << ms(steady_time) << " ms, a third offline " << ms(moving_time) << " ms\n";
+    EXPECT_LT(placing_time, std::chrono::milliseconds(500));
+    EXPECT_LT(steady_time, std::chrono::milliseconds(500));
+    EXPECT_LT(moving_time, std::chrono::milliseconds(500));
+}
+
+}  // namespace
+}  // namespace spool::broker::metadata

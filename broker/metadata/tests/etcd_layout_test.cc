@@ -1,0 +1,276 @@
+#include "broker/metadata/etcd_layout.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace spool::broker::metadata::etcd_layout {
+namespace {
+
+using kind = parsed_key::kind;
+
+const keys k{"/spool/c1"};
+
+TEST(etcd_layout_test, test_keys_follow_the_documented_layout) {
+    EXPECT_EQ(k.all(), "/spool/c1/");
+    EXPECT_EQ(k.cluster_id(), "/spool/c1/cluster_id");
+    EXPECT_EQ(k.brokers(), "/spool/c1/brokers/");
+    EXPECT_EQ(k.broker(7), "/spool/c1/brokers/7");
+    EXPECT_EQ(k.controller(), "/spool/c1/controller");
+    EXPECT_EQ(k.topics(), "/spool/c1/topics/");
+    EXPECT_EQ(k.topic("orders"), "/spool/c1/topics/orders");
+    EXPECT_EQ(k.partitions("orders"), "/spool/c1/partitions/orders/");
+    EXPECT_EQ(k.partition("orders", 3), "/spool/c1/partitions/orders/3");
+    EXPECT_EQ(k.all_broker_configs(), "/spool/c1/broker_configs/");
+    EXPECT_EQ(k.broker_configs(""), "/spool/c1/broker_configs/_default");
+    EXPECT_EQ(k.broker_configs("2"), "/spool/c1/broker_configs/2");
+    EXPECT_EQ(k.producer_ids(), "/spool/c1/producer_ids");
+}
+
+TEST(etcd_layout_test, test_parse_names_every_key_kind) {
+    EXPECT_EQ(parse(k, k.cluster_id()), (parsed_key{kind::cluster_id, "", -1}));
+    EXPECT_EQ(parse(k, k.broker(12)), (parsed_key{kind::broker, "", 12}));
+    EXPECT_EQ(parse(k, k.controller()), (parsed_key{kind::controller, "", -1}));
+    EXPECT_EQ(parse(k, k.topic("a.b-c_d")), (parsed_key{kind::topic, "a.b-c_d", -1}));
+    EXPECT_EQ(parse(k, k.partition("t", 0)), (parsed_key{kind::partition, "t", 0}));
+    EXPECT_EQ(parse(k, k.partition("t", 99999)), (parsed_key{kind::partition, "t", 99999}));
+    EXPECT_EQ(parse(k, k.broker_configs("")), (parsed_key{kind::broker_config, "", -1}));
+    EXPECT_EQ(parse(k, k.broker_configs("4")), (parsed_key{kind::broker_config, "4", 4}));
+    EXPECT_EQ(parse(k, k.producer_ids()), (parsed_key{kind::producer_ids, "", -1}));
+}
+
+TEST(etcd_layout_test, test_parse_refuses_foreign_and_malformed_keys) {
+    for (std::string bad : {
+             std::string("/spool/c2/cluster_id"),  // another cluster's prefix
+             std::string("/spool/c1"),             // the prefix itself
+             std::string("/spool/c1/"),
+             std::string("/spool/c1x/cluster_id"),
+             std::string("/spool/c1/cluster_id/x"),
+             std::string("/spool/c1/unknown"),
+             std::string("/spool/c1/brokers/"),
+             std::string("/spool/c1/brokers/-1"),
+             std::string("/spool/c1/brokers/007"),
+             std::string("/spool/c1/brokers/1x"),
+             std::string("/spool/c1/brokers/99999999999999999999999"),
+             std::string("/spool/c1/brokers/2147483648"),
+             std::string("/spool/c1/topics/"),
+             std::string("/spool/c1/topics/a/b"),
+             std::string("/spool/c1/topics/.."),
+             std::string("/spool/c1/topics/") + std::string(250, 'x'),
+             std::string("/spool/c1/partitions/t"),
+             std::string("/spool/c1/partitions/t/"),
+             std::string("/spool/c1/partitions/t/-1"),
+             std::string("/spool/c1/partitions/t/1/2"),
+             std::string("/spool/c1/partitions/t/1000000"),
+             std::string("/spool/c1/partitions//1"),
+             std::string("/spool/c1/broker_configs/"),
+             std::string("/spool/c1/broker_configs/default"),
+             std::string("/spool/c1/broker_configs/+3"),
+             std::string("/spool/c1/producer_ids/1"),
+             std::string("/spool/c1/brokers/1\0", 20),
+         }) {
+        EXPECT_EQ(parse(k, bad).what, kind::unknown) << bad;
+    }
+}
+
+TEST(etcd_layout_test, test_topic_record_round_trips) {
+    topic_record r{protocol::uuid::random(), 12, {{"retention.ms", "1000"}, {"a", "\"q\""}}};
+    auto text = encode(r);
+    auto back = decode_topic(text);
+    ASSERT_TRUE(back) << text;
+    EXPECT_EQ(back.value(), r);
+    EXPECT_NE(text.find("\"partitions\":12"), std::string::npos) << text;
+}
+
+TEST(etcd_layout_test, test_topic_record_without_configs_has_none) {
+    auto id = protocol::uuid::random().to_string();
+    auto back = decode_topic(R"({"id":")" + id + R"(","partitions":1})");
+    ASSERT_TRUE(back);
+    EXPECT_TRUE(back.value().configs.empty());
+}
+
+TEST(etcd_layout_test, test_hostile_topic_records_are_errors) {
+    auto id = protocol::uuid::random().to_string();
+    auto with = [&id](const std::string& partitions, const std::string& configs = "{}") {
+        return R"({"id":")" + id + R"(","partitions":)" + partitions + R"(,"configs":)" + configs +
+               "}";
+    };
+    for (std::string bad : {
+             std::string(""),
+             std::string("{"),
+             std::string("null"),
+             std::string("[]"),
+             std::string("\"text\""),
+             std::string(R"({"partitions":1})"),
+             std::string(R"({"id":"nope","partitions":1})"),
+             std::string(R"({"id":"AAAAAAAAAAAAAAAAAAAAAA","partitions":1})"),  // zero id
+             std::string(R"({"id":7,"partitions":1})"),
+             with("0"),
+             with("-1"),
+             with("1.5"),
+             with("\"3\""),
+             with("true"),
+             with("1000001"),  // claims more than max_partitions_per_topic
+             with("2147483648"),
+             with("99999999999999999999999999"),
+             with("18446744073709551615"),
+             with("1e300"),
+             with("1", "[]"),
+             with("1", R"({"k":1})"),
+             with("1", R"({"k":null})"),
+             with("1", "\"x\""),
+             std::string("{\"id\":\"") + id + "\",\"partitions\":1}garbage",
+         }) {
+        auto r = decode_topic(bad);
+        EXPECT_FALSE(r) << bad;
+        if (!r) {
+            EXPECT_EQ(r.error(), std::make_error_code(std::errc::bad_message));
+        }
+    }
+}
+
+TEST(etcd_layout_test, test_partition_record_round_trips) {
+    partition_record r{2, 5, 9, {2, 0, 1}, {2, 1}};
+    auto back = decode_partition(encode(r));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back.value(), r);
+    EXPECT_EQ(
+        encode(r),
+        R"({"isr":[2,1],"leader":2,"leader_epoch":5,"partition_epoch":9,"replicas":[2,0,1]})");
+    partition_record leaderless{-1, 6, 10, {3}, {3}};
+    EXPECT_EQ(decode_partition(encode(leaderless)).value(), leaderless);
+}
+
+TEST(etcd_layout_test, test_partition_record_maps_to_state_and_back) {
+    partition_record r{1, 2, 3, {1, 2}, {1}};
+    auto p = to_state(4, r, 77);
+    EXPECT_EQ(p.partition, 4);
+    EXPECT_EQ(p.leader, 1);
+    EXPECT_EQ(p.leader_epoch, 2);
+    EXPECT_EQ(p.partition_epoch, 3);
+    EXPECT_EQ(p.replicas, (std::vector<int32_t>{1, 2}));
+    EXPECT_EQ(p.isr, std::vector<int32_t>{1});
+    EXPECT_EQ(p.record_revision, 77);
+    EXPECT_TRUE(p.placed());
+    EXPECT_EQ(to_record(p), r);
+}
+
+TEST(etcd_layout_test, test_hostile_partition_records_are_errors) {
+    const std::string tail = R"(,"leader_epoch":0,"partition_epoch":0,"replicas":[0],"isr":[0]})";
+    for (
+        std::string bad : {
+            std::string("{}"),
+            std::string("[1]"),
+            std::string("{\"leader\":-2") + tail,
+            std::string("{\"leader\":2147483648") + tail,
+            std::string("{\"leader\":\"0\"") + tail,
+            std::string("{\"leader\":0.0") + tail,
+            std::string(
+                R"({"leader":0,"leader_epoch":-1,"partition_epoch":0,"replicas":[0],"isr":[0]})"),
+            std::string(
+                R"({"leader":0,"leader_epoch":0,"partition_epoch":1e99,"replicas":[0],"isr":[0]})"),
+            std::string(
+                R"({"leader":0,"leader_epoch":0,"partition_epoch":0,"replicas":0,"isr":[0]})"),
+            std::string(
+                R"({"leader":0,"leader_epoch":0,"partition_epoch":0,"replicas":[-1],"isr":[0]})"),
+            std::string(
+                R"({"leader":0,"leader_epoch":0,"partition_epoch":0,"replicas":[0,0],"isr":[0]})"),
+            std::string(
+                R"({"leader":0,"leader_epoch":0,"partition_epoch":0,"replicas":["0"],"isr":[0]})"),
+            std::string(R"({"leader":0,"leader_epoch":0,"partition_epoch":0,"replicas":[0]})"),
+            std::string(
+                R"({"leader":0,"leader_epoch":0,"partition_epoch":0,"replicas":[0],"isr":[18446744073709551616]})"),
+        }) {
+        EXPECT_FALSE(decode_partition(bad)) << bad;
+    }
+}
+
+TEST(etcd_layout_test, test_broker_registration_round_trips_with_and_without_rack) {
+    broker_registration r{3,
+                          "inc-1",
+                          "dir-1",
+                          std::string("r1"),
+                          {{"PLAINTEXT", "127.0.0.1", 9092, "PLAINTEXT"},
+                           {"INTERNAL", "10.0.0.1", 9093, "SASL_PLAINTEXT"}}};
+    auto text = encode(r);
+    EXPECT_NE(text.find(R"("rack":"r1")"), std::string::npos) << text;
+    EXPECT_EQ(decode_broker(text).value(), r);
+    r.rack.reset();
+    text = encode(r);
+    EXPECT_EQ(text.find("rack"), std::string::npos) << text;
+    EXPECT_EQ(decode_broker(text).value(), r);
+}
+
+TEST(etcd_layout_test, test_broker_endpoint_without_protocol_is_plaintext) {
+    auto r = decode_broker(
+        R"({"node_id":0,"incarnation_id":"i","log_dir_id":"d","endpoints":[{"listener":"L","host":"h","port":1}]})");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r.value().endpoints.at(0).security_protocol, "PLAINTEXT");
+}
+
+TEST(etcd_layout_test, test_hostile_broker_registrations_are_errors) {
+    const std::string head = R"({"node_id":0,"incarnation_id":"i","log_dir_id":"d",)";
+    for (std::string bad : {
+             std::string("not json"),
+             std::string(R"({"node_id":0})"),
+             std::string(R"({"node_id":-1,"incarnation_id":"i","log_dir_id":"d","endpoints":[]})"),
+             std::string(R"({"node_id":"0","incarnation_id":"i","log_dir_id":"d","endpoints":[]})"),
+             std::string(R"({"node_id":0,"incarnation_id":1,"log_dir_id":"d","endpoints":[]})"),
+             std::string(R"({"node_id":0,"incarnation_id":"i","endpoints":[]})"),
+             head + R"("endpoints":{}})",
+             head + R"("rack":5,"endpoints":[]})",
+             head + R"("endpoints":[1]})",
+             head + R"("endpoints":[{"listener":"L","host":"h","port":65536}]})",
+             head + R"("endpoints":[{"listener":"L","host":"h","port":-1}]})",
+             head + R"("endpoints":[{"listener":"L","port":1}]})",
+             head + R"("endpoints":[{"listener":"L","host":"h","port":1,"security_protocol":2}]})",
+         }) {
+        EXPECT_FALSE(decode_broker(bad)) << bad;
+    }
+}
+
+TEST(etcd_layout_test, test_controller_record_round_trips_and_refuses_hostile_values) {
+    controller_record r{4, "inc-9"};
+    EXPECT_EQ(decode_controller(encode(r)).value(), r);
+    for (std::string bad :
+         {std::string("{}"), std::string(R"({"node_id":4})"),
+          std::string(R"({"node_id":-1,"incarnation_id":"x"})"),
+          std::string(R"({"node_id":1e10,"incarnation_id":"x"})"), std::string("[")}) {
+        EXPECT_FALSE(decode_controller(bad)) << bad;
+    }
+}
+
+TEST(etcd_layout_test, test_broker_configs_round_trip_and_refuse_hostile_values) {
+    std::map<std::string, std::string> c{{"log.retention.ms", "5"}, {"x", ""}};
+    EXPECT_EQ(decode_broker_configs(encode_broker_configs(c)).value(), c);
+    EXPECT_EQ(encode_broker_configs({}), "{}");
+    EXPECT_TRUE(decode_broker_configs("{}").value().empty());
+    for (std::string bad : {std::string(""), std::string("[]"), std::string(R"({"k":1})"),
+                            std::string(R"({"k":{}})"), std::string("{\"k\":\"v\"")}) {
+        EXPECT_FALSE(decode_broker_configs(bad)) << bad;
+    }
+}
+
+TEST(etcd_layout_test, test_producer_id_is_strict_decimal) {
+    EXPECT_EQ(encode_producer_id(0), "0");
+    EXPECT_EQ(decode_producer_id("0").value(), 0);
+    EXPECT_EQ(decode_producer_id(encode_producer_id(9223372036854775807)).value(),
+              9223372036854775807);
+    for (std::string bad :
+         {std::string(""), std::string("-1"), std::string("+1"), std::string("01"),
+          std::string("1 "), std::string(" 1"), std::string("1.0"), std::string("0x10"),
+          std::string("9223372036854775808"), std::string("99999999999999999999999999")}) {
+        EXPECT_FALSE(decode_producer_id(bad)) << bad;
+    }
+}
+
+TEST(etcd_layout_test, test_cluster_id_must_be_a_kafka_uuid) {
+    auto id = protocol::uuid::random().to_string();
+    EXPECT_EQ(decode_cluster_id(id).value(), id);
+    EXPECT_FALSE(decode_cluster_id(""));
+    EXPECT_FALSE(decode_cluster_id("short"));
+    EXPECT_FALSE(decode_cluster_id(id + "x"));
+}
+
+}  // namespace
+}  // namespace spool::broker::metadata::etcd_layout

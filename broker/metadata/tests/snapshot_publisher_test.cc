@@ -1,0 +1,79 @@
+#include "broker/metadata/snapshot_publisher.h"
+
+#include "broker/metadata/store.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+
+namespace spool::broker::metadata {
+namespace {
+
+namespace asio = boost::asio;
+
+cluster_snapshot state_at(int64_t version) {
+    auto s = std::make_shared<cluster_state>();
+    s->version = version;
+    return s;
+}
+
+asio::awaitable<int> visible(snapshot_publisher* p, cluster_snapshot s) {
+    co_await p->wait_visible(std::move(s));
+    co_return 0;
+}
+
+asio::awaitable<int64_t> version_seen(const snapshot_publisher* p) {
+    co_return p->snapshot()->version;
+}
+
+// The version each shard's snapshot() shows, read on that shard.
+std::vector<int64_t> versions_on_shards(net::shard_pool& pool, const snapshot_publisher& p) {
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < pool.shard_count(); ++i) {
+        std::promise<int64_t> seen;
+        auto f = seen.get_future();
+        asio::co_spawn(pool.executor(i), version_seen(&p),
+                       [&seen](std::exception_ptr, int64_t v) { seen.set_value(v); });
+        out.push_back(f.get());
+    }
+    return out;
+}
+
+TEST(snapshot_publisher_test, test_without_a_pool_snapshot_is_the_latest) {
+    snapshot_publisher p(state_at(1));
+    EXPECT_EQ(p.snapshot()->version, 1);
+    p.publish(state_at(2));
+    EXPECT_EQ(p.snapshot()->version, 2);
+    EXPECT_EQ(p.latest()->version, 2);
+    wait_for(visible(&p, state_at(2)));  // nothing to visit: returns at once
+}
+
+TEST(snapshot_publisher_test, test_wait_visible_returns_once_every_shard_shows_it) {
+    snapshot_publisher p(state_at(1));
+    net::shard_pool pool(3);
+    p.attach(pool);
+    pool.start();
+    EXPECT_EQ(versions_on_shards(pool, p), (std::vector<int64_t>{1, 1, 1}));
+    auto next = state_at(5);
+    p.publish(next);
+    wait_for(visible(&p, next));
+    EXPECT_EQ(versions_on_shards(pool, p), (std::vector<int64_t>{5, 5, 5}));
+    pool.stop();
+}
+
+TEST(snapshot_publisher_test, test_a_shard_never_goes_back_to_an_older_state) {
+    snapshot_publisher p(state_at(1));
+    net::shard_pool pool(2);
+    p.attach(pool);
+    pool.start();
+    auto newer = state_at(9);
+    p.publish(newer);
+    wait_for(visible(&p, newer));
+    // A late waiter on an older state installs nothing over the newer one.
+    wait_for(visible(&p, state_at(4)));
+    EXPECT_EQ(versions_on_shards(pool, p), (std::vector<int64_t>{9, 9}));
+    pool.stop();
+}
+
+}  // namespace
+}  // namespace spool::broker::metadata
