@@ -92,6 +92,12 @@ void broker_session::mark_attempt_completed() {
     _last_attempt_completed.store(now_ns(), std::memory_order_release);
 }
 
+void broker_session::report(std::error_code e) const {
+    if (_outcome_listener) {
+        _outcome_listener(e);
+    }
+}
+
 void broker_session::set_lease(int64_t id) {
     if (_lease.exchange(id, std::memory_order_acq_rel) == id) {
         return;
@@ -234,6 +240,7 @@ asio::awaitable<void> broker_session::keep_alive_once() {
     if (_stopping) {
         co_return;
     }
+    report(renewed ? std::error_code{} : renewed.error());
     if (renewed || renewed.error() != etcd::errc::lease_not_found) {
         // Whatever else happened (even etcd unreachable), this process is demonstrably running.
         mark_attempt_completed();
@@ -267,6 +274,7 @@ asio::awaitable<void> broker_session::keep_alive_loop(broker_session* self) {
         if (self->_stopping) {
             break;
         }
+        self->report(error);
         if (out == outcome::registered) {
             self->_expired.store(false, std::memory_order_relaxed);
             self->_reregistrations.fetch_add(1, std::memory_order_relaxed);

@@ -84,6 +84,10 @@ public:
     // This broker as registered (log_dir_id and incarnation_id filled in by start()).
     const broker_registration& self() const { return _self; }
     void on_lease_change(lease_listener l) { _lease_listeners.push_back(std::move(l)); }
+    // Called on the client's executor after every etcd request of the session: {} or its error
+    // (the store's reachability follows it, so a frozen etcd shows even when nothing else asks).
+    using outcome_listener = std::function<void(std::error_code)>;
+    void on_request_outcome(outcome_listener l) { _outcome_listener = std::move(l); }
 
 private:
     enum class outcome { registered, refused, failed };
@@ -92,6 +96,7 @@ private:
     boost::asio::awaitable<void> keep_alive_once();
     void set_lease(int64_t id);
     void mark_attempt_completed();
+    void report(std::error_code e) const;
     std::string refusal(const std::optional<broker_registration>& holder) const;
 
     etcd::client& _client;
@@ -100,6 +105,7 @@ private:
     broker_session_options _options;
     broker_registration _self;
     std::vector<lease_listener> _lease_listeners;
+    outcome_listener _outcome_listener;
     boost::asio::steady_timer _timer;
     bool _stopping = false;
     bool _loop_running = false;

@@ -1,6 +1,6 @@
 #include "broker/metadata/controller.h"
 
-#include "broker/metadata/controller_txn.h"
+#include "broker/metadata/etcd_store.h"
 #include "common/log.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -11,6 +11,8 @@
 #include <boost/asio/use_future.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <future>
 #include <map>
 
 namespace spool::broker::metadata {
@@ -55,6 +57,17 @@ std::shared_ptr<controller> controller::make(asio::any_io_executor executor, etc
         });
     });
     return c;
+}
+
+std::shared_ptr<controller> controller::make(etcd_store& store, plan_options plan) {
+    controller_options o;
+    o.node_id = store.session()->self().node_id;
+    o.incarnation_id = store.session()->self().incarnation_id;
+    o.keys = store.keys();
+    o.plan = plan;
+    auto* s = &store;
+    return make(
+        store.executor(), store.client(), store, [s] { return s->lease_id(); }, std::move(o));
 }
 
 void controller::start() {
@@ -228,6 +241,19 @@ asio::awaitable<void> controller::run_passes(std::shared_ptr<controller> self) {
     self->work_done();
 }
 
+// The txns of one pass, shared by the writers that take them in turn.
+struct controller::pass_writes {
+    explicit pass_writes(asio::any_io_executor ex) : all_done(ex) {}
+    plan_result planned;
+    std::vector<controller_txn> txns;
+    int64_t epoch = 0;
+    int64_t snapshot_version = 0;
+    size_t next = 0;
+    size_t writers = 0;
+    bool stop = false;
+    asio::steady_timer all_done;  // cancelled when the last writer ends
+};
+
 asio::awaitable<void> controller::one_pass() {
     if (_epoch == 0 || _stopping) {
         co_return;
@@ -238,47 +264,77 @@ asio::awaitable<void> controller::one_pass() {
         // next pass.
         co_return;
     }
-    auto planned = plan(*snapshot, _options.plan);
-    log_unplaceable(planned.unplaceable);
-    if (planned.writes.empty()) {
+    auto pass = std::make_shared<pass_writes>(_executor);
+    pass->planned = plan(*snapshot, _options.plan);
+    log_unplaceable(pass->planned.unplaceable);
+    if (pass->planned.writes.empty()) {
         co_return;
     }
-    const int64_t epoch = _epoch;
-    for (auto& txn : controller_txns(_options.keys, epoch, planned.writes)) {
-        if (_stopping || _epoch != epoch) {
-            co_return;
-        }
-        auto call = _client.txn(std::move(txn.request));
-        auto r = co_await std::move(call);
-        if (!r) {
-            etcd_failed(fmt::format("controller write of {} partition records failed: {}",
-                                    txn.count, r.error().message()));
-            co_return;
-        }
-        etcd_answered();
-        if (!r.value().succeeded) {
-            _stats->txn_compare_failures.fetch_add(1, std::memory_order_relaxed);
-            const auto& ranges = r.value().ranges;
-            const bool still_ours = !ranges.empty() && !ranges.front().kvs.empty() &&
-                                    ranges.front().kvs.front().create_revision == epoch;
-            if (!still_ours) {
-                if (_epoch == epoch) {
-                    deposed("a write found the controller key gone or re-created");
-                }
-                co_return;
-            }
-            logger()->debug(
-                "controller write of {} partition records lost a compare (snapshot {} is "
-                "stale); waiting for the next snapshot",
-                txn.count, snapshot->version);
-            co_return;
-        }
-        _written_revision = r.value().revision;
-        _records_written += txn.count;
-        _stats->txns_committed.fetch_add(1, std::memory_order_relaxed);
-        log_committed(planned.writes, txn.first, txn.count);
+    pass->epoch = _epoch;
+    pass->snapshot_version = snapshot->version;
+    pass->txns = controller_txns(_options.keys, pass->epoch, pass->planned.writes);
+    pass->writers = std::min(std::max<size_t>(_options.txns_in_flight, 1), pass->txns.size());
+    for (size_t w = 0; w < pass->writers; ++w) {
+        asio::co_spawn(_executor, write_txns(shared_from_this(), pass), asio::detached);
     }
-    co_return;
+    // The writers start only once this coroutine suspends, so the count is checked before any
+    // could have ended.
+    while (pass->writers > 0) {
+        pass->all_done.expires_at(asio::steady_timer::time_point::max());
+        boost::system::error_code ec;
+        co_await pass->all_done.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+}
+
+asio::awaitable<void> controller::write_txns(std::shared_ptr<controller> self,
+                                             std::shared_ptr<pass_writes> pass) {
+    while (!pass->stop && pass->next < pass->txns.size()) {
+        if (self->_stopping || self->_epoch != pass->epoch) {
+            break;
+        }
+        auto& txn = pass->txns[pass->next++];
+        auto call = self->_client.txn(std::move(txn.request));
+        auto r = co_await std::move(call);
+        if (!self->txn_done(*pass, txn, r)) {
+            pass->stop = true;
+        }
+    }
+    if (--pass->writers == 0) {
+        pass->all_done.cancel();
+    }
+}
+
+bool controller::txn_done(pass_writes& pass, const controller_txn& txn,
+                          const result<etcd::txn_result>& r) {
+    if (!r) {
+        etcd_failed(fmt::format("controller write of {} partition records failed: {}", txn.count,
+                                r.error().message()));
+        return false;
+    }
+    etcd_answered();
+    if (!r.value().succeeded) {
+        _stats->txn_compare_failures.fetch_add(1, std::memory_order_relaxed);
+        const auto& ranges = r.value().ranges;
+        const bool still_ours = !ranges.empty() && !ranges.front().kvs.empty() &&
+                                ranges.front().kvs.front().create_revision == pass.epoch;
+        if (!still_ours) {
+            if (_epoch == pass.epoch) {
+                deposed("a write found the controller key gone or re-created");
+            }
+            return false;
+        }
+        logger()->debug(
+            "controller write of {} partition records lost a compare (snapshot {} is stale); "
+            "waiting for the next snapshot",
+            txn.count, pass.snapshot_version);
+        return false;
+    }
+    // Concurrent txns commit in any order: the pass is visible once the latest one is.
+    _written_revision = std::max(_written_revision, r.value().revision);
+    _records_written += txn.count;
+    _stats->txns_committed.fetch_add(1, std::memory_order_relaxed);
+    log_committed(pass.planned.writes, txn.first, txn.count);
+    return true;
 }
 
 void controller::log_committed(const std::vector<partition_write>& writes, size_t first,
@@ -353,8 +409,14 @@ asio::awaitable<void> stop_controller(std::shared_ptr<controller> c) {
 }
 }  // namespace
 
-void controller::stop_blocking() {
-    asio::co_spawn(_executor, stop_controller(shared_from_this()), asio::use_future).get();
+void controller::stop_blocking(std::chrono::milliseconds bound) {
+    auto done = asio::co_spawn(_executor, stop_controller(shared_from_this()), asio::use_future);
+    // Bounded: a store thread that no longer runs (stopped first, against the lifecycle) must
+    // not hang the broker's shutdown; the key then goes with the session lease.
+    if (done.wait_for(bound) != std::future_status::ready) {
+        logger()->warn("broker {} did not finish stopping its controller within {} ms",
+                       _options.node_id, bound.count());
+    }
 }
 
 }  // namespace spool::broker::metadata

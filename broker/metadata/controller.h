@@ -11,9 +11,10 @@
 // While controller: after every snapshot change, plan() (controller_plan.h) and write its records
 // as transactions of at most 100 ops (controller_txn.h) that compare this controller's epoch and
 // each record's revision: a deposed controller can never overwrite its successor, and a write
-// against a stale snapshot fails and waits for the next one. Bursts coalesce: at most one pass
-// runs, at most one more is queued, and a pass waits until the snapshot shows the previous pass's
-// writes so it never plans the same partitions twice.
+// against a stale snapshot fails and waits for the next one. A pass writes up to txns_in_flight
+// of its txns at once. Bursts coalesce: at most one pass runs, at most one more is queued, and a
+// pass waits until the snapshot shows the previous pass's writes so it never plans the same
+// partitions twice.
 // etcd errors (unreachable, timed out) retry after retry_backoff; compare failures wait for the
 // next snapshot (the change that failed them is on its way through the watch).
 //
@@ -23,11 +24,12 @@
 // and resigns (deletes P/controller if it is still this controller's).
 // Threading: everything runs on `executor`, the etcd client's (the etcd store's own thread), never
 // on a shard; the store's listener only posts there. start() and stop_blocking() may be called from
-// any other thread; stop() must be awaited on the executor. is_controller() and epoch() are for
-// that executor too (tests read them after stop).
+// any other thread (never the executor's own); stop() must be awaited on the executor.
+// is_controller() and epoch() are for that executor too; records_written() for any thread.
 
 #include "broker/etcd/client.h"
 #include "broker/metadata/controller_plan.h"
+#include "broker/metadata/controller_txn.h"
 #include "broker/metadata/etcd_layout.h"
 #include "broker/metadata/store.h"
 
@@ -45,6 +47,8 @@
 
 namespace spool::broker::metadata {
 
+class etcd_store;
+
 struct controller_options {
     int32_t node_id = -1;
     std::string incarnation_id;  // this process's (the broker registration's)
@@ -52,6 +56,9 @@ struct controller_options {
     plan_options plan;
     // Wait before retrying after etcd failed a campaign or a write (not a compare failure).
     std::chrono::milliseconds retry_backoff{500};
+    // Txns of one pass written concurrently: etcd commits concurrent txns in one raft round
+    // and fsync, so a failover that moves many leaders takes a fraction of the time.
+    size_t txns_in_flight = 4;
 };
 
 // What the controller did, for the metrics (cluster_metrics.h): written on the executor, read
@@ -72,13 +79,17 @@ public:
     static std::shared_ptr<controller> make(boost::asio::any_io_executor executor,
                                             etcd::client& client, store& source,
                                             lease_source session_lease, controller_options options);
+    // The controller of a broker on an etcd store, after its start_session(): the store's
+    // executor, client, keys and session lease, the session's node id and incarnation.
+    static std::shared_ptr<controller> make(etcd_store& store, plan_options plan = {});
 
     // Starts campaigning and, once elected, reacting to changes. Non-blocking.
     void start();
     // Stops reacting, waits for the pass or campaign in flight, resigns.
     boost::asio::awaitable<void> stop();
-    // stop() from another thread (the composition root's), waiting for it.
-    void stop_blocking();
+    // stop() from another thread (the composition root's), waiting for it up to bound (the
+    // pass in flight and the resignation each take at most the etcd request timeout).
+    void stop_blocking(std::chrono::milliseconds bound = std::chrono::seconds(15));
 
     bool is_controller() const { return _epoch != 0; }
     // This controller's epoch (create_revision of P/controller), 0 while not controller.
@@ -107,6 +118,11 @@ private:
     static boost::asio::awaitable<void> retry_after_backoff(std::shared_ptr<controller> self);
     // One plan and its writes; stops at the first etcd error, compare failure or deposition.
     boost::asio::awaitable<void> one_pass();
+    struct pass_writes;
+    static boost::asio::awaitable<void> write_txns(std::shared_ptr<controller> self,
+                                                   std::shared_ptr<pass_writes> pass);
+    // false: the pass must stop (etcd error, compare failure, deposed).
+    bool txn_done(pass_writes& pass, const controller_txn& txn, const result<etcd::txn_result>& r);
     void work_done();
 
     boost::asio::any_io_executor _executor;

@@ -120,7 +120,7 @@ etcd_store::~etcd_store() {
 
 asio::awaitable<int> etcd_store::attach_here(etcd_store* self, net::shard_pool* pool) {
     // Here, so no publication runs while the shard copies are set up.
-    self->_publisher.attach(*pool);
+    self->_publisher.attach(*pool, asio::any_io_executor(self->_io.get_executor()));
     co_return 0;
 }
 
@@ -136,10 +136,14 @@ asio::awaitable<result<void>> etcd_store::start_session_here(etcd_store* self,
     }
     auto session = std::make_unique<broker_session>(*self->_client, self->_io.get_executor(),
                                                     self->_keys, std::move(o));
-    for (auto& l : self->_early_lease_listeners) {
-        session->on_lease_change(std::move(l));
-    }
-    self->_early_lease_listeners.clear();
+    session->on_lease_change([self](int64_t lease) { self->lease_changed(lease); });
+    session->on_request_outcome([self](std::error_code e) {
+        if (e) {
+            self->failed(e);
+        } else {
+            self->note_reachable();
+        }
+    });
     // Installed before it registers, so lease listeners already see may_lead() answer from it.
     self->_session = std::move(session);
     auto r = co_await self->_session->start(why);
@@ -195,7 +199,19 @@ int64_t etcd_store::lease_id() const {
 }
 
 void etcd_store::on_lease_change(broker_session::lease_listener l) {
-    _early_lease_listeners.push_back(std::move(l));
+    std::lock_guard lock(_lease_listeners_mutex);
+    _lease_listeners.push_back(std::move(l));
+}
+
+void etcd_store::lease_changed(int64_t lease) {
+    std::vector<broker_session::lease_listener> listeners;
+    {
+        std::lock_guard lock(_lease_listeners_mutex);
+        listeners = _lease_listeners;
+    }
+    for (const auto& l : listeners) {
+        l(lease);
+    }
 }
 
 bool etcd_store::may_lead() const {
@@ -209,32 +225,39 @@ cluster_snapshot etcd_store::snapshot() const {
 // ---- health ----
 
 std::error_code etcd_store::failed(std::error_code e) {
-    if (!connectivity_error(e) && e != etcd::errc::cancelled) {
-        return e == etcd::errc::compacted || e.category() == etcd::error_category()
-                   ? make_error_code(errc::persist_failed)
-                   : e;
+    if (e == etcd::errc::cancelled) {
+        return errc::unavailable;  // stopping
     }
-    if (connectivity_error(e)) {
-        std::lock_guard lock(_health_mutex);
-        if (!_unreachable_since) {
-            _unreachable_since = std::chrono::system_clock::now();
-            log::get("metadata")
-                ->warn("etcd unreachable ({}): {}; serving the last metadata seen",
-                       fmt::join(_options.client.endpoints, ","), e.message());
-        }
-        _unreachable_error = e.message();
+    if (!connectivity_error(e)) {
+        // etcd answered but refused or garbled it: nothing changed, not retriable as such.
+        return e.category() == etcd::error_category() ? make_error_code(errc::persist_failed) : e;
     }
+    std::lock_guard lock(_health_mutex);
+    if (!_unreachable_since) {
+        _unreachable_since = std::chrono::system_clock::now();
+        log::get("metadata")
+            ->warn("etcd unreachable ({}): {}; serving the last metadata seen",
+                   fmt::join(_options.client.endpoints, ","), e.message());
+    }
+    _unreachable_error = e.message();
     return errc::unavailable;
 }
 
-void etcd_store::note_reachable() {
-    std::lock_guard lock(_health_mutex);
-    if (_unreachable_since) {
+void etcd_store::note_reachable(bool from_watch) {
+    {
+        std::lock_guard lock(_health_mutex);
+        if (!_unreachable_since) {
+            return;
+        }
         auto down = std::chrono::system_clock::now() - *_unreachable_since;
         log::get("metadata")
             ->info("etcd reachable again after {} ms",
                    std::chrono::duration_cast<milliseconds>(down).count());
         _unreachable_since.reset();
+    }
+    if (!from_watch && _watch != nullptr) {
+        _restart_watch = true;
+        _watch->cancel();
     }
 }
 
@@ -338,10 +361,14 @@ asio::awaitable<void> etcd_store::watch_loop(etcd_store* self) {
         }
         auto stream = std::move(opened).value();
         self->_watch = stream.get();
-        self->note_reachable();
+        self->_restart_watch = false;
+        self->note_reachable(/*from_watch=*/true);
         while (!self->_stopping) {
             auto batch = co_await stream->next();
             if (!batch) {
+                if (self->_restart_watch && batch.error() == etcd::errc::cancelled) {
+                    break;  // restarted after an outage (note_reachable): re-watch at once
+                }
                 if (batch.error() == etcd::errc::compacted) {
                     log::get("metadata")
                         ->warn("etcd compacted past revision {} (now {}): reloading everything",
@@ -352,7 +379,7 @@ asio::awaitable<void> etcd_store::watch_loop(etcd_store* self) {
                 }
                 break;
             }
-            self->note_reachable();
+            self->note_reachable(/*from_watch=*/true);
             self->_stats->answered();  // the watch's answers count as etcd answering
             auto& b = batch.value();
             if (!b.events.empty()) {
@@ -366,7 +393,7 @@ asio::awaitable<void> etcd_store::watch_loop(etcd_store* self) {
             }
         }
         self->_watch = nullptr;
-        if (!must_reload && !self->_stopping) {
+        if (!must_reload && !self->_stopping && !std::exchange(self->_restart_watch, false)) {
             co_await self->backoff();
         }
     }

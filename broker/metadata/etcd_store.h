@@ -114,7 +114,9 @@ public:
     boost::asio::awaitable<T> run_here(boost::asio::awaitable<T> work);
     // Starts work on the store's thread, detached.
     void spawn(boost::asio::awaitable<void> work);
-    // The session's lease (0 while unregistered); listeners run on the store's thread.
+    // The session's lease (0 while unregistered). Listeners run on the store's thread with each
+    // new lease id (0 when the session expired, then the new one); add them from any thread,
+    // before or after start_session().
     int64_t lease_id() const;
     void on_lease_change(broker_session::lease_listener l);
     // This broker as registered; nullptr before start_session().
@@ -174,7 +176,10 @@ private:
                                                                  clock::time_point deadline);
     // Maps an etcd failure to the store's errors, noting unreachability for unready_reason().
     std::error_code failed(std::error_code etcd_error);
-    void note_reachable();
+    // After a success. Unless it is the watch's own, a recovery also restarts the watch (from the
+    // last applied revision + 1): a stream opened before the outage may be silently dead.
+    void note_reachable(bool from_watch = false);
+    void lease_changed(int64_t lease);
 
     static boost::asio::awaitable<committed<topic_metadata>> create_topic_here(etcd_store* self,
                                                                                new_topic t);
@@ -223,11 +228,13 @@ private:
     boost::asio::steady_timer _backoff_timer{_io};
     bool _stopping = false;
     std::unique_ptr<broker_session> _session;
-    std::vector<broker_session::lease_listener> _early_lease_listeners;
+    bool _restart_watch = false;
     // Any thread:
     snapshot_publisher _publisher{nullptr};
     std::atomic<bool> _stopped{false};
     std::atomic<bool> _thread_started{false};
+    std::mutex _lease_listeners_mutex;
+    std::vector<broker_session::lease_listener> _lease_listeners;  // _lease_listeners_mutex
     mutable std::mutex _health_mutex;
     std::optional<std::chrono::system_clock::time_point> _unreachable_since;  // _health_mutex
     std::string _unreachable_error;                                           // _health_mutex

@@ -2,11 +2,15 @@
 
 #include <boost/asio/post.hpp>
 
+#include <utility>
+
 namespace spool::broker::metadata {
 
 namespace asio = boost::asio;
 
-void snapshot_publisher::attach(net::shard_pool& pool) {
+void snapshot_publisher::attach(net::shard_pool& pool,
+                                std::optional<asio::any_io_executor> release_on) {
+    _release_on = std::move(release_on);
     auto initial = latest();
     _shard_copies = std::make_unique<shard_copy[]>(pool.shard_count());
     for (size_t i = 0; i < pool.shard_count(); ++i) {
@@ -42,8 +46,13 @@ void snapshot_publisher::publish(cluster_snapshot s) {
 
 void snapshot_publisher::install(size_t shard, const cluster_snapshot& s) {
     auto& copy = _shard_copies[shard].state;
-    if (!copy || copy->version < s->version) {
-        copy = s;
+    if (copy && copy->version >= s->version) {
+        return;
+    }
+    auto old = std::exchange(copy, s);
+    if (old && _release_on) {
+        // Usually the last reference once every shard moved on (handlers rarely keep one).
+        asio::post(*_release_on, [old = std::move(old)]() mutable { old.reset(); });
     }
 }
 

@@ -33,12 +33,14 @@ int64_t member::epoch() const {
 
 void member::freeze() {
     frozen = std::make_shared<std::promise<void>>();
-    std::promise<void> parked;
-    asio::post(store->executor(), [until = frozen->get_future().share(), &parked] {
-        parked.set_value();
+    // Shared: set_value() may still touch the promise after the waiter below has woken.
+    auto parked = std::make_shared<std::promise<void>>();
+    auto is_parked = parked->get_future();
+    asio::post(store->executor(), [until = frozen->get_future().share(), parked] {
+        parked->set_value();
         until.wait();
     });
-    parked.get_future().wait();
+    is_parked.wait();
 }
 
 void member::thaw() {
@@ -113,14 +115,7 @@ std::unique_ptr<member> controller_cluster_test::start_member(int32_t node_id,
     }
 
     // As the composition root wires it: on the store's thread, under the session's lease.
-    controller_options copts;
-    copts.node_id = node_id;
-    copts.incarnation_id = m->store->session()->self().incarnation_id;
-    copts.keys = m->store->keys();
-    copts.retry_backoff = std::chrono::milliseconds(100);
-    auto* store = m->store.get();
-    m->ctl = controller::make(
-        store->executor(), store->client(), *store, [store] { return store->lease_id(); }, copts);
+    m->ctl = controller::make(*m->store);
     m->pool = std::make_unique<net::shard_pool>(2);
     m->store->attach(*m->pool);
     m->pool->start();

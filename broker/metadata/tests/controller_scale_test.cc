@@ -93,8 +93,13 @@ TEST_F(controller_scale_test, test_failover_with_10000_partitions_a_third_moving
             if (elected < 0 && (b->epoch() != 0 || c->epoch() != 0)) {
                 elected = ms_since(t0);
             }
-            auto s = b->snapshot();
-            return s->controller_id >= 1 && leader_counts(*s)[-1] == moving;
+            for (member* m : {b.get(), c.get()}) {
+                auto s = m->snapshot();
+                if (s->controller_id < 1 || leader_counts(*s)[-1] != moving) {
+                    return false;
+                }
+            }
+            return true;
         },
         2 * test_session_timeout));
     const double moved = ms_since(t0);

@@ -155,6 +155,15 @@ TEST_F(etcd_store_test, test_each_broker_sees_both_registrations_and_one_cluster
     EXPECT_TRUE(eventually([&] { return a->snapshot()->brokers.size() == 1; }, 1500ms));
 }
 
+TEST_F(etcd_store_test, test_open_without_etcd_fails_unavailable_in_bounded_time) {
+    ASSERT_TRUE(etcd.stop());
+    auto start = std::chrono::steady_clock::now();
+    auto opened = etcd_store::open(options());
+    ASSERT_FALSE(opened);
+    EXPECT_EQ(opened.error(), make_error_code(errc::unavailable));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
 TEST_F(etcd_store_test, test_topic_created_on_a_returns_placed_and_is_on_b_within_a_second) {
     auto a = start_broker(0, /*place=*/true);
     auto b = start_broker(1);
@@ -348,6 +357,20 @@ TEST_F(etcd_store_test, test_etcd_down_fails_mutations_fast_and_serves_the_snaps
     auto after = on_shard(*b.pool, b->create_topic({"after", 1, 1, {}}));
     ASSERT_TRUE(after) << after.error().message();
     EXPECT_TRUE(eventually([&] { return a->snapshot()->find("after") != nullptr; }, 2s));
+}
+
+TEST_F(etcd_store_test, test_a_frozen_etcd_shows_in_unready_reason_and_the_watch_recovers) {
+    auto a = start_broker(0, /*place=*/true);
+    auto b = start_broker(1);
+    ASSERT_TRUE(a.store && b.store);
+    // Frozen, etcd closes nothing: only the keep-alives (every 200 ms, 1 s timeout) notice.
+    etcd.pause();
+    EXPECT_TRUE(eventually([&] { return a->unready_reason().has_value(); }, 2500ms));
+    etcd.resume();
+    EXPECT_TRUE(eventually([&] { return !a->unready_reason(); }, 5s));
+    auto created = on_shard(*b.pool, b->create_topic({"thawed", 1, 1, {}}));
+    ASSERT_TRUE(created) << created.error().message();
+    EXPECT_TRUE(eventually([&] { return a->snapshot()->find("thawed") != nullptr; }, 2s));
 }
 
 TEST_F(etcd_store_test, test_a_cut_off_broker_catches_up_with_what_others_changed_meanwhile) {

@@ -2,9 +2,11 @@
 
 #include "broker/metadata/store.h"
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <gtest/gtest.h>
 
 #include <future>
+#include <thread>
 
 namespace spool::broker::metadata {
 namespace {
@@ -73,6 +75,33 @@ TEST(snapshot_publisher_test, test_a_shard_never_goes_back_to_an_older_state) {
     wait_for(visible(&p, state_at(4)));
     EXPECT_EQ(versions_on_shards(pool, p), (std::vector<int64_t>{9, 9}));
     pool.stop();
+}
+
+TEST(snapshot_publisher_test, test_a_replaced_state_is_freed_on_the_release_executor) {
+    asio::io_context releaser;
+    auto guard = asio::make_work_guard(releaser);
+    std::thread release_thread([&releaser] { releaser.run(); });
+    std::promise<std::thread::id> freed_on;
+    auto freed = freed_on.get_future();
+    cluster_snapshot first(new cluster_state{}, [&freed_on](const cluster_state* s) {
+        freed_on.set_value(std::this_thread::get_id());
+        delete s;
+    });
+    {
+        snapshot_publisher p(first);
+        net::shard_pool pool(2);
+        p.attach(pool, asio::any_io_executor(releaser.get_executor()));
+        pool.start();
+        first.reset();  // now only the publisher and the shard copies hold it
+        auto next = state_at(2);
+        p.publish(next);
+        wait_for(visible(&p, next));
+        ASSERT_EQ(freed.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+        EXPECT_EQ(freed.get(), release_thread.get_id());
+        pool.stop();
+    }
+    guard.reset();
+    release_thread.join();
 }
 
 }  // namespace
