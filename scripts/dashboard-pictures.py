@@ -104,7 +104,7 @@ def main():
 
 
 def draw(prom, board, start, failing_at, down_at, end, path):
-    panels = board["panels"]
+    panels = [p for p in board["panels"] if p["type"] != "row"]  # rows are headings only
     cols = 3
     rows = (len(panels) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(cols * 5.2, rows * 2.8), squeeze=False)

@@ -237,6 +237,7 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
                                                        .not_found = read(fs.not_found)});
     metrics::export_thread_cpu(_registry);
     metrics::export_log_dir_space(_registry, _partitions->log_dir());
+    _metadata->export_metrics(_registry);
     _cluster_view =
         std::make_unique<cluster_view_adapter>(*_store, *_config, endpoint.host, endpoint.port);
     _log_view = std::make_unique<log_view_adapter>(*_store, *_partitions);

@@ -1,5 +1,6 @@
 #include "broker/app/metadata_runtime.h"
 
+#include "broker/metadata/cluster_metrics.h"
 #include "broker/metadata/controller.h"
 #include "broker/metadata/embedded_store.h"
 #include "broker/metadata/etcd_store.h"
@@ -124,6 +125,12 @@ void metadata_runtime::stop() {
     }
     if (_embedded) {
         _embedded->stop();  // finishes a commit in flight while the shards it publishes to run
+    }
+}
+
+void metadata_runtime::export_metrics(metrics::registry& reg) const {
+    if (_etcd) {
+        metadata::export_cluster_metrics(reg, *_etcd, _controller.get());
     }
 }
 

@@ -31,6 +31,10 @@ class etcd_store;
 class controller;
 }  // namespace spool::broker::metadata
 
+namespace spool::broker::metrics {
+class registry;
+}  // namespace spool::broker::metrics
+
 namespace spool::broker::app {
 
 // This broker as the cluster sees it: node.id, every advertised listener (the listeners
@@ -54,6 +58,9 @@ public:
     void attach(net::shard_pool& pool);
     void start();
     void resign();
+    // The cluster metadata series (etcd requests, watch, session, controller); etcd only. Call
+    // after open() (the session is registered), before HTTP serves.
+    void export_metrics(metrics::registry& reg) const;
     void stop();
 
 private:

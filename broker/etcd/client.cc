@@ -27,11 +27,11 @@ namespace {
 class gateway_client final : public client {
 public:
     gateway_client(net::any_io_executor ex, client_options options)
-        : _gateway(std::move(ex), std::move(options)) {}
+        : _gateway(std::move(ex), options), _observer(std::move(options.observer)) {}
 
     op<range_result> range(std::string key, std::string range_end, int64_t revision,
                            int64_t limit) override {
-        co_return co_await call("/v3/kv/range",
+        co_return co_await call(operation::range, "/v3/kv/range",
                                 codec::encode_range(key, range_end, revision, limit),
                                 codec::decode_range);
     }
@@ -64,59 +64,81 @@ public:
     }
 
     op<int64_t> put(std::string key, std::string value, int64_t lease_id) override {
-        co_return co_await call("/v3/kv/put", codec::encode_put(key, value, lease_id),
-                                codec::decode_revision);
+        co_return co_await call(operation::put, "/v3/kv/put",
+                                codec::encode_put(key, value, lease_id), codec::decode_revision);
     }
 
     op<int64_t> delete_range(std::string key, std::string range_end) override {
-        co_return co_await call("/v3/kv/deleterange", codec::encode_delete(key, range_end),
-                                codec::decode_deleted);
+        co_return co_await call(operation::delete_range, "/v3/kv/deleterange",
+                                codec::encode_delete(key, range_end), codec::decode_deleted);
     }
 
     op<txn_result> txn(txn_request request) override {
-        co_return co_await call("/v3/kv/txn", codec::encode_txn(request), codec::decode_txn);
+        co_return co_await call(operation::txn, "/v3/kv/txn", codec::encode_txn(request),
+                                codec::decode_txn);
     }
 
     op<void> compact(int64_t revision) override {
-        co_return co_await call_void("/v3/kv/compaction", codec::encode_compaction(revision));
+        co_return co_await call_void(operation::compact, "/v3/kv/compaction",
+                                     codec::encode_compaction(revision));
     }
 
     op<lease> grant_lease(std::chrono::seconds ttl) override {
-        co_return co_await call("/v3/lease/grant", codec::encode_lease_grant(ttl.count()),
-                                codec::decode_lease_grant);
+        co_return co_await call(operation::lease_grant, "/v3/lease/grant",
+                                codec::encode_lease_grant(ttl.count()), codec::decode_lease_grant);
     }
 
     op<int64_t> keep_alive_once(int64_t lease_id) override {
-        co_return co_await call("/v3/lease/keepalive", codec::encode_lease_id(lease_id),
-                                codec::decode_keep_alive);
+        co_return co_await call(operation::lease_keep_alive, "/v3/lease/keepalive",
+                                codec::encode_lease_id(lease_id), codec::decode_keep_alive);
     }
 
     op<void> revoke_lease(int64_t lease_id) override {
-        co_return co_await call_void("/v3/lease/revoke", codec::encode_lease_id(lease_id));
+        co_return co_await call_void(operation::lease_revoke, "/v3/lease/revoke",
+                                     codec::encode_lease_id(lease_id));
     }
 
     op<std::unique_ptr<watch_stream>> watch(std::string key, std::string range_end,
                                             int64_t start_revision) override {
-        co_return co_await gateway_watch::open(_gateway, std::move(key), std::move(range_end),
-                                               start_revision);
+        const auto started = clock::now();
+        auto opened = co_await gateway_watch::open(_gateway, std::move(key), std::move(range_end),
+                                                   start_revision);
+        report(operation::watch, opened ? std::error_code{} : opened.error(), started);
+        co_return opened;
     }
 
     void cancel() override { _gateway.cancel(); }
 
 private:
+    using clock = std::chrono::steady_clock;
+
     gateway _gateway;
+    std::shared_ptr<client_observer> _observer;
+
+    void report(operation op, std::error_code outcome, clock::time_point started) {
+        if (_observer) {
+            _observer->request_done(op, outcome, clock::now() - started);
+        }
+    }
 
     // One POST and the decoding of its answer.
     template <class T>
-    op<T> call(std::string_view path, std::string body, result<T> (*decode)(std::string_view)) {
+    op<T> call(operation op, std::string_view path, std::string body,
+               result<T> (*decode)(std::string_view)) {
+        const auto started = clock::now();
         auto answer = co_await _gateway.call(path, std::move(body));
         if (!answer) {
+            report(op, answer.error(), started);
             co_return answer.error();
         }
-        co_return decode(answer.value());
+        auto decoded = decode(answer.value());
+        report(op, decoded ? std::error_code{} : decoded.error(), started);
+        co_return decoded;
     }
-    op<void> call_void(std::string_view path, std::string body) {
+    op<void> call_void(operation op, std::string_view path, std::string body) {
+        const auto started = clock::now();
         auto answer = co_await _gateway.call(path, std::move(body));
+        report(op, answer ? std::error_code{} : answer.error(), started);
         if (!answer) {
             co_return answer.error();
         }

@@ -19,6 +19,7 @@
 // every pending operation finish with errc::cancelled, and nothing may be called afterwards.
 // Threading: not thread-safe; one executor.
 
+#include "broker/etcd/observer.h"
 #include "common/result.h"
 
 // Boost 1.74's awaitable.hpp uses std::exchange without including <utility> (GCC 12).
@@ -59,6 +60,8 @@ struct client_options {
     std::vector<std::string> endpoints;  // "http://host:port"
     std::chrono::milliseconds connect_timeout{2000};
     std::chrono::milliseconds request_timeout{5000};
+    // Hears of every finished request (observer.h); none when null.
+    std::shared_ptr<client_observer> observer;
 };
 
 struct key_value {

@@ -251,6 +251,7 @@ asio::awaitable<void> broker_session::keep_alive_once() {
             "node {}: etcd expired this broker's session (lease {:x}); not leading until "
             "registered again",
             _self.node_id, lease_id());
+    _expired.store(true, std::memory_order_relaxed);
     set_lease(0);
 }
 
@@ -275,6 +276,8 @@ asio::awaitable<void> broker_session::keep_alive_loop(broker_session* self) {
         }
         self->report(error);
         if (out == outcome::registered) {
+            self->_expired.store(false, std::memory_order_relaxed);
+            self->_reregistrations.fetch_add(1, std::memory_order_relaxed);
             log::get("metadata")
                 ->info("node {} registered again (lease {:x})", self->_self.node_id,
                        self->lease_id());

@@ -77,6 +77,10 @@ public:
     bool may_lead() const;
     bool registered() const { return _registered.load(std::memory_order_acquire); }
     int64_t lease_id() const { return _lease.load(std::memory_order_acquire); }
+    // etcd dropped this session's lease and it has not registered again yet. Any thread.
+    bool expired() const { return _expired.load(std::memory_order_relaxed); }
+    // Registrations after an expiry (the metrics' flapping signal). Any thread.
+    uint64_t reregistrations() const { return _reregistrations.load(std::memory_order_relaxed); }
     // This broker as registered (log_dir_id and incarnation_id filled in by start()).
     const broker_registration& self() const { return _self; }
     void on_lease_change(lease_listener l) { _lease_listeners.push_back(std::move(l)); }
@@ -107,6 +111,8 @@ private:
     bool _loop_running = false;
     std::atomic<bool> _registered{false};
     std::atomic<int64_t> _lease{0};
+    std::atomic<bool> _expired{false};
+    std::atomic<uint64_t> _reregistrations{0};
     // steady_clock nanoseconds of the last completed keep-alive attempt (or registration).
     std::atomic<int64_t> _last_attempt_completed{0};
 };

@@ -208,6 +208,7 @@ asio::awaitable<void> controller::campaign(std::shared_ptr<controller> self) {
     self->etcd_answered();
     if (r.value().succeeded) {
         // The key was absent, so the put created it: its create_revision is the txn's revision.
+        self->_stats->elections_won.fetch_add(1, std::memory_order_relaxed);
         self->become_controller(r.value().revision, "elected");
         self->request_pass();
         co_return;
@@ -312,6 +313,7 @@ bool controller::txn_done(pass_writes& pass, const controller_txn& txn,
     }
     etcd_answered();
     if (!r.value().succeeded) {
+        _stats->txn_compare_failures.fetch_add(1, std::memory_order_relaxed);
         const auto& ranges = r.value().ranges;
         const bool still_ours = !ranges.empty() && !ranges.front().kvs.empty() &&
                                 ranges.front().kvs.front().create_revision == pass.epoch;
@@ -330,6 +332,7 @@ bool controller::txn_done(pass_writes& pass, const controller_txn& txn,
     // Concurrent txns commit in any order: the pass is visible once the latest one is.
     _written_revision = std::max(_written_revision, r.value().revision);
     _records_written += txn.count;
+    _stats->txns_committed.fetch_add(1, std::memory_order_relaxed);
     log_committed(pass.planned.writes, txn.first, txn.count);
     return true;
 }

@@ -61,6 +61,15 @@ struct controller_options {
     size_t txns_in_flight = 4;
 };
 
+// What the controller did, for the metrics (cluster_metrics.h): written on the executor, read
+// from the HTTP thread (relaxed atomics); shared so a scrape after the controller stopped (it
+// resigns before the HTTP endpoint stops) still reads valid counters.
+struct controller_stats {
+    std::atomic<uint64_t> elections_won{0};         // campaigns that created P/controller
+    std::atomic<uint64_t> txns_committed{0};        // partition-record txns that succeeded
+    std::atomic<uint64_t> txn_compare_failures{0};  // partition-record txns refused on a compare
+};
+
 class controller : public std::enable_shared_from_this<controller> {
 public:
     // The broker session's current lease (0 while not registered): campaigns put the controller
@@ -87,6 +96,7 @@ public:
     int64_t epoch() const { return _epoch; }
     // Partition records this controller committed since it started (all epochs). Any thread.
     uint64_t records_written() const { return _records_written.load(std::memory_order_relaxed); }
+    std::shared_ptr<const controller_stats> stats() const { return _stats; }
 
     controller(boost::asio::any_io_executor executor, etcd::client& client, store& source,
                lease_source session_lease, controller_options options);
@@ -138,6 +148,7 @@ private:
     boost::asio::steady_timer _idle;  // cancelled when _in_flight drops to 0 while stopping
     std::set<std::string> _unplaceable_logged;
     std::atomic<uint64_t> _records_written{0};
+    std::shared_ptr<controller_stats> _stats = std::make_shared<controller_stats>();
 };
 
 }  // namespace spool::broker::metadata

@@ -5,6 +5,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/chrono.h>
@@ -63,12 +64,25 @@ bool connectivity_error(std::error_code e) {
 
 // ---- lifecycle ----
 
+// The client options with the store's tap as observer, forwarding to the one given.
+static etcd::client_options tapped(etcd::client_options o, std::shared_ptr<etcd_request_tap> tap) {
+    o.observer = std::move(tap);
+    return o;
+}
+
 etcd_store::etcd_store(etcd_store_options options)
     : _options(std::move(options)),
+      _tap(std::make_shared<etcd_request_tap>(_stats, _options.client.observer)),
       _keys{without_trailing_slashes(_options.prefix)},
       _work(asio::make_work_guard(_io)),
-      _client(etcd::client::make(_io.get_executor(), _options.client)),
+      _client(etcd::client::make(_io.get_executor(), tapped(_options.client, _tap))),
       _state(_keys) {}
+
+void etcd_store::observe_requests(std::shared_ptr<etcd::client_observer> observer) {
+    asio::post(_io, [tap = _tap, observer = std::move(observer)]() mutable {
+        tap->set_next(std::move(observer));
+    });
+}
 
 template <class T>
 T etcd_store::block_on(asio::awaitable<T> work) {
@@ -262,6 +276,7 @@ std::optional<std::string> etcd_store::unready_reason() const {
 void etcd_store::publish_state() {
     auto before = _published;
     _published = _state.build();
+    _stats->applied_revision.store(_published->version, std::memory_order_relaxed);
     _publisher.publish(_published);
     if (before) {
         notify_listeners(before, _published);
@@ -327,6 +342,7 @@ asio::awaitable<void> etcd_store::watch_loop(etcd_store* self) {
                 co_await self->backoff();
                 continue;
             }
+            self->_stats->reloads.fetch_add(1, std::memory_order_relaxed);
             log::get("metadata")->info("reloaded the cluster metadata at revision {}", rev.value());
             self->_watch_from = rev.value() + 1;
             must_reload = false;
@@ -364,8 +380,10 @@ asio::awaitable<void> etcd_store::watch_loop(etcd_store* self) {
                 break;
             }
             self->note_reachable(/*from_watch=*/true);
+            self->_stats->answered();  // the watch's answers count as etcd answering
             auto& b = batch.value();
             if (!b.events.empty()) {
+                self->_stats->watch_events.fetch_add(b.events.size(), std::memory_order_relaxed);
                 self->_state.apply(b.events);
                 self->publish_state();
                 self->_watch_from =

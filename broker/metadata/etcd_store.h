@@ -40,6 +40,7 @@
 #include "broker/metadata/broker_session.h"
 #include "broker/metadata/errc.h"
 #include "broker/metadata/etcd_layout.h"
+#include "broker/metadata/etcd_request_tap.h"
 #include "broker/metadata/etcd_state.h"
 #include "broker/metadata/snapshot_publisher.h"
 #include "broker/metadata/store.h"
@@ -120,6 +121,12 @@ public:
     void on_lease_change(broker_session::lease_listener l);
     // This broker as registered; nullptr before start_session().
     const broker_session* session() const { return _session.get(); }
+
+    // ---- for the metrics (cluster_metrics.h) ----
+    std::shared_ptr<const etcd_store_stats> stats() const { return _stats; }
+    std::chrono::steady_clock::time_point opened_at() const { return _opened_at; }
+    // Every etcd request from now on is reported to observer too, on the store's thread.
+    void observe_requests(std::shared_ptr<etcd::client_observer> observer);
 
 private:
     template <class T>
@@ -203,6 +210,10 @@ private:
                                                                   clock::time_point deadline);
 
     etcd_store_options _options;
+    // Before _client, which reports to _tap from its first request on.
+    std::shared_ptr<etcd_store_stats> _stats = std::make_shared<etcd_store_stats>();
+    std::shared_ptr<etcd_request_tap> _tap;
+    std::chrono::steady_clock::time_point _opened_at = std::chrono::steady_clock::now();
     etcd_layout::keys _keys;
     boost::asio::io_context _io{1};
     std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> _work;

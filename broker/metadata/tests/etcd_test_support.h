@@ -128,6 +128,9 @@ private:
     static asio::awaitable<void> pump(socket* from, socket* to, std::shared_ptr<link> keep);
 
     asio::io_context _io;
+    // Keeps run() going even when no accept or pump is pending, so cut()'s posted handler
+    // always runs (the destructor stops the context).
+    asio::executor_work_guard<asio::io_context::executor_type> _work{asio::make_work_guard(_io)};
     asio::ip::tcp::acceptor _acceptor{_io};
     uint16_t _target;
     uint16_t _port = 0;

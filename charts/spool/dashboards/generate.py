@@ -16,6 +16,11 @@ C = 'spool_cluster=~"$cluster"'
 R = "$__rate_interval"
 
 
+def row(title):
+    """A Grafana row: a titled band; the panels after it belong to it."""
+    return {"title": title, "type": "row", "unit": "short", "targets": []}
+
+
 def panel(title, exprs, unit="short", kind="timeseries", legend=None):
     if isinstance(exprs, str):
         exprs = [(exprs, legend or "")]
@@ -40,6 +45,25 @@ DASHBOARDS = {
             (f'histogram_quantile(0.99, sum by (le) (rate(spool_broker_request_latency_seconds_bucket{{api="fetch",{C}}}[{R}])))', "fetch")], "s"),
         panel("Consumer lag (total)", f"sum by (group) (spool_consumer_group_lag{{{C}}})", legend="{{group}}"),
         panel("Connections", f"sum(spool_broker_active_connections{{{C}}})"),
+        # The etcd metadata store's brokers (metadata.store=etcd); a single broker on the embedded
+        # store serves none of these but the live brokers.
+        row("Cluster metadata"),
+        panel("Live brokers (metadata)", f"max(spool_cluster_brokers{{{C}}})", kind="stat"),
+        panel("Sessions registered / may lead", [
+            (f'sum(spool_broker_session_state{{state="registered",{C}}})', "registered"),
+            (f"sum(spool_broker_session_may_lead{{{C}}})", "may lead")], kind="stat"),
+        panel("Since etcd last answered", f"max(spool_etcd_last_response_age_seconds{{{C}}})", "s", kind="stat"),
+        panel("Controller elections won (1h)", f"sum(increase(spool_controller_elections_won_total{{{C}}}[1h]))", kind="stat"),
+        panel("etcd requests by outcome", f"sum by (outcome) (rate(spool_etcd_requests_total{{{C}}}[{R}]))", "reqps", legend="{{outcome}}"),
+        panel("etcd request p99 by operation", f"histogram_quantile(0.99, sum by (operation, le) (rate(spool_etcd_request_duration_seconds_bucket{{{C}}}[{R}])))", "s", legend="{{operation}}"),
+        panel("Applied metadata revision", f"max by (instance) (spool_metadata_applied_revision{{{C}}})", legend="{{instance}}"),
+        panel("Watch events applied", f"sum by (instance) (rate(spool_metadata_watch_events_total{{{C}}}[{R}]))", "ops", legend="{{instance}}"),
+        panel("Controller txns / compare failures", [
+            (f"sum(rate(spool_controller_txns_total{{{C}}}[{R}]))", "committed"),
+            (f"sum(rate(spool_controller_txn_compare_failures_total{{{C}}}[{R}]))", "compare failed")], "ops"),
+        panel("Session re-registrations / metadata reloads", [
+            (f"sum by (instance) (increase(spool_broker_session_reregistrations_total{{{C}}}[{R}]))", "{{instance}} re-registered"),
+            (f"sum by (instance) (increase(spool_metadata_reloads_total{{{C}}}[{R}]))", "{{instance}} reloaded")]),
     ]),
     "spool-brokers": ("Spool / Brokers", [
         panel("Ready", f"spool_broker_ready{{{C}}}", legend="{{instance}}"),
@@ -114,15 +138,24 @@ DASHBOARDS = {
 def grafana(uid, title, panels):
     ds = {"type": "prometheus", "uid": "${datasource}"}
     out = []
+    top, first = 0, 0  # y of the current row's first panel, index of that panel
     for i, p in enumerate(panels):
+        if p["type"] == "row":
+            top = max((q["gridPos"]["y"] + q["gridPos"]["h"] for q in out), default=0)
+            out.append({"id": i + 1, "title": p["title"], "type": "row", "collapsed": False,
+                        "gridPos": {"x": 0, "y": top, "w": 24, "h": 1}, "panels": [],
+                        "targets": []})
+            top, first = top + 1, i + 1
+            continue
         w = 6 if p["type"] == "stat" else 12
         per_row = 24 // w
+        j = i - first
         out.append({
             "id": i + 1,
             "title": p["title"],
             "type": p["type"],
             "datasource": ds,
-            "gridPos": {"x": (i % per_row) * w, "y": (i // 2) * 8, "w": w, "h": 8},
+            "gridPos": {"x": (j % per_row) * w, "y": top + (j // 2) * 8, "w": w, "h": 8},
             "fieldConfig": {"defaults": {"unit": p["unit"]}, "overrides": []},
             "options": {},
             "targets": [{"refId": chr(ord("A") + j), "datasource": ds, "expr": e,
