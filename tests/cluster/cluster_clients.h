@@ -36,6 +36,10 @@ std::string java_describe_cluster(const std::string& bootstrap, int* exit_code);
 std::string kafka_topics_describe(const std::string& bootstrap, const std::string& topic,
                                   int* exit_code);
 
+// kafka-configs (Kafka's ConfigCommand) through bootstrap with `args` (e.g. "--describe
+// --entity-type topics --entity-name t"); its stdout.
+std::string kafka_configs(const std::string& bootstrap, const std::string& args, int* exit_code);
+
 // etcd as etcdctl (Debian's etcd-client) reads it: independent of Spool's own etcd client.
 struct etcd_key {
     std::string key;
