@@ -124,9 +124,9 @@ struct lease_log {
 };
 
 TEST_F(broker_session_test, test_a_lease_revoked_from_outside_fences_then_registers_again) {
+    lease_log log;  // before the store: its stop() still reports the lease's end to the log
     auto s = open_store();
     ASSERT_TRUE(s);
-    lease_log log;
     auto* store = s.get();
     s->on_lease_change([&log, store](int64_t id) {
         std::lock_guard lock(log.mutex);
