@@ -2,8 +2,8 @@
 // transactions, leases. Watches: client_watch_test.cc; failures: client_failure_test.cc.
 #include "broker/etcd/client.h"
 
+#include "broker/etcd/tests/etcd_fixture.h"
 #include "broker/etcd/tests/test_util.h"
-#include "tests/integration/etcd_process.h"
 
 #include <gtest/gtest.h>
 
@@ -12,17 +12,7 @@
 namespace spool::broker::etcd::testing {
 namespace {
 
-class etcd_client : public ::testing::Test {
-protected:
-    void SetUp() override {
-        ASSERT_TRUE(_etcd.start()) << _etcd.log_text();
-        _client = client::make(_io.get_executor(), options_for({_etcd.endpoint()}));
-    }
-
-    spool::tests::etcd_process _etcd;
-    net::io_context _io;
-    std::unique_ptr<client> _client;
-};
+class etcd_client : public etcd_fixture {};
 
 net::awaitable<result<range_result>> put_get_delete(client& c, int64_t* put_revision,
                                                     int64_t* deleted) {

@@ -1,25 +1,15 @@
 // Watches against a real etcd: live events in revision order, replay from an old revision, a
 // compacted start revision, cancel(), and 1000 events without loss.
 #include "broker/etcd/client.h"
+#include "broker/etcd/tests/etcd_fixture.h"
 #include "broker/etcd/tests/test_util.h"
-#include "tests/integration/etcd_process.h"
 
 #include <gtest/gtest.h>
 
 namespace spool::broker::etcd::testing {
 namespace {
 
-class etcd_watch : public ::testing::Test {
-protected:
-    void SetUp() override {
-        ASSERT_TRUE(_etcd.start()) << _etcd.log_text();
-        _client = client::make(_io.get_executor(), options_for({_etcd.endpoint()}));
-    }
-
-    spool::tests::etcd_process _etcd;
-    net::io_context _io;
-    std::unique_ptr<client> _client;
-};
+class etcd_watch : public etcd_fixture {};
 
 // Reads batches until `want` events arrived (or an error); progress notifications are skipped.
 net::awaitable<result<std::vector<watch_event>>> collect(watch_stream& w, size_t want) {
