@@ -3,6 +3,7 @@
 // through the others; a broker applies a cluster default another broker wrote.
 
 #include "tests/cluster/cluster_clients.h"
+#include "tests/cluster/cluster_fixture.h"
 #include "tests/cluster/cluster_harness.h"
 
 #include <gtest/gtest.h>
@@ -15,12 +16,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class cluster_configs : public ::testing::Test {
+class cluster_configs : public started_cluster {
 protected:
-    void SetUp() override {
-        auto err = cluster.start();
-        ASSERT_TRUE(err.empty()) << err;
-    }
     // kafka-configs --describe through broker i until its output contains `want` (the change
     // travels through etcd's watch), at most 20 s; the last output.
     std::string describe_until(size_t i, const std::string& args, const std::string& want) {
@@ -36,7 +33,6 @@ protected:
         }
         return out;
     }
-    cluster_harness cluster;
 };
 
 TEST_F(cluster_configs, topic_config_altered_through_one_broker_is_seen_through_every_broker) {

@@ -3,6 +3,7 @@
 // another; a second broker with a live broker's node.id refused at start.
 
 #include "tests/cluster/cluster_clients.h"
+#include "tests/cluster/cluster_fixture.h"
 #include "tests/cluster/cluster_harness.h"
 
 #include <gtest/gtest.h>
@@ -15,14 +16,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class cluster_describe : public ::testing::Test {
-protected:
-    void SetUp() override {
-        auto err = cluster.start();
-        ASSERT_TRUE(err.empty()) << err;
-    }
-    cluster_harness cluster;
-};
+class cluster_describe : public started_cluster {};
 
 TEST_F(cluster_describe, kcat_through_every_broker_sees_three_brokers_and_one_controller) {
     std::set<int> controllers;

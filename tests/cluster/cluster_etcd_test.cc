@@ -4,6 +4,7 @@
 // restarted has lost nothing.
 
 #include "tests/cluster/cluster_clients.h"
+#include "tests/cluster/cluster_fixture.h"
 #include "tests/cluster/cluster_harness.h"
 
 #include <gtest/gtest.h>
@@ -18,12 +19,8 @@ using namespace std::chrono_literals;
 
 constexpr int16_t request_timed_out = 7;
 
-class cluster_etcd : public ::testing::Test {
+class cluster_etcd : public started_cluster {
 protected:
-    void SetUp() override {
-        auto err = cluster.start();
-        ASSERT_TRUE(err.empty()) << err;
-    }
     bool wait_ready(bool ready, std::chrono::milliseconds timeout, std::string* last) {
         auto deadline = std::chrono::steady_clock::now() + timeout;
         while (true) {
@@ -46,7 +43,6 @@ protected:
             std::this_thread::sleep_for(100ms);
         }
     }
-    cluster_harness cluster;
 };
 
 TEST_F(cluster_etcd, etcd_stopped_brokers_serve_produce_and_fetch_and_refuse_changes_retriably) {

@@ -4,6 +4,7 @@
 // partitions are offline (leader -1) until it returns while every other partition keeps working.
 
 #include "tests/cluster/cluster_clients.h"
+#include "tests/cluster/cluster_fixture.h"
 #include "tests/cluster/cluster_harness.h"
 #include "tests/integration/test_support.h"
 
@@ -21,16 +22,11 @@ using namespace std::chrono_literals;
 constexpr int16_t not_leader_or_follower = 6;
 constexpr int16_t leader_not_available = 5;
 
-class cluster_faults : public ::testing::Test {
+class cluster_faults : public started_cluster {
 protected:
-    void SetUp() override {
-        auto err = cluster.start();
-        ASSERT_TRUE(err.empty()) << err;
-    }
     std::chrono::milliseconds session() const {
         return std::chrono::milliseconds(cluster.options().session_timeout_ms);
     }
-    cluster_harness cluster;
 };
 
 TEST_F(cluster_faults, paused_broker_past_its_session_refuses_produce_until_registered_again) {

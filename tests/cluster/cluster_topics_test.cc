@@ -3,6 +3,7 @@
 // sent to a broker that does not lead the partition answers NOT_LEADER_OR_FOLLOWER.
 
 #include "tests/cluster/cluster_clients.h"
+#include "tests/cluster/cluster_fixture.h"
 #include "tests/cluster/cluster_harness.h"
 
 #include <gtest/gtest.h>
@@ -22,14 +23,7 @@ constexpr int16_t not_leader_or_follower = 6;
 // leaders are spread over the whole cluster, so a topic needs this many for each broker to lead.
 constexpr int32_t wide = 120;
 
-class cluster_topics : public ::testing::Test {
-protected:
-    void SetUp() override {
-        auto err = cluster.start();
-        ASSERT_TRUE(err.empty()) << err;
-    }
-    cluster_harness cluster;
-};
+class cluster_topics : public started_cluster {};
 
 TEST_F(cluster_topics, hundred_topics_created_concurrently_are_each_placed_once_with_even_leaders) {
     constexpr int topics = 100;
