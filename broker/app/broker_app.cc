@@ -165,7 +165,8 @@ std::string broker_app::start() {
         }
     }
 
-    _pool = std::make_unique<net::shard_pool>(static_cast<size_t>(_config->get_int("spool.cores")));
+    _pool =
+        std::make_unique<runtime::shard_pool>(static_cast<size_t>(_config->get_int("spool.cores")));
     _metadata->attach(*_pool);  // each shard reads its own copy of the metadata from now on
     _pool->start();
     _metadata->start();  // the controller (etcd) campaigns from now on

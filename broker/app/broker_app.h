@@ -32,7 +32,7 @@
 #include "broker/metrics/topic_probe.h"
 #include "broker/net/probe.h"
 #include "broker/net/server.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 #include "broker/storage/log_dir_lock.h"
 
 #include <memory>
@@ -60,7 +60,7 @@ private:
     storage::log_dir_lock _dir_lock;  // held from start until the process exits
     std::unique_ptr<metadata_runtime> _metadata;
     metadata::store* _store = nullptr;  // _metadata's
-    std::unique_ptr<net::shard_pool> _pool;
+    std::unique_ptr<runtime::shard_pool> _pool;
     std::unique_ptr<metadata::partition_manager> _partitions;
     std::unique_ptr<metadata::replica_sync> _replica_sync;  // local logs follow the metadata
     std::unique_ptr<handlers::producer_id_allocator> _producer_ids;

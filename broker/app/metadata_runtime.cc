@@ -91,7 +91,7 @@ metadata_runtime::~metadata_runtime() {
     stop();
 }
 
-void metadata_runtime::attach(net::shard_pool& pool) {
+void metadata_runtime::attach(runtime::shard_pool& pool) {
     // Each shard reads its own copy of the metadata from now on.
     if (_embedded) {
         _embedded->attach(pool);

@@ -18,7 +18,7 @@
 #include "broker/metadata/cluster_state.h"
 #include "broker/metadata/store.h"
 #include "broker/net/listener.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 
 #include <filesystem>
 #include <memory>
@@ -55,7 +55,7 @@ public:
     metadata::store& store() { return *_store; }
     bool clustered() const { return _etcd != nullptr; }
 
-    void attach(net::shard_pool& pool);
+    void attach(runtime::shard_pool& pool);
     void start();
     void resign();
     // The cluster metadata series (etcd requests, watch, session, controller); etcd only. Call

@@ -3,7 +3,7 @@
 #include "broker/coordinator/group_hash.h"
 #include "broker/metadata/errc.h"
 #include "broker/metrics/group_probe.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 #include "common/log.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -134,7 +134,7 @@ asio::awaitable<std::error_code> coordinator_service::reconcile(const metadata::
             continue;
         }
         if (ours) {
-            auto ec = co_await net::run_on(sl->executor, load_on_shard(this, sl));
+            auto ec = co_await runtime::run_on(sl->executor, load_on_shard(this, sl));
             if (ec) {
                 first = first ? first : ec;
                 continue;  // tried again at the next change
@@ -142,7 +142,7 @@ asio::awaitable<std::error_code> coordinator_service::reconcile(const metadata::
             log::get("coordinator")
                 ->info("now coordinating the groups of {}-{}", offsets_topic, sl->partition);
         } else {
-            co_await net::run_on(sl->executor, unload_on_shard(sl));
+            co_await runtime::run_on(sl->executor, unload_on_shard(sl));
             log::get("coordinator")
                 ->info("no longer coordinating the groups of {}-{}: led elsewhere", offsets_topic,
                        sl->partition);
@@ -220,14 +220,14 @@ asio::awaitable<std::error_code> coordinator_service::start() {
     // request for a partition served elsewhere gets NOT_COORDINATOR, and the snapshots other
     // threads read never change owner.
     for (auto& s : _slots) {
-        co_await net::run_on(s->executor, create_on_shard(this, s.get()));
+        co_await runtime::run_on(s->executor, create_on_shard(this, s.get()));
     }
     auto snap = _store.snapshot();
     if (auto ec = co_await reconcile(*snap)) {
         co_return ec;
     }
     // Changes published since the snapshot above are followed from here (on shard 0).
-    co_await net::run_on(_feed->executor, begin_following(_feed, snap));
+    co_await runtime::run_on(_feed->executor, begin_following(_feed, snap));
     _started.store(true, std::memory_order_release);
     co_return std::error_code{};
 }
@@ -294,11 +294,11 @@ asio::awaitable<std::error_code> coordinator_service::load_on_shard(coordinator_
 }
 
 asio::awaitable<void> coordinator_service::stop() {
-    co_await net::run_on(_feed->executor, stop_following(_feed));
+    co_await runtime::run_on(_feed->executor, stop_following(_feed));
     _started.store(false, std::memory_order_release);
     for (auto& s : _slots) {
         if (s) {
-            co_await net::run_on(s->executor, unload_on_shard(s.get()));
+            co_await runtime::run_on(s->executor, unload_on_shard(s.get()));
         }
     }
 }

@@ -1,7 +1,7 @@
 #pragma once
 
 // Runs one group_coordinator per __consumer_offsets partition on the shard that owns the
-// partition (metadata::partition_manager / net::shard_pool decide the owner), and gives the
+// partition (metadata::partition_manager / runtime::shard_pool decide the owner), and gives the
 // Kafka handlers a coroutine API that hops to that shard and back:
 //
 //   coordinator_service::call_fn<join_result> fn = [req](group_coordinator* c, auto done) {
@@ -37,8 +37,8 @@
 #include "broker/coordinator/partition_group_log.h"
 #include "broker/metadata/partition_manager.h"
 #include "broker/metadata/store.h"
-#include "broker/net/asio.h"
-#include "broker/net/cancellation.h"
+#include "broker/runtime/asio.h"
+#include "broker/runtime/cancellation.h"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/post.hpp>
@@ -120,9 +120,8 @@ public:
     // the request's connection closes meanwhile. The coordinator still answers the parked
     // callback later, into nothing; the caller's frame and request are freed now.
     template <class R>
-    boost::asio::awaitable<std::optional<R>> call_cancellable(std::string_view group_id,
-                                                              call_fn<R> fn,
-                                                              net::request_cancellation* cancel) {
+    boost::asio::awaitable<std::optional<R>> call_cancellable(
+        std::string_view group_id, call_fn<R> fn, runtime::request_cancellation* cancel) {
         int32_t partition = partition_for(group_id);
         slot* s = partition >= 0 && static_cast<size_t>(partition) < _slots.size()
                       ? _slots[static_cast<size_t>(partition)].get()
@@ -163,7 +162,7 @@ private:
 
     template <class R>
     boost::asio::awaitable<std::optional<R>> run_call(slot* s, std::shared_ptr<call_fn<R>> fn,
-                                                      net::request_cancellation* cancel) {
+                                                      runtime::request_cancellation* cancel) {
         namespace asio = boost::asio;
         auto w = std::make_shared<waiter<R>>(co_await asio::this_coro::executor);
         std::function<void(R)> done = [w](R r) {
@@ -182,7 +181,7 @@ private:
             });
         }
         // The result is set on this executor, so it cannot slip in between check and wait.
-        net::cancel_hook hook(cancel, [w] { w->timer.cancel(); });
+        runtime::cancel_hook hook(cancel, [w] { w->timer.cancel(); });
         while (!w->result && (cancel == nullptr || !cancel->cancelled())) {
             boost::system::error_code ec;
             co_await w->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));

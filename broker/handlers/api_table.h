@@ -12,7 +12,7 @@
 
 #include "broker/handlers/request_context.h"
 #include "broker/metrics/request_probe.h"
-#include "broker/net/asio.h"
+#include "broker/runtime/asio.h"
 
 #include <cstdint>
 #include <span>

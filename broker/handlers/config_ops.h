@@ -4,7 +4,7 @@
 // dynamic configs, persist it in the metadata store, and apply it (topic logs, broker config).
 
 #include "broker/handlers/services.h"
-#include "broker/net/asio.h"
+#include "broker/runtime/asio.h"
 #include "protocol/errors.h"
 
 #include <map>

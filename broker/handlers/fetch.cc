@@ -231,8 +231,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         if (v >= 7 && req.session_id != 0) {
             // A client resetting its session (franz-go after a rebalance) names the old one.
             size_t owner = sessions.owner_of(req.session_id);
-            co_await net::run_on(svc.shards.executor(owner),
-                                 close_on_owner(&sessions.shard(owner), req.session_id));
+            co_await runtime::run_on(svc.shards.executor(owner),
+                                     close_on_owner(&sessions.shard(owner), req.session_id));
         }
         open_session = v >= 7 && req.session_epoch == 0;
         for (const auto& u : updates) {
@@ -247,10 +247,10 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
             }
         }
         size_t owner = sessions.owner_of(req.session_id);
-        auto start =
-            co_await net::run_on(svc.shards.executor(owner),
-                                 start_on_owner(&sessions.shard(owner), req.session_id,
-                                                req.session_epoch, by_id, &updates, &forgotten));
+        auto start = co_await runtime::run_on(
+            svc.shards.executor(owner),
+            start_on_owner(&sessions.shard(owner), req.session_id, req.session_epoch, by_id,
+                           &updates, &forgotten));
         if (start.error != error_code::none) {
             auto& counter = start.error == error_code::fetch_session_id_not_found
                                 ? sessions.counters().not_found
@@ -306,13 +306,13 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, req.max_wait_ms));
     metadata::data_waiter waiter(svc.partitions.fetch_wakeups_here());
     // A client that goes away mid-poll must not keep the wait (and its memory) for max_wait_ms.
-    net::cancel_hook on_close(ctx.net.cancellation(), [&waiter] { waiter.interrupt(); });
+    runtime::cancel_hook on_close(ctx.net.cancellation(), [&waiter] { waiter.interrupt(); });
     for (;;) {
         waiter.mark();
         read_budget budget{max_bytes, false, 0};
         for (auto& [shard, list] : hops) {
-            co_await net::run_on(svc.shards.executor(shard),
-                                 read_on_shard(&svc.partitions, list, &budget));
+            co_await runtime::run_on(svc.shards.executor(shard),
+                                     read_on_shard(&svc.partitions, list, &budget));
         }
         bool errors = false;
         for (const auto& it : items) {
@@ -336,7 +336,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
     std::vector<char> include(items.size(), 1);
     if (incremental) {
         size_t owner = sessions.owner_of(session->id);
-        int ok = co_await net::run_on(
+        int ok = co_await runtime::run_on(
             svc.shards.executor(owner),
             finish_on_owner(session.get(), req.session_epoch, &items, &include));
         if (ok == 0) {

@@ -21,8 +21,8 @@
 // Ownership and threading: a session belongs to one shard, the one whose connection opened it,
 // and its id says which (id % shard_count). Only that shard's thread reads or changes the session
 // or its shard's table (fetch_session_shard), so nothing here takes a lock: a fetch that arrives
-// on another shard hops to the owner (net::run_on) for its two short session steps. Clients keep
-// one connection per broker, so the owner is nearly always the shard the fetch already runs on
+// on another shard hops to the owner (runtime::run_on) for its two short session steps. Clients
+// keep one connection per broker, so the owner is nearly always the shard the fetch already runs on
 // and the hop runs inline. Each step runs without a suspension point, so of two fetches carrying
 // the same epoch exactly one is accepted. (A global mutex would serialise every shard's fetches;
 // and a lock around the lookup alone, as before, left the session's own fields racing.) Kafka

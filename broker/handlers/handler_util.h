@@ -5,7 +5,7 @@
 
 #include "broker/handlers/request_context.h"
 #include "broker/handlers/response_errors.h"
-#include "broker/net/asio.h"
+#include "broker/runtime/asio.h"
 #include "common/log.h"
 #include "protocol/api/framing.h"
 #include "protocol/errors.h"

@@ -3,7 +3,7 @@
 // Entry points of the handler files, one per Kafka API (see api_table.cc for the versions).
 
 #include "broker/handlers/request_context.h"
-#include "broker/net/asio.h"
+#include "broker/runtime/asio.h"
 
 namespace spool::broker::handlers {
 

@@ -13,7 +13,7 @@
 // destroyed twice), so callers pass named locals, and on_partition itself is not a coroutine.
 
 #include "broker/metadata/partition_manager.h"
-#include "broker/net/asio.h"
+#include "broker/runtime/asio.h"
 
 #include <functional>
 
@@ -32,7 +32,7 @@ boost::asio::awaitable<R> on_partition(metadata::partition_manager& pm,
                                        const model::topic_partition& tp,
                                        const std::function<R(storage::partition_log*)>& fn) {
     auto ex = pm.pool().executor(pm.shard_of(tp));
-    return net::run_on(ex, detail::call_local<R>(&pm, tp, fn));
+    return runtime::run_on(ex, detail::call_local<R>(&pm, tp, fn));
 }
 
 }  // namespace spool::broker::handlers

@@ -6,7 +6,7 @@
 #include "broker/handlers/leadership.h"
 #include "broker/metadata/internal_topics.h"
 #include "broker/metrics/topic_probe.h"
-#include "broker/net/async_event.h"
+#include "broker/runtime/async_event.h"
 #include "broker/storage/errc.h"
 #include "common/log.h"
 #include "protocol/records/batch_parser.h"
@@ -156,7 +156,7 @@ boost::asio::awaitable<void> append_on_all_shards(
     auto here = co_await asio::this_coro::executor;
     size_t remaining = by_shard.size();
     std::exception_ptr failure;
-    net::async_event all_done(here);
+    runtime::async_event all_done(here);
     for (auto& [shard, batch] : by_shard) {
         asio::co_spawn(svc.shards.executor(shard),
                        append_on_shard(&svc.partitions, std::move(batch)),

@@ -12,8 +12,8 @@
 // shard (tests) every call reserves a block of one id.
 
 #include "broker/metadata/store.h"
-#include "broker/net/async_event.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/async_event.h"
+#include "broker/runtime/shard_pool.h"
 #include "common/result.h"
 
 #include <boost/asio/awaitable.hpp>
@@ -26,7 +26,8 @@ namespace spool::broker::handlers {
 
 class producer_id_allocator {
 public:
-    producer_id_allocator(metadata::store& store, net::shard_pool& pool, int32_t block_size = 1000)
+    producer_id_allocator(metadata::store& store, runtime::shard_pool& pool,
+                          int32_t block_size = 1000)
         : _store(store), _pool(pool), _block_size(block_size) {
         for (size_t i = 0; i < pool.shard_count(); ++i) {
             _shards.push_back(std::make_unique<shard_block>(pool.executor(i)));
@@ -34,8 +35,8 @@ public:
     }
 
     boost::asio::awaitable<result<int64_t>> next() {
-        auto shard = net::shard_pool::current_shard();
-        if (!shard || net::shard_pool::current_pool() != &_pool) {
+        auto shard = runtime::shard_pool::current_shard();
+        if (!shard || runtime::shard_pool::current_pool() != &_pool) {
             auto op = _store.allocate_producer_ids(1);
             auto one = co_await std::move(op);
             if (!one) {
@@ -69,11 +70,11 @@ private:
         int64_t next = 0;
         int64_t end = 0;
         bool refilling = false;
-        net::async_event refilled;
+        runtime::async_event refilled;
     };
 
     metadata::store& _store;
-    net::shard_pool& _pool;
+    runtime::shard_pool& _pool;
     int32_t _block_size;
     std::vector<std::unique_ptr<shard_block>> _shards;
 };

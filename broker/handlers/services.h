@@ -12,7 +12,7 @@
 #include "broker/handlers/producer_ids.h"
 #include "broker/metadata/partition_manager.h"
 #include "broker/metadata/store.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 
 #include <cstdint>
 #include <string>
@@ -36,7 +36,7 @@ struct services {
     config::broker_config& config;
     metadata::store& store;
     metadata::partition_manager& partitions;
-    net::shard_pool& shards;
+    runtime::shard_pool& shards;
     producer_id_allocator& producer_ids;
     fetch_session_cache& fetch_sessions;
     int32_t node_id = 0;

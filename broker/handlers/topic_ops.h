@@ -5,7 +5,7 @@
 
 #include "broker/handlers/services.h"
 #include "broker/metadata/errc.h"
-#include "broker/net/asio.h"
+#include "broker/runtime/asio.h"
 #include "protocol/errors.h"
 
 #include <optional>

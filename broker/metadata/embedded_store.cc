@@ -201,7 +201,7 @@ void embedded_store::set_committed(cluster_snapshot s) {
     _publisher.publish(std::move(s));
 }
 
-void embedded_store::attach(net::shard_pool& pool) {
+void embedded_store::attach(runtime::shard_pool& pool) {
     _publisher.attach(pool);
 }
 
@@ -248,7 +248,7 @@ store::op<T> embedded_store::commit(change_fn<T> change) {
         return apply(change);
     };
     auto ex = _writer.executor();
-    auto op = net::run_blocking<commit_outcome<T>>(ex, std::move(work));
+    auto op = runtime::run_blocking<commit_outcome<T>>(ex, std::move(work));
     auto out = co_await std::move(op);
     if (out.published) {
         co_await _publisher.wait_visible(out.published);

@@ -33,8 +33,8 @@
 
 #include "broker/metadata/snapshot_publisher.h"
 #include "broker/metadata/store.h"
-#include "broker/net/background_pool.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/background_pool.h"
+#include "broker/runtime/shard_pool.h"
 
 #include <atomic>
 #include <filesystem>
@@ -55,7 +55,7 @@ public:
     void set_local_broker(broker_registration self);
     // Publishes every later commit to each shard of pool, whose snapshot() then reads its own
     // copy. Call before pool.start(); the pool must outlive every commit.
-    void attach(net::shard_pool& pool);
+    void attach(runtime::shard_pool& pool);
     void stop();
 
     cluster_snapshot snapshot() const override;
@@ -99,7 +99,7 @@ private:
     int32_t _local_node = 0;
     std::atomic<bool> _stopped{false};
     // Last: stopped and joined first, while everything it uses still exists.
-    net::background_pool _writer{"metadata", 1};
+    runtime::background_pool _writer{"metadata", 1};
 };
 // (De)serialisation, exposed for tests.
 std::string serialize(const cluster_state& s);

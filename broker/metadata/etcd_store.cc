@@ -118,13 +118,13 @@ etcd_store::~etcd_store() {
     stop();
 }
 
-asio::awaitable<int> etcd_store::attach_here(etcd_store* self, net::shard_pool* pool) {
+asio::awaitable<int> etcd_store::attach_here(etcd_store* self, runtime::shard_pool* pool) {
     // Here, so no publication runs while the shard copies are set up.
     self->_publisher.attach(*pool, asio::any_io_executor(self->_io.get_executor()));
     co_return 0;
 }
 
-void etcd_store::attach(net::shard_pool& pool) {
+void etcd_store::attach(runtime::shard_pool& pool) {
     block_on(attach_here(this, &pool));
 }
 

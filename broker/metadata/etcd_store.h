@@ -44,7 +44,7 @@
 #include "broker/metadata/etcd_state.h"
 #include "broker/metadata/snapshot_publisher.h"
 #include "broker/metadata/store.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -88,7 +88,7 @@ public:
     // taken by a live broker) or failure returns the error with the reason in *why.
     result<void> start_session(broker_session_options options, std::string* why);
     // Publishes every later change to each shard of pool. Before pool.start().
-    void attach(net::shard_pool& pool);
+    void attach(runtime::shard_pool& pool);
     // Main thread; idempotent. Later mutations fail with errc::unavailable.
     void stop();
 
@@ -161,7 +161,7 @@ private:
     static boost::asio::awaitable<result<void>> load(etcd_store* self);
     static boost::asio::awaitable<void> watch_loop(etcd_store* self);
     static boost::asio::awaitable<int> shutdown(etcd_store* self);
-    static boost::asio::awaitable<int> attach_here(etcd_store* self, net::shard_pool* pool);
+    static boost::asio::awaitable<int> attach_here(etcd_store* self, runtime::shard_pool* pool);
     static boost::asio::awaitable<result<void>> start_session_here(etcd_store* self,
                                                                    broker_session_options o,
                                                                    std::string* why);
@@ -249,7 +249,7 @@ boost::asio::awaitable<etcd_store::box<T>> etcd_store::boxed(boost::asio::awaita
 
 template <class T>
 boost::asio::awaitable<T> etcd_store::run_here(boost::asio::awaitable<T> work) {
-    auto out_op = net::run_on(executor(), boxed(std::move(work)));
+    auto out_op = runtime::run_on(executor(), boxed(std::move(work)));
     auto out = co_await std::move(out_op);
     co_return std::move(*out.value);
 }

@@ -18,7 +18,7 @@
 // state is shared (shared_ptr) because a suspended waiter can be destroyed at shutdown after
 // the partition manager that created the state is gone.
 
-#include "broker/net/asio.h"
+#include "broker/runtime/asio.h"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>

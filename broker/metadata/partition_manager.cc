@@ -68,13 +68,13 @@ storage::log_config partition_manager::log_config_of(
     return c;
 }
 
-partition_manager::partition_manager(net::shard_pool& pool, const config::broker_config& config,
+partition_manager::partition_manager(runtime::shard_pool& pool, const config::broker_config& config,
                                      fs::path log_dir)
     : _pool(pool),
       _config(config),
       _log_dir(std::move(log_dir)),
       // Two threads: a long cleaning pass on one never delays a directory removal.
-      _background(std::make_unique<net::background_pool>("storage-bg", 2)),
+      _background(std::make_unique<runtime::background_pool>("storage-bg", 2)),
       _cleaner(_background->make_lane()) {
     for (size_t i = 0; i < _pool.shard_count(); ++i) {
         _shards.push_back(std::make_unique<shard_table>(_pool.executor(i)));
@@ -420,14 +420,14 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
         std::vector<topic_partition> tps = std::move(wanted);
         std::vector<topic_partition> busy;
         for (;;) {
-            auto filter = net::run_on(ex, missing_on_shard(this, shard, &tps, &busy));
+            auto filter = runtime::run_on(ex, missing_on_shard(this, shard, &tps, &busy));
             (void)co_await std::move(filter);
             if (tps.empty()) {
                 if (busy.empty()) {
                     break;
                 }
                 // Another call opens these now: once it is done, look again (it may have failed).
-                auto wait = net::run_on(ex, wait_opened(this, shard, &busy));
+                auto wait = runtime::run_on(ex, wait_opened(this, shard, &busy));
                 (void)co_await std::move(wait);
                 tps = std::exchange(busy, {});
                 continue;
@@ -454,28 +454,29 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
                 }
                 return out;
             };
-            auto open = net::run_blocking<opened_logs>(_background->executor(), open_all_missing);
+            auto open = runtime::run_blocking<opened_logs>(_background->executor(), open_all_missing);
             auto opened = co_await std::move(open);
             opened.topic_id = topic.id;
             opened.claimed = tps;
             for (const auto& plog : opened.logs) {
                 created[shard].push_back(plog->ntp());
             }
-            auto install = net::run_on(ex, install_on_shard(this, shard, &opened));
+            auto install = runtime::run_on(ex, install_on_shard(this, shard, &opened));
             (void)co_await std::move(install);
             if (opened.error) {
                 // Undo what this call created on every shard, so the create is all or nothing.
                 for (auto& [done_shard, done] : created) {
                     if (!done.empty()) {
-                        co_await net::run_on(_pool.executor(done_shard),
-                                             remove_on_shard(this, std::move(done), std::nullopt));
+                        co_await runtime::run_on(
+                            _pool.executor(done_shard),
+                            remove_on_shard(this, std::move(done), std::nullopt));
                     }
                 }
                 co_return opened.error;
             }
             tps = std::exchange(busy, {});
             if (!tps.empty()) {
-                auto wait = net::run_on(ex, wait_opened(this, shard, &tps));
+                auto wait = runtime::run_on(ex, wait_opened(this, shard, &tps));
                 (void)co_await std::move(wait);
             }
         }
@@ -486,7 +487,7 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
 asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self,
                                                          std::vector<topic_partition> tps,
                                                          std::optional<protocol::uuid> only_id) {
-    auto& table = *self->_shards[*net::shard_pool::current_shard()];
+    auto& table = *self->_shards[*runtime::shard_pool::current_shard()];
     for (const auto& tp : tps) {
         auto it = table.logs.find(tp);
         if (it == table.logs.end()) {
@@ -526,7 +527,8 @@ asio::awaitable<void> partition_manager::remove_topic(std::string name, int32_t 
         by_shard[shard_of(tp)].push_back(tp);
     }
     for (auto& [shard, tps] : by_shard) {
-        co_await net::run_on(_pool.executor(shard), remove_on_shard(this, std::move(tps), only_id));
+        co_await runtime::run_on(_pool.executor(shard),
+                                 remove_on_shard(this, std::move(tps), only_id));
     }
 }
 
@@ -549,7 +551,7 @@ asio::awaitable<void> partition_manager::update_topic_config(topic_metadata topi
         by_shard[shard_of(tp)].push_back(tp);
     }
     for (auto& [shard, tps] : by_shard) {
-        co_await net::run_on(_pool.executor(shard), update_on_shard(this, std::move(tps), cfg));
+        co_await runtime::run_on(_pool.executor(shard), update_on_shard(this, std::move(tps), cfg));
     }
 }
 
@@ -559,7 +561,7 @@ bool partition_manager::hosts(const partition_state& p) const {
 }
 
 storage::partition_log* partition_manager::local(const topic_partition& tp) {
-    auto shard = net::shard_pool::current_shard();
+    auto shard = runtime::shard_pool::current_shard();
     if (!shard) {
         return nullptr;
     }
@@ -582,7 +584,7 @@ void partition_manager::begin_stop() {
 }
 
 std::shared_ptr<fetch_wakeups> partition_manager::fetch_wakeups_here() {
-    return _shards[*net::shard_pool::current_shard()]->wakeups;
+    return _shards[*runtime::shard_pool::current_shard()]->wakeups;
 }
 
 asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, size_t shard) {

@@ -28,9 +28,9 @@
 #include "broker/config/broker_config.h"
 #include "broker/metadata/cluster_state.h"
 #include "broker/metadata/fetch_wakeups.h"
-#include "broker/net/async_event.h"
-#include "broker/net/background_pool.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/async_event.h"
+#include "broker/runtime/background_pool.h"
+#include "broker/runtime/shard_pool.h"
 #include "broker/storage/checkpoint_file.h"
 #include "broker/storage/checkpoint_writer.h"
 #include "broker/storage/config.h"
@@ -54,7 +54,7 @@ storage::log_config to_log_config(const config::topic_settings& s);
 
 class partition_manager {
 public:
-    partition_manager(net::shard_pool& pool, const config::broker_config& config,
+    partition_manager(runtime::shard_pool& pool, const config::broker_config& config,
                       std::filesystem::path log_dir);
     ~partition_manager();
 
@@ -88,7 +88,7 @@ public:
     size_t shard_of(const model::topic_partition& tp) const {
         return _pool.shard_for(tp.topic, tp.partition.value());
     }
-    net::shard_pool& pool() { return _pool; }
+    runtime::shard_pool& pool() { return _pool; }
     // The log on the calling shard, or nullptr (no such partition, or not owned here). The
     // table keeps the only owning pointer and frees the log in remove_topic() and close_all(),
     // both of which run on this shard between two of its handlers: use the pointer only until
@@ -123,7 +123,7 @@ private:
         // the same partition (a handler and replica_sync) waits for it instead of opening the
         // same files a second time; opening_done wakes it.
         std::unordered_set<model::topic_partition> opening;
-        net::async_event opening_done;
+        runtime::async_event opening_done;
         std::shared_ptr<fetch_wakeups> wakeups;
         std::shared_ptr<housekeeping_control> housekeeping =
             std::make_shared<housekeeping_control>();
@@ -168,15 +168,15 @@ private:
     // Removes directories renamed for deletion, off the shards.
     void remove_in_background(std::filesystem::path dir);
 
-    net::shard_pool& _pool;
+    runtime::shard_pool& _pool;
     const config::broker_config& _config;
     std::filesystem::path _log_dir;
     std::shared_ptr<storage::storage_observer> _observer;  // outlives _flusher and the logs
     std::unique_ptr<storage::flusher> _flusher;
     std::unique_ptr<storage::checkpoint_writer> _checkpoints;  // between open_all and close_all
     // Cleaner and directory removals; stopped in close_all() once every log is closed.
-    std::unique_ptr<net::background_pool> _background;
-    std::optional<net::background_pool::lane> _cleaner;
+    std::unique_ptr<runtime::background_pool> _background;
+    std::optional<runtime::background_pool::lane> _cleaner;
     std::vector<std::unique_ptr<shard_table>> _shards;
     storage::offset_checkpoint _recovery_points;
     storage::offset_checkpoint _log_starts;

@@ -8,7 +8,7 @@ namespace spool::broker::metadata {
 
 namespace asio = boost::asio;
 
-void snapshot_publisher::attach(net::shard_pool& pool,
+void snapshot_publisher::attach(runtime::shard_pool& pool,
                                 std::optional<asio::any_io_executor> release_on) {
     _release_on = std::move(release_on);
     auto initial = latest();
@@ -20,8 +20,8 @@ void snapshot_publisher::attach(net::shard_pool& pool,
 }
 
 cluster_snapshot snapshot_publisher::snapshot() const {
-    if (_pool != nullptr && net::shard_pool::current_pool() == _pool) {
-        return _shard_copies[*net::shard_pool::current_shard()].state;
+    if (_pool != nullptr && runtime::shard_pool::current_pool() == _pool) {
+        return _shard_copies[*runtime::shard_pool::current_shard()].state;
     }
     return latest();
 }
@@ -69,7 +69,7 @@ asio::awaitable<void> snapshot_publisher::wait_visible(cluster_snapshot s) {
     // publish() already posted s to every shard; visiting each one (after those posts, or
     // installing it ourselves) is what lets the caller answer knowing every shard sees it.
     for (size_t i = 0; i < _pool->shard_count(); ++i) {
-        auto visit = net::run_on(_pool->executor(i), install_on_shard(this, i, s));
+        auto visit = runtime::run_on(_pool->executor(i), install_on_shard(this, i, s));
         (void)co_await std::move(visit);
     }
 }

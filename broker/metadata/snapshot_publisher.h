@@ -19,7 +19,7 @@
 // thread.
 
 #include "broker/metadata/cluster_state.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -40,7 +40,7 @@ public:
     // With release_on, a shard hands the copy it replaces to that executor to be dropped there:
     // freeing a big state (about 9 ms at 100,000 partitions) then stalls the store's thread,
     // not a shard serving requests.
-    void attach(net::shard_pool& pool,
+    void attach(runtime::shard_pool& pool,
                 std::optional<boost::asio::any_io_executor> release_on = std::nullopt);
 
     // The calling shard's copy on a shard of the attached pool, else latest.
@@ -60,7 +60,7 @@ private:
 
     mutable std::mutex _latest_mutex;
     cluster_snapshot _latest;  // under _latest_mutex
-    net::shard_pool* _pool = nullptr;
+    runtime::shard_pool* _pool = nullptr;
     std::optional<boost::asio::any_io_executor> _release_on;
     struct alignas(64) shard_copy {
         cluster_snapshot state;  // read and written by its shard only

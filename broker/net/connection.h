@@ -22,12 +22,12 @@
 // end is closed too (as Kafka does), also while the reader is paused: hangup_watch polls the
 // socket for POLLRDHUP then. Threading: every member is touched only on the connection's shard.
 
-#include "broker/net/asio.h"
-#include "broker/net/async_event.h"
-#include "broker/net/cancellation.h"
 #include "broker/net/dispatcher.h"
 #include "broker/net/probe.h"
 #include "broker/net/request_bytes_budget.h"
+#include "broker/runtime/asio.h"
+#include "broker/runtime/async_event.h"
+#include "broker/runtime/cancellation.h"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -74,7 +74,7 @@ private:
         size_t frame_bytes = 0;
         size_t budget_bytes = 0;  // reserved from the shard's request_bytes_budget
         handled result;
-        request_cancellation cancellation;
+        runtime::request_cancellation cancellation;
         bool ordered = false;
         bool done = false;
     };
@@ -108,7 +108,8 @@ private:
     std::deque<std::shared_ptr<slot>> _pending;
     size_t _pending_bytes = 0;  // sum of _pending's frame_bytes
     size_t _budget_held = 0;    // reserved from _budget: pending slots plus the frame being read
-    async_event _progress;      // a slot completed or was ordered, the reader ended, or space freed
+    runtime::async_event
+        _progress;  // a slot completed or was ordered, the reader ended, or space freed
     bool _reading_done = false;
     bool _read_paused = false;  // the reader waits (ordering, limits, budget): hangup_watch runs
     bool _watching = false;

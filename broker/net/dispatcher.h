@@ -9,8 +9,8 @@
 // N reached its ordering point: it called request_context::mark_ordered() (e.g. a Fetch about
 // to long-poll) or completed. Responses are always written in request order.
 
-#include "broker/net/asio.h"
-#include "broker/net/cancellation.h"
+#include "broker/runtime/asio.h"
+#include "broker/runtime/cancellation.h"
 #include "protocol/wire/writer.h"
 
 #include <boost/asio/awaitable.hpp>
@@ -68,7 +68,7 @@ public:
 
     request_context(const connection_info& conn, std::vector<uint8_t> frame,
                     std::function<void()> on_ordered, clock::time_point received_at = clock::now(),
-                    request_cancellation* cancellation = nullptr)
+                    runtime::request_cancellation* cancellation = nullptr)
         : _conn(conn),
           _frame(std::move(frame)),
           _on_ordered(std::move(on_ordered)),
@@ -90,7 +90,7 @@ public:
     }
     // Set when the connection closed while this request runs: nobody will read its answer, so
     // a waiting handler stops waiting (see cancellation.h). Null outside a connection.
-    request_cancellation* cancellation() const { return _cancellation; }
+    runtime::request_cancellation* cancellation() const { return _cancellation; }
     bool cancelled() const { return _cancellation != nullptr && _cancellation->cancelled(); }
 
 private:
@@ -98,7 +98,7 @@ private:
     std::vector<uint8_t> _frame;
     std::function<void()> _on_ordered;
     clock::time_point _received_at;
-    request_cancellation* _cancellation;
+    runtime::request_cancellation* _cancellation;
 };
 
 class request_dispatcher {

@@ -19,7 +19,7 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 using boost::system::error_code;
 
-server::server(shard_pool& pool, request_dispatcher& dispatcher, probe& probe,
+server::server(runtime::shard_pool& pool, request_dispatcher& dispatcher, probe& probe,
                server_options options)
     : _pool(pool),
       _dispatcher(dispatcher),
@@ -27,7 +27,7 @@ server::server(shard_pool& pool, request_dispatcher& dispatcher, probe& probe,
       _options(std::move(options)),
       _quotas(std::make_shared<connection_quotas>(_options.max_connections,
                                                   _options.max_connections_per_ip)),
-      _slot_freed(std::make_unique<async_event>(_pool.context(0).get_executor())) {
+      _slot_freed(std::make_unique<runtime::async_event>(_pool.context(0).get_executor())) {
     size_t per_shard = 0;
     if (_options.queued_max_request_bytes > 0) {
         per_shard = std::max<size_t>(

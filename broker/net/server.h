@@ -9,14 +9,14 @@
 // of drain(), and outlive the server.
 // Threading: start()/drain()/bound_port() from the main thread; the rest runs on shards.
 
-#include "broker/net/async_event.h"
 #include "broker/net/connection.h"
 #include "broker/net/connection_quotas.h"
 #include "broker/net/dispatcher.h"
 #include "broker/net/listener.h"
 #include "broker/net/probe.h"
 #include "broker/net/request_bytes_budget.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/async_event.h"
+#include "broker/runtime/shard_pool.h"
 
 #include <boost/asio/ip/tcp.hpp>
 
@@ -44,7 +44,8 @@ struct server_options {
 
 class server {
 public:
-    server(shard_pool& pool, request_dispatcher& dispatcher, probe& probe, server_options options);
+    server(runtime::shard_pool& pool, request_dispatcher& dispatcher, probe& probe,
+           server_options options);
     ~server();
 
     // Binds every listener. Returns "" or an error message.
@@ -67,7 +68,7 @@ private:
                      const std::string& listener);
     void for_each_connection(void (connection::*fn)());
 
-    shard_pool& _pool;
+    runtime::shard_pool& _pool;
     request_dispatcher& _dispatcher;
     probe& _probe;
     server_options _options;
@@ -81,7 +82,7 @@ private:
     // Shared with the connections' close callbacks, which may run late in a shutdown.
     std::shared_ptr<connection_quotas> _quotas;
     // Wakes the accept loops (shard 0) when max.connections frees a slot.
-    std::unique_ptr<async_event> _slot_freed;
+    std::unique_ptr<runtime::async_event> _slot_freed;
 };
 
 }  // namespace spool::broker::net

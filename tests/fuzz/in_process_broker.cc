@@ -13,6 +13,7 @@ namespace spool::tests::fuzz {
 
 namespace asio = boost::asio;
 namespace net = broker::net;
+namespace runtime = broker::runtime;
 
 struct request_state {
     net::connection_info connection;
@@ -117,7 +118,8 @@ std::string in_process_broker::open(const std::vector<std::string>& overrides) {
     }
     _store = std::move(store).value();
     // The same wiring as broker/app's composition root, minus sockets, HTTP and metrics.
-    _pool = std::make_unique<net::shard_pool>(static_cast<size_t>(_config->get_int("spool.cores")));
+    _pool =
+        std::make_unique<runtime::shard_pool>(static_cast<size_t>(_config->get_int("spool.cores")));
     _store->attach(*_pool);
     _pool->start();
     _partitions = std::make_unique<broker::metadata::partition_manager>(*_pool, *_config, _dir);

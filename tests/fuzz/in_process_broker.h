@@ -34,7 +34,7 @@
 #include "broker/handlers/services.h"
 #include "broker/metadata/embedded_store.h"
 #include "broker/metadata/partition_manager.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 #include "tests/fuzz/request_clamps.h"
 
 #include <chrono>
@@ -107,7 +107,7 @@ private:
     std::filesystem::path _dir;
     std::unique_ptr<broker::config::broker_config> _config;
     std::unique_ptr<broker::metadata::embedded_store> _store;
-    std::unique_ptr<broker::net::shard_pool> _pool;
+    std::unique_ptr<broker::runtime::shard_pool> _pool;
     std::unique_ptr<broker::metadata::partition_manager> _partitions;
     std::unique_ptr<broker::handlers::producer_id_allocator> _producer_ids;
     std::unique_ptr<broker::handlers::fetch_session_cache> _fetch_sessions;

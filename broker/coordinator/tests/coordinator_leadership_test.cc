@@ -7,7 +7,7 @@
 #include "broker/coordinator/group_hash.h"
 #include "broker/coordinator/tests/coordinator_fixture.h"
 #include "broker/metadata/tests/fake_store.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 #include "common/testing/temp_dir.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -44,7 +44,7 @@ protected:
         std::string error;
         config = config::broker_config::from_yaml_text("", {"node.id=0"}, &error);
         ASSERT_TRUE(config) << error;
-        pool = std::make_unique<net::shard_pool>(2);
+        pool = std::make_unique<runtime::shard_pool>(2);
         pool->start();
         partitions = std::make_unique<metadata::partition_manager>(*pool, *config, tmp.path());
         ASSERT_TRUE(partitions->open_all(cluster_state{}));
@@ -113,7 +113,7 @@ protected:
 
     spool::testing::temp_dir tmp{"spool-coordinator-leadership-tests"};
     std::unique_ptr<config::broker_config> config;
-    std::unique_ptr<net::shard_pool> pool;
+    std::unique_ptr<runtime::shard_pool> pool;
     std::unique_ptr<metadata::partition_manager> partitions;
     fake_store store;
     protocol::uuid id = protocol::uuid::random();

@@ -9,7 +9,7 @@
 #include "broker/metadata/embedded_store.h"
 #include "broker/metrics/group_probe.h"
 #include "broker/metrics/registry.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 #include "common/testing/temp_dir.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -45,21 +45,21 @@ std::unique_ptr<config::broker_config> make_config(const std::vector<std::string
 
 // A broker's runtime minus the network: store -> shards -> logs -> coordinator service, opened
 // on a data directory that outlives it (so a second runtime is a restart).
-class runtime {
+class broker_runtime {
 public:
-    runtime(const fs::path& dir, service_config sc, metrics::group_probe* probe = nullptr) {
+    broker_runtime(const fs::path& dir, service_config sc, metrics::group_probe* probe = nullptr) {
         config = make_config({});
         auto s = metadata::embedded_store::open(dir);
         EXPECT_TRUE(s) << s.error().message();
         store = std::move(s).value();
-        pool = std::make_unique<net::shard_pool>(2);
+        pool = std::make_unique<runtime::shard_pool>(2);
         pool->start();
         partitions = std::make_unique<metadata::partition_manager>(*pool, *config, dir);
         auto opened = partitions->open_all(*store->snapshot());
         EXPECT_TRUE(opened);
         service = std::make_unique<coordinator_service>(*store, *partitions, sc, clk, probe);
     }
-    ~runtime() {
+    ~broker_runtime() {
         if (service && service->started()) {
             service->stop_blocking();
         }
@@ -163,7 +163,7 @@ public:
     system_clock clk;
     std::unique_ptr<config::broker_config> config;
     std::unique_ptr<metadata::embedded_store> store;
-    std::unique_ptr<net::shard_pool> pool;
+    std::unique_ptr<runtime::shard_pool> pool;
     std::unique_ptr<metadata::partition_manager> partitions;
     std::unique_ptr<coordinator_service> service;
 };
@@ -177,8 +177,8 @@ protected:
     }
     void TearDown() override { rt.reset(); }
 
-    runtime& start(metrics::group_probe* probe = nullptr) {
-        rt = std::make_unique<runtime>(dir, sc, probe);
+    broker_runtime& start(metrics::group_probe* probe = nullptr) {
+        rt = std::make_unique<broker_runtime>(dir, sc, probe);
         auto ec = rt->service->start_blocking();
         EXPECT_FALSE(ec) << ec.message();
         EXPECT_TRUE(rt->service->started());
@@ -188,7 +188,7 @@ protected:
     spool::testing::temp_dir tmp{"spool-coordinator-service-tests"};
     const fs::path& dir = tmp.path();
     service_config sc;
-    std::unique_ptr<runtime> rt;
+    std::unique_ptr<broker_runtime> rt;
 };
 
 // Polls until pred() holds or the deadline passes; real timers drive the coordinator here.
@@ -303,7 +303,7 @@ TEST_F(coordinator_service_test, test_refuses_start_when_partition_count_changed
     start();
     rt.reset();
     sc.partitions = 8;  // groups would hash elsewhere: Kafka refuses too
-    rt = std::make_unique<runtime>(dir, sc);
+    rt = std::make_unique<broker_runtime>(dir, sc);
     auto ec = rt->service->start_blocking();
     EXPECT_EQ(ec, make_error_code(errc::coordinator_not_available));
     EXPECT_FALSE(rt->service->started());

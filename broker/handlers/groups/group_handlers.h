@@ -9,7 +9,7 @@
 // the channel while a request is in flight).
 
 #include "broker/handlers/request_context.h"
-#include "broker/net/asio.h"
+#include "broker/runtime/asio.h"
 
 namespace spool::broker::handlers::groups {
 

@@ -11,7 +11,7 @@
 #include "broker/handlers/services.h"
 #include "broker/metadata/partition_manager.h"
 #include "broker/metadata/tests/fake_store.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 #include "common/testing/temp_dir.h"
 #include "protocol/api/framing.h"
 #include "protocol/messages/create_partitions.h"
@@ -77,7 +77,7 @@ protected:
         config = config::broker_config::from_yaml_text(
             "", {"node.id=0", "offsets.topic.num.partitions=3", "spool.cores=2"}, &error);
         ASSERT_TRUE(config) << error;
-        pool = std::make_unique<net::shard_pool>(2);
+        pool = std::make_unique<runtime::shard_pool>(2);
         pool->start();
         partitions = std::make_unique<metadata::partition_manager>(*pool, *config, tmp.path());
         ASSERT_TRUE(partitions->open_all(cluster_state{}));
@@ -191,7 +191,7 @@ protected:
     spool::testing::temp_dir tmp{"spool-cluster-handlers-tests"};
     fake_store store;
     std::unique_ptr<config::broker_config> config;
-    std::unique_ptr<net::shard_pool> pool;
+    std::unique_ptr<runtime::shard_pool> pool;
     std::unique_ptr<metadata::partition_manager> partitions;
     std::unique_ptr<producer_id_allocator> producer_ids;
     std::unique_ptr<fetch_session_cache> sessions;

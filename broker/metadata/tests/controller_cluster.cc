@@ -116,7 +116,7 @@ std::unique_ptr<member> controller_cluster_test::start_member(int32_t node_id,
 
     // As the composition root wires it: on the store's thread, under the session's lease.
     m->ctl = controller::make(*m->store);
-    m->pool = std::make_unique<net::shard_pool>(2);
+    m->pool = std::make_unique<runtime::shard_pool>(2);
     m->store->attach(*m->pool);
     m->pool->start();
     m->ctl->start();

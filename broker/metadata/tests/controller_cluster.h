@@ -32,7 +32,7 @@ inline constexpr std::chrono::milliseconds test_session_timeout{3000};
 struct member {
     int32_t node_id = -1;
     std::unique_ptr<etcd_store> store;
-    std::unique_ptr<net::shard_pool> pool;
+    std::unique_ptr<runtime::shard_pool> pool;
     std::shared_ptr<controller> ctl;
     std::shared_ptr<std::promise<void>> frozen;  // set while frozen
 

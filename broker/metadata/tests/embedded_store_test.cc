@@ -1,7 +1,7 @@
 #include "broker/metadata/embedded_store.h"
 
 #include "broker/metadata/errc.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -100,11 +100,9 @@ TEST_F(embedded_store_test, test_invalid_requests_are_refused_without_change) {
     auto s = open_store();
     ASSERT_TRUE(wait_for(s->create_topic({"t", 1, 1, {}})));
     EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}})).error(), errc::topic_exists);
-    EXPECT_EQ(wait_for(s->create_topic({"bad/name", 1, 1, {}})).error(),
-              errc::invalid_topic_name);
+    EXPECT_EQ(wait_for(s->create_topic({"bad/name", 1, 1, {}})).error(), errc::invalid_topic_name);
     EXPECT_EQ(wait_for(s->create_topic({"z", 0, 1, {}})).error(), errc::invalid_partitions);
-    EXPECT_EQ(wait_for(s->create_topic({"z", 1, 3, {}})).error(),
-              errc::invalid_replication_factor);
+    EXPECT_EQ(wait_for(s->create_topic({"z", 1, 3, {}})).error(), errc::invalid_replication_factor);
     EXPECT_EQ(wait_for(s->create_topic({"z", 1, 1, {{"retention.ms", "x"}}})).error(),
               errc::invalid_config);
     EXPECT_EQ(wait_for(s->create_partitions("t", 1)).error(), errc::invalid_partitions);
@@ -155,7 +153,7 @@ asio::awaitable<int> look_here(embedded_store* s, std::string name, bool* seen, 
 }
 
 // On one shard: create a topic, and as soon as the commit returns ask another shard for it.
-asio::awaitable<void> create_then_look_elsewhere(embedded_store* s, net::shard_pool* pool,
+asio::awaitable<void> create_then_look_elsewhere(embedded_store* s, runtime::shard_pool* pool,
                                                  size_t other, int rounds,
                                                  std::promise<int>* misses) {
     int missing = 0;
@@ -166,7 +164,7 @@ asio::awaitable<void> create_then_look_elsewhere(embedded_store* s, net::shard_p
         int64_t committed = s->snapshot()->version;  // this shard's copy
         bool seen = false;
         int64_t version = 0;
-        auto check = net::run_on(pool->executor(other), look_here(s, name, &seen, &version));
+        auto check = runtime::run_on(pool->executor(other), look_here(s, name, &seen, &version));
         (void)co_await std::move(check);
         if (!created || !seen || version < committed) {
             ++missing;
@@ -208,7 +206,7 @@ asio::awaitable<void> read_until(embedded_store* s, std::atomic<bool>* stop,
 
 TEST_F(embedded_store_test, test_a_returned_commit_is_visible_on_every_shard) {
     auto s = open_store();
-    net::shard_pool pool(2);
+    runtime::shard_pool pool(2);
     s->attach(pool);
     pool.start();
     std::promise<int> misses;
@@ -225,7 +223,7 @@ TEST_F(embedded_store_test, test_a_returned_commit_is_visible_on_every_shard) {
 
 TEST_F(embedded_store_test, test_commits_keep_their_order_while_other_shards_read) {
     auto s = open_store();
-    net::shard_pool pool(2);
+    runtime::shard_pool pool(2);
     s->attach(pool);
     pool.start();
     std::atomic<bool> stop{false};
@@ -247,7 +245,7 @@ TEST_F(embedded_store_test, test_commits_keep_their_order_while_other_shards_rea
 
 TEST_F(embedded_store_test, test_a_failed_commit_reaches_no_shard) {
     auto s = open_store();
-    net::shard_pool pool(2);
+    runtime::shard_pool pool(2);
     s->attach(pool);
     pool.start();
     auto before = s->snapshot()->version;

@@ -65,7 +65,7 @@ struct broker {
     broker() = default;
     broker(broker&&) = default;
     std::unique_ptr<etcd_store> store;
-    std::unique_ptr<net::shard_pool> pool;
+    std::unique_ptr<runtime::shard_pool> pool;
 
     etcd_store* operator->() const { return store.get(); }
     void stop() {
@@ -124,7 +124,7 @@ protected:
         std::string why;
         auto registered = b->start_session(session(node, "dir" + std::to_string(node)), &why);
         EXPECT_TRUE(registered) << why;
-        b.pool = std::make_unique<net::shard_pool>(2);
+        b.pool = std::make_unique<runtime::shard_pool>(2);
         b->attach(*b.pool);
         b.pool->start();
         return b;

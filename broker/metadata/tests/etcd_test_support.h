@@ -12,7 +12,7 @@
 // Threading: the test thread drives everything; each helper runs its own io thread.
 
 #include "broker/etcd/client.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -61,7 +61,7 @@ T run_blocking_on(Executor ex, asio::awaitable<T> work,
 }
 
 template <class T>
-T on_shard(net::shard_pool& pool, asio::awaitable<T> work, size_t shard = 0) {
+T on_shard(runtime::shard_pool& pool, asio::awaitable<T> work, size_t shard = 0) {
     return run_blocking_on(pool.executor(shard), std::move(work));
 }
 

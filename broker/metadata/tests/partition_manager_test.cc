@@ -42,7 +42,7 @@ asio::awaitable<int64_t> end_offset(partition_manager* pm, topic_partition tp) {
 
 asio::awaitable<int64_t> on_shard(partition_manager* pm, topic_partition tp,
                                   asio::awaitable<int64_t> work) {
-    co_return co_await net::run_on(pm->pool().executor(pm->shard_of(tp)), std::move(work));
+    co_return co_await runtime::run_on(pm->pool().executor(pm->shard_of(tp)), std::move(work));
 }
 
 class partition_manager_test : public ::testing::Test {
@@ -54,7 +54,7 @@ protected:
         fs::remove_all(dir);
         std::string error;
         cfg = config::broker_config::from_yaml_text("", {}, &error);
-        pool = std::make_unique<net::shard_pool>(2);
+        pool = std::make_unique<runtime::shard_pool>(2);
         pool->start();
     }
     void TearDown() override {
@@ -70,7 +70,7 @@ protected:
 
     fs::path dir;
     std::unique_ptr<config::broker_config> cfg;
-    std::unique_ptr<net::shard_pool> pool;
+    std::unique_ptr<runtime::shard_pool> pool;
     std::unique_ptr<partition_manager> pm;
 };
 
@@ -217,7 +217,7 @@ asio::awaitable<log_state> state_of(partition_manager* pm, topic_partition tp) {
 }
 
 asio::awaitable<log_state> state_on_shard(partition_manager* pm, topic_partition tp) {
-    co_return co_await net::run_on(pm->pool().executor(pm->shard_of(tp)), state_of(pm, tp));
+    co_return co_await runtime::run_on(pm->pool().executor(pm->shard_of(tp)), state_of(pm, tp));
 }
 
 // Housekeeping applies retention by size to compact,delete topics, never to compact ones (but

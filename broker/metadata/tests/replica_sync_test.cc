@@ -5,7 +5,7 @@
 
 #include "broker/metadata/embedded_store.h"
 #include "broker/metadata/tests/fake_store.h"
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 #include "common/testing/temp_dir.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -38,7 +38,7 @@ protected:
         std::string error;
         config = config::broker_config::from_yaml_text("", {"node.id=0"}, &error);
         ASSERT_TRUE(config) << error;
-        pool = std::make_unique<net::shard_pool>(2);
+        pool = std::make_unique<runtime::shard_pool>(2);
         pool->start();
         partitions = std::make_unique<partition_manager>(*pool, *config, tmp.path());
     }
@@ -67,7 +67,7 @@ protected:
 
     spool::testing::temp_dir tmp{"spool-replica-sync-tests"};
     std::unique_ptr<config::broker_config> config;
-    std::unique_ptr<net::shard_pool> pool;
+    std::unique_ptr<runtime::shard_pool> pool;
     std::unique_ptr<partition_manager> partitions;
     std::unique_ptr<replica_sync> sync;
 };

@@ -29,7 +29,7 @@ asio::awaitable<int64_t> version_seen(const snapshot_publisher* p) {
 }
 
 // The version each shard's snapshot() shows, read on that shard.
-std::vector<int64_t> versions_on_shards(net::shard_pool& pool, const snapshot_publisher& p) {
+std::vector<int64_t> versions_on_shards(runtime::shard_pool& pool, const snapshot_publisher& p) {
     std::vector<int64_t> out;
     for (size_t i = 0; i < pool.shard_count(); ++i) {
         std::promise<int64_t> seen;
@@ -52,7 +52,7 @@ TEST(snapshot_publisher_test, test_without_a_pool_snapshot_is_the_latest) {
 
 TEST(snapshot_publisher_test, test_wait_visible_returns_once_every_shard_shows_it) {
     snapshot_publisher p(state_at(1));
-    net::shard_pool pool(3);
+    runtime::shard_pool pool(3);
     p.attach(pool);
     pool.start();
     EXPECT_EQ(versions_on_shards(pool, p), (std::vector<int64_t>{1, 1, 1}));
@@ -65,7 +65,7 @@ TEST(snapshot_publisher_test, test_wait_visible_returns_once_every_shard_shows_i
 
 TEST(snapshot_publisher_test, test_a_shard_never_goes_back_to_an_older_state) {
     snapshot_publisher p(state_at(1));
-    net::shard_pool pool(2);
+    runtime::shard_pool pool(2);
     p.attach(pool);
     pool.start();
     auto newer = state_at(9);
@@ -89,7 +89,7 @@ TEST(snapshot_publisher_test, test_a_replaced_state_is_freed_on_the_release_exec
     });
     {
         snapshot_publisher p(first);
-        net::shard_pool pool(2);
+        runtime::shard_pool pool(2);
         p.attach(pool, asio::any_io_executor(releaser.get_executor()));
         pool.start();
         first.reset();  // now only the publisher and the shard copies hold it

@@ -61,7 +61,7 @@ public:
                 }
                 asio::steady_timer t(co_await asio::this_coro::executor,
                                      std::chrono::milliseconds(std::stoi(arg)));
-                cancel_hook hook(ctx.cancellation(), [&t] { t.cancel(); });
+                runtime::cancel_hook hook(ctx.cancellation(), [&t] { t.cancel(); });
                 boost::system::error_code ec;
                 co_await t.async_wait(asio::redirect_error(asio::use_awaitable, ec));
                 if (ctx.cancelled()) {
@@ -118,7 +118,7 @@ public:
 class server_test : public ::testing::Test {
 protected:
     void SetUp() override {
-        pool = std::make_unique<shard_pool>(2);
+        pool = std::make_unique<runtime::shard_pool>(2);
         pool->start();
         server_options opts;
         opts.listeners.push_back({"PLAINTEXT", "127.0.0.1", 0});
@@ -138,7 +138,7 @@ protected:
     size_t pending_bytes_cap = connection_limits{}.max_pending_request_bytes;
     test_dispatcher dispatcher;
     probe metrics;
-    std::unique_ptr<shard_pool> pool;
+    std::unique_ptr<runtime::shard_pool> pool;
     std::unique_ptr<server> srv;
 };
 

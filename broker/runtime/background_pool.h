@@ -13,7 +13,7 @@
 // idempotent, also run by the destructor). Work posted after stop() is dropped unrun.
 // Threading: executor()/make_lane() from any thread; stop() from the owning thread.
 
-#include "broker/net/asio.h"
+#include "broker/runtime/asio.h"
 
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -31,7 +31,7 @@
 #include <thread>
 #include <vector>
 
-namespace spool::broker::net {
+namespace spool::broker::runtime {
 
 namespace asio = boost::asio;
 
@@ -78,4 +78,4 @@ asio::awaitable<R> run_blocking(Executor ex, std::function<R()> fn) {
         initiate, asio::use_awaitable, std::move(fn));
 }
 
-}  // namespace spool::broker::net
+}  // namespace spool::broker::runtime

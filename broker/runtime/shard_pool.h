@@ -11,7 +11,7 @@
 // Threading: shard_count/executor/shard_for are safe from any thread; start/stop from the
 // owning (main) thread only.
 
-#include "broker/net/asio.h"
+#include "broker/runtime/asio.h"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-namespace spool::broker::net {
+namespace spool::broker::runtime {
 
 namespace asio = boost::asio;
 
@@ -82,4 +82,4 @@ asio::awaitable<T> run_on(Executor ex, asio::awaitable<T> work) {
     co_return co_await asio::co_spawn(ex, std::move(work), asio::use_awaitable);
 }
 
-}  // namespace spool::broker::net
+}  // namespace spool::broker::runtime

@@ -15,7 +15,7 @@
 #include <functional>
 #include <utility>
 
-namespace spool::broker::net {
+namespace spool::broker::runtime {
 
 class request_cancellation {
 public:
@@ -59,4 +59,4 @@ private:
     request_cancellation* _c;
 };
 
-}  // namespace spool::broker::net
+}  // namespace spool::broker::runtime

@@ -1,4 +1,4 @@
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -8,7 +8,7 @@
 #include <memory>
 #include <set>
 
-namespace spool::broker::net {
+namespace spool::broker::runtime {
 namespace {
 
 namespace asio = boost::asio;
@@ -68,4 +68,4 @@ TEST(shard_pool, test_current_shard_is_empty_off_shard) {
 }
 
 }  // namespace
-}  // namespace spool::broker::net
+}  // namespace spool::broker::runtime

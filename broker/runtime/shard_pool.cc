@@ -1,4 +1,4 @@
-#include "broker/net/shard_pool.h"
+#include "broker/runtime/shard_pool.h"
 
 #include "common/log.h"
 
@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-namespace spool::broker::net {
+namespace spool::broker::runtime {
 
 namespace {
 thread_local std::optional<size_t> this_shard;
@@ -87,4 +87,4 @@ const shard_pool* shard_pool::current_pool() {
     return this_pool;
 }
 
-}  // namespace spool::broker::net
+}  // namespace spool::broker::runtime

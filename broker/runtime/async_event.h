@@ -9,14 +9,14 @@
 //
 // Threading: the owning executor's thread only (one shard).
 
-#include "broker/net/asio.h"
+#include "broker/runtime/asio.h"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-namespace spool::broker::net {
+namespace spool::broker::runtime {
 
 class async_event {
 public:
@@ -34,4 +34,4 @@ private:
     boost::asio::steady_timer _timer;
 };
 
-}  // namespace spool::broker::net
+}  // namespace spool::broker::runtime

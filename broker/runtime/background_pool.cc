@@ -1,10 +1,10 @@
-#include "broker/net/background_pool.h"
+#include "broker/runtime/background_pool.h"
 
 #include "common/log.h"
 
 #include <pthread.h>
 
-namespace spool::broker::net {
+namespace spool::broker::runtime {
 
 background_pool::background_pool(std::string name, size_t threads) {
     _work.emplace(_ctx.get_executor());
@@ -40,4 +40,4 @@ void background_pool::stop() {
     _ctx.stop();
 }
 
-}  // namespace spool::broker::net
+}  // namespace spool::broker::runtime

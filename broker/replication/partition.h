@@ -1,0 +1,191 @@
+#pragma once
+
+// One partition of this broker, on its owner shard: the log, the high watermark, this broker's
+// role for it (leader, follower, neither), the followers' progress as the leader sees it, the
+// ISR change in flight, and the produce requests waiting for their records to be committed
+// (Kafka's Partition + the produce purgatory; Redpanda's cluster::partition). Nothing else sets
+// the high watermark: handlers append and wait; followers' fetches and the leader's ISR move it.
+//
+// Kafka's rules, kept here:
+//   - leader: high watermark = the smallest log end offset over the "maximal ISR" (the ISR plus a
+//     member being added by the change in flight), never moving backwards; it only moves forward
+//     on an append (a one-member ISR), a follower fetch, or an ISR change.
+//   - a follower is caught up when it fetched from the leader's log end offset; it joins the ISR
+//     once caught up to the high watermark and to the leader's epoch start, and leaves it when it
+//     has not been caught up for replica.lag.time.max.ms. At most one ISR change is in flight;
+//     it is written by the isr_writer (etcd compare-and-swap) and takes effect when the metadata
+//     shows it (apply()).
+//   - becoming leader (apply() with leader == self at a newer epoch) starts a leader epoch at the
+//     log end offset (leader-epoch-checkpoint); every batch appended as leader carries the epoch.
+//   - becoming follower marks the log for truncation: the replica fetcher asks the leader
+//     OffsetForLeaderEpoch and truncates (KIP-101/279), never to the high watermark.
+//   - commit waiters (acks=all, the group coordinator's writes) complete with: none once the high
+//     watermark covers them and the ISR still has min.insync.replicas members; 
+//     not_enough_replicas_after_append when it covers them but the ISR has shrunk below;
+//     request_timed_out at their deadline; not_leader_or_follower when leadership is lost.
+//
+// Threading: every method on the owner shard only (partition_manager routes there). Waiters'
+// callbacks run on the owner shard.
+
+#include "broker/model/ids.h"
+#include "broker/replication/errc.h"
+#include "broker/storage/partition_log.h"
+#include "common/result.h"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace spool::broker::replication {
+
+using steady_time = std::chrono::steady_clock::time_point;
+
+// The metadata's record of this partition (the module sits below metadata, so plain values;
+// replica_sync converts metadata::partition_state).
+struct partition_assignment {
+    int32_t leader = -1;
+    int32_t leader_epoch = 0;
+    int32_t partition_epoch = 0;
+    std::vector<int32_t> replicas;
+    std::vector<int32_t> isr;
+    // The record's revision in the cluster store, which an ISR change compares.
+    int64_t record_revision = 0;
+};
+
+enum class partition_role { none, leader, follower };
+
+// A leader's request to change the ISR (KRaft's AlterPartition): written only if the partition
+// record still has record_revision, leader_epoch and partition_epoch.
+struct isr_change {
+    model::topic_partition tp;
+    int32_t leader_epoch = 0;
+    int32_t partition_epoch = 0;
+    int64_t record_revision = 0;
+    std::vector<int32_t> new_isr;
+};
+
+// Writes ISR changes to the cluster metadata (metadata::partition_isr_writer implements it with
+// store::alter_isr). write() is called on the owner shard; done runs on the owner shard (the
+// writer posts it back). An error (a compare failed: someone changed the record first; etcd
+// unreachable) drops the change; the leader proposes again at its next check if still needed.
+class isr_writer {
+public:
+    virtual ~isr_writer() = default;
+    virtual void write(isr_change change, std::function<void(std::error_code)> done) = 0;
+};
+
+struct partition_options {
+    int32_t self = -1;  // this broker's node id
+    std::chrono::milliseconds replica_lag_time_max{30000};
+    std::function<steady_time()> clock = [] { return std::chrono::steady_clock::now(); };
+    // nullptr: nobody to write to (a one-broker store); ISR changes are never proposed.
+    isr_writer* isr = nullptr;
+    // Called on the owner shard whenever the high watermark moved (wake consumers' fetches).
+    std::function<void()> high_watermark_moved;
+};
+
+// What the leader knows of one follower (replica_state for /metrics and restart-safe).
+struct follower_progress {
+    int32_t replica = -1;
+    model::offset log_end{-1};  // -1: has not fetched at this leader epoch yet
+    steady_time last_caught_up{};
+    steady_time last_fetch{};
+};
+
+class partition {
+public:
+    using commit_callback = std::function<void(std::error_code)>;
+
+    partition(std::unique_ptr<storage::partition_log> log, boost::asio::io_context::executor_type owner,
+              partition_options options);
+    ~partition();  // fails every waiter with not_leader_or_follower
+    partition(const partition&) = delete;
+    partition& operator=(const partition&) = delete;
+
+    [[nodiscard]] storage::partition_log& log() { return *_log; }
+    [[nodiscard]] const storage::partition_log& log() const { return *_log; }
+    [[nodiscard]] const model::topic_partition& ntp() const { return _log->ntp(); }
+
+    // --- metadata ----------------------------------------------------------------------------
+    // Takes the metadata's record (every snapshot that changed it, and once after open). Role,
+    // epoch and ISR follow it; see the rules above.
+    void apply(const partition_assignment& assignment);
+    [[nodiscard]] partition_role role() const { return _role; }
+    [[nodiscard]] int32_t leader_id() const { return _assignment.leader; }
+    [[nodiscard]] int32_t leader_epoch() const { return _assignment.leader_epoch; }
+    [[nodiscard]] const partition_assignment& assignment() const { return _assignment; }
+    [[nodiscard]] const std::vector<int32_t>& isr() const { return _assignment.isr; }
+    [[nodiscard]] model::offset high_watermark() const { return _log->high_watermark(); }
+
+    // --- leader: produce ----------------------------------------------------------------------
+    // Appends client batches as leader at the current epoch. Errors: not_leader_or_follower
+    // (not leader), not_enough_replicas (acks == -1 and the ISR has fewer than min_insync
+    // members: nothing is written), and the log's own (storage::errc).
+    result<storage::append_result> append_as_leader(std::span<uint8_t> batches, int16_t acks,
+                                                    int32_t min_insync);
+    // Calls done once every offset below `end` is committed (see the rules above), or at the
+    // deadline. Calls it at once when already committed.
+    void wait_committed(model::offset end, steady_time deadline, int32_t min_insync,
+                        commit_callback done);
+    // The same as an awaitable (for the produce handler on the owner shard).
+    boost::asio::awaitable<std::error_code> committed(model::offset end, steady_time deadline,
+                                                      int32_t min_insync);
+
+    // --- leader: a follower's fetch -----------------------------------------------------------
+    // Before the leader reads for a replica fetch: checks leadership and current_leader_epoch
+    // (fenced_leader_epoch when older, unknown_leader_epoch when newer, -1 skips the check),
+    // records the follower's log end offset (= fetch_offset) and catch-up time, may move the high
+    // watermark and propose an ISR expansion. Returns none or the error to answer with.
+    std::error_code on_follower_fetch(int32_t replica, model::offset fetch_offset,
+                                      int32_t current_leader_epoch);
+    [[nodiscard]] const std::vector<follower_progress>& followers() const { return _followers; }
+
+    // --- follower: the replica fetcher ---------------------------------------------------------
+    // Whether the fetcher must truncate (OffsetForLeaderEpoch) before fetching: set on becoming
+    // follower, cleared by truncated().
+    [[nodiscard]] bool needs_truncation() const { return _needs_truncation; }
+    // Truncates to `end` (clamped to [log start, LEO]) and clears needs_truncation.
+    result<void> truncated(model::offset end);
+    // Appends batches fetched from the leader as they are (offsets and leader epochs kept;
+    // batch CRCs checked; the epoch cache and producer state follow the batches). Errors:
+    // not_leader_or_follower (not follower), offset_out_of_range (not at the LEO), the log's own.
+    result<void> append_from_leader(std::span<uint8_t> batches);
+    // The leader's high watermark from a fetch response: ours = min(it, our LEO), never back.
+    void follow_high_watermark(model::offset leader_hw);
+    // The leader moved its log start past ours (a fetch answered OFFSET_OUT_OF_RANGE below its
+    // start): empty our log and start at `start`.
+    result<void> restart_at(model::offset start);
+
+    // --- periodic (owner shard housekeeping, ~every replica_lag_time_max / 2) ------------------
+    // Expires waiters past their deadline, proposes an ISR shrink for followers not caught up
+    // for replica.lag.time.max.ms.
+    void tick();
+
+    // For metrics and /restart-safe: the ISR is smaller than the replica set / than min_insync.
+    [[nodiscard]] bool under_replicated() const;
+    [[nodiscard]] bool under_min_isr(int32_t min_insync) const;
+    // Counters for the metrics (ISR shrinks/expands this broker wrote as leader).
+    [[nodiscard]] uint64_t isr_shrinks() const { return _isr_shrinks; }
+    [[nodiscard]] uint64_t isr_expands() const { return _isr_expands; }
+
+private:
+    // The implementation (helper "partition") adds what it needs here.
+    std::unique_ptr<storage::partition_log> _log;
+    boost::asio::io_context::executor_type _owner;
+    partition_options _options;
+    partition_assignment _assignment;
+    partition_role _role = partition_role::none;
+    std::vector<follower_progress> _followers;
+    bool _needs_truncation = false;
+    uint64_t _isr_shrinks = 0;
+    uint64_t _isr_expands = 0;
+};
+
+}  // namespace spool::broker::replication
