@@ -5,10 +5,10 @@
 // partition collects further flush requests and covers them all with its next job, so many acks=all
 // producers share one fdatasync (partition_log::flush_async does that bookkeeping).
 //
-// Lifecycle: started by the log_manager (or a test) before partitions open, stopped after they
-// close; stop() runs the jobs already queued. Threading: submit() from any thread; jobs run on the
-// flusher's own thread, and their `done` callback runs there too, so it must only post the result
-// to the partition's owner (see partition_log).
+// Lifecycle: started by the partition manager (or a test) before partitions open, stopped after
+// they close; stop() runs the jobs already queued. Threading: submit() from any thread; jobs run
+// on the flusher's own thread, and their `done` callback runs there too, so it must only post the
+// result to the partition's owner (see partition_log).
 
 #include "broker/storage/file_ops.h"
 #include "broker/storage/observer.h"

@@ -8,7 +8,7 @@
 // Threading: fsync_done() runs on the flusher thread for group commits and on the partition's
 // owner for synchronous flushes; the others run on the owner. Implementations must be
 // thread-safe and cheap (relaxed atomics), and must not call back into storage. Lifecycle: must
-// outlive every partition_log, flusher and log_manager it was given to.
+// outlive every partition_log and flusher it was given to.
 
 #include <chrono>
 #include <cstdint>
