@@ -4,6 +4,7 @@
 #include "broker/metadata/controller.h"
 #include "broker/metadata/embedded_store.h"
 #include "broker/metadata/etcd_store.h"
+#include "broker/metadata/partition_health_metrics.h"
 #include "common/log.h"
 #include "protocol/wire/uuid.h"
 
@@ -33,6 +34,8 @@ std::unique_ptr<metadata_runtime> metadata_runtime::open(const config::broker_co
                                                          metadata::broker_registration self,
                                                          std::string* error) {
     std::unique_ptr<metadata_runtime> out(new metadata_runtime());
+    out->_config = &config;
+    out->_node_id = self.node_id;
     *error = config.get_string("metadata.store") == "etcd"
                  ? out->open_etcd(config, log_dir, std::move(self))
                  : out->open_embedded(log_dir, std::move(self));
@@ -129,6 +132,7 @@ void metadata_runtime::stop() {
 }
 
 void metadata_runtime::export_metrics(metrics::registry& reg) const {
+    metadata::export_partition_health_metrics(reg, *_store, _node_id, *_config);
     if (_etcd) {
         metadata::export_cluster_metrics(reg, *_etcd, _controller.get());
     }

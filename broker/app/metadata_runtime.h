@@ -58,8 +58,9 @@ public:
     void attach(runtime::shard_pool& pool);
     void start();
     void resign();
-    // The cluster metadata series (etcd requests, watch, session, controller); etcd only. Call
-    // after open() (the session is registered), before HTTP serves.
+    // The replication health series (both stores), and the cluster metadata series (etcd
+    // requests, watch, session, controller; etcd only). Call after open() (the session is
+    // registered), before HTTP serves.
     void export_metrics(metrics::registry& reg) const;
     void stop();
 
@@ -75,6 +76,8 @@ private:
     std::unique_ptr<metadata::etcd_store> _etcd;
     std::shared_ptr<metadata::controller> _controller;
     metadata::store* _store = nullptr;
+    const config::broker_config* _config = nullptr;  // the broker's, outlives this
+    int32_t _node_id = -1;
     bool _stopped = false;
 };
 

@@ -49,34 +49,16 @@ labels tp_labels(const model::topic_partition& tp) {
     return {{"topic", tp.topic}, {"partition", std::to_string(tp.partition.value())}};
 }
 
-labels ref_labels(const partition_ref& r) {
-    return {{"topic", r.topic}, {"partition", std::to_string(r.partition)}};
-}
-
-// One series per partition in the state, value 1; healthy partitions have none, so 10,000
-// healthy partitions cost nothing here (alert on the cluster totals, drill down with these).
-void partition_state(std::vector<prometheus::MetricFamily>& out, const char* name, const char* help,
-                     const std::vector<partition_ref>& refs) {
-    family_builder f(out, name, help);
-    for (const auto& r : refs)
-        f.add(1, ref_labels(r));
-}
-
 void cluster_gauges(std::vector<prometheus::MetricFamily>& out, const cluster_snapshot& s,
-                    model::node_id self, partition_changes& changes) {
+                    model::node_id self) {
     auto health = assess_health(s);
     double live = static_cast<double>(
         std::count_if(s.brokers.begin(), s.brokers.end(), [](const auto& b) { return b.alive; }));
-    double hosted = 0, led = 0, under = 0;
+    double hosted = 0;
     for (const auto& t : s.topics) {
         for (const auto& p : t.partitions) {
             if (std::find(p.replicas.begin(), p.replicas.end(), self) != p.replicas.end())
                 ++hosted;
-            if (p.leader == self) {
-                ++led;
-                if (p.isr.size() < p.replicas.size())
-                    ++under;
-            }
         }
     }
     family_builder(out, "spool_cluster_brokers", "Live brokers in the cluster.").add(live);
@@ -86,47 +68,11 @@ void cluster_gauges(std::vector<prometheus::MetricFamily>& out, const cluster_sn
         .add(static_cast<double>(health.partitions));
     family_builder(out, "spool_cluster_leaderless_partitions", "Partitions without a leader.")
         .add(static_cast<double>(health.leaderless.size()));
-    family_builder(out, "spool_cluster_offline_partitions",
-                   "Partitions without a leader and without a live in-sync replica to elect.")
-        .add(static_cast<double>(health.offline.size()));
-    family_builder(out, "spool_cluster_under_min_isr_partitions",
-                   "Partitions with fewer in-sync replicas than min.insync.replicas.")
-        .add(static_cast<double>(health.under_min_isr.size()));
     family_builder(out, "spool_broker_partitions", "Partition replicas hosted on this broker.")
         .add(hosted);
-    family_builder(out, "spool_broker_partition_leaders", "Partitions this broker leads.").add(led);
-    family_builder(out, "spool_broker_under_replicated_partitions",
-                   "Partitions led by this broker with fewer in-sync replicas than replicas.")
-        .add(under);
-    family_builder(out, "spool_cluster_under_replicated_partitions",
-                   "Partitions with fewer in-sync replicas than replicas.")
-        .add(static_cast<double>(health.under_replicated.size()));
     family_builder(out, "spool_controller_active",
                    "1 while this broker is the cluster's active controller, else 0.")
         .add(s.controller == self ? 1 : 0);
-    partition_state(out, "spool_partition_under_replicated",
-                    "1 for each partition with fewer in-sync replicas than replicas.",
-                    health.under_replicated);
-    partition_state(out, "spool_partition_under_min_isr",
-                    "1 for each partition with fewer in-sync replicas than min.insync.replicas.",
-                    health.under_min_isr);
-    partition_state(out, "spool_partition_offline",
-                    "1 for each partition without a leader and without a live in-sync replica.",
-                    health.offline);
-    auto totals = changes.observe(s);
-    family_builder(out, "spool_broker_leader_elections_total",
-                   "Partition leader elections seen in the metadata (leader-epoch increases, and "
-                   "partitions created after start-up).")
-        .counter()
-        .add(static_cast<double>(totals.leader_elections));
-    family_builder(out, "spool_broker_isr_shrinks_total",
-                   "Times a partition's in-sync replica set lost a member.")
-        .counter()
-        .add(static_cast<double>(totals.isr_shrinks));
-    family_builder(out, "spool_broker_isr_expands_total",
-                   "Times a partition's in-sync replica set gained a member.")
-        .counter()
-        .add(static_cast<double>(totals.isr_expands));
 }
 
 void log_gauges(std::vector<prometheus::MetricFamily>& out, const std::vector<log_info>& logs) {
@@ -184,7 +130,7 @@ std::vector<prometheus::MetricFamily> view_metrics::Collect() const {
             .add(_views.readiness->readiness().ok ? 1 : 0);
     }
     if (_views.cluster)
-        cluster_gauges(out, _views.cluster->snapshot(), _self.id, _changes);
+        cluster_gauges(out, _views.cluster->snapshot(), _self.id);
     std::optional<std::vector<log_info>> logs;
     if (_views.logs) {
         logs = _views.logs->logs();
