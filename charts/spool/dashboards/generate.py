@@ -32,8 +32,8 @@ DASHBOARDS = {
         panel("Brokers up", f'sum(up{{spool_component="broker",{C}}})', kind="stat"),
         panel("Active controllers", f"sum(spool_controller_active{{{C}}})", kind="stat"),
         panel("Offline partitions", f"max(spool_cluster_offline_partitions{{{C}}})", kind="stat"),
-        panel("Under min ISR", f"max(spool_cluster_under_min_isr_partitions{{{C}}})", kind="stat"),
-        panel("Under-replicated", f"sum(spool_broker_under_replicated_partitions{{{C}}})", kind="stat"),
+        panel("Under min ISR", f"sum(spool_partition_under_min_isr{{{C}}}) or vector(0)", kind="stat"),
+        panel("Under-replicated", f"sum(spool_partitions_under_replicated{{{C}}})", kind="stat"),
         panel("Topics / partitions", [(f"max(spool_cluster_topics{{{C}}})", "topics"),
                                       (f"max(spool_cluster_partitions{{{C}}})", "partitions")], kind="stat"),
         panel("Bytes in / out", [(f"sum(rate(spool_broker_bytes_in_total{{{C}}}[{R}]))", "in"),
@@ -45,6 +45,18 @@ DASHBOARDS = {
             (f'histogram_quantile(0.99, sum by (le) (rate(spool_broker_request_latency_seconds_bucket{{api="fetch",{C}}}[{R}])))', "fetch")], "s"),
         panel("Consumer lag (total)", f"sum by (group) (spool_consumer_group_lag{{{C}}})", legend="{{group}}"),
         panel("Connections", f"sum(spool_broker_active_connections{{{C}}})"),
+        # From every broker's metadata snapshot: per-partition series come from the partition's
+        # leader (sum counts each once), the offline and imbalance gauges and elections from the
+        # active controller (0 on the others).
+        row("Replication"),
+        panel("Under-replicated partitions", f"sum(spool_partitions_under_replicated{{{C}}})", legend="under-replicated"),
+        panel("Under min ISR partitions", f"sum(spool_partition_under_min_isr{{{C}}}) or vector(0)", legend="under min ISR"),
+        panel("Offline partitions", [(f"max(spool_cluster_offline_partitions{{{C}}})", "offline"),
+                                     (f"max(spool_cluster_preferred_leader_imbalance{{{C}}})", "not on preferred leader")]),
+        panel("ISR shrinks / expands", [(f"sum(rate(spool_partition_isr_shrinks_total{{{C}}}[{R}]))", "shrinks/s"),
+                                        (f"sum(rate(spool_partition_isr_expands_total{{{C}}}[{R}]))", "expands/s")], "ops"),
+        panel("Leader elections", f"sum(rate(spool_partition_leader_elections_total{{{C}}}[{R}]))", "ops", legend="elections/s"),
+        panel("Leaders per broker", f"sum by (instance) (spool_partitions_leader{{{C}}})", legend="{{instance}}"),
         # The etcd metadata store's brokers (metadata.store=etcd); a single broker on the embedded
         # store serves none of these but the live brokers.
         row("Cluster metadata"),
@@ -79,7 +91,7 @@ DASHBOARDS = {
                                 (f"rate(spool_broker_network_sent_bytes_total{{{C}}}[{R}])", "{{instance}} sent")], "Bps"),
         panel("Malformed requests", f"rate(spool_broker_malformed_requests_total{{{C}}}[{R}])", "reqps", legend="{{instance}}"),
         panel("Partitions and leaders", [(f"spool_broker_partitions{{{C}}}", "{{instance}} replicas"),
-                                         (f"spool_broker_partition_leaders{{{C}}}", "{{instance}} leaders")]),
+                                         (f"spool_partitions_leader{{{C}}}", "{{instance}} leaders")]),
         panel("Uptime", f"time() - spool_broker_start_time_seconds{{{C}}}", "s", legend="{{instance}}"),
     ]),
     "spool-topics": ("Spool / Topics and partitions", [
@@ -88,14 +100,15 @@ DASHBOARDS = {
         panel("Records in by topic", f"sum by (topic) (rate(spool_broker_records_in_total{{{C}}}[{R}]))", "short", legend="{{topic}}"),
         panel("Records out by topic", f"sum by (topic) (rate(spool_broker_records_out_total{{{C}}}[{R}]))", "short", legend="{{topic}}"),
         panel("Busiest partitions (end offset growth)", f"topk(10, rate(spool_log_end_offset{{{C}}}[{R}]))", legend="{{topic}}-{{partition}}"),
-        panel("Partitions in a bad state", [
-            (f"count(spool_partition_under_replicated{{{C}}}) or vector(0)", "under-replicated"),
-            (f"count(spool_partition_under_min_isr{{{C}}}) or vector(0)", "under min ISR"),
-            (f"count(spool_partition_offline{{{C}}}) or vector(0)", "offline")]),
-        panel("Leader elections", f"sum(rate(spool_broker_leader_elections_total{{{C}}}[{R}]))", legend="elections/s"),
-        panel("ISR shrinks / expands", [(f"sum(rate(spool_broker_isr_shrinks_total{{{C}}}[{R}]))", "shrinks/s"),
-                                        (f"sum(rate(spool_broker_isr_expands_total{{{C}}}[{R}]))", "expands/s")]),
-        panel("Leaderless partitions", f"max(spool_cluster_leaderless_partitions{{{C}}})"),
+        row("Replication"),
+        panel("Under-replicated partitions by topic", f"sum by (topic) (spool_partition_under_replicated{{{C}}})", legend="{{topic}}"),
+        panel("Under min ISR partitions by topic", f"sum by (topic) (spool_partition_under_min_isr{{{C}}})", legend="{{topic}}"),
+        panel("Smallest ISR / replicas by topic", [(f"min by (topic) (spool_partition_isr_size{{{C}}})", "{{topic}} ISR"),
+                                                   (f"max by (topic) (spool_partition_replicas{{{C}}})", "{{topic}} replicas")]),
+        panel("Offline partitions", f"max(spool_cluster_offline_partitions{{{C}}})", legend="offline"),
+        panel("ISR shrinks / expands", [(f"sum(rate(spool_partition_isr_shrinks_total{{{C}}}[{R}]))", "shrinks/s"),
+                                        (f"sum(rate(spool_partition_isr_expands_total{{{C}}}[{R}]))", "expands/s")], "ops"),
+        panel("Leader elections", f"sum(rate(spool_partition_leader_elections_total{{{C}}}[{R}]))", "ops", legend="elections/s"),
     ]),
     "spool-consumer-groups": ("Spool / Consumer groups", [
         panel("Lag by group and topic", f"sum by (group, topic) (spool_consumer_group_lag{{{C}}})", legend="{{group}} {{topic}}"),
