@@ -55,7 +55,10 @@ def scrape_labels(component):
 
 
 class Prometheus:
+    """target_port: one port, or a list of them (brokers of one cluster)."""
+
     def __init__(self, workdir, target_port, rules, component="broker"):
+        ports = target_port if isinstance(target_port, list) else [target_port]
         self.port = fx.free_port()
         self.workdir = workdir
         (Path(workdir) / "rules.yaml").write_text(yaml.safe_dump(rules, sort_keys=False))
@@ -68,7 +71,7 @@ class Prometheus:
                 # The operator's own namespace/cluster labels name the Cluster it reports on.
                 "honor_labels": component == "operator",
                 "static_configs": [{
-                    "targets": [f"127.0.0.1:{target_port}"],
+                    "targets": [f"127.0.0.1:{p}" for p in ports],
                     # What the chart's ServiceMonitor/PodMonitor relabelings add in Kubernetes.
                     "labels": scrape_labels(component),
                 }],

@@ -43,17 +43,28 @@ class Broker:
         for _ in range(attempts):
             self.kafka_port, self.http_port = free_port(), free_port()
             self.log_path = os.path.join(self.workdir, "broker.log")
-            args = [self.binary,
-                    "--override", f"listeners=PLAINTEXT://127.0.0.1:{self.kafka_port}",
-                    "--override", f"http.listener=127.0.0.1:{self.http_port}",
-                    "--override", f"log.dirs={os.path.join(self.workdir, 'data')}"]
-            for o in self.overrides:
-                args += ["--override", o]
-            self.proc = subprocess.Popen(args, stdout=open(self.log_path, "w"),
-                                         stderr=subprocess.STDOUT)
+            self._spawn("w")
             if self.wait_ready(60):
                 return self
         raise SystemExit(f"FAIL: broker did not start\n{self.log_tail()}")
+
+    def restart(self):
+        """Starts the stopped broker again on its ports and data: the same broker coming back
+        (a scraper's target and the clients' bootstrap list stay valid)."""
+        self._spawn("a")
+        if not self.wait_ready(60):
+            raise SystemExit(f"FAIL: broker did not start again\n{self.log_tail()}")
+        return self
+
+    def _spawn(self, log_mode):
+        args = [self.binary,
+                "--override", f"listeners=PLAINTEXT://127.0.0.1:{self.kafka_port}",
+                "--override", f"http.listener=127.0.0.1:{self.http_port}",
+                "--override", f"log.dirs={os.path.join(self.workdir, 'data')}"]
+        for o in self.overrides:
+            args += ["--override", o]
+        self.proc = subprocess.Popen(args, stdout=open(self.log_path, log_mode),
+                                     stderr=subprocess.STDOUT)
 
     def wait_ready(self, seconds):
         deadline = time.time() + seconds
