@@ -11,8 +11,9 @@
 set -euo pipefail
 mode=$1 src=$2 cp_dir=${3:-}
 helm="$("$src/scripts/peers/fetch-helm.sh")/bin/helm"
-kubectl=${SPOOL_KUBECTL:-/usr/lib/google-cloud-sdk/bin/kubectl.1.33}
-[[ -x "$kubectl" ]] || kubectl=$(command -v kubectl)
+# kubectl at the control plane's version (scripts/k8s/build.sh), set by CTest.
+kubectl=${SPOOL_KUBECTL:?SPOOL_KUBECTL: the kubectl of scripts/k8s/build.sh}
+[[ -x "$kubectl" ]] || { echo "missing $kubectl: run scripts/k8s/build.sh" >&2; exit 1; }
 chart=$src/charts/spool
 # Private helm state: tests never read or write the user's helm config or cache.
 export HELM_CONFIG_HOME HELM_CACHE_HOME HELM_DATA_HOME
