@@ -5,8 +5,14 @@
 #   docker build --target operator -t spool-operator .
 #
 # The build stage installs exactly the Debian packages scripts/setup.sh lists; each runtime stage
-# installs only the shared libraries its binary links, found with ldd + dpkg -S, so the image
-# follows the code's dependencies without a second hand-kept list.
+# installs only the shared libraries its binary links, found with ldd + dpkg -S
+# (scripts/image/runtime-packages.sh), so the image follows the code's dependencies without a
+# second hand-kept list.
+#
+# --build-arg SPOOL_BINARIES=prebuilt takes already built binaries from the context's image/bin/
+# instead of compiling the tree again (the e2e node's images, scripts/k8s/images.sh, whose context
+# holds only image/bin/ and the two scripts); they are stripped and resolved the same way.
+ARG SPOOL_BINARIES=build
 
 FROM debian:12 AS build
 WORKDIR /src
@@ -16,36 +22,39 @@ COPY . .
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPOOL_BENCH=OFF \
  && cmake --build /build --target spool-broker spool-operator \
  && mkdir -p /out/bin \
- && cp /build/broker/app/spool-broker /build/operator/app/spool-operator /out/bin/ \
- && strip /out/bin/*
-# Runtime package list per binary: the owner package of every library ldd resolves.
-RUN for b in spool-broker spool-operator; do \
-      ldd /out/bin/$b | awk '$3 ~ /^\// {print $3}' | while read -r lib; do \
-        dpkg -S "$lib" 2>/dev/null || dpkg -S "$(realpath "$lib")" 2>/dev/null \
-          || dpkg -S "/usr$lib" 2>/dev/null || { echo "no package owns $lib" >&2; exit 1; }; \
-      done | cut -d: -f1 | sort -u > /out/$b.packages; \
-    done
+ && cp /build/broker/app/spool-broker /build/operator/app/spool-operator /out/bin/
+RUN scripts/image/runtime-packages.sh
+
+FROM debian:12 AS prebuilt
+WORKDIR /src
+COPY scripts/setup.sh scripts/setup.sh
+RUN scripts/setup.sh && rm -rf /var/lib/apt/lists/*
+COPY scripts/image/runtime-packages.sh scripts/image/runtime-packages.sh
+COPY image/bin/ /out/bin/
+RUN scripts/image/runtime-packages.sh
+
+FROM ${SPOOL_BINARIES} AS binaries
 
 FROM debian:12-slim AS runtime-base
 RUN groupadd --gid 10001 spool && useradd --uid 10001 --gid spool --no-create-home spool
 
 FROM runtime-base AS operator
-COPY --from=build /out/spool-operator.packages /tmp/packages
+COPY --from=binaries /out/spool-operator.packages /tmp/packages
 RUN apt-get update -qq \
  && xargs -a /tmp/packages apt-get install -y --no-install-recommends ca-certificates \
  && rm -rf /var/lib/apt/lists/* /tmp/packages
-COPY --from=build /out/bin/spool-operator /usr/local/bin/spool-operator
+COPY --from=binaries /out/bin/spool-operator /usr/local/bin/spool-operator
 USER 10001:10001
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/spool-operator"]
 
 FROM runtime-base AS broker
-COPY --from=build /out/spool-broker.packages /tmp/packages
+COPY --from=binaries /out/spool-broker.packages /tmp/packages
 RUN apt-get update -qq \
  && xargs -a /tmp/packages apt-get install -y --no-install-recommends \
  && rm -rf /var/lib/apt/lists/* /tmp/packages \
  && mkdir -p /var/lib/spool /etc/spool && chown 10001:10001 /var/lib/spool
-COPY --from=build /out/bin/spool-broker /usr/local/bin/spool-broker
+COPY --from=binaries /out/bin/spool-broker /usr/local/bin/spool-broker
 USER 10001:10001
 VOLUME /var/lib/spool
 EXPOSE 9092 9644
