@@ -28,7 +28,7 @@ SERVICE_CIDR=10.96.0.0/16
 CHAIN=SPOOL-NODE-FORWARD
 PAUSE_IMAGE=registry.k8s.io/pause:3.10
 SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops)
-# Started in this order, stopped in the reverse one.
+# containerd first: stop() ends the others, then clears what they left in it, then ends it.
 DAEMONS=(containerd kube-scheduler kubelet kube-proxy coredns apiserver-forwarder)
 
 log() { echo "node: $*" >&2; }
@@ -294,14 +294,16 @@ start() {
     log "node $NODE_NAME Ready after $(($(date +%s) - t0)) s: KUBECONFIG=$DIR/kubeconfig"
 }
 
-stop_daemon() {
-    local pidfile="$DIR/$1.pid" pid
-    [ -f "$pidfile" ] || return 0
-    pid=$(cat "$pidfile")
-    kill "$pid" 2>/dev/null
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null
-    rm -f "$pidfile"
+stop_daemons() {  # stop_daemons NAME...: SIGTERM to all at once, SIGKILL to those left after 10 s
+    local name pids=()
+    for name in "$@"; do
+        [ -f "$DIR/$name.pid" ] && pids+=("$(cat "$DIR/$name.pid")")
+    done
+    ((${#pids[@]})) || return 0
+    kill "${pids[@]}" 2>/dev/null
+    for _ in $(seq 1 100); do kill -0 "${pids[@]}" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "${pids[@]}" 2>/dev/null
+    for name in "$@"; do rm -f "$DIR/$name.pid"; done
 }
 
 stop() {
@@ -317,21 +319,20 @@ stop() {
             sleep 0.5
         done
     fi
-    local i
-    for ((i = ${#DAEMONS[@]} - 1; i >= 0; i--)); do
-        [ "${DAEMONS[i]}" = containerd ] || stop_daemon "${DAEMONS[i]}"
-    done
+    stop_daemons "${DAEMONS[@]:1}"
     # Whatever is left (a pod the kubelet did not get to), directly through containerd.
     if [ -S "$DIR/containerd/containerd.sock" ]; then
         for task in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks kill -s SIGKILL "$task" 2>/dev/null; done
         sleep 0.5
         for task in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks delete -f "$task" 2>/dev/null; done
     fi
-    stop_daemon containerd
+    stop_daemons containerd
     # Shims of this containerd outlive it; they are found by its socket path on their command line.
     for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $DIR/containerd/containerd.sock" || true); do
         kill -9 "$pid" 2>/dev/null
     done
+    # The shims' and runc's directories under /run (only if empty: never another containerd's).
+    rmdir /run/containerd/runc/k8s.io /run/containerd/runc /run/containerd/s /run/containerd 2>/dev/null
     [ -x "$BIN/kube-proxy" ] && "$BIN/kube-proxy" --cleanup >/dev/null 2>&1
     # Mounts under DIR (volumes, rootfs, sandbox /dev/shm), deepest first.
     findmnt -rn -o TARGET | grep "^$DIR/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
