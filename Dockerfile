@@ -9,52 +9,44 @@
 # (scripts/image/runtime-packages.sh), so the image follows the code's dependencies without a
 # second hand-kept list.
 #
-# --build-arg SPOOL_BINARIES=prebuilt takes already built binaries from the context's image/bin/
-# instead of compiling the tree again (the e2e node's images, scripts/k8s/images.sh, whose context
-# holds only image/bin/ and the two scripts); they are stripped and resolved the same way.
-ARG SPOOL_BINARIES=build
+# A context with an image/bin/ directory (scripts/k8s/images.sh: the e2e node's images, from a
+# context of only image/bin/ and the two scripts) supplies already built binaries instead of the
+# tree: they are stripped and resolved the same way. The repository's own context never has one
+# (.dockerignore), so a build from it always compiles.
 
 FROM debian:12 AS build
 WORKDIR /src
 COPY scripts/setup.sh scripts/setup.sh
 RUN scripts/setup.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
-RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPOOL_BENCH=OFF \
- && cmake --build /build --target spool-broker spool-operator \
- && mkdir -p /out/bin \
- && cp /build/broker/app/spool-broker /build/operator/app/spool-operator /out/bin/
+RUN mkdir -p /out/bin \
+ && if [ -d image/bin ]; then cp image/bin/* /out/bin/; else \
+      cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPOOL_BENCH=OFF \
+      && cmake --build /build --target spool-broker spool-operator \
+      && cp /build/broker/app/spool-broker /build/operator/app/spool-operator /out/bin/; \
+    fi
 RUN scripts/image/runtime-packages.sh
-
-FROM debian:12 AS prebuilt
-WORKDIR /src
-COPY scripts/setup.sh scripts/setup.sh
-RUN scripts/setup.sh && rm -rf /var/lib/apt/lists/*
-COPY scripts/image/runtime-packages.sh scripts/image/runtime-packages.sh
-COPY image/bin/ /out/bin/
-RUN scripts/image/runtime-packages.sh
-
-FROM ${SPOOL_BINARIES} AS binaries
 
 FROM debian:12-slim AS runtime-base
 RUN groupadd --gid 10001 spool && useradd --uid 10001 --gid spool --no-create-home spool
 
 FROM runtime-base AS operator
-COPY --from=binaries /out/spool-operator.packages /tmp/packages
+COPY --from=build /out/spool-operator.packages /tmp/packages
 RUN apt-get update -qq \
  && xargs -a /tmp/packages apt-get install -y --no-install-recommends ca-certificates \
  && rm -rf /var/lib/apt/lists/* /tmp/packages
-COPY --from=binaries /out/bin/spool-operator /usr/local/bin/spool-operator
+COPY --from=build /out/bin/spool-operator /usr/local/bin/spool-operator
 USER 10001:10001
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/spool-operator"]
 
 FROM runtime-base AS broker
-COPY --from=binaries /out/spool-broker.packages /tmp/packages
+COPY --from=build /out/spool-broker.packages /tmp/packages
 RUN apt-get update -qq \
  && xargs -a /tmp/packages apt-get install -y --no-install-recommends \
  && rm -rf /var/lib/apt/lists/* /tmp/packages \
  && mkdir -p /var/lib/spool /etc/spool && chown 10001:10001 /var/lib/spool
-COPY --from=binaries /out/bin/spool-broker /usr/local/bin/spool-broker
+COPY --from=build /out/bin/spool-broker /usr/local/bin/spool-broker
 USER 10001:10001
 VOLUME /var/lib/spool
 EXPOSE 9092 9644

@@ -8,9 +8,10 @@
 #   scripts/k8s/images.sh broker BUILD_DIR    # spool-broker from the Dockerfile, on the local base
 #
 # The broker image is the Dockerfile's `broker` target built FROM the Debian base that
-# base-image.sh makes. SPOOL_BINARIES=prebuilt takes the binary from BUILD_DIR's release build
-# (stripped in the image) instead of compiling the whole tree again inside it, which on 2 cores
-# takes the better part of an hour; set SPOOL_IMAGE_BINARIES=build to compile it in the image.
+# base-image.sh makes. By default its context holds BUILD_DIR's release binary in image/bin/, which
+# the Dockerfile takes (and strips) instead of compiling the whole tree again inside the image (on
+# 2 cores the better part of an hour); SPOOL_IMAGE_BINARIES=build builds from the repository's
+# context, compiling in the image.
 set -euo pipefail
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 CACHE="${SPOOL_CACHE:-$HOME/.cache/spool}/images"
@@ -71,7 +72,7 @@ broker_image() {
         local work t0; work=$(mktemp -d); t0=$(date +%s)
         local context="$SRC"
         if [ "$mode" = prebuilt ]; then
-            # A context of only what the prebuilt stage copies: the tree (and its build/) stays out.
+            # A context of only the binary and the two scripts: the tree (and its build/) stays out.
             context="$work/context"
             mkdir -p "$context/scripts/image" "$context/image/bin"
             cp "$SRC/scripts/setup.sh" "$context/scripts/"
@@ -81,7 +82,7 @@ broker_image() {
         # --network=host: the image's apt-get reaches Debian's mirror the way the host does,
         # without a build network (which would turn on forwarding and add NAT rules).
         nice -n 19 podman build --pull=never --network=host --target broker \
-            --build-arg SPOOL_BINARIES="$mode" -f "$SRC/Dockerfile" -t "$tag" "$context" >"$work/build.log" 2>&1 ||
+            -f "$SRC/Dockerfile" -t "$tag" "$context" >"$work/build.log" 2>&1 ||
             { tail -30 "$work/build.log" >&2; echo "images: podman build failed" >&2; exit 1; }
         podman save -q --format docker-archive -o "$tar.tmp" "$tag"
         mv "$tar.tmp" "$tar"
