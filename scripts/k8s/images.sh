@@ -6,9 +6,10 @@
 #   scripts/k8s/images.sh pause               # the pod sandbox image (pause.c, static)
 #   scripts/k8s/images.sh base                # debian:12-slim itself (base-image.sh)
 #   scripts/k8s/images.sh broker BUILD_DIR    # spool-broker from the Dockerfile, on the local base
+#   scripts/k8s/images.sh operator BUILD_DIR  # spool-operator, the same way
 #
-# The broker image is the Dockerfile's `broker` target built FROM the Debian base that
-# base-image.sh makes. By default its context holds BUILD_DIR's release binary in image/bin/, which
+# The broker (operator) image is the Dockerfile's `broker` (`operator`) target built FROM the Debian
+# base that base-image.sh makes. By default its context holds BUILD_DIR's release binary in image/bin/, which
 # the Dockerfile takes (and strips) instead of compiling the whole tree again inside the image (on
 # 2 cores the better part of an hour); SPOOL_IMAGE_BINARIES=build builds from the repository's
 # context, compiling in the image.
@@ -56,18 +57,18 @@ base_image() {
     echo "$tar"
 }
 
-broker_image() {
-    local build_dir="${1:?usage: images.sh broker BUILD_DIR}" mode="${SPOOL_IMAGE_BINARIES:-prebuilt}"
-    local binary="$build_dir/broker/app/spool-broker"
-    [ -x "$binary" ] || { echo "images: $binary missing: build the spool-broker target" >&2; exit 1; }
-    lock broker
+app_image() {  # app_image broker|operator BUILD_DIR: the Dockerfile's target of that name
+    local target="$1" build_dir="${2:?usage: images.sh $1 BUILD_DIR}" mode="${SPOOL_IMAGE_BINARIES:-prebuilt}"
+    local binary="$build_dir/$target/app/spool-$target"
+    [ -x "$binary" ] || { echo "images: $binary missing: build the spool-$target target" >&2; exit 1; }
+    lock "$target"
     "$SRC/scripts/k8s/base-image.sh" >&2
-    local base key tar tag=localhost/spool-broker:e2e
+    local base key tar tag="localhost/spool-$target:e2e"
     base=$(podman image inspect --format '{{.Id}}' docker.io/library/debian:12)
     key=$( { echo "$mode $base"; cat "$SRC/Dockerfile" "$SRC/scripts/setup.sh" \
         "$SRC/scripts/image/runtime-packages.sh";
         [ "$mode" = build ] && git -C "$SRC" rev-parse HEAD || cat "$binary"; } | sha256sum | cut -c1-16)
-    tar="$CACHE/spool-broker-$key.tar"
+    tar="$CACHE/spool-$target-$key.tar"
     if [ ! -f "$tar" ]; then
         local work t0; work=$(mktemp -d); t0=$(date +%s)
         local context="$SRC"
@@ -81,7 +82,7 @@ broker_image() {
         fi
         # --network=host: the image's apt-get reaches Debian's mirror the way the host does,
         # without a build network (which would turn on forwarding and add NAT rules).
-        nice -n 19 podman build --pull=never --network=host --target broker \
+        nice -n 19 podman build --pull=never --network=host --target "$target" \
             -f "$SRC/Dockerfile" -t "$tag" "$context" >"$work/build.log" 2>&1 ||
             { tail -30 "$work/build.log" >&2; echo "images: podman build failed" >&2; exit 1; }
         podman save -q --format docker-archive -o "$tar.tmp" "$tag"
@@ -96,6 +97,6 @@ broker_image() {
 case "${1:-}" in
     pause) pause_image ;;
     base) base_image ;;
-    broker) shift; broker_image "$@" ;;
-    *) echo "usage: images.sh pause | base | broker BUILD_DIR" >&2; exit 2 ;;
+    broker | operator) app_image "$@" ;;
+    *) echo "usage: images.sh pause | base | broker BUILD_DIR | operator BUILD_DIR" >&2; exit 2 ;;
 esac

@@ -14,11 +14,12 @@ start)
     t0=$(date +%s)
     base=$("$SRC/scripts/k8s/images.sh" base)
     broker=$("$SRC/scripts/k8s/images.sh" broker "$BUILD_DIR")
+    operator=$("$SRC/scripts/k8s/images.sh" operator "$BUILD_DIR")
     t1=$(date +%s)
     "$SRC/scripts/k8s/node.sh" start "$DIR"
-    "$SRC/scripts/k8s/node.sh" import "$DIR" "$base" "$broker"
+    "$SRC/scripts/k8s/node.sh" import "$DIR" "$base" "$broker" "$operator"
     printf '%s\n' "docker.io/library/debian:12-slim=$base" "localhost/spool-broker:e2e=$broker" \
-        >"$DIR/images"
+        "localhost/spool-operator:e2e=$operator" >"$DIR/images"
     echo "node fixture: images $((t1 - t0)) s, node Ready + imports $(($(date +%s) - t1)) s"
     ;;
 stop) "$SRC/scripts/k8s/node.sh" stop "$DIR" ;;
