@@ -80,6 +80,7 @@ app_image() {  # app_image broker|operator BUILD_DIR: the Dockerfile's target of
             cp "$SRC/scripts/image/runtime-packages.sh" "$context/scripts/image/"
             cp "$binary" "$context/image/bin/"
         fi
+        local old_id; old_id=$(podman image inspect --format '{{.Id}}' "$tag" 2>/dev/null || true)
         # --network=host: the image's apt-get reaches Debian's mirror the way the host does,
         # without a build network (which would turn on forwarding and add NAT rules).
         nice -n 19 podman build --pull=never --network=host --target "$target" \
@@ -88,6 +89,10 @@ app_image() {  # app_image broker|operator BUILD_DIR: the Dockerfile's target of
         podman save -q --format docker-archive -o "$tar.tmp" "$tag"
         mv "$tar.tmp" "$tar"
         keep_only "$tar"
+        # The image this one replaces would stay in podman's store, untagged, at every rebuild.
+        if [ -n "$old_id" ] && [ "$old_id" != "$(podman image inspect --format '{{.Id}}' "$tag")" ]; then
+            podman rmi "$old_id" >/dev/null 2>&1 || true
+        fi
         echo "images: $tag built in $(($(date +%s) - t0)) s" >&2
         rm -rf "$work"
     fi
