@@ -332,7 +332,8 @@ stop() {
         kill -9 "$pid" 2>/dev/null
     done
     # The shims' and runc's directories under /run (only if empty: never another containerd's).
-    rmdir /run/containerd/runc/k8s.io /run/containerd/runc /run/containerd/s /run/containerd 2>/dev/null
+    rmdir /run/containerd/runc/k8s.io /run/containerd/runc /run/containerd/s /run/containerd \
+        /run/netns 2>/dev/null
     [ -x "$BIN/kube-proxy" ] && "$BIN/kube-proxy" --cleanup >/dev/null 2>&1
     # Mounts under DIR (volumes, rootfs, sandbox /dev/shm), deepest first.
     findmnt -rn -o TARGET | grep "^$DIR/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done

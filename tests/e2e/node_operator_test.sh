@@ -10,7 +10,7 @@ KUBECTL="${SPOOL_KUBECTL:?SPOOL_KUBECTL unset}"
 helm="$("$SRC/scripts/peers/fetch-helm.sh")/bin/helm"
 kc() { "$KUBECTL" --kubeconfig "$DIR/kubeconfig" "$@"; }
 hm() { "$helm" --kubeconfig "$DIR/kubeconfig" "$@"; }
-ns="node-operator-$$" release=op
+ns="node-operator-$$" release="op-$$"
 full=$release-operator
 export HELM_CONFIG_HOME HELM_CACHE_HOME HELM_DATA_HOME
 work=$(mktemp -d)
