@@ -5,10 +5,8 @@
 # probe, and a Kafka client on the host (kcat) produces to it and consumes back through the pod's
 # address (advertised from the downward API): every record once, in order.
 set -euo pipefail
-DIR="${1:?usage: node_broker_test.sh NODE_DIR}"
-KUBECTL="${SPOOL_KUBECTL:?SPOOL_KUBECTL unset}"
+source "$(dirname "$0")/node_lib.sh"
 RECORDS=${RECORDS:-500}
-kc() { "$KUBECTL" --kubeconfig "$DIR/kubeconfig" "$@"; }
 ns="node-broker-$$"
 fail() {
     echo "FAIL: $*" >&2
@@ -16,7 +14,6 @@ fail() {
     kc -n "$ns" logs broker --tail 40 >&2 || true
     exit 1
 }
-work=$(mktemp -d)
 trap 'kc delete namespace "$ns" --wait=false >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
 kc create namespace "$ns" >/dev/null

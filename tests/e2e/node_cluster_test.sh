@@ -6,15 +6,9 @@
 # cluster (CoreDNS, headless Service) to its address, and a Kafka client on the host (kcat) sees
 # it advertise that name with the node id the pod's ordinal gives.
 set -euo pipefail
-DIR="${1:?usage: node_cluster_test.sh NODE_DIR SRC}" SRC="${2:?usage: node_cluster_test.sh NODE_DIR SRC}"
-KUBECTL="${SPOOL_KUBECTL:?SPOOL_KUBECTL unset}"
-helm="$("$SRC/scripts/peers/fetch-helm.sh")/bin/helm"
-kc() { "$KUBECTL" --kubeconfig "$DIR/kubeconfig" "$@"; }
-hm() { "$helm" --kubeconfig "$DIR/kubeconfig" "$@"; }
+source "$(dirname "$0")/node_lib.sh"
+use_helm
 ns="node-cluster-$$" release="op-$$" pv="node-cluster-$$-data"
-export HELM_CONFIG_HOME HELM_CACHE_HOME HELM_DATA_HOME
-work=$(mktemp -d)
-HELM_CONFIG_HOME=$work/config HELM_CACHE_HOME=$work/cache HELM_DATA_HOME=$work/data
 fail() {
     echo "FAIL: $*" >&2
     kc -n "$ns" get cluster,statefulset,pods,pvc -o wide >&2 || true
@@ -33,10 +27,7 @@ cleanup() {
 trap cleanup EXIT
 
 kc create namespace "$ns" >/dev/null
-hm install "$release" "$SRC/charts/spool" -n "$ns" --set replicas=1 \
-    --set image.repository=localhost/spool-operator --set image.tag=e2e \
-    --set image.pullPolicy=Never --set watchNamespace="$ns" --wait --timeout 120s >/dev/null ||
-    fail "helm install did not become ready"
+install_operator "$release" || fail "helm install did not become ready"
 # The broker runs as uid 10001, and fsGroup does not apply to hostPath volumes.
 mkdir -p "$DIR/volumes/$pv"
 chown 10001:10001 "$DIR/volumes/$pv"

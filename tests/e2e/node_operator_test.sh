@@ -5,16 +5,10 @@
 # in-cluster client does - the `kubernetes` Service (10.96.0.1, kube-proxy) with its ServiceAccount
 # token and the published root CA - and proves it by holding its leader-election Lease.
 set -euo pipefail
-DIR="${1:?usage: node_operator_test.sh NODE_DIR SRC}" SRC="${2:?usage: node_operator_test.sh NODE_DIR SRC}"
-KUBECTL="${SPOOL_KUBECTL:?SPOOL_KUBECTL unset}"
-helm="$("$SRC/scripts/peers/fetch-helm.sh")/bin/helm"
-kc() { "$KUBECTL" --kubeconfig "$DIR/kubeconfig" "$@"; }
-hm() { "$helm" --kubeconfig "$DIR/kubeconfig" "$@"; }
+source "$(dirname "$0")/node_lib.sh"
+use_helm
 ns="node-operator-$$" release="op-$$"
 full=$release-operator
-export HELM_CONFIG_HOME HELM_CACHE_HOME HELM_DATA_HOME
-work=$(mktemp -d)
-HELM_CONFIG_HOME=$work/config HELM_CACHE_HOME=$work/cache HELM_DATA_HOME=$work/data
 fail() {
     echo "FAIL: $*" >&2
     kc -n "$ns" describe pods >&2 || true
@@ -27,10 +21,7 @@ trap 'hm uninstall "$release" -n "$ns" >/dev/null 2>&1 || true
 kc create namespace "$ns" >/dev/null
 kc label namespace "$ns" pod-security.kubernetes.io/enforce=restricted >/dev/null
 start=$(date +%s%N)
-hm install "$release" "$SRC/charts/spool" -n "$ns" --set replicas=1 \
-    --set image.repository=localhost/spool-operator --set image.tag=e2e \
-    --set image.pullPolicy=Never --set watchNamespace="$ns" --wait --timeout 120s >/dev/null ||
-    fail "helm install did not become ready"
+install_operator "$release" || fail "helm install did not become ready"
 kc -n "$ns" wait --for=condition=Available "deploy/$full" --timeout 60s >/dev/null ||
     fail "operator deployment not Available"
 ready=$(date +%s%N)

@@ -4,12 +4,10 @@
 # runs as non-root with a read-only root filesystem, turns Ready once its exec readiness probe
 # passes, resolves a cluster name through CoreDNS, and is gone after deletion.
 set -euo pipefail
-DIR="${1:?usage: node_pod_test.sh NODE_DIR}"
-KUBECTL="${SPOOL_KUBECTL:?SPOOL_KUBECTL unset}"
-kc() { "$KUBECTL" --kubeconfig "$DIR/kubeconfig" "$@"; }
+source "$(dirname "$0")/node_lib.sh"
 ns="node-pod-$$"
 fail() { echo "FAIL: $*" >&2; kc -n "$ns" describe pod probe >&2 || true; exit 1; }
-trap 'kc delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
+trap 'kc delete namespace "$ns" --wait=false >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
 kc create namespace "$ns" >/dev/null
 kc -n "$ns" wait --for=jsonpath='{.metadata.name}' serviceaccount/default --timeout 30s >/dev/null
