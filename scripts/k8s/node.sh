@@ -68,11 +68,13 @@ wait_for() {  # wait_for SECONDS WHAT COMMAND...
 
 write_containerd_config() {
     mkdir -p "$DIR/containerd" "$DIR/cni"
-    # Its own root, state and socket so it never touches a system containerd. OOM score: root here
-    # lacks CAP_SYS_RESOURCE, so lowering a sandbox's oom_score_adj would fail every pod.
+    # Its own root, state and socket so it never touches a system containerd. The root (images,
+    # their unpacked layers) outlives the run: re-importing an unchanged image is then a no-op, and
+    # deleting a few hundred MB of layers at every stop took half a minute on this disk. OOM score:
+    # root here lacks CAP_SYS_RESOURCE, so lowering a sandbox's oom_score_adj would fail every pod.
     cat >"$DIR/containerd/config.toml" <<TOML
 version = 2
-root = "$DIR/containerd/root"
+root = "$CONTAINERD_ROOT"
 state = "$DIR/containerd/state"
 disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.v1.btrfs",
                     "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper",
@@ -240,10 +242,29 @@ write_corefile() {
 COREFILE
 }
 
+# Every container (and its writable layer) in the persistent root, through containerd: tasks
+# first (a pod the kubelet did not get to). Only the images stay.
+remove_containers() {
+    local id
+    for id in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks kill -s SIGKILL "$id" 2>/dev/null; done
+    for id in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks delete -f "$id" >/dev/null 2>&1; done
+    for id in $(ctr_ containers ls -q 2>/dev/null); do ctr_ containers delete "$id" >/dev/null 2>&1; done
+}
+
+# An archive's name carries the hash of its inputs (images.sh), so one imported into the
+# persistent root before - and still listed there - is not read again.
 import_images() {
-    local tar
+    local tar stamps="$CONTAINERD_ROOT.imported"
+    [ -d "$CONTAINERD_ROOT" ] || rm -rf "$stamps"
+    mkdir -p "$stamps"
     for tar in "$@"; do
-        ctr_ images import --no-unpack=false "$tar" >/dev/null || die "ctr images import $tar failed"
+        if [ -f "$stamps/$(basename "$tar")" ] &&
+            ctr_ images ls -q | grep -qxF "$(cat "$stamps/$(basename "$tar")")"; then
+            continue
+        fi
+        ctr_ images import "$tar" >"$DIR/import.out" 2>&1 || die "ctr images import $tar failed: $(cat "$DIR/import.out")"
+        # ctr prints "unpacking NAME (sha256:...)...done" per image in the archive.
+        sed -n 's/^unpacking \([^ ]*\) .*/\1/p' "$DIR/import.out" | head -1 >"$stamps/$(basename "$tar")"
     done
 }
 
@@ -269,6 +290,7 @@ start() {
     write_containerd_config
     daemon containerd containerd --config "$DIR/containerd/config.toml"
     wait_for 30 containerd ctr_ version
+    remove_containers  # a run that was killed before its stop left them
     import_images "$PAUSE_TAR"
 
     KUBELET_PORT=$(free_port); KUBELET_HEALTHZ_PORT=$(free_port)
@@ -320,12 +342,7 @@ stop() {
         done
     fi
     stop_daemons "${DAEMONS[@]:1}"
-    # Whatever is left (a pod the kubelet did not get to), directly through containerd.
-    if [ -S "$DIR/containerd/containerd.sock" ]; then
-        for task in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks kill -s SIGKILL "$task" 2>/dev/null; done
-        sleep 0.5
-        for task in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks delete -f "$task" 2>/dev/null; done
-    fi
+    [ -S "$DIR/containerd/containerd.sock" ] && remove_containers
     stop_daemons containerd
     # Shims of this containerd outlive it; they are found by its socket path on their command line.
     for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $DIR/containerd/containerd.sock" || true); do
@@ -362,6 +379,8 @@ KCM_CONTROLLERS+=",persistentvolume-binder-controller,persistentvolumeclaim-prot
 KCM_CONTROLLERS+=",persistentvolume-protection-controller,root-ca-certificate-publisher-controller"
 KCM_CONTROLLERS+=",clusterrole-aggregation-controller,ttl-after-finished-controller"
 PAUSE_TAR="${SPOOL_PAUSE_IMAGE_TAR:-}"
+CONTAINERD_ROOT="${SPOOL_CACHE:-$HOME/.cache/spool}/node-containerd-$(containerd --version 2>/dev/null |
+    awk '{print $3}')/root"
 
 case "$CMD" in
     start)
