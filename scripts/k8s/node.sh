@@ -27,7 +27,8 @@ NODE_IP=10.244.7.1
 SERVICE_CIDR=10.96.0.0/16
 CHAIN=SPOOL-NODE-FORWARD
 PAUSE_IMAGE=registry.k8s.io/pause:3.10
-SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops)
+# Changed during the run (the kubelet's three; forwarding, for start_network) and put back by stop.
+SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops net.ipv4.ip_forward)
 # containerd first: stop() ends the others, then clears what they left in it, then ends it.
 DAEMONS=(containerd kube-scheduler kubelet kube-proxy coredns apiserver-forwarder)
 
@@ -181,6 +182,9 @@ start_network() {
     iptables -A "$CHAIN" -s "$POD_CIDR" -j DROP
     iptables -A "$CHAIN" -d "$POD_CIDR" -j DROP
     iptables -C FORWARD -j "$CHAIN" 2>/dev/null || iptables -I FORWARD 1 -j "$CHAIN"
+    # A pod reaching another through a ClusterIP is routed back out of the bridge after kube-proxy's
+    # DNAT: that needs forwarding, which the chain above confines to the bridge.
+    sysctl -q -w net.ipv4.ip_forward=1
 }
 
 stop_network() {

@@ -3,8 +3,9 @@
 # image, turns a Cluster into a running broker. A 1-broker Cluster (the broker image built from
 # the Dockerfile, a hostPath PersistentVolume for its claim) becomes Ready in its status; the
 # broker pod runs from the StatefulSet with its claim Bound, its per-pod DNS name resolves in the
-# cluster (CoreDNS, headless Service) to its address, and a Kafka client on the host (kcat) sees
-# it advertise that name with the node id the pod's ordinal gives.
+# cluster (CoreDNS, headless Service) to its address, another pod connects to it through the
+# bootstrap Service's ClusterIP, and a Kafka client on the host (kcat) sees it advertise that name
+# with the node id the pod's ordinal gives.
 set -euo pipefail
 source "$(dirname "$0")/node_lib.sh"
 use_helm
@@ -69,6 +70,14 @@ resolved=$(kc -n "$ns" exec demo-0 -- getent hosts "$name.cluster.local" | awk '
 kcat -b "$ip:9092" -L -m 10 >"$work/metadata" 2>&1 || fail "kcat metadata: $(cat "$work/metadata")"
 grep -q "broker 0 at $name:9092" "$work/metadata" ||
     fail "the broker does not advertise node 0 at $name:9092: $(cat "$work/metadata")"
+# In the cluster, a client pod (the operator's) reaches the broker through the bootstrap Service:
+# CoreDNS gives its ClusterIP, kube-proxy forwards to the broker pod (bash's /dev/tcp: no client
+# in the image).
+bootstrap=$(kc -n "$ns" get cluster demo -o jsonpath='{.status.bootstrap}')
+operator_pod=$(kc -n "$ns" get pods -l app.kubernetes.io/name=spool-operator \
+    -o jsonpath='{.items[0].metadata.name}')
+kc -n "$ns" exec "$operator_pod" -- timeout 5 bash -c "exec 3<>/dev/tcp/${bootstrap%:*}/${bootstrap##*:}" ||
+    fail "no connection from $operator_pod to the bootstrap Service $bootstrap"
 # The broker wrote its log directory on the claimed volume.
 [ -n "$(ls -A "$DIR/volumes/$pv")" ] || fail "nothing written to the PersistentVolume"
-echo "PASS: a 1-broker Cluster is Ready on the node, claim Bound, advertised at $name (node 0)"
+echo "PASS: a 1-broker Cluster is Ready on the node, claim Bound, advertised at $name (node 0), reached in the cluster through $bootstrap"
