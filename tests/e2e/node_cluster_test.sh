@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # e2e test on the real node (fixture: node_fixture.sh): the operator, installed by helm with its
 # image, turns a Cluster into a running broker. A 1-broker Cluster (the broker image built from
-# the Dockerfile, a hostPath PersistentVolume for its claim) becomes Ready in its status; the
-# broker pod runs from the StatefulSet with its claim Bound, its per-pod DNS name resolves in the
-# cluster (CoreDNS, headless Service) to its address, another pod connects to it through the
-# bootstrap Service's ClusterIP, and a Kafka client on the host (kcat) sees it advertise that name
-# with the node id the pod's ordinal gives.
+# the Dockerfile, a hostPath PersistentVolume for its claim), in a namespace that enforces Pod
+# Security `restricted`, becomes Ready in its status; the broker pod runs from the StatefulSet
+# with its claim Bound, its per-pod DNS name resolves in the cluster (CoreDNS, headless Service)
+# to its address, another pod connects to it through the bootstrap Service's ClusterIP, and a
+# Kafka client on the host (kcat) sees it advertise that name with the node id of its ordinal.
 set -euo pipefail
 source "$(dirname "$0")/node_lib.sh"
 use_helm
@@ -28,6 +28,8 @@ cleanup() {
 trap cleanup EXIT
 
 kc create namespace "$ns" >/dev/null
+# The operator's pods and the brokers' must meet Pod Security `restricted`, or none is created.
+kc label namespace "$ns" pod-security.kubernetes.io/enforce=restricted >/dev/null
 install_operator "$release" || fail "helm install did not become ready"
 # The broker runs as uid 10001, and fsGroup does not apply to hostPath volumes.
 mkdir -p "$DIR/volumes/$pv"
