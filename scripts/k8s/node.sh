@@ -11,8 +11,10 @@
 # the host holds 10.244.7.1 on the bridge, which is the node IP, the DNS server (CoreDNS, bound to
 # it, answering cluster names only) and the gateway to the Service range 10.96.0.0/16 - the only
 # route pods get: no default route, no masquerade, and FORWARD rules drop anything from or to the
-# pod range that does not stay on the bridge. One such node per machine (fixed bridge and range).
-# The kubelet changes a few kernel settings; stop puts them back.
+# pod range that does not stay on the bridge (forwarding is on while the node runs, for pod ->
+# ClusterIP -> pod). One such node per machine: a fixed bridge and range, and containerd's root
+# (images and their layers) cached in ~/.cache/spool/node-containerd-<version>. The kubelet
+# changes a few kernel settings; stop puts them back, with forwarding.
 set -euo pipefail
 
 CMD="${1:?usage: node.sh start|import|stop DIR}"
