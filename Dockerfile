@@ -5,26 +5,27 @@
 #   docker build --target operator -t spool-operator .
 #
 # The build stage installs exactly the Debian packages scripts/setup.sh lists; each runtime stage
-# installs only the shared libraries its binary links, found with ldd + dpkg -S, so the image
-# follows the code's dependencies without a second hand-kept list.
+# installs only the shared libraries its binary links, found with ldd + dpkg -S
+# (scripts/image/runtime-packages.sh), so the image follows the code's dependencies without a
+# second hand-kept list.
+#
+# A context with an image/bin/ directory (scripts/k8s/images.sh: the e2e node's images, from a
+# context of only image/bin/ and the two scripts) supplies already built binaries instead of the
+# tree: they are stripped and resolved the same way. The repository's own context never has one
+# (.dockerignore), so a build from it always compiles.
 
 FROM debian:12 AS build
 WORKDIR /src
 COPY scripts/setup.sh scripts/setup.sh
 RUN scripts/setup.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
-RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPOOL_BENCH=OFF \
- && cmake --build /build --target spool-broker spool-operator \
- && mkdir -p /out/bin \
- && cp /build/broker/app/spool-broker /build/operator/app/spool-operator /out/bin/ \
- && strip /out/bin/*
-# Runtime package list per binary: the owner package of every library ldd resolves.
-RUN for b in spool-broker spool-operator; do \
-      ldd /out/bin/$b | awk '$3 ~ /^\// {print $3}' | while read -r lib; do \
-        dpkg -S "$lib" 2>/dev/null || dpkg -S "$(realpath "$lib")" 2>/dev/null \
-          || dpkg -S "/usr$lib" 2>/dev/null || { echo "no package owns $lib" >&2; exit 1; }; \
-      done | cut -d: -f1 | sort -u > /out/$b.packages; \
-    done
+RUN mkdir -p /out/bin \
+ && if [ -d image/bin ]; then cp image/bin/* /out/bin/; else \
+      cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPOOL_BENCH=OFF \
+      && cmake --build /build --target spool-broker spool-operator \
+      && cp /build/broker/app/spool-broker /build/operator/app/spool-operator /out/bin/; \
+    fi
+RUN scripts/image/runtime-packages.sh
 
 FROM debian:12-slim AS runtime-base
 RUN groupadd --gid 10001 spool && useradd --uid 10001 --gid spool --no-create-home spool

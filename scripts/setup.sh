@@ -15,6 +15,10 @@ TEST_PACKAGES=(  # libfuse3-dev, fuse3: the power-cut file system of tests/durab
     maven openjdk-17-jdk-headless  # Kafka jars, CLI tools and broker for the compat suite
     python3-yaml python3-matplotlib  # monitoring tests; docs/img pictures (scripts/dashboard-pictures.py)
     etcd-server etcd-client  # the etcd client's and the etcd metadata store's tests (etcdctl too)
+    # The e2e node (scripts/k8s/node.sh): container runtime, bridge CNI, kube-proxy's and the
+    # kubelet's tools, and the images made without a registry (scripts/k8s/images.sh).
+    containerd runc containernetworking-plugins iptables conntrack socat iproute2
+    mmdebstrap podman
 )
 
 BENCH_PACKAGES=(

@@ -14,7 +14,8 @@ preset=${SPOOL_PRESET:-release}
 export CCACHE_BASEDIR=$PWD
 bash scripts/setup.sh --with-tests
 bash scripts/peers/fetch-all.sh
-# The real Kubernetes control plane for the operator's e2e tests: ~30 min cold, cached after.
+# The real Kubernetes parts for the e2e tests (control plane, node, kubectl; tests/e2e/README.md):
+# ~45 min cold, cached after.
 bash scripts/k8s/build.sh
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset"

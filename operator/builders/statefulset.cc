@@ -82,9 +82,12 @@ json build_pod_template(const api::cluster& c) {
              {"volumes", arr({obj({{"name", str("config")},
                                    {"configMap", obj({{"name", str(config_map_name(c))}})}})})},
              {"terminationGracePeriodSeconds", num(120)},
+             // With the container's settings this meets Pod Security `restricted`, which
+             // requires a seccomp profile: RuntimeDefault is the runtime's own.
              {"securityContext", obj({{"runAsNonRoot", boolean(true)},
                                       {"runAsUser", num(10001)},
-                                      {"fsGroup", num(10001)}})},
+                                      {"fsGroup", num(10001)},
+                                      {"seccompProfile", obj({{"type", str("RuntimeDefault")}})}})},
              {"topologySpreadConstraints",
               arr({obj({{"maxSkew", num(1)},
                         {"topologyKey", str(c.spec.topology_key)},

@@ -8,6 +8,10 @@
 # Auth: a self-signed serving cert for 127.0.0.1 and a static token (user "admin" in
 # system:masters) in DIR/kubeconfig; a second token for user "restricted" (no RBAC grants) lets
 # tests see 403s. Ports are picked free at start and written to DIR/ports.
+#
+# node.sh runs the same control plane under a kubelet: SPOOL_K8S_NODE_IP adds the node's address
+# to the serving cert (pods reach the apiserver there, and as the `kubernetes` Service's 10.96.0.1),
+# SPOOL_K8S_KCM_CONTROLLERS replaces the controller list.
 set -euo pipefail
 
 DIR="${1:?usage: start.sh DIR}"
@@ -24,11 +28,22 @@ ETCD_PORT=$(free_port); ETCD_PEER=$(free_port); API_PORT=$(free_port)
 echo "etcd=$ETCD_PORT api=$API_PORT" >"$DIR/ports"
 
 if [ ! -f "$DIR/serving.crt" ]; then
+    sans="IP:127.0.0.1,DNS:localhost,IP:10.96.0.1,DNS:kubernetes.default.svc"
+    [ -z "${SPOOL_K8S_NODE_IP:-}" ] || sans+=",IP:$SPOOL_K8S_NODE_IP"
     openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
-        -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+        -addext "subjectAltName=$sans" \
         -keyout "$DIR/serving.key" -out "$DIR/serving.crt" 2>/dev/null
     openssl genrsa -out "$DIR/sa.key" 2048 2>/dev/null
     openssl rsa -in "$DIR/sa.key" -pubout -out "$DIR/sa.pub" 2>/dev/null
+    # The apiserver's client cert towards kubelets (logs, exec, port-forward), from a CA of its
+    # own that node.sh's kubelet trusts.
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=spool-test-client-ca" \
+        -keyout "$DIR/client-ca.key" -out "$DIR/client-ca.crt" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=kube-apiserver-kubelet-client" \
+        -keyout "$DIR/kubelet-client.key" -out "$DIR/kubelet-client.csr" 2>/dev/null
+    openssl x509 -req -in "$DIR/kubelet-client.csr" -CA "$DIR/client-ca.crt" \
+        -CAkey "$DIR/client-ca.key" -CAcreateserial -days 2 -out "$DIR/kubelet-client.crt" \
+        -extfile <(echo "extendedKeyUsage=clientAuth") 2>/dev/null
     echo "spool-admin-token,admin,admin-uid,system:masters" >"$DIR/tokens.csv"
     echo "spool-restricted-token,restricted,restricted-uid," >>"$DIR/tokens.csv"
 fi
@@ -64,6 +79,9 @@ exec "$BIN/kube-apiserver" \
     --service-account-signing-key-file "$DIR/sa.key" \
     --service-cluster-ip-range 10.96.0.0/16 \
     --allow-privileged=true \
+    --kubelet-preferred-address-types InternalIP \
+    --kubelet-client-certificate "$DIR/kubelet-client.crt" \
+    --kubelet-client-key "$DIR/kubelet-client.key" \
     --endpoint-reconciler-type none \
     --enable-priority-and-fairness=false \
     --cert-dir "$DIR/apiserver-certs"
@@ -112,7 +130,8 @@ curl -sf --cacert "$DIR/serving.crt" -H "Authorization: Bearer spool-admin-token
 if [ "${SPOOL_K8S_NO_KCM:-0}" != 1 ] && [ -x "$BIN/kube-controller-manager" ]; then
     "$BIN/kube-controller-manager" --kubeconfig "$DIR/kubeconfig" \
         --bind-address 127.0.0.1 --secure-port 0 \
-        --controllers "statefulset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller" \
+        --controllers "${SPOOL_K8S_KCM_CONTROLLERS:-statefulset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller}" \
+        --root-ca-file "$DIR/serving.crt" \
         --leader-elect=false \
         >"$DIR/controller-manager.log" 2>&1 &
     echo $! >"$DIR/controller-manager.pid"

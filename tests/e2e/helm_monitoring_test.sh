@@ -40,8 +40,9 @@ render)
     /usr/bin/python3 "$src/tests/e2e/helm_monitoring_check.py" "$src" "$tmp"
     ;;
 apply)
-    kubectl=${SPOOL_KUBECTL:-/usr/lib/google-cloud-sdk/bin/kubectl.1.33}
-    [[ -x "$kubectl" ]] || kubectl=$(command -v kubectl)
+    # kubectl at the control plane's version (scripts/k8s/build.sh), set by CTest.
+    kubectl=${SPOOL_KUBECTL:?SPOOL_KUBECTL: the kubectl of scripts/k8s/build.sh}
+    [[ -x "$kubectl" ]] || { echo "missing $kubectl: run scripts/k8s/build.sh" >&2; exit 1; }
     kc() { "$kubectl" --kubeconfig "$cp_dir/kubeconfig" "$@"; }
     crds=$("$src/scripts/peers/fetch-prometheus-operator-crds.sh")
     kc apply --server-side --field-manager helm-monitoring-e2e -f "$crds" >/dev/null

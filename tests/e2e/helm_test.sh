@@ -11,8 +11,9 @@
 set -euo pipefail
 mode=$1 src=$2 cp_dir=${3:-}
 helm="$("$src/scripts/peers/fetch-helm.sh")/bin/helm"
-kubectl=${SPOOL_KUBECTL:-/usr/lib/google-cloud-sdk/bin/kubectl.1.33}
-[[ -x "$kubectl" ]] || kubectl=$(command -v kubectl)
+# kubectl at the control plane's version (scripts/k8s/build.sh), set by CTest for the modes that
+# talk to the control plane (lint does not).
+kubectl=${SPOOL_KUBECTL:-}
 chart=$src/charts/spool
 # Private helm state: tests never read or write the user's helm config or cache.
 export HELM_CONFIG_HOME HELM_CACHE_HOME HELM_DATA_HOME
@@ -26,7 +27,10 @@ expect_eq() {  # expect_eq WHAT ACTUAL EXPECTED
     echo "ok: $1 = $3"
 }
 
-kc() { "$kubectl" --kubeconfig "$cp_dir/kubeconfig" "$@"; }
+kc() {
+    [[ -x "$kubectl" ]] || fail "no kubectl at '$kubectl' (SPOOL_KUBECTL): run scripts/k8s/build.sh"
+    "$kubectl" --kubeconfig "$cp_dir/kubeconfig" "$@"
+}
 hm() { "$helm" --kubeconfig "$cp_dir/kubeconfig" "$@"; }
 unique() { echo "$1-$$-$RANDOM"; }
 

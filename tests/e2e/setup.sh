@@ -5,10 +5,9 @@ set -euo pipefail
 DIR="$1"; SRC="$2"
 "$SRC/scripts/k8s/stop.sh" "$DIR" >/dev/null 2>&1 || true
 "$SRC/scripts/k8s/start.sh" "$DIR"
-KUBECTL="${KUBECTL:-/usr/lib/google-cloud-sdk/bin/kubectl.1.33}"
-if [ ! -x "$KUBECTL" ]; then
-    KUBECTL="$(command -v kubectl)"
-fi
+# kubectl at the control plane's version (scripts/k8s/build.sh), set by CTest.
+KUBECTL="${SPOOL_KUBECTL:?SPOOL_KUBECTL: the kubectl of scripts/k8s/build.sh}"
+[ -x "$KUBECTL" ] || { echo "missing $KUBECTL: run scripts/k8s/build.sh" >&2; exit 1; }
 "$KUBECTL" --kubeconfig "$DIR/kubeconfig" apply --server-side -f "$SRC/crds/"
 "$KUBECTL" --kubeconfig "$DIR/kubeconfig" wait --for condition=established --timeout=60s \
     crd/clusters.spool.dev crd/topics.spool.dev

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Makes the Debian 12 base image the Dockerfile builds FROM, without a registry: mmdebstrap lays a
+# minbase bookworm root from Debian's mirror into a tarball, podman imports it and tags it as
+# debian:12 and debian:12-slim (the names the Dockerfile uses), so `podman build --pull=never`
+# never asks a registry. The tarball is cached in ~/.cache/spool/base-image-<hash>/, keyed by
+# everything it is made from (suite, variant, mirrors, options); a warm run only re-imports it when
+# podman lacks the tags.
+set -euo pipefail
+SUITE=bookworm
+VARIANT=minbase
+MIRRORS=("deb http://deb.debian.org/debian bookworm main"
+         "deb http://deb.debian.org/debian bookworm-updates main"
+         "deb http://deb.debian.org/debian-security bookworm-security main")
+# Packages' docs, man pages and translations are of no use in a container and a third of its size.
+OPTIONS=(--variant="$VARIANT" --format=tar --dpkgopt='path-exclude=/usr/share/man/*'
+         --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/locale/*')
+key=$(printf '%s\n' "$SUITE" "${OPTIONS[@]}" "${MIRRORS[@]}" | sha256sum | cut -c1-12)
+CACHE="${SPOOL_CACHE:-$HOME/.cache/spool}/base-image-$key"
+TAR="$CACHE/debian-12-$VARIANT.tar"
+mkdir -p "$CACHE"
+exec 7>"$CACHE/.lock"
+flock 7
+
+for tool in mmdebstrap podman; do
+    command -v "$tool" >/dev/null || { echo "base-image: $tool missing: run scripts/setup.sh --with-tests" >&2; exit 1; }
+done
+if [ ! -f "$TAR" ]; then
+    t0=$(date +%s)
+    nice -n 19 mmdebstrap --quiet "${OPTIONS[@]}" "$SUITE" "$TAR.tmp" "${MIRRORS[@]}"
+    mv "$TAR.tmp" "$TAR"
+    echo "base-image: $TAR made in $(($(date +%s) - t0)) s"
+fi
+image_id() { podman image inspect --format '{{.Id}}' "$1" 2>/dev/null; }
+if [ "$(cat "$CACHE/image-id" 2>/dev/null)" != "$(image_id docker.io/library/debian:12)" ] ||
+    [ -z "$(image_id docker.io/library/debian:12)" ] || [ -z "$(image_id docker.io/library/debian:12-slim)" ]; then
+    id=$(podman import -q --change 'CMD ["/bin/bash"]' "$TAR" docker.io/library/debian:12 | tail -1)
+    podman tag "$id" docker.io/library/debian:12-slim
+    image_id docker.io/library/debian:12 >"$CACHE/image-id"
+fi
+echo "base-image: debian:12 and debian:12-slim = $(cat "$CACHE/image-id") (from $TAR)"

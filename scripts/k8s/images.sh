@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Container images for the test node, made here without a registry, as docker archives for
+# `ctr images import` (node.sh import), cached in ~/.cache/spool/images/ keyed by their inputs.
+# Prints the archive's path.
+#
+#   scripts/k8s/images.sh pause               # the pod sandbox image (pause.c, static)
+#   scripts/k8s/images.sh base                # debian:12-slim itself (base-image.sh)
+#   scripts/k8s/images.sh broker BUILD_DIR    # spool-broker from the Dockerfile, on the local base
+#   scripts/k8s/images.sh operator BUILD_DIR  # spool-operator, the same way
+#
+# The broker (operator) image is the Dockerfile's `broker` (`operator`) target built FROM the Debian
+# base that base-image.sh makes. By default its context holds BUILD_DIR's release binary in image/bin/, which
+# the Dockerfile takes (and strips) instead of compiling the whole tree again inside the image (on
+# 2 cores the better part of an hour); SPOOL_IMAGE_BINARIES=build builds from the repository's
+# context, compiling in the image.
+set -euo pipefail
+SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+CACHE="${SPOOL_CACHE:-$HOME/.cache/spool}/images"
+mkdir -p "$CACHE"
+# One build of each image at a time (parallel fixtures); another image is not held up.
+lock() { exec 6>"$CACHE/.$1.lock"; flock 6; }
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+# keep_only TAR: the new archive replaces the older ones of the same image.
+keep_only() { find "$CACHE" -maxdepth 1 -name "$(basename "${1%-*}")-*.tar" ! -path "$1" -delete; }
+
+pause_image() {
+    lock pause
+    local key tar
+    key=$(hash_of "$SRC/scripts/k8s/pause.c" "${BASH_SOURCE[0]}")
+    tar="$CACHE/pause-$key.tar"
+    if [ ! -f "$tar" ]; then
+        local work; work=$(mktemp -d)
+        mkdir -p "$work/root"
+        cc -O2 -static -s -o "$work/root/pause" "$SRC/scripts/k8s/pause.c"
+        tar -C "$work/root" -cf "$work/root.tar" pause
+        podman import -q --change 'ENTRYPOINT ["/pause"]' --change 'USER 65535:65535' \
+            "$work/root.tar" registry.k8s.io/pause:3.10 >/dev/null
+        podman save -q --format docker-archive -o "$tar.tmp" registry.k8s.io/pause:3.10
+        mv "$tar.tmp" "$tar"
+        keep_only "$tar"
+        rm -rf "$work"
+    fi
+    echo "$tar"
+}
+
+base_image() {
+    lock base
+    "$SRC/scripts/k8s/base-image.sh" >&2
+    local id tar
+    id=$(podman image inspect --format '{{.Id}}' docker.io/library/debian:12-slim)
+    tar="$CACHE/debian-12-slim-${id:0:16}.tar"
+    if [ ! -f "$tar" ]; then
+        podman save -q --format docker-archive -o "$tar.tmp" docker.io/library/debian:12-slim
+        mv "$tar.tmp" "$tar"
+        keep_only "$tar"
+    fi
+    echo "$tar"
+}
+
+app_image() {  # app_image broker|operator BUILD_DIR: the Dockerfile's target of that name
+    local target="$1" build_dir="${2:?usage: images.sh $1 BUILD_DIR}" mode="${SPOOL_IMAGE_BINARIES:-prebuilt}"
+    local binary="$build_dir/$target/app/spool-$target"
+    [ -x "$binary" ] || { echo "images: $binary missing: build the spool-$target target" >&2; exit 1; }
+    lock "$target"
+    "$SRC/scripts/k8s/base-image.sh" >&2
+    local base key tar tag="localhost/spool-$target:e2e"
+    base=$(podman image inspect --format '{{.Id}}' docker.io/library/debian:12)
+    key=$( { echo "$mode $base"; cat "$SRC/Dockerfile" "$SRC/scripts/setup.sh" \
+        "$SRC/scripts/image/runtime-packages.sh";
+        [ "$mode" = build ] && git -C "$SRC" rev-parse HEAD || cat "$binary"; } | sha256sum | cut -c1-16)
+    tar="$CACHE/spool-$target-$key.tar"
+    if [ ! -f "$tar" ]; then
+        local work t0; work=$(mktemp -d); t0=$(date +%s)
+        local context="$SRC"
+        if [ "$mode" = prebuilt ]; then
+            # A context of only the binary and the two scripts: the tree (and its build/) stays out.
+            context="$work/context"
+            mkdir -p "$context/scripts/image" "$context/image/bin"
+            cp "$SRC/scripts/setup.sh" "$context/scripts/"
+            cp "$SRC/scripts/image/runtime-packages.sh" "$context/scripts/image/"
+            cp "$binary" "$context/image/bin/"
+        fi
+        local old_id; old_id=$(podman image inspect --format '{{.Id}}' "$tag" 2>/dev/null || true)
+        # --network=host: the image's apt-get reaches Debian's mirror the way the host does,
+        # without a build network (which would turn on forwarding and add NAT rules).
+        nice -n 19 podman build --pull=never --network=host --target "$target" \
+            -f "$SRC/Dockerfile" -t "$tag" "$context" >"$work/build.log" 2>&1 ||
+            { tail -30 "$work/build.log" >&2; echo "images: podman build failed" >&2; exit 1; }
+        podman save -q --format docker-archive -o "$tar.tmp" "$tag"
+        mv "$tar.tmp" "$tar"
+        keep_only "$tar"
+        # The image this one replaces would stay in podman's store, untagged, at every rebuild.
+        if [ -n "$old_id" ] && [ "$old_id" != "$(podman image inspect --format '{{.Id}}' "$tag")" ]; then
+            podman rmi "$old_id" >/dev/null 2>&1 || true
+        fi
+        echo "images: $tag built in $(($(date +%s) - t0)) s" >&2
+        rm -rf "$work"
+    fi
+    echo "$tar"
+}
+
+case "${1:-}" in
+    pause) pause_image ;;
+    base) base_image ;;
+    broker | operator) app_image "$@" ;;
+    *) echo "usage: images.sh pause | base | broker BUILD_DIR | operator BUILD_DIR" >&2; exit 2 ;;
+esac
