@@ -36,6 +36,13 @@ error_code to_kafka(metadata::errc e) {
         case metadata::errc::unavailable:
         case metadata::errc::timed_out:
             return error_code::request_timed_out;
+        // Kafka's AlterPartition answers (replication's ISR writes; no client request sees them).
+        case metadata::errc::stale_partition:
+            return error_code::invalid_update_version;
+        case metadata::errc::invalid_isr:
+            return error_code::invalid_request;
+        case metadata::errc::ineligible_replica:
+            return error_code::ineligible_replica;
     }
     return error_code::unknown_server_error;
 }

@@ -173,6 +173,12 @@ std::string keys::broker_configs(std::string_view entity) const {
 std::string keys::producer_ids() const {
     return prefix + "/producer_ids";
 }
+std::string keys::shutdowns() const {
+    return prefix + "/shutdown/";
+}
+std::string keys::shutdown(int32_t id) const {
+    return shutdowns() + std::to_string(id);
+}
 
 // ---- codecs ----
 
@@ -328,6 +334,22 @@ result<controller_record> decode_controller(std::string_view value) {
     return controller_record{*node_id, std::move(*incarnation)};
 }
 
+std::string encode(const shutdown_record& r) {
+    return json{{"incarnation_id", r.incarnation_id}}.dump();
+}
+
+result<shutdown_record> decode_shutdown(std::string_view value) {
+    auto j = parse_json(value);
+    if (!j || !j->is_object()) {
+        return bad();
+    }
+    auto incarnation = string_member(*j, "incarnation_id");
+    if (!incarnation) {
+        return bad();
+    }
+    return shutdown_record{std::move(*incarnation)};
+}
+
 std::string encode_broker_configs(const std::map<std::string, std::string>& configs) {
     json j = json::object();
     for (const auto& [k, v] : configs) {
@@ -409,6 +431,12 @@ parsed_key parse(const keys& k, std::string_view key) {
     }
     if (rest == "producer_ids") {
         return {kind::producer_ids, {}, -1};
+    }
+    if (segment("shutdown")) {
+        if (auto n = node_number(rest)) {
+            return {kind::shutdown, {}, *n};
+        }
+        return {};
     }
     if (segment("brokers")) {
         if (auto n = node_number(rest)) {

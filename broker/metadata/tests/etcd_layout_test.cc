@@ -99,7 +99,7 @@ TEST(etcd_layout_test, test_topic_record_from_before_replication_reads_without_a
     auto back = decode_topic(old);
     ASSERT_TRUE(back);
     EXPECT_EQ(back.value().replication_factor, 0);
-    EXPECT_EQ(encode(back.value()), old);
+    EXPECT_EQ(encode(back.value()).find("replication_factor"), std::string::npos);
 }
 
 TEST(etcd_layout_test, test_topic_record_with_a_bad_replication_factor_is_an_error) {
