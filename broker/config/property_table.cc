@@ -300,6 +300,14 @@ std::vector<property> make_broker_table() {
          "Producer state unused this long expires.", 1, int32_max},
         {"spool.shutdown.timeout.ms", int64, "10000", broker, true,
          "Longest time a SIGTERM shutdown waits for connections to drain.", 0, int64_max},
+        {"controlled.shutdown.enable", boolean, "true", broker, true,
+         "On SIGTERM (metadata.store=etcd), first have the controller move this broker's "
+         "leaderships to other in-sync replicas and take it out of their ISRs, then stop."},
+        {"spool.controlled.shutdown.timeout.ms", int64, "30000", broker, true,
+         "Longest time a controlled shutdown waits for the controller to move this broker's "
+         "leaderships away; the broker then stops anyway (its partitions fail over when its "
+         "session goes).",
+         0, int64_max},
         // Broker defaults of the Kafka 3.9 topic keys above; stored and reported only.
         {"compression.gzip.level", int32, "-1", broker, false,
          "Default compression.gzip.level of topics. Stored only.", -1, 9},
