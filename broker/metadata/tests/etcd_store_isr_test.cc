@@ -141,6 +141,30 @@ TEST_F(etcd_store_isr_test, test_a_concurrent_controller_write_wins_over_the_lea
     EXPECT_EQ(in_etcd(2).first, record) << "the controller's record stands";
 }
 
+TEST_F(etcd_store_isr_test, test_a_leader_whose_registration_is_gone_cannot_write) {
+    // A partition not led by the controller (node 0), which is frozen so nothing moves it.
+    int32_t p = 0;
+    while (p < 3 && state_on(*members[0], p).leader == 0) {
+        ++p;
+    }
+    ASSERT_LT(p, 3);
+    auto& l = leader_of(p);
+    const auto read = update_from(l, p, {l.node_id});
+    const auto before = in_etcd(p);
+    members[0]->freeze();
+    // Its registration goes (as another process taking the node id over would make it go),
+    // while its lease lives on: only the txn's lease compare stands in the way.
+    ASSERT_TRUE(raw->run(raw->client().delete_range(l->keys().broker(l.node_id))));
+    ASSERT_TRUE(eventually([&] { return !l.snapshot()->is_live(l.node_id); }));
+    auto r = alter_on(l, read);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), make_error_code(errc::stale_partition));
+    // Read before the controller thaws (it then moves the leadership off the unregistered
+    // broker); a failed ASSERT above thaws it in the member's stop().
+    EXPECT_EQ(in_etcd(p).second, before.second) << "nothing was written";
+    members[0]->thaw();
+}
+
 TEST_F(etcd_store_isr_test, test_alter_isr_never_adds_a_dead_or_shutting_down_broker) {
     auto& l = leader_of(0);
     const auto replicas = state_on(l, 0).replicas;
