@@ -268,6 +268,14 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
 void broker_app::stop() {
     auto log = log::get("app");
     _lifecycle.begin_shutdown();
+    if (_metadata && _server && _config->get_bool("controlled.shutdown.enable")) {
+        // While this broker still serves: the controller hands its leaderships to other in-sync
+        // replicas, so clients move there with no partition unavailable. When this broker is the
+        // controller, it does the moves itself before resigning below: handing the job over
+        // first would add an election and a new controller's first pass to the wait.
+        _metadata->shut_down_gracefully(
+            std::chrono::milliseconds(_config->get_int("spool.controlled.shutdown.timeout.ms")));
+    }
     if (_metadata) {
         _metadata->resign();  // another broker becomes controller while this one drains
     }

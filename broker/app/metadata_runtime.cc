@@ -84,7 +84,9 @@ std::string metadata_runtime::open_etcd(const config::broker_config& config,
         return message;
     }
     // Campaigns from start(), once the shards run; subscribes to the store's changes now.
-    _controller = metadata::controller::make(*_etcd);
+    metadata::plan_options plan;
+    plan.unclean_leader_election = config.get_bool("unclean.leader.election.enable");
+    _controller = metadata::controller::make(*_etcd, plan);
     log->info("metadata in etcd at {} (prefix {}), registered as node {} (incarnation {})",
               endpoints, options.prefix, self.node_id, self.incarnation_id);
     return {};
@@ -108,6 +110,13 @@ void metadata_runtime::start() {
     if (_controller) {
         _controller->start();  // campaigns now that this broker is registered
     }
+}
+
+bool metadata_runtime::shut_down_gracefully(std::chrono::milliseconds timeout) {
+    if (!_etcd || _stopped) {
+        return true;  // one broker (embedded): nobody to hand over to
+    }
+    return metadata::wait_for(_etcd->shut_down_gracefully(timeout));
 }
 
 void metadata_runtime::resign() {

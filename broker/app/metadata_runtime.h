@@ -20,6 +20,7 @@
 #include "broker/net/listener.h"
 #include "broker/runtime/shard_pool.h"
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -57,6 +58,10 @@ public:
 
     void attach(runtime::shard_pool& pool);
     void start();
+    // Controlled shutdown (etcd only; store::shut_down_gracefully): returns once the controller
+    // moved this broker's leaderships away, or after timeout (false). Before resign(): when this
+    // broker is the controller, its own controller moves them.
+    bool shut_down_gracefully(std::chrono::milliseconds timeout);
     void resign();
     // The replication health series (both stores), and the cluster metadata series (etcd
     // requests, watch, session, controller; etcd only). Call after open() (the session is

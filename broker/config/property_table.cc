@@ -271,8 +271,10 @@ std::vector<property> make_broker_table() {
         // Groups and offsets.
         {"offsets.topic.num.partitions", int32, "50", broker, true,
          "Partitions of __consumer_offsets.", 1, int32_max},
-        {"offsets.topic.replication.factor", int32, "1", broker, true,
-         "Replication factor of __consumer_offsets.", 1, 32767},
+        {"offsets.topic.replication.factor", int32, "3", broker, true,
+         "Replication factor of __consumer_offsets, capped at the live brokers when the topic is "
+         "created.",
+         1, 32767},
         {"offsets.topic.segment.bytes", int32, "104857600", broker, true,
          "Segment size of __consumer_offsets.", 1, int32_max},
         {"offsets.retention.minutes", int32, "10080", broker, false,
@@ -298,6 +300,14 @@ std::vector<property> make_broker_table() {
          "Producer state unused this long expires.", 1, int32_max},
         {"spool.shutdown.timeout.ms", int64, "10000", broker, true,
          "Longest time a SIGTERM shutdown waits for connections to drain.", 0, int64_max},
+        {"controlled.shutdown.enable", boolean, "true", broker, true,
+         "On SIGTERM (metadata.store=etcd), first have the controller move this broker's "
+         "leaderships to other in-sync replicas and take it out of their ISRs, then stop."},
+        {"spool.controlled.shutdown.timeout.ms", int64, "30000", broker, true,
+         "Longest time a controlled shutdown waits for the controller to move this broker's "
+         "leaderships away; the broker then stops anyway (its partitions fail over when its "
+         "session goes).",
+         0, int64_max},
         // Broker defaults of the Kafka 3.9 topic keys above; stored and reported only.
         {"compression.gzip.level", int32, "-1", broker, false,
          "Default compression.gzip.level of topics. Stored only.", -1, 9},

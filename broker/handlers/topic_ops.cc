@@ -36,6 +36,13 @@ error_code to_kafka(metadata::errc e) {
         case metadata::errc::unavailable:
         case metadata::errc::timed_out:
             return error_code::request_timed_out;
+        // Kafka's AlterPartition answers (replication's ISR writes; no client request sees them).
+        case metadata::errc::stale_partition:
+            return error_code::invalid_update_version;
+        case metadata::errc::invalid_isr:
+            return error_code::invalid_request;
+        case metadata::errc::ineligible_replica:
+            return error_code::ineligible_replica;
     }
     return error_code::unknown_server_error;
 }
@@ -72,13 +79,6 @@ std::optional<store_failure> check_replication_factor(int32_t replication_factor
             error_code::invalid_replication_factor,
             fmt::format("Replication factor: {} larger than available brokers: {}.",
                         replication_factor, live_brokers)};
-    }
-    if (replication_factor > 1) {
-        return store_failure{
-            error_code::invalid_replication_factor,
-            fmt::format("Replication factor {} is not available yet: Spool does not replicate "
-                        "partitions (issue #15); use 1",
-                        replication_factor)};
     }
     return std::nullopt;
 }

@@ -72,8 +72,13 @@ restart_verdict assess_restart(const cluster_snapshot& s, model::node_id broker)
             size_t isr_after = static_cast<size_t>(
                 std::count_if(p.isr.begin(), p.isr.end(),
                               [&](model::node_id n) { return n != broker && live.contains(n); }));
+            const bool in_sync = contains(p.isr, broker) || p.leader == broker;
             if (!p.leader) {
                 v.risks.push_back({ref, "already_leaderless", isr_after, t.min_insync_replicas});
+            } else if (!in_sync) {
+                // Out of the ISR (the controller or the leader took it out): its restart changes
+                // neither the ISR nor the leader, however short of min.insync.replicas it is.
+                continue;
             } else if (isr_after == 0) {
                 v.risks.push_back({ref, "would_go_offline", isr_after, t.min_insync_replicas});
             } else if (static_cast<int64_t>(isr_after) < t.min_insync_replicas) {

@@ -13,8 +13,10 @@
 //                     produce fails)
 //   healthy           no broker down, nothing leaderless, nothing under-replicated
 //
-// A restart takes the broker out of every ISR it is in. For each partition it hosts, the
-// live in-sync replicas other than it are counted:
+// A restart takes the broker out of every ISR it is in (the ISR as the metadata holds it: the
+// leaders shrink and grow it, the controller takes dead and shutting-down brokers out). For each
+// partition it hosts and is in the ISR of (or leads), the live in-sync replicas other than it
+// are counted:
 //   0                  -> would_go_offline
 //   < min ISR          -> would_drop_below_min_isr
 // and a partition already without leader is reported as already_leaderless (restarting

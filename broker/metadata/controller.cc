@@ -26,6 +26,23 @@ std::shared_ptr<spdlog::logger> logger() {
     return l;
 }
 
+std::string_view why_text(partition_write::reason why) {
+    switch (why) {
+        case partition_write::reason::leader_offline:
+            return "the leader is not live";
+        case partition_write::reason::controlled_shutdown:
+            return "the leader is in controlled shutdown";
+        case partition_write::reason::unclean_election:
+            return "no in-sync replica is live: unclean election (records may be lost)";
+        case partition_write::reason::leader_elected:
+            return "an in-sync replica is live again";
+        case partition_write::reason::place:
+        case partition_write::reason::isr_shrink:
+            break;
+    }
+    return "";
+}
+
 }  // namespace
 
 controller::controller(asio::any_io_executor executor, etcd::client& client, store& source,
@@ -349,11 +366,15 @@ void controller::log_committed(const std::vector<partition_write>& writes, size_
                             fmt::join(w.state.replicas, ","), w.state.leader);
             continue;
         }
-        logger()->info("{}-{} leader {} -> {} (leader epoch {}): {}", w.topic, w.state.partition,
-                       w.previous_leader, w.state.leader, w.state.leader_epoch,
-                       w.why == partition_write::reason::leader_offline
-                           ? "the leader is not live"
-                           : "an in-sync replica is live again");
+        if (w.why == partition_write::reason::isr_shrink) {
+            logger()->info("{}-{} ISR -> {} (partition epoch {}): brokers gone or shutting down",
+                           w.topic, w.state.partition, fmt::join(w.state.isr, ","),
+                           w.state.partition_epoch);
+            continue;
+        }
+        logger()->info("{}-{} leader {} -> {} (leader epoch {}, ISR {}): {}", w.topic,
+                       w.state.partition, w.previous_leader, w.state.leader, w.state.leader_epoch,
+                       fmt::join(w.state.isr, ","), why_text(w.why));
     }
     for (const auto& [topic, n] : placed) {
         logger()->info("placed {} partition(s) of {}", n, topic);

@@ -2,6 +2,8 @@
 
 #include "broker/metadata/placement.h"
 
+#include <strings.h>
+
 #include <algorithm>
 #include <optional>
 
@@ -9,30 +11,100 @@ namespace spool::broker::metadata {
 
 namespace {
 
-int16_t replication_factor(const topic_metadata& topic, const plan_options& options) {
-    for (const auto& p : topic.partitions) {
-        if (p.placed()) {
-            return static_cast<int16_t>(p.replicas.size());
-        }
-    }
-    return options.default_replication_factor;
+constexpr std::string_view unclean_key = "unclean.leader.election.enable";
+
+bool is_true(std::string_view v) {
+    return v.size() == 4 && ::strncasecmp(v.data(), "true", 4) == 0;
 }
 
-// The first replica (in replica order, Kafka's preference) that is in the ISR and live.
-std::optional<int32_t> eligible_leader(const cluster_state& state, const partition_state& p) {
+// unclean.leader.election.enable as Kafka resolves it: the topic's override, else the
+// cluster-wide dynamic default, else the controller's own configuration.
+bool unclean_allowed(const cluster_state& state, const topic_metadata& topic,
+                     const plan_options& options) {
+    if (auto it = topic.configs.find(std::string(unclean_key)); it != topic.configs.end()) {
+        return is_true(it->second);
+    }
+    if (auto d = state.broker_configs.find(""); d != state.broker_configs.end()) {
+        if (auto it = d->second.find(std::string(unclean_key)); it != d->second.end()) {
+            return is_true(it->second);
+        }
+    }
+    return options.unclean_leader_election;
+}
+
+bool contains(const std::vector<int32_t>& v, int32_t id) {
+    return std::find(v.begin(), v.end(), id) != v.end();
+}
+
+// The first replica (replica order is Kafka's preference) that is in the ISR and eligible.
+std::optional<int32_t> eligible_isr_member(const cluster_state& state, const partition_state& p) {
     for (int32_t r : p.replicas) {
-        if (state.is_live(r) && std::find(p.isr.begin(), p.isr.end(), r) != p.isr.end()) {
+        if (state.eligible(r) && contains(p.isr, r)) {
             return r;
         }
     }
     return std::nullopt;
 }
 
-partition_write leadership_change(const std::string& topic, const partition_state& p,
-                                  int32_t new_leader, partition_write::reason why) {
-    partition_write w{topic, p, 0, why, p.leader};
-    w.state.leader = new_leader;
-    ++w.state.leader_epoch;
+// The ISR without its ineligible members, or the ISR as it is when none would remain: every
+// member holds every committed record, so whichever comes back first may lead (KIP-966).
+std::vector<int32_t> isr_without_ineligible(const cluster_state& state,
+                                            const std::vector<int32_t>& isr) {
+    std::vector<int32_t> out;
+    out.reserve(isr.size());
+    std::copy_if(isr.begin(), isr.end(), std::back_inserter(out),
+                 [&state](int32_t r) { return state.eligible(r); });
+    return out.empty() ? isr : out;
+}
+
+// What the partition's record must become, or nullopt when it is right as it is.
+std::optional<partition_write> change_of(const cluster_state& state, const std::string& topic,
+                                         const partition_state& p, bool unclean) {
+    using reason = partition_write::reason;
+    int32_t leader = p.leader;
+    std::vector<int32_t> isr = p.isr;
+    reason why = reason::isr_shrink;
+    if (leader < 0 || !state.eligible(leader)) {
+        const bool leader_live = leader >= 0 && state.is_live(leader);
+        if (auto next = eligible_isr_member(state, p)) {
+            why = leader < 0 ? reason::leader_elected
+                             : (leader_live ? reason::controlled_shutdown : reason::leader_offline);
+            leader = *next;
+        } else if (leader_live) {
+            // In controlled shutdown with no one in sync to take over: it leads on until it
+            // leaves (then the partition waits for an ISR member, or an unclean election).
+        } else {
+            std::optional<int32_t> out_of_sync;
+            if (unclean) {
+                auto it = std::find_if(p.replicas.begin(), p.replicas.end(),
+                                       [&state](int32_t r) { return state.eligible(r); });
+                if (it != p.replicas.end()) {
+                    out_of_sync = *it;
+                }
+            }
+            if (out_of_sync) {
+                // May have lost acknowledged records: allowed only by the topic's config.
+                why = reason::unclean_election;
+                leader = *out_of_sync;
+                isr = {leader};
+            } else {
+                why = p.leader < 0 ? reason::leader_elected : reason::leader_offline;
+                leader = -1;
+            }
+        }
+    }
+    if (why != reason::unclean_election) {
+        isr = isr_without_ineligible(state, isr);
+    }
+    if (leader == p.leader && isr == p.isr) {
+        return std::nullopt;
+    }
+    partition_write w{topic, p, 0, leader == p.leader ? reason::isr_shrink : why, p.leader};
+    w.state.leader = leader;
+    w.state.isr = std::move(isr);
+    if (leader != p.leader) {
+        ++w.state.leader_epoch;
+    }
     ++w.state.partition_epoch;
     return w;
 }
@@ -45,8 +117,8 @@ plan_result plan(const cluster_state& state, const plan_options& options) {
     std::optional<placement_load> load;
 
     for (const auto& [name, topic] : state.topics) {
-        std::optional<int16_t> rf;
         bool unplaceable = false;
+        std::optional<bool> unclean;  // resolved once per topic, and only when needed
         for (const auto& p : topic.partitions) {
             if (!p.placed()) {
                 if (unplaceable) {
@@ -55,10 +127,7 @@ plan_result plan(const cluster_state& state, const plan_options& options) {
                 if (!load) {
                     load.emplace(placement_load::of(state));
                 }
-                if (!rf) {
-                    rf = replication_factor(topic, options);
-                }
-                auto replicas = load->place_one(*rf);
+                auto replicas = load->place_one(topic.replication_factor);
                 if (!replicas) {
                     unplaceable = true;
                     out.unplaceable.push_back(name);
@@ -74,16 +143,18 @@ plan_result plan(const cluster_state& state, const plan_options& options) {
                 out.writes.push_back(std::move(w));
                 continue;
             }
-            if (p.leader >= 0 && state.is_live(p.leader)) {
+            // The steady case, checked without building anything: an eligible leader and an
+            // ISR of eligible members.
+            if (p.leader >= 0 && state.eligible(p.leader) &&
+                std::all_of(p.isr.begin(), p.isr.end(),
+                            [&state](int32_t r) { return state.eligible(r); })) {
                 continue;
             }
-            auto next = eligible_leader(state, p);
-            if (p.leader >= 0) {
-                out.writes.push_back(leadership_change(name, p, next.value_or(-1),
-                                                       partition_write::reason::leader_offline));
-            } else if (next) {
-                out.writes.push_back(
-                    leadership_change(name, p, *next, partition_write::reason::leader_elected));
+            if (!unclean) {
+                unclean = unclean_allowed(state, topic, options);
+            }
+            if (auto w = change_of(state, name, p, *unclean)) {
+                out.writes.push_back(std::move(*w));
             }
         }
     }

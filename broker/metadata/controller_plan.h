@@ -5,16 +5,26 @@
 // fails over mid-pass simply plans again from its successor's snapshot.
 //
 // Rules, in this order, for each partition (topics in name order, partitions in index order):
-// 1. no record yet (not placed): place it (placement.h) with leader = first replica,
-//    isr = replicas, leader_epoch 0, partition_epoch 0 (Kafka's PartitionRecord for a new
-//    partition). Topics whose replication factor exceeds the live brokers stay unplaced and
-//    are listed in plan_result::unplaceable.
-// 2. a leader that is not live: the first live ISR member in replica order leads instead, or
-//    leader -1 when there is none (RF=1: the one replica is the only eligible leader, KIP-966,
-//    so it waits for it to return). The ISR is kept: shrinking it is the replication's job.
-// 3. leader -1 with a live ISR member: that member (first in replica order) leads.
-// Every leader change bumps leader_epoch and partition_epoch by one, in a single record, as
-// KRaft's PartitionChangeRecord does; nothing else changes an epoch.
+// 1. no record yet (not placed): place it (placement.h) on the topic's replication factor of
+//    replicas, with leader = first replica, isr = replicas, leader_epoch 0, partition_epoch 0
+//    (Kafka's PartitionRecord for a new partition). Topics whose replication factor exceeds the
+//    live brokers stay unplaced and are listed in plan_result::unplaceable.
+// A replica is eligible while its broker is live (registered) and not in controlled shutdown
+// (cluster_state::eligible, controlled_shutdown.h). For each placed partition:
+// 2. leader: kept while eligible. Otherwise the first eligible ISR member in replica order
+//    leads (leader_offline, controlled_shutdown, or leader_elected from -1; a returning broker
+//    that was the last ISR member leads again this way). With none: a live leader in controlled
+//    shutdown keeps leading until it leaves (nobody in sync to hand over to); else, when the
+//    topic's unclean.leader.election.enable is true (its override, then the cluster's dynamic
+//    default, then plan_options), the first eligible replica leads with ISR = {it}
+//    (unclean_election: it may lack acknowledged records); else leader -1: the partition waits
+//    for an ISR member to return (KIP-966).
+// 3. ISR: its ineligible members are removed (isr_shrink when the leader stays) unless none
+//    would remain; then it is kept whole, since every member holds every committed record and
+//    whichever returns first may lead (the last members stay, as KIP-966's ELR).
+// Every change is one record write: partition_epoch + 1, and leader_epoch + 1 when the leader
+// changed, as KRaft's PartitionChangeRecord; the replication's ISR changes (store::alter_isr)
+// bump partition_epoch too. Nothing else changes an epoch.
 // Idempotent: planning the state that results from applying a plan gives an empty plan.
 
 #include "broker/metadata/cluster_state.h"
@@ -26,7 +36,14 @@
 namespace spool::broker::metadata {
 
 struct partition_write {
-    enum class reason { place, leader_offline, leader_elected };
+    enum class reason {
+        place,
+        leader_offline,       // the leader is not live
+        leader_elected,       // leader -1 until an ISR member is eligible again
+        controlled_shutdown,  // the leader is in controlled shutdown
+        isr_shrink,           // same leader; ineligible brokers leave the ISR
+        unclean_election,     // no ISR member live: an out-of-sync replica (topic allows it)
+    };
 
     std::string topic;
     // The record to write; state.record_revision is the revision the compare expects the
@@ -41,11 +58,9 @@ struct partition_write {
 };
 
 struct plan_options {
-    // Replication factor of a topic none of whose partitions is placed yet (the topic record
-    // does not carry one until the replication issue; CreateTopics only lets RF 1 through).
-    // A topic with placed partitions keeps the replica count of its first placed partition,
-    // like Kafka's CreatePartitions.
-    int16_t default_replication_factor = 1;
+    // unclean.leader.election.enable of this controller's configuration: the default of a topic
+    // that has no override of it and of a cluster without a dynamic default.
+    bool unclean_leader_election = false;
 };
 
 struct plan_result {

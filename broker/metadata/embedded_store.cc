@@ -1,6 +1,7 @@
 #include "broker/metadata/embedded_store.h"
 
 #include "broker/metadata/errc.h"
+#include "broker/metadata/isr_update_check.h"
 #include "common/log.h"
 
 #include <fcntl.h>
@@ -52,6 +53,7 @@ std::string serialize(const cluster_state& s) {
             out << YAML::Key << "partition" << YAML::Value << p.partition;
             out << YAML::Key << "leader" << YAML::Value << p.leader;
             out << YAML::Key << "leader_epoch" << YAML::Value << p.leader_epoch;
+            out << YAML::Key << "partition_epoch" << YAML::Value << p.partition_epoch;
             out << YAML::Key << "replicas" << YAML::Value << YAML::Flow << p.replicas;
             out << YAML::Key << "isr" << YAML::Value << YAML::Flow << p.isr;
             out << YAML::EndMap;
@@ -98,6 +100,9 @@ result<cluster_state> deserialize(std::string_view yaml) {
                 p.partition = pn["partition"].as<int32_t>();
                 p.leader = pn["leader"].as<int32_t>();
                 p.leader_epoch = pn["leader_epoch"].as<int32_t>();
+                // Absent in files written before ISR changes were kept.
+                p.partition_epoch =
+                    pn["partition_epoch"] ? pn["partition_epoch"].as<int32_t>() : int32_t{0};
                 p.replicas = pn["replicas"].as<std::vector<int32_t>>();
                 p.isr = pn["isr"].as<std::vector<int32_t>>();
                 t.partitions.push_back(std::move(p));
@@ -375,6 +380,18 @@ store::op<void> embedded_store::set_broker_configs(std::string entity,
         return std::monostate{};
     };
     co_return co_await commit_void(std::move(change));
+}
+
+store::op<partition_state> embedded_store::alter_isr(isr_update u) {
+    const int32_t self = _local_node;
+    change_fn<partition_state> change = [u = std::move(u),
+                                         self](cluster_state& next) -> result<partition_state> {
+        SPOOL_TRY(checked, check_isr_update(next, self, u));
+        auto& p = next.topics.find(u.topic)->second.partitions[static_cast<size_t>(u.partition)];
+        p = std::move(checked.next);
+        return p;
+    };
+    co_return co_await commit(std::move(change));
 }
 
 store::op<producer_id_block> embedded_store::allocate_producer_ids(int32_t count) {

@@ -65,6 +65,9 @@ public:
     op<void> set_topic_configs(std::string name, config::topic_overrides c) override;
     op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override;
     op<producer_id_block> allocate_producer_ids(int32_t count) override;
+    // Checked as the etcd store checks it (isr_update_check.h), with this broker the leader;
+    // persisted like every other change.
+    op<partition_state> alter_isr(isr_update u) override;
 
     const std::filesystem::path& file() const { return _file; }
     // Version of the snapshot the calling shard reads (for tests of the publication).

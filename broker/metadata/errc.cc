@@ -33,6 +33,12 @@ public:
                 return "the metadata store (etcd) is unreachable";
             case errc::timed_out:
                 return "the metadata change was not carried out in time";
+            case errc::stale_partition:
+                return "the partition changed since it was read (stale leader or partition epoch)";
+            case errc::invalid_isr:
+                return "the ISR change does not fit the partition's record";
+            case errc::ineligible_replica:
+                return "the ISR change adds a replica that is not live or is shutting down";
         }
         return "unknown metadata error";
     }

@@ -18,6 +18,14 @@ enum class errc : int {
     not_controller = 8,
     unavailable = 9,  // the cluster store (etcd) cannot be reached now; retriable
     timed_out = 10,   // committed, but not carried out (e.g. placed) within the request timeout
+    // An ISR change (store::alter_isr) refused because the partition's record changed since the
+    // leader read it (revision, leader epoch or partition epoch): retry from a newer snapshot.
+    stale_partition = 11,
+    // An ISR change that cannot apply to the record: the caller does not lead the partition, or
+    // the ISR is empty, names a non-replica or a replica twice, or leaves the leader out.
+    invalid_isr = 12,
+    // An ISR change adding a broker that is not live or is in controlled shutdown (KIP-841).
+    ineligible_replica = 13,
 };
 
 const std::error_category& error_category() noexcept;

@@ -173,6 +173,12 @@ std::string keys::broker_configs(std::string_view entity) const {
 std::string keys::producer_ids() const {
     return prefix + "/producer_ids";
 }
+std::string keys::shutdowns() const {
+    return prefix + "/shutdown/";
+}
+std::string keys::shutdown(int32_t id) const {
+    return shutdowns() + std::to_string(id);
+}
 
 // ---- codecs ----
 
@@ -181,8 +187,12 @@ std::string encode(const topic_record& r) {
     for (const auto& [k, v] : r.configs) {
         configs[k] = v;
     }
-    return json{{"id", r.id.to_string()}, {"partitions", r.partitions}, {"configs", configs}}
-        .dump();
+    json j{{"id", r.id.to_string()}, {"partitions", r.partitions}};
+    if (r.replication_factor > 0) {
+        j["replication_factor"] = r.replication_factor;
+    }
+    j["configs"] = std::move(configs);
+    return j.dump();
 }
 
 result<topic_record> decode_topic(std::string_view value) {
@@ -199,6 +209,13 @@ result<topic_record> decode_topic(std::string_view value) {
     }
     r.id = *id;
     r.partitions = *partitions;
+    if (j->contains("replication_factor")) {
+        auto rf = int32_member(*j, "replication_factor", 1, std::numeric_limits<int16_t>::max());
+        if (!rf) {
+            return bad();
+        }
+        r.replication_factor = static_cast<int16_t>(*rf);
+    }
     if (auto it = j->find("configs"); it != j->end()) {
         auto configs = string_map<config::topic_overrides>(*it);
         if (!configs) {
@@ -317,6 +334,22 @@ result<controller_record> decode_controller(std::string_view value) {
     return controller_record{*node_id, std::move(*incarnation)};
 }
 
+std::string encode(const shutdown_record& r) {
+    return json{{"incarnation_id", r.incarnation_id}}.dump();
+}
+
+result<shutdown_record> decode_shutdown(std::string_view value) {
+    auto j = parse_json(value);
+    if (!j || !j->is_object()) {
+        return bad();
+    }
+    auto incarnation = string_member(*j, "incarnation_id");
+    if (!incarnation) {
+        return bad();
+    }
+    return shutdown_record{std::move(*incarnation)};
+}
+
 std::string encode_broker_configs(const std::map<std::string, std::string>& configs) {
     json j = json::object();
     for (const auto& [k, v] : configs) {
@@ -398,6 +431,12 @@ parsed_key parse(const keys& k, std::string_view key) {
     }
     if (rest == "producer_ids") {
         return {kind::producer_ids, {}, -1};
+    }
+    if (segment("shutdown")) {
+        if (auto n = node_number(rest)) {
+            return {kind::shutdown, {}, *n};
+        }
+        return {};
     }
     if (segment("brokers")) {
         if (auto n = node_number(rest)) {

@@ -9,10 +9,17 @@
 //     P/brokers/<node id>         broker_registration JSON, under the broker's session lease
 //     P/controller                controller_record JSON, under the controller's session lease;
 //                                 the controller epoch is this key's create_revision
-//     P/topics/<name>             topic_record JSON
+//     P/topics/<name>             topic_record JSON: {"id", "partitions", "replication_factor"
+//                                 (absent in records older than replication), "configs"}
 //     P/partitions/<name>/<p>     partition_record JSON; absent = not placed yet
 //     P/broker_configs/<entity>   {"k":"v"}; entity "_default" = cluster default, else node id
 //     P/producer_ids              next free producer id, decimal text
+//     P/shutdown/<node id>        shutdown_record JSON {"incarnation_id"}, under the broker's
+//                                 session lease: the broker is in controlled shutdown
+//                                 (store::shut_down_gracefully). Counts only while the broker's
+//                                 registration has that incarnation (a mark a killed earlier
+//                                 process left, until its lease expires, says nothing of the
+//                                 next one); goes with the lease when the broker leaves.
 //
 // Decoding never trusts a value: anything that is not exactly the expected shape (bad JSON,
 // wrong types, numbers out of range, a topic claiming more partitions than a broker can hold)
@@ -54,12 +61,17 @@ struct keys {
     std::string all_broker_configs() const;                     // "P/broker_configs/"
     std::string broker_configs(std::string_view entity) const;  // "" = cluster default
     std::string producer_ids() const;
+    std::string shutdowns() const;  // "P/shutdown/"
+    std::string shutdown(int32_t id) const;
 };
 
 struct topic_record {
     protocol::uuid id;
     int32_t partitions = 0;
     config::topic_overrides configs;
+    // 1..32767; 0: the record has none (written before replication existed): the reader
+    // takes the replica count of the topic's first placed partition, or 1 (etcd_state).
+    int16_t replication_factor = 0;
 
     bool operator==(const topic_record&) const = default;
 };
@@ -72,6 +84,12 @@ struct partition_record {
     std::vector<int32_t> isr;
 
     bool operator==(const partition_record&) const = default;
+};
+
+struct shutdown_record {
+    std::string incarnation_id;
+
+    bool operator==(const shutdown_record&) const = default;
 };
 
 struct controller_record {
@@ -89,6 +107,8 @@ std::string encode(const broker_registration& r);
 result<broker_registration> decode_broker(std::string_view value);
 std::string encode(const controller_record& r);
 result<controller_record> decode_controller(std::string_view value);
+std::string encode(const shutdown_record& r);
+result<shutdown_record> decode_shutdown(std::string_view value);
 // P/broker_configs/<entity>: {"k":"v"}.
 std::string encode_broker_configs(const std::map<std::string, std::string>& configs);
 result<std::map<std::string, std::string>> decode_broker_configs(std::string_view value);
@@ -105,8 +125,8 @@ partition_record to_record(const partition_state& p);
 
 // What a key names: "P/partitions/t/3" -> {partition, "t", 3}; "P/brokers/2" -> {broker, "", 2};
 // "P/topics/t" -> {topic, "t"}; "P/broker_configs/_default" -> {broker_config, "", -1},
-// "P/broker_configs/4" -> {broker_config, "4", 4}. Anything else under P, outside P, or with a
-// non-canonical number or an invalid topic name -> unknown.
+// "P/broker_configs/4" -> {broker_config, "4", 4}; "P/shutdown/2" -> {shutdown, "", 2}. Anything
+// else under P, outside P, or with a non-canonical number or an invalid topic name -> unknown.
 struct parsed_key {
     enum class kind {
         cluster_id,
@@ -116,6 +136,7 @@ struct parsed_key {
         partition,
         broker_config,
         producer_ids,
+        shutdown,
         unknown
     };
     kind what = kind::unknown;

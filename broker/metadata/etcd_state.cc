@@ -23,6 +23,7 @@ void etcd_state::reset(const std::vector<etcd::key_value>& kvs, int64_t revision
     _topics.clear();
     _partitions.clear();
     _dirty.clear();
+    _shutdown_marks.clear();
     for (const auto& kv : kvs) {
         apply_put(kv);
     }
@@ -120,6 +121,14 @@ void etcd_state::apply_put(const etcd::key_value& kv) {
                 log_undecodable(kv.key, kv.mod_revision);
             }
             return;
+        case kind::shutdown:
+            if (auto r = etcd_layout::decode_shutdown(kv.value)) {
+                _shutdown_marks[key.number] = std::move(r).value().incarnation_id;
+            } else {
+                log_undecodable(kv.key, kv.mod_revision);
+                _shutdown_marks.erase(key.number);
+            }
+            return;
         case kind::unknown:
             // Another version's key, or a foreign one under our prefix: not ours to interpret.
             return;
@@ -151,6 +160,9 @@ void etcd_state::apply_delete(std::string_view key_text, int64_t revision) {
             return;
         case kind::broker_config:
             _state.broker_configs.erase(key.name);
+            return;
+        case kind::shutdown:
+            _shutdown_marks.erase(key.number);
             return;
         case kind::cluster_id:    // never deleted by a broker; keep the id we know
         case kind::producer_ids:  // likewise: ids already handed out stay handed out
@@ -195,6 +207,14 @@ void etcd_state::rebuild_topic(const std::string& name) {
             md.partitions.push_back(std::move(unplaced));
         }
     }
+    md.replication_factor = rec->second.record.replication_factor;
+    if (md.replication_factor == 0) {
+        // A record from before replication_factor was kept: the placed replicas tell it.
+        auto first = std::find_if(md.partitions.begin(), md.partitions.end(),
+                                  [](const partition_state& p) { return p.placed(); });
+        md.replication_factor =
+            first == md.partitions.end() ? 1 : static_cast<int16_t>(first->replicas.size());
+    }
     _state.topic_names[md.id] = name;
     _state.topics.emplace(name, std::move(md));
 }
@@ -204,6 +224,13 @@ cluster_snapshot etcd_state::build() {
         rebuild_topic(name);
     }
     _dirty.clear();
+    _state.shutting_down.clear();
+    for (const auto& [node, incarnation] : _shutdown_marks) {
+        auto b = _state.brokers.find(node);
+        if (b != _state.brokers.end() && b->second.incarnation_id == incarnation) {
+            _state.shutting_down.insert(node);
+        }
+    }
     return std::make_shared<const cluster_state>(_state);
 }
 

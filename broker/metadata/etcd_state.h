@@ -59,6 +59,9 @@ private:
     std::map<std::string, topic_entry, std::less<>> _topics;
     std::map<std::string, std::map<int32_t, partition_state>, std::less<>> _partitions;
     std::set<std::string, std::less<>> _dirty;
+    // P/shutdown/<id> marks: node id -> the incarnation that set it (folded into
+    // cluster_state::shutting_down by build(), for the incarnation registered now).
+    std::map<int32_t, std::string> _shutdown_marks;
 };
 
 }  // namespace spool::broker::metadata

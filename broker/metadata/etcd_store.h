@@ -99,6 +99,13 @@ public:
     op<void> set_topic_configs(std::string name, config::topic_overrides c) override;
     op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override;
     op<producer_id_block> allocate_producer_ids(int32_t count) override;
+    // etcd_store_replication.cc: a txn comparing the record's mod_revision, this broker's
+    // registration lease and, for each joining member, its registration and the absence of its
+    // shutdown mark.
+    op<partition_state> alter_isr(isr_update u) override;
+    // Puts P/shutdown/<id> under the session lease (again after a re-registration) and waits for
+    // partitions_to_hand_over() == 0 in a snapshot that shows the mark.
+    boost::asio::awaitable<bool> shut_down_gracefully(std::chrono::milliseconds timeout) override;
     // From the session: registered and not possibly expired (broker_session.h).
     bool may_lead() const override;
     // "etcd unreachable since <UTC time>: <error>" while the watch or requests fail.
@@ -193,6 +200,13 @@ private:
         etcd_store* self, std::string entity, std::map<std::string, std::string> c);
     static boost::asio::awaitable<committed<producer_id_block>> allocate_here(etcd_store* self,
                                                                               int32_t count);
+    static boost::asio::awaitable<committed<partition_state>> alter_isr_here(etcd_store* self,
+                                                                             isr_update u);
+    static boost::asio::awaitable<bool> shut_down_here(etcd_store* self,
+                                                       std::chrono::milliseconds timeout);
+    // The shutdown mark under `lease`: its revision, 0 when that lease is no longer the
+    // registration's.
+    boost::asio::awaitable<result<int64_t>> mark_shutting_down(int64_t lease);
     // Reads P/topics/<name>: its record and mod_revision, unknown_topic when absent.
     struct topic_read {
         etcd_layout::topic_record record;

@@ -22,6 +22,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -37,6 +38,17 @@ struct new_topic {
     int32_t partitions = 1;
     int16_t replication_factor = 1;
     config::topic_overrides configs;
+};
+
+// A leader's ISR change (REPLICATION.md #3), against the record it read: the record's revision
+// and its leader and partition epochs then.
+struct isr_update {
+    std::string topic;
+    int32_t partition = 0;
+    int32_t leader_epoch = 0;
+    int32_t partition_epoch = 0;
+    int64_t record_revision = 0;
+    std::vector<int32_t> isr;
 };
 
 struct producer_id_block {
@@ -66,6 +78,22 @@ public:
                                         std::map<std::string, std::string> c) = 0;
     // Hands out `count` producer ids that no other call (before or after a restart) gets.
     virtual op<producer_id_block> allocate_producer_ids(int32_t count) = 0;
+
+    // The leader's ISR change: committed only if the record still has record_revision (etcd) and
+    // the same leader_epoch and partition_epoch, and only from the partition's leader while its
+    // registration lives; bumps partition_epoch and returns the new state (record_revision =
+    // the write's revision), visible on every shard. errc::stale_partition when a compare failed
+    // (retry from a newer snapshot), errc::invalid_isr / ineligible_replica when the change
+    // does not fit (isr_update_check.h), errc::unavailable when etcd is unreachable.
+    virtual op<partition_state> alter_isr(isr_update u) = 0;
+    // Controlled shutdown: asks the controller to move every leadership off this broker and take
+    // it out of every ISR it is not the last member of; returns once the snapshot shows it leads
+    // nothing it could hand over (controlled_shutdown.h) or `timeout` passed (then false). The
+    // embedded store returns true at once (one broker: nobody to hand over to).
+    virtual boost::asio::awaitable<bool> shut_down_gracefully(std::chrono::milliseconds timeout) {
+        (void)timeout;
+        co_return true;
+    }
 
     // Whether this broker may act as leader right now: false while its cluster session may have
     // expired (a paused process, a lease etcd reports gone) until it has registered again. Cheap

@@ -325,7 +325,7 @@ std::string cluster_harness::log_tails(size_t lines) const {
 }
 
 int16_t create_topic_via(uint16_t port, const std::string& name, int32_t partitions,
-                         int32_t timeout_ms, std::string* message) {
+                         int32_t timeout_ms, std::string* message, int16_t replication_factor) {
     try {
         kafka_client c(port);
         c.set_read_timeout(std::chrono::milliseconds(timeout_ms + 5000));
@@ -333,7 +333,7 @@ int16_t create_topic_via(uint16_t port, const std::string& name, int32_t partiti
         auto& t = req.topics.emplace_back();
         t.name = name;
         t.num_partitions = partitions;
-        t.replication_factor = 1;
+        t.replication_factor = replication_factor;
         req.timeout_ms = timeout_ms;
         auto resp =
             c.call<protocol::create_topics_request, protocol::create_topics_response>(4, req);
@@ -381,13 +381,13 @@ std::vector<int16_t> create_topics_via(uint16_t port, const std::vector<std::str
 }
 
 int16_t produce_via(uint16_t port, const std::string& topic, int32_t partition,
-                    const std::vector<std::string>& values) {
+                    const std::vector<std::string>& values, int16_t acks) {
     try {
         kafka_client c(port);
         c.set_read_timeout(15s);
         auto batch = make_batch(values);
         auto resp = c.call<protocol::produce_request, protocol::produce_response>(
-            9, produce_req(topic, partition, batch, -1));
+            9, produce_req(topic, partition, batch, acks));
         if (!resp || resp->responses.empty() || resp->responses[0].partition_responses.empty()) {
             return -999;
         }

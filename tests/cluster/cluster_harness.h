@@ -135,19 +135,20 @@ private:
     std::vector<uint16_t> _http_ports;
 };
 
-// Creates a topic through broker `port` (CreateTopics v4, RF 1); the error code (-999: no answer).
+// Creates a topic through broker `port` (CreateTopics v4); the error code (-999: no answer).
 int16_t create_topic_via(uint16_t port, const std::string& name, int32_t partitions,
-                         int32_t timeout_ms = 30000, std::string* message = nullptr);
+                         int32_t timeout_ms = 30000, std::string* message = nullptr,
+                         int16_t replication_factor = 1);
 
 // Creates several topics in one CreateTopics request through broker `port`; each one's error code
 // in order (all -999 when nothing answered).
 std::vector<int16_t> create_topics_via(uint16_t port, const std::vector<std::string>& names,
                                        int32_t partitions, int32_t timeout_ms = 60000);
 
-// Produces `values` as one batch to topic/partition through broker `port` (Produce v9, acks -1);
-// the partition's error code (-999: no answer).
+// Produces `values` as one batch to topic/partition through broker `port` (Produce v9, acks -1
+// unless given); the partition's error code (-999: no answer).
 int16_t produce_via(uint16_t port, const std::string& topic, int32_t partition,
-                    const std::vector<std::string>& values);
+                    const std::vector<std::string>& values, int16_t acks = -1);
 
 // produce_via until the leader accepts (a new partition's leader answers NOT_LEADER_OR_FOLLOWER,
 // retriable, until its log is open), at most `timeout`; the last error code.

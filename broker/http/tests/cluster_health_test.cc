@@ -66,6 +66,18 @@ TEST(restart_safety, test_out_of_sync_replica_can_restart) {
     EXPECT_TRUE(v.safe);
 }
 
+TEST(restart_safety, test_out_of_sync_replica_of_a_partition_under_min_isr_can_restart) {
+    // ISR {1} under min.insync.replicas 2 already; broker 3 is out of it: restarting it takes
+    // nothing away (it was flagged would_drop_below_min_isr before).
+    auto v = assess_restart(three_brokers({partition(0, 1, {1, 2, 3}, {1})}), node(3));
+    EXPECT_TRUE(v.safe);
+    EXPECT_EQ(v.partitions_hosted, 1u);
+    // Broker 1 is the only in-sync copy: its restart would take the partition offline.
+    auto leader = assess_restart(three_brokers({partition(0, 1, {1, 2, 3}, {1})}), node(1));
+    ASSERT_EQ(leader.risks.size(), 1u);
+    EXPECT_EQ(leader.risks[0].reason, "would_go_offline");
+}
+
 TEST(restart_safety, test_sole_in_sync_replica_would_go_offline) {
     auto v = assess_restart(three_brokers({partition(0, 2, {2}, {2})}, 1), node(2));
     EXPECT_FALSE(v.safe);

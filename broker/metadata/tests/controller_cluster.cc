@@ -13,8 +13,8 @@ asio::awaitable<int64_t> read_epoch(controller* c) {
 }
 
 asio::awaitable<result<topic_metadata>> create_topic(etcd_store* s, std::string topic,
-                                                     int32_t partitions) {
-    new_topic t{std::move(topic), partitions, 1, {}};  // a named local: see partition_call.h
+                                                     int32_t partitions, int16_t rf = 1) {
+    new_topic t{std::move(topic), partitions, rf, {}};  // a named local: see partition_call.h
     auto call = s->create_topic(std::move(t));
     co_return co_await std::move(call);
 }
@@ -152,8 +152,9 @@ int32_t controller_cluster_test::agreed_controller(const std::vector<member*>& m
 }
 
 result<topic_metadata> controller_cluster_test::create(member& m, const std::string& topic,
-                                                       int32_t partitions) {
-    return on_shard(*m.pool, create_topic(m.store.get(), topic, partitions),
+                                                       int32_t partitions,
+                                                       int16_t replication_factor) {
+    return on_shard(*m.pool, create_topic(m.store.get(), topic, partitions, replication_factor),
                     static_cast<size_t>(partitions) % 2);
 }
 

@@ -64,7 +64,8 @@ protected:
     int32_t agreed_controller(const std::vector<member*>& members,
                               std::chrono::milliseconds timeout = std::chrono::seconds(10));
     // Creates a topic on one of m's shards, waiting for placement.
-    result<topic_metadata> create(member& m, const std::string& topic, int32_t partitions);
+    result<topic_metadata> create(member& m, const std::string& topic, int32_t partitions,
+                                  int16_t replication_factor = 1);
     // The same without waiting: the creation's outcome (placed, or its error) comes later.
     std::future<std::error_code> create_async(member& m, const std::string& topic,
                                               int32_t partitions, size_t shard);

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <set>
 
 namespace spool::broker::metadata {
 namespace {
@@ -62,8 +63,8 @@ TEST(controller_plan_test, test_unplaced_partitions_are_placed_with_epoch_zero) 
 TEST(controller_plan_test, test_replication_factor_above_live_brokers_stays_unplaced) {
     cluster_state s;
     add_broker(s, 0);
-    add_topic(s, "wide", 2);
-    auto r = plan(s, {.default_replication_factor = 2});
+    add_topic(s, "wide", 2).replication_factor = 2;
+    auto r = plan(s);
     EXPECT_TRUE(r.writes.empty());
     EXPECT_EQ(r.unplaceable, std::vector<std::string>{"wide"});
     cluster_state none;
@@ -77,12 +78,32 @@ TEST(controller_plan_test, test_new_partitions_keep_the_topics_replication_facto
         add_broker(s, id);
     }
     auto& t = add_topic(s, "grown", 3);
+    t.replication_factor = 2;
     t.partitions[0] = placed(0, 0, {0, 1}, {0, 1});
-    auto r = plan(s);  // default RF 1, but the topic's partitions have 2 replicas
+    auto r = plan(s);
     ASSERT_EQ(r.writes.size(), 2u);
     for (const auto& w : r.writes) {
         EXPECT_EQ(w.state.replicas.size(), 2u);
     }
+}
+
+TEST(controller_plan_test, test_topic_of_replication_factor_three_spreads_replicas_and_leaders) {
+    cluster_state s;
+    for (int32_t id : {0, 1, 2}) {
+        add_broker(s, id, "rack-" + std::to_string(id));
+    }
+    add_topic(s, "r3", 6).replication_factor = 3;
+    auto r = plan(s);
+    ASSERT_EQ(r.writes.size(), 6u);
+    std::map<int32_t, int> leaders;
+    for (const auto& w : r.writes) {
+        ASSERT_EQ(w.state.replicas.size(), 3u);
+        EXPECT_EQ(std::set<int32_t>(w.state.replicas.begin(), w.state.replicas.end()).size(), 3u);
+        EXPECT_EQ(w.state.isr, w.state.replicas);
+        EXPECT_EQ(w.state.leader, w.state.replicas.front());
+        ++leaders[w.state.leader];
+    }
+    EXPECT_EQ(leaders, (std::map<int32_t, int>{{0, 2}, {1, 2}, {2, 2}}));
 }
 
 TEST(controller_plan_test, test_offline_leader_becomes_minus_one_with_epochs_bumped) {
@@ -116,7 +137,8 @@ TEST(controller_plan_test, test_offline_leader_hands_over_to_a_live_isr_member_i
     EXPECT_EQ(r.writes[0].state.leader, 2);
     EXPECT_EQ(r.writes[0].state.leader_epoch, 4) << "one leader change, one bump";
     EXPECT_EQ(r.writes[0].state.partition_epoch, 4);
-    EXPECT_EQ(r.writes[0].state.isr, (std::vector<int32_t>{0, 1, 2}));
+    EXPECT_EQ(r.writes[0].state.isr, (std::vector<int32_t>{1, 2}))
+        << "the dead leader leaves the ISR in the same write";
 }
 
 TEST(controller_plan_test, test_leaderless_partition_elects_a_live_isr_member) {
@@ -174,6 +196,136 @@ TEST(controller_plan_test, test_broker_leaving_and_returning_moves_leadership_aw
     }
 }
 
+TEST(controller_plan_test, test_dead_follower_leaves_the_isr_with_only_the_partition_epoch_bumped) {
+    cluster_state s;
+    add_broker(s, 0);
+    add_broker(s, 2);
+    auto& t = add_topic(s, "t", 1);
+    t.partitions[0] = placed(0, 0, {0, 1, 2}, {0, 1, 2}, 3, 21);
+    auto r = plan(s);
+    ASSERT_EQ(r.writes.size(), 1u);
+    const auto& w = r.writes[0];
+    EXPECT_EQ(w.why, partition_write::reason::isr_shrink);
+    EXPECT_EQ(w.state.leader, 0);
+    EXPECT_EQ(w.state.leader_epoch, 3) << "the leader did not change";
+    EXPECT_EQ(w.state.partition_epoch, 4);
+    EXPECT_EQ(w.state.isr, (std::vector<int32_t>{0, 2}));
+    EXPECT_EQ(w.state.record_revision, 21);
+}
+
+TEST(controller_plan_test, test_last_isr_members_stay_when_every_one_is_gone) {
+    cluster_state s;
+    add_broker(s, 2);  // live, but out of sync
+    auto& t = add_topic(s, "t", 2);
+    t.partitions[0] = placed(0, 0, {0, 1, 2}, {0, 1}, 1);
+    t.partitions[1] = placed(1, -1, {0, 2}, {0}, 4);  // waits for broker 0 already
+    auto r = plan(s);
+    ASSERT_EQ(r.writes.size(), 1u);
+    EXPECT_EQ(r.writes[0].state.partition, 0);
+    EXPECT_EQ(r.writes[0].state.leader, -1) << "an out-of-sync replica is never elected";
+    EXPECT_EQ(r.writes[0].state.isr, (std::vector<int32_t>{0, 1}))
+        << "both hold every committed record: whichever returns first may lead";
+    EXPECT_EQ(r.writes[0].state.leader_epoch, 2);
+
+    // Broker 1 returns: it leads, and broker 0 (still gone) leaves the ISR in the same write.
+    apply(s, r.writes, 50);
+    add_broker(s, 1);
+    auto back = plan(s);
+    ASSERT_EQ(back.writes.size(), 1u);
+    EXPECT_EQ(back.writes[0].state.leader, 1);
+    EXPECT_EQ(back.writes[0].state.isr, std::vector<int32_t>{1});
+    EXPECT_EQ(back.writes[0].state.leader_epoch, 3);
+    EXPECT_EQ(back.writes[0].state.partition_epoch, 3);
+}
+
+TEST(controller_plan_test, test_controlled_shutdown_moves_the_leader_and_leaves_the_isr) {
+    cluster_state s;
+    for (int32_t id : {0, 1, 2}) {
+        add_broker(s, id);
+    }
+    s.shutting_down = {1};
+    auto& t = add_topic(s, "t", 3);
+    t.partitions[0] = placed(0, 1, {1, 2, 0}, {0, 1, 2}, 5);  // led by the leaving broker
+    t.partitions[1] = placed(1, 0, {0, 1, 2}, {0, 1, 2}, 5);  // it follows
+    t.partitions[2] = placed(2, 1, {1, 0}, {1}, 5);           // it is the only ISR member
+    auto r = plan(s);
+    ASSERT_EQ(r.writes.size(), 2u);
+    EXPECT_EQ(r.writes[0].state.partition, 0);
+    EXPECT_EQ(r.writes[0].why, partition_write::reason::controlled_shutdown);
+    EXPECT_EQ(r.writes[0].state.leader, 2) << "the next eligible ISR member in replica order";
+    EXPECT_EQ(r.writes[0].state.isr, (std::vector<int32_t>{0, 2}));
+    EXPECT_EQ(r.writes[0].state.leader_epoch, 6);
+    EXPECT_EQ(r.writes[0].state.partition_epoch, 6);
+    EXPECT_EQ(r.writes[1].state.partition, 1);
+    EXPECT_EQ(r.writes[1].why, partition_write::reason::isr_shrink);
+    EXPECT_EQ(r.writes[1].state.leader, 0);
+    EXPECT_EQ(r.writes[1].state.isr, (std::vector<int32_t>{0, 2}));
+    EXPECT_EQ(r.writes[1].state.leader_epoch, 5);
+    // Partition 2 keeps its leader: nobody in sync to hand over to until it leaves.
+    apply(s, r.writes, 60);
+    EXPECT_TRUE(plan(s).writes.empty());
+
+    // Once it has left, partition 2 waits for it (broker 0 is out of sync).
+    s.brokers.erase(1);
+    s.shutting_down.clear();
+    auto after = plan(s);
+    ASSERT_EQ(after.writes.size(), 1u);
+    EXPECT_EQ(after.writes[0].state.partition, 2);
+    EXPECT_EQ(after.writes[0].state.leader, -1);
+}
+
+TEST(controller_plan_test, test_broker_in_controlled_shutdown_is_never_elected_nor_placed_on) {
+    cluster_state s;
+    for (int32_t id : {0, 1, 2}) {
+        add_broker(s, id);
+    }
+    s.shutting_down = {0};
+    auto& t = add_topic(s, "t", 1);
+    t.partitions[0] = placed(0, -1, {0, 1}, {0}, 2);
+    EXPECT_TRUE(plan(s).writes.empty()) << "its only ISR member is leaving";
+    add_topic(s, "new", 4).replication_factor = 2;
+    auto r = plan(s);
+    ASSERT_EQ(r.writes.size(), 4u);
+    for (const auto& w : r.writes) {
+        EXPECT_EQ(std::count(w.state.replicas.begin(), w.state.replicas.end(), 0), 0);
+    }
+}
+
+TEST(controller_plan_test, test_unclean_election_only_where_the_topic_or_cluster_allows_it) {
+    auto state = [] {
+        cluster_state s;
+        add_broker(s, 1);
+        add_broker(s, 2);
+        auto& t = add_topic(s, "t", 1);
+        t.partitions[0] = placed(0, 0, {0, 2, 1}, {0}, 7);  // the only ISR member is gone
+        return s;
+    };
+    auto clean = state();
+    auto r = plan(clean);
+    ASSERT_EQ(r.writes.size(), 1u);
+    EXPECT_EQ(r.writes[0].state.leader, -1);
+
+    auto topic_allows = state();
+    topic_allows.topics["t"].configs["unclean.leader.election.enable"] = "true";
+    r = plan(topic_allows);
+    ASSERT_EQ(r.writes.size(), 1u);
+    EXPECT_EQ(r.writes[0].why, partition_write::reason::unclean_election);
+    EXPECT_EQ(r.writes[0].state.leader, 2) << "the first live replica in replica order";
+    EXPECT_EQ(r.writes[0].state.isr, std::vector<int32_t>{2});
+    EXPECT_EQ(r.writes[0].state.leader_epoch, 8);
+
+    auto cluster_allows = state();
+    cluster_allows.broker_configs[""]["unclean.leader.election.enable"] = "TRUE";
+    EXPECT_EQ(plan(cluster_allows).writes.at(0).state.leader, 2);
+    auto config_allows = state();
+    EXPECT_EQ(plan(config_allows, {.unclean_leader_election = true}).writes.at(0).state.leader, 2);
+    // The topic's override wins over both defaults.
+    auto topic_refuses = state();
+    topic_refuses.topics["t"].configs["unclean.leader.election.enable"] = "false";
+    topic_refuses.broker_configs[""]["unclean.leader.election.enable"] = "true";
+    EXPECT_EQ(plan(topic_refuses, {.unclean_leader_election = true}).writes.at(0).state.leader, -1);
+}
+
 // Random clusters with random damage: whatever the state, applying its plan leaves nothing to do.
 TEST(controller_plan_test, test_plan_of_an_applied_plan_is_empty) {
     std::mt19937 rng(7);
@@ -196,8 +348,18 @@ TEST(controller_plan_test, test_plan_of_an_applied_plan_is_empty) {
                     replicas.push_back(static_cast<int32_t>((p.partition + r) % 8));
                 }
                 auto leader = rng() % 4 == 0 ? -1 : replicas.front();
-                p = placed(p.partition, leader, replicas, replicas,
-                           static_cast<int32_t>(rng() % 5));
+                // An ISR of a random non-empty prefix of the replicas.
+                std::vector<int32_t> isr(replicas.begin(),
+                                         replicas.begin() + 1 + static_cast<long>(rng() % rf));
+                p = placed(p.partition, leader, replicas, isr, static_cast<int32_t>(rng() % 5));
+            }
+            if (rng() % 4 == 0) {
+                topic.configs["unclean.leader.election.enable"] = "true";
+            }
+        }
+        for (int32_t id = 0; id < n; ++id) {
+            if (rng() % 5 == 0) {
+                s.shutting_down.insert(id);
             }
         }
         auto first = plan(s);

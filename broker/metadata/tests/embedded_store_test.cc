@@ -45,6 +45,30 @@ TEST_F(embedded_store_test, test_new_store_has_a_cluster_id_and_no_topics) {
     EXPECT_TRUE(fs::exists(dir / "spool-metadata.yaml"));
 }
 
+TEST_F(embedded_store_test, test_alter_isr_is_checked_as_a_cluster_store_checks_it) {
+    auto s = open_store();
+    ASSERT_TRUE(wait_for(s->create_topic({"one", 1, 1, {}})));
+    const auto p = s->snapshot()->find("one")->partitions[0];
+    // One broker: its ISR is itself; the same ISR again is accepted and changes nothing.
+    auto same = wait_for(s->alter_isr({"one", 0, p.leader_epoch, p.partition_epoch, 0, {0}}));
+    ASSERT_TRUE(same) << same.error().message();
+    EXPECT_EQ(same.value(), p);
+    EXPECT_EQ(
+        wait_for(s->alter_isr({"one", 0, p.leader_epoch + 1, p.partition_epoch, 0, {0}})).error(),
+        make_error_code(errc::stale_partition));
+    EXPECT_EQ(
+        wait_for(s->alter_isr({"one", 0, p.leader_epoch, p.partition_epoch, 0, {0, 1}})).error(),
+        make_error_code(errc::invalid_isr));
+    EXPECT_EQ(wait_for(s->alter_isr({"none", 0, 0, 0, 0, {0}})).error(),
+              make_error_code(errc::unknown_topic));
+    // The partition epoch is kept in the file (absent in older files: 0).
+    cluster_state st = *s->snapshot();
+    st.topics["one"].partitions[0].partition_epoch = 7;
+    auto back = deserialize(serialize(st));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back.value().find("one")->partitions[0].partition_epoch, 7);
+}
+
 TEST_F(embedded_store_test, test_created_topic_has_id_partitions_and_leader) {
     auto s = open_store();
     auto t = wait_for(s->create_topic({"orders", 3, 1, {{"retention.ms", "1000"}}}));

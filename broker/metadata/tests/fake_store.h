@@ -17,6 +17,7 @@
 // the thread that made the change, after it is visible.
 
 #include "broker/metadata/errc.h"
+#include "broker/metadata/isr_update_check.h"
 #include "broker/metadata/store.h"
 
 #include <atomic>
@@ -79,6 +80,7 @@ public:
             md.name = t.name;
             md.id = protocol::uuid::random();
             md.configs = t.configs;
+            md.replication_factor = t.replication_factor;
             grow(next, md, t.partitions);
             next.topic_names.emplace(md.id, md.name);
             next.topics.emplace(md.name, md);
@@ -136,6 +138,21 @@ public:
             producer_id_block block{next.next_producer_id, count};
             next.next_producer_id += count;
             return block;
+        });
+    }
+
+    // As a cluster store checks it (isr_update_check.h), the partition's leader as the caller.
+    op<partition_state> alter_isr(isr_update u) override {
+        co_return mutate<partition_state>([&](cluster_state& next) -> result<partition_state> {
+            const auto* t = next.find(u.topic);
+            if (t == nullptr || !t->has_partition(u.partition)) {
+                return errc::unknown_topic;
+            }
+            const auto index = static_cast<size_t>(u.partition);
+            SPOOL_TRY(checked, check_isr_update(next, t->partitions[index].leader, u));
+            auto& p = next.topics.find(u.topic)->second.partitions[index];
+            p = std::move(checked.next);
+            return p;
         });
     }
 
