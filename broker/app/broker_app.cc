@@ -172,6 +172,8 @@ std::string broker_app::start() {
     _metadata->start();  // the controller (etcd) campaigns from now on
     _partitions = std::make_unique<metadata::partition_manager>(*_pool, *_config, log_dir);
     _partitions->set_storage_observer(std::make_shared<storage_metrics>(_registry));
+    _isr_writer = std::make_unique<metadata::partition_isr_writer>(*_store, *_pool);
+    _partitions->set_isr_writer(_isr_writer.get());
     if (auto r = _partitions->open_all(*snap); !r) {
         _pool->stop();
         return fmt::format("cannot open the logs in {}: {}", log_dir.string(), r.error().message());
@@ -297,6 +299,7 @@ void broker_app::stop() {
         // publishes to run.
         _metadata->stop();
     }
+    _isr_writer.reset();  // its last store calls ended with the store
     if (_pool) {
         _pool->stop();
     }

@@ -23,6 +23,7 @@
 #include "broker/handlers/services.h"
 #include "broker/http/http_service.h"
 #include "broker/http/readiness.h"
+#include "broker/metadata/partition_isr_writer.h"
 #include "broker/metadata/partition_manager.h"
 #include "broker/metadata/replica_sync.h"
 #include "broker/metadata/store.h"
@@ -61,6 +62,8 @@ private:
     std::unique_ptr<metadata_runtime> _metadata;
     metadata::store* _store = nullptr;  // _metadata's
     std::unique_ptr<runtime::shard_pool> _pool;
+    // Leaders' ISR changes to the store; outlives the partitions that write through it.
+    std::unique_ptr<metadata::partition_isr_writer> _isr_writer;
     std::unique_ptr<metadata::partition_manager> _partitions;
     std::unique_ptr<metadata::replica_sync> _replica_sync;  // local logs follow the metadata
     std::unique_ptr<handlers::producer_id_allocator> _producer_ids;

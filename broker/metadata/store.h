@@ -15,6 +15,7 @@
 // shared_ptr copy, lock-free on a shard) and the returned state never changes.
 
 #include "broker/metadata/cluster_state.h"
+#include "broker/metadata/errc.h"
 #include "common/result.h"
 
 #include <boost/asio/awaitable.hpp>
@@ -38,6 +39,17 @@ struct new_topic {
     int16_t replication_factor = 1;
     config::topic_overrides configs;
 };
+
+// >>> replication (controller helper's; declared here until its branch merges: take theirs)
+struct isr_update {
+    std::string topic;
+    int32_t partition = 0;
+    int32_t leader_epoch = 0;
+    int32_t partition_epoch = 0;
+    int64_t record_revision = 0;
+    std::vector<int32_t> isr;
+};
+// <<< replication
 
 struct producer_id_block {
     int64_t first = 0;
@@ -66,6 +78,13 @@ public:
                                         std::map<std::string, std::string> c) = 0;
     // Hands out `count` producer ids that no other call (before or after a restart) gets.
     virtual op<producer_id_block> allocate_producer_ids(int32_t count) = 0;
+    // >>> replication (controller helper's; declared here until its branch merges: take theirs)
+    // The leader's ISR change: committed only if the record still has record_revision (etcd) and
+    // the same leader_epoch and partition_epoch; bumps partition_epoch.
+    virtual op<partition_state> alter_isr(isr_update u) {
+        co_return make_error_code(errc::unavailable);
+    }
+    // <<< replication
 
     // Whether this broker may act as leader right now: false while its cluster session may have
     // expired (a paused process, a lease etcd reports gone) until it has registered again. Cheap
