@@ -73,13 +73,6 @@ std::optional<store_failure> check_replication_factor(int32_t replication_factor
             fmt::format("Replication factor: {} larger than available brokers: {}.",
                         replication_factor, live_brokers)};
     }
-    if (replication_factor > 1) {
-        return store_failure{
-            error_code::invalid_replication_factor,
-            fmt::format("Replication factor {} is not available yet: Spool does not replicate "
-                        "partitions (issue #15); use 1",
-                        replication_factor)};
-    }
     return std::nullopt;
 }
 

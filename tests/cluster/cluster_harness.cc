@@ -325,7 +325,7 @@ std::string cluster_harness::log_tails(size_t lines) const {
 }
 
 int16_t create_topic_via(uint16_t port, const std::string& name, int32_t partitions,
-                         int32_t timeout_ms, std::string* message) {
+                         int32_t timeout_ms, std::string* message, int16_t replication_factor) {
     try {
         kafka_client c(port);
         c.set_read_timeout(std::chrono::milliseconds(timeout_ms + 5000));
@@ -333,7 +333,7 @@ int16_t create_topic_via(uint16_t port, const std::string& name, int32_t partiti
         auto& t = req.topics.emplace_back();
         t.name = name;
         t.num_partitions = partitions;
-        t.replication_factor = 1;
+        t.replication_factor = replication_factor;
         req.timeout_ms = timeout_ms;
         auto resp =
             c.call<protocol::create_topics_request, protocol::create_topics_response>(4, req);

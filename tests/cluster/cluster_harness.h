@@ -135,9 +135,10 @@ private:
     std::vector<uint16_t> _http_ports;
 };
 
-// Creates a topic through broker `port` (CreateTopics v4, RF 1); the error code (-999: no answer).
+// Creates a topic through broker `port` (CreateTopics v4); the error code (-999: no answer).
 int16_t create_topic_via(uint16_t port, const std::string& name, int32_t partitions,
-                         int32_t timeout_ms = 30000, std::string* message = nullptr);
+                         int32_t timeout_ms = 30000, std::string* message = nullptr,
+                         int16_t replication_factor = 1);
 
 // Creates several topics in one CreateTopics request through broker `port`; each one's error code
 // in order (all -999 when nothing answered).

@@ -364,11 +364,13 @@ TEST_F(cluster_handlers_test, test_create_topics_replication_factor_rules) {
     EXPECT_EQ(
         too_many.topics[0].error_message,
         std::optional<std::string>("Replication factor: 4 larger than available brokers: 3."));
+    EXPECT_EQ(store.snapshot()->topics.size(), 0u);  // not created
+    // Replicated topics are created (issue #16): RF up to the live brokers.
     auto replicated = create("t2", 1, 2);
-    EXPECT_EQ(replicated.topics[0].error_code, err(error_code::invalid_replication_factor));
-    ASSERT_TRUE(replicated.topics[0].error_message);
-    EXPECT_NE(replicated.topics[0].error_message->find("issue #15"), std::string::npos);
-    EXPECT_EQ(store.snapshot()->topics.size(), 0u);  // neither was created
+    ASSERT_EQ(replicated.topics[0].error_code, 0)
+        << replicated.topics[0].error_message.value_or("");
+    EXPECT_EQ(replicated.topics[0].replication_factor, 2);
+    EXPECT_TRUE(store.snapshot()->find("t2"));
 
     // -1: default.replication.factor (1). Placed over the three brokers; only this broker's
     // replicas get a log here.
