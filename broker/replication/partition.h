@@ -20,7 +20,7 @@
 //   - becoming follower marks the log for truncation: the replica fetcher asks the leader
 //     OffsetForLeaderEpoch and truncates (KIP-101/279), never to the high watermark.
 //   - commit waiters (acks=all, the group coordinator's writes) complete with: none once the high
-//     watermark covers them and the ISR still has min.insync.replicas members; 
+//     watermark covers them and the ISR still has min.insync.replicas members;
 //     not_enough_replicas_after_append when it covers them but the ISR has shrunk below;
 //     request_timed_out at their deadline; not_leader_or_follower when leadership is lost.
 //
@@ -103,8 +103,8 @@ class partition {
 public:
     using commit_callback = std::function<void(std::error_code)>;
 
-    partition(std::unique_ptr<storage::partition_log> log, boost::asio::io_context::executor_type owner,
-              partition_options options);
+    partition(std::unique_ptr<storage::partition_log> log,
+              boost::asio::io_context::executor_type owner, partition_options options);
     ~partition();  // fails every waiter with not_leader_or_follower
     partition(const partition&) = delete;
     partition& operator=(const partition&) = delete;
