@@ -238,7 +238,8 @@ void replica_fetcher::truncate_to(partition& p, followed& f, leader_epoch_end an
     const auto decision =
         decide_truncation(p.log().epochs(), p.log().log_start_offset(), log_end, answer);
     if (truncate_at(p, f, decision) && decision.offset != log_end) {
-        logger()->info(
+        // partition::truncated() logs the cut itself at info; this says why.
+        logger()->debug(
             "{}: truncated from {} to {} (leader {} at epoch {} answered epoch {} ending at {})",
             name_of(p.ntp()), log_end.value(), decision.offset.value(), _leader, f.leader_epoch,
             answer.epoch, answer.end_offset);

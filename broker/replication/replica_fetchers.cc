@@ -52,7 +52,11 @@ const replica_fetchers::shard_table& replica_fetchers::here() const {
 
 void replica_fetchers::on_role(const model::topic_partition& tp, partition_role role,
                                int32_t leader, int32_t leader_epoch) {
-    const size_t shard = *runtime::shard_pool::current_shard();
+    const auto here = runtime::shard_pool::current_shard();
+    if (!here || *here >= _shards.size()) {
+        return;  // not on a shard of ours (the contract says owner shard; never trust a crash)
+    }
+    const size_t shard = *here;
     auto& table = *_shards[shard];
     if (table.stopped) {
         return;
@@ -97,6 +101,10 @@ asio::awaitable<int> replica_fetchers::stop_shard(replica_fetchers* self, size_t
 }
 
 void replica_fetchers::stop() {
+    if (_stopped) {
+        return;
+    }
+    _stopped = true;
     std::vector<std::future<int>> done;
     for (size_t s = 0; s < _shards.size(); ++s) {
         done.push_back(asio::co_spawn(_pool.executor(s), stop_shard(this, s), asio::use_future));

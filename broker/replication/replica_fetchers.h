@@ -45,6 +45,7 @@ public:
     void on_role(const model::topic_partition& tp, partition_role role, int32_t leader,
                  int32_t leader_epoch);
     // Stops every fetcher on every shard and waits for them; on_role() afterwards does nothing.
+    // Idempotent; the shards must still run on the first call.
     void stop();
 
     // On the calling shard: the leader tp is fetched from, or -1 (tests, /metrics).
@@ -73,6 +74,7 @@ private:
     endpoint_resolver _resolve;
     metrics::replica_fetcher_probe* _probe;
     std::vector<std::unique_ptr<shard_table>> _shards;
+    bool _stopped = false;  // main thread only
 };
 
 }  // namespace spool::broker::replication
