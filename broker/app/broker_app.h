@@ -29,6 +29,7 @@
 #include "broker/metadata/store.h"
 #include "broker/metrics/group_probe.h"
 #include "broker/metrics/registry.h"
+#include "broker/metrics/replica_fetcher_probe.h"
 #include "broker/metrics/request_probe.h"
 #include "broker/metrics/topic_probe.h"
 #include "broker/net/probe.h"
@@ -78,6 +79,7 @@ private:
     // Fed by the dispatcher and the produce/fetch handlers, all quiet once stop() returns.
     metrics::request_probe _request_probe{_registry, handlers::api_labels()};
     metrics::topic_probe _topic_probe{_registry};
+    metrics::replica_fetcher_probe _fetcher_probe{_registry};  // fed by the replica fetchers
     http::lifecycle_state _lifecycle{{"logs_loaded", "kafka_listener_bound"}};
     std::unique_ptr<http::cluster_view> _cluster_view;
     std::unique_ptr<http::log_view> _log_view;
