@@ -34,6 +34,7 @@
 #include "broker/metrics/topic_probe.h"
 #include "broker/net/probe.h"
 #include "broker/net/server.h"
+#include "broker/replication/replica_fetchers.h"
 #include "broker/runtime/shard_pool.h"
 #include "broker/storage/log_dir_lock.h"
 
@@ -66,6 +67,8 @@ private:
     // Leaders' ISR changes to the store; outlives the partitions that write through it.
     std::unique_ptr<metadata::partition_isr_writer> _isr_writer;
     std::unique_ptr<metadata::partition_manager> _partitions;
+    // Followers' fetchers, told of every role change by the partition manager's role listener.
+    std::unique_ptr<replication::replica_fetchers> _fetchers;
     std::unique_ptr<metadata::replica_sync> _replica_sync;  // local logs follow the metadata
     std::unique_ptr<handlers::producer_id_allocator> _producer_ids;
     std::unique_ptr<handlers::fetch_session_cache> _fetch_sessions;
