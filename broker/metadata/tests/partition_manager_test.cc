@@ -233,6 +233,7 @@ TEST_F(partition_manager_test, test_housekeeping_applies_retention_per_cleanup_p
         return topic_metadata{name,
                               protocol::uuid::random(),
                               {{0, 0, 0, {0}, {0}}},
+                              1,
                               {{"cleanup.policy", policy},
                                {"segment.bytes", "1024"},
                                {"retention.bytes", "2048"},
@@ -327,7 +328,7 @@ TEST_F(partition_manager_test, test_partitions_follow_their_records_and_keep_the
     topic_partition tp{"r", model::partition_id(0)};
     auto topic = [&](int32_t leader, int32_t epoch, std::vector<int32_t> isr) {
         return topic_metadata{
-            "r", protocol::uuid(), {{0, leader, epoch, epoch, {self, 11, 12}, isr}}, {}};
+            "r", protocol::uuid(), {{0, leader, epoch, epoch, {self, 11, 12}, isr}}, 3, {}};
     };
     std::mutex mu;
     std::vector<role_event> events;
