@@ -1,6 +1,7 @@
 #include "broker/app/broker_app.h"
 
 #include "broker/app/http_views.h"
+#include "broker/app/leader_endpoints.h"
 #include "broker/app/metadata_runtime.h"
 #include "broker/metrics/callback_metrics.h"
 #include "broker/metrics/disk_space.h"
@@ -172,6 +173,22 @@ std::string broker_app::start() {
     _metadata->start();  // the controller (etcd) campaigns from now on
     _partitions = std::make_unique<metadata::partition_manager>(*_pool, *_config, log_dir);
     _partitions->set_storage_observer(std::make_shared<storage_metrics>(_registry));
+    _isr_writer = std::make_unique<metadata::partition_isr_writer>(*_store, *_pool);
+    _partitions->set_isr_writer(_isr_writer.get());
+    {
+        metadata::partition_manager* pm = _partitions.get();
+        _fetchers = std::make_unique<replication::replica_fetchers>(
+            *_pool, replication::fetcher_options_from(*_config),
+            static_cast<int32_t>(_config->get_int("num.replica.fetchers")),
+            [pm](const model::topic_partition& tp) { return pm->partition_here(tp); },
+            leader_endpoints(*_store, _config->get_string("inter.broker.listener.name")),
+            &_fetcher_probe);
+        replication::replica_fetchers* fetchers = _fetchers.get();
+        _partitions->set_role_listener(
+            [fetchers](const model::topic_partition& tp, replication::partition_role role,
+                       int32_t leader,
+                       int32_t epoch) { fetchers->on_role(tp, role, leader, epoch); });
+    }
     if (auto r = _partitions->open_all(*snap); !r) {
         _pool->stop();
         return fmt::format("cannot open the logs in {}: {}", log_dir.string(), r.error().message());
@@ -296,6 +313,9 @@ void broker_app::stop() {
     if (_replica_sync) {
         _replica_sync->stop();  // before the logs it opens and removes close
     }
+    if (_fetchers) {
+        _fetchers->stop();  // while the shards run, before the partitions they append to close
+    }
     if (_partitions && _logs_open) {
         _partitions->close_all();
         _logs_open = false;
@@ -305,10 +325,12 @@ void broker_app::stop() {
         // publishes to run.
         _metadata->stop();
     }
+    _isr_writer.reset();  // its last store calls ended with the store
     if (_pool) {
         _pool->stop();
     }
     _groups.reset();
+    _fetchers.reset();
     _partitions.reset();
 }
 

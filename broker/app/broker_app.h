@@ -23,15 +23,18 @@
 #include "broker/handlers/services.h"
 #include "broker/http/http_service.h"
 #include "broker/http/readiness.h"
+#include "broker/metadata/partition_isr_writer.h"
 #include "broker/metadata/partition_manager.h"
 #include "broker/metadata/replica_sync.h"
 #include "broker/metadata/store.h"
 #include "broker/metrics/group_probe.h"
 #include "broker/metrics/registry.h"
+#include "broker/metrics/replica_fetcher_probe.h"
 #include "broker/metrics/request_probe.h"
 #include "broker/metrics/topic_probe.h"
 #include "broker/net/probe.h"
 #include "broker/net/server.h"
+#include "broker/replication/replica_fetchers.h"
 #include "broker/runtime/shard_pool.h"
 #include "broker/storage/log_dir_lock.h"
 
@@ -61,7 +64,11 @@ private:
     std::unique_ptr<metadata_runtime> _metadata;
     metadata::store* _store = nullptr;  // _metadata's
     std::unique_ptr<runtime::shard_pool> _pool;
+    // Leaders' ISR changes to the store; outlives the partitions that write through it.
+    std::unique_ptr<metadata::partition_isr_writer> _isr_writer;
     std::unique_ptr<metadata::partition_manager> _partitions;
+    // Followers' fetchers, told of every role change by the partition manager's role listener.
+    std::unique_ptr<replication::replica_fetchers> _fetchers;
     std::unique_ptr<metadata::replica_sync> _replica_sync;  // local logs follow the metadata
     std::unique_ptr<handlers::producer_id_allocator> _producer_ids;
     std::unique_ptr<handlers::fetch_session_cache> _fetch_sessions;
@@ -75,6 +82,7 @@ private:
     // Fed by the dispatcher and the produce/fetch handlers, all quiet once stop() returns.
     metrics::request_probe _request_probe{_registry, handlers::api_labels()};
     metrics::topic_probe _topic_probe{_registry};
+    metrics::replica_fetcher_probe _fetcher_probe{_registry};  // fed by the replica fetchers
     http::lifecycle_state _lifecycle{{"logs_loaded", "kafka_listener_bound"}};
     std::unique_ptr<http::cluster_view> _cluster_view;
     std::unique_ptr<http::log_view> _log_view;

@@ -50,6 +50,8 @@ service_config service_config_from(const config::broker_config& broker) {
     c.replication_factor = static_cast<int16_t>(broker.get_int("offsets.topic.replication.factor"));
     c.segment_bytes = broker.get_int("offsets.topic.segment.bytes");
     c.node_id = static_cast<int32_t>(broker.node_id());
+    c.commit_timeout_ms = static_cast<int32_t>(broker.get_int("offsets.commit.timeout.ms"));
+    c.min_insync = static_cast<int32_t>(broker.get_int("min.insync.replicas"));
     auto& g = c.coordinator;
     g.offsets_retention_ms = broker.get_int("offsets.retention.minutes") * 60 * 1000;
     g.retention_check_interval_ms = broker.get_int("offsets.retention.check.interval.ms");
@@ -268,8 +270,11 @@ asio::awaitable<void> coordinator_service::create_on_shard(coordinator_service* 
     // Looked up again at every use, never kept: partition_manager owns the log and may free it
     // (topic deletion, close_all) while this coordinator lives (see partition_group_log.h).
     metadata::partition_manager* partitions = &self->_partitions;
+    partition_group_log::commit_options commit;
+    commit.timeout = std::chrono::milliseconds(self->_config.commit_timeout_ms);
+    commit.min_insync = self->_config.min_insync;
     s->log = std::make_unique<partition_group_log>(
-        [partitions, tp] { return partitions->local(tp); }, self->_clock);
+        [partitions, tp] { return partitions->partition_here(tp); }, self->_clock, commit);
     s->coordinator = std::make_unique<group_coordinator>(
         s->partition, self->_config.coordinator, self->_clock, *s->log, self->_listener.get());
     // Not serving until this broker leads the partition: NOT_COORDINATOR meanwhile.

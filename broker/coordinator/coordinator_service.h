@@ -68,6 +68,8 @@ struct service_config {
     int16_t replication_factor = 1;     // offsets.topic.replication.factor
     int64_t segment_bytes = 104857600;  // offsets.topic.segment.bytes
     int32_t node_id = 0;                // this broker: it serves the partitions it leads
+    int32_t commit_timeout_ms = 5000;   // offsets.commit.timeout.ms
+    int32_t min_insync = 1;             // min.insync.replicas (the offsets topic has no override)
 };
 
 // The coordinator's settings from the broker's property table (offsets.*, group.*).

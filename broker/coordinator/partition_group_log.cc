@@ -29,25 +29,32 @@ void partition_group_log::append(std::vector<log_record> records, append_callbac
         done(ec);
         return;
     }
-    storage::partition_log* log = _find_log();
-    if (log == nullptr) {
+    replication::partition* p = _find();
+    if (p == nullptr) {
         done(make_error_code(errc::not_coordinator));
         return;
     }
-    auto appended = log->append(batch, _epoch);
+    auto appended = p->append_as_leader(batch, -1, _commit.min_insync);
     if (!appended) {
         done(appended.error());
         return;
     }
-    log->set_high_watermark(log->log_end_offset());
-    done({});
+    auto deadline = std::chrono::steady_clock::now() + _commit.timeout;
+    p->wait_committed(appended.value().last_offset + 1, deadline, _commit.min_insync,
+                      [done = std::move(done)](std::error_code ec) {
+                          // Leadership moved: the client finds the new coordinator.
+                          done(ec == replication::errc::not_leader_or_follower
+                                   ? make_error_code(errc::not_coordinator)
+                                   : ec);
+                      });
 }
 
 std::error_code partition_group_log::replay(const replay_fn& fn) {
-    storage::partition_log* log = _find_log();
-    if (log == nullptr) {
+    replication::partition* p = _find();
+    if (p == nullptr) {
         return make_error_code(errc::not_coordinator);
     }
+    const storage::partition_log* log = &p->log();
     rec::validate_options opts;
     opts.origin = rec::batch_origin::log;
     rec::decompress_buffer scratch;

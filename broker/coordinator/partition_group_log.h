@@ -1,14 +1,16 @@
 #pragma once
 
-// group_log over a storage partition_log: one __consumer_offsets partition. Each append becomes
+// group_log over a replication::partition: one __consumer_offsets partition. Each append becomes
 // one uncompressed v2 record batch (built with protocol/records), and replay walks every batch
 // from the log start to the log end offset, reading the segment bytes back with pread.
 //
-// Until replication exists the high watermark is moved to the log end right after the append
-// (the records are then visible to a consumer of __consumer_offsets); an fsync is not awaited,
-// as in Kafka, where durability comes from replication rather than flushes.
+// Appends go through the partition as its leader, and done runs once they are committed (the
+// high watermark covers them: every ISR member has them) or failed: not_coordinator when this
+// broker no longer leads the partition, not_enough_replicas(_after_append) below the offsets
+// topic's min.insync.replicas, request_timed_out after offsets.commit.timeout.ms. An fsync is
+// not awaited, as in Kafka, where durability comes from replication rather than flushes.
 //
-// Ownership: the partition_log belongs to its shard's table in metadata::partition_manager,
+// Ownership: the partition belongs to its shard's table in metadata::partition_manager,
 // which frees it when the topic is deleted or the broker closes its logs. This class therefore
 // never keeps the log: every append() and replay() asks `find_log` for it again, uses it only
 // until it returns (no suspension in between, so the owner cannot free it meanwhile) and answers
@@ -21,28 +23,32 @@
 
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/group_log.h"
-#include "broker/storage/partition_log.h"
+#include "broker/replication/partition.h"
 
+#include <chrono>
 #include <functional>
 
 namespace spool::broker::coordinator {
 
 class partition_group_log final : public group_log {
 public:
-    // The partition's log now, or nullptr once its owner has closed or deleted it.
-    using log_lookup = std::function<storage::partition_log*()>;
+    // The partition now, or nullptr once its owner has closed or deleted it.
+    using partition_lookup = std::function<replication::partition*()>;
+    struct commit_options {
+        std::chrono::milliseconds timeout{5000};  // offsets.commit.timeout.ms
+        int32_t min_insync = 1;                   // the offsets topic's min.insync.replicas
+    };
 
-    partition_group_log(log_lookup find_log, const clock& clk,
-                        model::leader_epoch epoch = model::leader_epoch(0))
-        : _find_log(std::move(find_log)), _clock(clk), _epoch(epoch) {}
+    partition_group_log(partition_lookup find, const clock& clk, commit_options commit)
+        : _find(std::move(find)), _clock(clk), _commit(commit) {}
 
     void append(std::vector<log_record> records, append_callback done) override;
     std::error_code replay(const replay_fn& fn) override;
 
 private:
-    log_lookup _find_log;
+    partition_lookup _find;
     const clock& _clock;
-    model::leader_epoch _epoch;
+    commit_options _commit;
 };
 
 }  // namespace spool::broker::coordinator

@@ -1,5 +1,6 @@
 #include "broker/handlers/error_mapping.h"
 
+#include "broker/replication/errc.h"
 #include "broker/storage/errc.h"
 #include "protocol/records/errc.h"
 
@@ -42,6 +43,26 @@ protocol::error_code to_kafka_error(const std::error_code& ec) {
             // Shutting down: the client should find the leader again.
             case storage::errc::closed:
                 return error_code::not_leader_or_follower;
+        }
+    }
+    if (ec.category() == replication::error_category()) {
+        switch (static_cast<replication::errc>(ec.value())) {
+            case replication::errc::ok:
+                return error_code::none;
+            case replication::errc::not_leader_or_follower:
+                return error_code::not_leader_or_follower;
+            case replication::errc::fenced_leader_epoch:
+                return error_code::fenced_leader_epoch;
+            case replication::errc::unknown_leader_epoch:
+                return error_code::unknown_leader_epoch;
+            case replication::errc::not_enough_replicas:
+                return error_code::not_enough_replicas;
+            case replication::errc::not_enough_replicas_after_append:
+                return error_code::not_enough_replicas_after_append;
+            case replication::errc::request_timed_out:
+                return error_code::request_timed_out;
+            case replication::errc::offset_out_of_range:
+                return error_code::offset_out_of_range;
         }
     }
     return error_code::unknown_server_error;

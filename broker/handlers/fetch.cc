@@ -27,6 +27,7 @@ struct fetch_item {
     int32_t max_bytes = 0;
     int32_t current_leader_epoch = -1;
     int32_t leader_epoch = 0;  // ours, from metadata
+    int32_t replica = -1;      // a follower's replica fetch: its broker id
     bool known = true;         // topic/partition exist in metadata
     error_code unknown_error = error_code::unknown_topic_or_partition;
     // The partition's leader per metadata, told to a client this broker cannot serve (KIP-951).
@@ -58,13 +59,24 @@ boost::asio::awaitable<int> read_on_shard(metadata::partition_manager* pm,
             it->error = it->unknown_error;
             continue;
         }
-        auto* plog = pm->local(it->tp);
-        if (plog == nullptr) {
+        auto* part = pm->partition_here(it->tp);
+        if (part == nullptr) {
             // Led here per metadata, but the log is not open yet (or is being removed).
             it->error = error_code::not_leader_or_follower;
             continue;
         }
-        if (it->current_leader_epoch >= 0 && it->current_leader_epoch != it->leader_epoch) {
+        auto* plog = &part->log();
+        // A follower reads up to our log end offset and tells us how far it got (which moves
+        // the high watermark); consumers read below the high watermark only.
+        auto upper = plog->high_watermark();
+        if (it->replica >= 0) {
+            if (auto ec = part->on_follower_fetch(it->replica, model::offset(it->offset),
+                                                  it->current_leader_epoch)) {
+                it->error = to_kafka_error(ec);
+                continue;
+            }
+            upper = plog->log_end_offset();
+        } else if (it->current_leader_epoch >= 0 && it->current_leader_epoch != it->leader_epoch) {
             it->error = it->current_leader_epoch > it->leader_epoch
                             ? error_code::unknown_leader_epoch
                             : error_code::fenced_leader_epoch;
@@ -72,19 +84,18 @@ boost::asio::awaitable<int> read_on_shard(metadata::partition_manager* pm,
         }
         // Without transactions the last stable offset is the high watermark, for read_committed
         // and read_uncommitted alike.
-        auto hw = plog->high_watermark();
-        it->high_watermark = hw.value();
+        it->high_watermark = plog->high_watermark().value();
         it->log_start = plog->log_start_offset().value();
-        if (it->offset == hw.value()) {
+        if (it->offset == upper.value()) {
             continue;  // caught up: nothing to read (also when offset == LEO)
         }
         int64_t limit = std::min<int64_t>(it->max_bytes, budget->left);
         if (limit <= 0 && budget->have_data) {
             continue;
         }
-        auto r =
-            plog->read(model::offset(it->offset),
-                       static_cast<uint32_t>(std::max<int64_t>(limit, 0)), hw, !budget->have_data);
+        auto r = plog->read(model::offset(it->offset),
+                            static_cast<uint32_t>(std::max<int64_t>(limit, 0)), upper,
+                            !budget->have_data);
         if (!r) {
             it->error = to_kafka_error(r.error());
             continue;
@@ -175,8 +186,12 @@ boost::asio::awaitable<int> finish_on_owner(fetch_session* session, int32_t requ
     co_return 1;
 }
 
+int32_t replica_of(const protocol::fetch_request& req, int16_t v) {
+    return v >= 15 ? req.replica_state.replica_id : req.replica_id;
+}
+
 bool is_follower(const protocol::fetch_request& req, int16_t v) {
-    return (v >= 15 ? req.replica_state.replica_id : req.replica_id) >= 0;
+    return replica_of(req, v) >= 0;
 }
 
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& req) {
@@ -275,6 +290,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         it->tp = {key.topic, model::partition_id(key.partition)};
         it->offset = sp.fetch_offset;
         it->max_bytes = sp.max_bytes;
+        it->replica = consumer ? -1 : replica_of(req, v);
         if (auto e = leader_epochs.find(key); e != leader_epochs.end()) {
             it->current_leader_epoch = e->second;
         }

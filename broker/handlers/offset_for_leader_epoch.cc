@@ -46,16 +46,26 @@ boost::asio::awaitable<response> run(request_ctx& ctx,
                 continue;
             }
             int32_t asked = p.leader_epoch;
+            int32_t current = p.current_leader_epoch;
             model::topic_partition tp{t.topic, model::partition_id(p.partition)};
-            std::function<epoch_end_offset(storage::partition_log*)> fn =
-                [asked](storage::partition_log* plog) {
+            // Answered by the partition itself: a follower truncating (KIP-101/279) must hear
+            // the epochs of the leader it will fetch from, not of a metadata snapshot that the
+            // partition has not applied yet.
+            std::function<epoch_end_offset(replication::partition*)> fn =
+                [asked, current](replication::partition* part) {
                     epoch_end_offset e;
-                    if (plog == nullptr) {
-                        // Led here per metadata, but the log is not open yet: retriable.
+                    if (part == nullptr || part->role() != replication::partition_role::leader) {
+                        // Led here per metadata, but not (yet) by the partition: retriable.
                         e.error_code = code(error_code::not_leader_or_follower);
                         return e;
                     }
-                    auto entry = plog->end_offset_for_epoch(model::leader_epoch(asked));
+                    if (current >= 0 && current != part->leader_epoch()) {
+                        e.error_code =
+                            code(current > part->leader_epoch() ? error_code::unknown_leader_epoch
+                                                                : error_code::fenced_leader_epoch);
+                        return e;
+                    }
+                    auto entry = part->log().end_offset_for_epoch(model::leader_epoch(asked));
                     e.leader_epoch = entry.epoch.value();
                     e.end_offset = entry.start_offset.value();
                     return e;

@@ -25,6 +25,11 @@ boost::asio::awaitable<R> call_local(metadata::partition_manager* pm, model::top
                                      std::function<R(storage::partition_log*)> fn) {
     co_return fn(pm->local(tp));
 }
+template <class R>
+boost::asio::awaitable<R> call_partition(metadata::partition_manager* pm, model::topic_partition tp,
+                                         std::function<R(replication::partition*)> fn) {
+    co_return fn(pm->partition_here(tp));
+}
 }  // namespace detail
 
 template <class R>
@@ -33,6 +38,15 @@ boost::asio::awaitable<R> on_partition(metadata::partition_manager& pm,
                                        const std::function<R(storage::partition_log*)>& fn) {
     auto ex = pm.pool().executor(pm.shard_of(tp));
     return runtime::run_on(ex, detail::call_local<R>(&pm, tp, fn));
+}
+
+// The same with the partition (role, leader epoch, high watermark) rather than only its log.
+template <class R>
+boost::asio::awaitable<R> on_partition(metadata::partition_manager& pm,
+                                       const model::topic_partition& tp,
+                                       const std::function<R(replication::partition*)>& fn) {
+    auto ex = pm.pool().executor(pm.shard_of(tp));
+    return runtime::run_on(ex, detail::call_partition<R>(&pm, tp, fn));
 }
 
 }  // namespace spool::broker::handlers

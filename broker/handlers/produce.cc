@@ -6,6 +6,7 @@
 #include "broker/handlers/leadership.h"
 #include "broker/metadata/internal_topics.h"
 #include "broker/metrics/topic_probe.h"
+#include "broker/replication/errc.h"
 #include "broker/runtime/async_event.h"
 #include "broker/storage/errc.h"
 #include "common/log.h"
@@ -35,8 +36,19 @@ struct append_item {
     model::topic_partition tp;
     std::span<uint8_t> bytes;
     int32_t leader_epoch = 0;
-    uint64_t records = 0;  // per the batch headers, for the traffic metrics
+    uint64_t records = 0;       // per the batch headers, for the traffic metrics
+    int32_t min_insync = 1;     // the topic's effective min.insync.replicas
+    bool flush_needed = false;  // flush.messages started an fdatasync for these batches
     partition_response* out = nullptr;
+    // Set by the append: acks=-1 waits until the high watermark passes it.
+    model::offset end{-1};
+};
+
+// What every partition of one request shares.
+struct produce_params {
+    int16_t acks = 1;
+    // acks=-1: the request's timeout_ms from its arrival.
+    replication::steady_time deadline;
 };
 
 int64_t now_ms() {
@@ -114,30 +126,64 @@ boost::asio::awaitable<std::error_code> wait_flushed(storage::partition_log* plo
         initiate, asio::use_awaitable);
 }
 
-// Runs on the owner shard of every item.
-boost::asio::awaitable<int> append_on_shard(metadata::partition_manager* pm,
+// The append of one partition as its leader; records where the batches ended.
+void append_as_leader(metadata::partition_manager* pm, const produce_params& params,
+                      append_item* item) {
+    auto* p = pm->partition_here(item->tp);
+    if (p == nullptr) {
+        // The metadata says this broker leads it, but its log is not open yet (the snapshot
+        // arrived before replica_sync opened it) or is being removed: retriable.
+        item->out->error_code = code(error_code::not_leader_or_follower);
+        return;
+    }
+    auto r = p->append_as_leader(item->bytes, params.acks, item->min_insync);
+    if (!r) {
+        item->out->error_code = code(to_kafka_error(r.error()));
+        if (r.error() == replication::errc::not_enough_replicas) {
+            item->out->error_message = fmt::format(
+                "The size of the current ISR {} is insufficient to satisfy the min.isr "
+                "requirement of {} for partition {}",
+                p->isr().size(), item->min_insync, item->tp.dir_name());
+        } else {
+            item->out->error_message = r.error().message();
+        }
+        return;
+    }
+    item->out->base_offset = r.value().base_offset.value();
+    item->out->log_append_time_ms = r.value().log_append_time.value();
+    item->out->log_start_offset = r.value().log_start_offset.value();
+    item->end = r.value().last_offset + 1;
+    item->flush_needed = r.value().flush_started;
+}
+
+// Runs on the owner shard of every item: every append first, so a later partition's batches
+// never wait for an earlier one's replication, then the waits (flush.messages; acks=-1 until
+// the high watermark covers the batches, Kafka's produce purgatory).
+boost::asio::awaitable<int> append_on_shard(metadata::partition_manager* pm, produce_params params,
                                             std::vector<append_item*> items) {
     for (auto* item : items) {
-        auto* plog = pm->local(item->tp);
-        if (plog == nullptr) {
-            // The metadata says this broker leads it, but its log is not open yet (the snapshot
-            // arrived before replica_sync opened it) or is being removed: retriable.
-            item->out->error_code = code(error_code::not_leader_or_follower);
+        append_as_leader(pm, params, item);
+    }
+    for (auto* item : items) {
+        if (item->out->error_code != 0) {
             continue;
         }
-        auto r = plog->append(item->bytes, model::leader_epoch(item->leader_epoch));
-        if (!r) {
-            item->out->error_code = code(to_kafka_error(r.error()));
-            item->out->error_message = r.error().message();
-            continue;
+        if (item->flush_needed) {
+            auto* plog = pm->local(item->tp);
+            auto ec = plog == nullptr ? make_error_code(storage::errc::closed)
+                                      : co_await wait_flushed(plog, item->end);
+            if (ec) {
+                item->out->error_code = code(to_kafka_error(ec));
+                continue;
+            }
         }
-        // A single replica is the whole ISR: the write is committed as soon as it is in the log.
-        plog->set_high_watermark(plog->log_end_offset());
-        item->out->base_offset = r.value().base_offset.value();
-        item->out->log_append_time_ms = r.value().log_append_time.value();
-        item->out->log_start_offset = r.value().log_start_offset.value();
-        if (r.value().flush_started) {
-            if (auto ec = co_await wait_flushed(plog, r.value().last_offset + 1); ec) {
+        if (params.acks == -1) {
+            // Looked up again: the flush wait may have outlived the partition.
+            auto* p = pm->partition_here(item->tp);
+            auto ec = p == nullptr
+                          ? make_error_code(replication::errc::not_leader_or_follower)
+                          : co_await p->committed(item->end, params.deadline, item->min_insync);
+            if (ec) {
                 item->out->error_code = code(to_kafka_error(ec));
             }
         }
@@ -150,7 +196,8 @@ boost::asio::awaitable<int> append_on_shard(metadata::partition_manager* pm,
 // request's batches still land after these on every partition (what idempotent producers with
 // several requests in flight rely on), while reading the socket overlaps with the disk writes.
 boost::asio::awaitable<void> append_on_all_shards(
-    request_ctx& ctx, std::map<size_t, std::vector<append_item*>>& by_shard) {
+    request_ctx& ctx, const produce_params& params,
+    std::map<size_t, std::vector<append_item*>>& by_shard) {
     namespace asio = boost::asio;
     auto& svc = ctx.svc;
     auto here = co_await asio::this_coro::executor;
@@ -159,7 +206,7 @@ boost::asio::awaitable<void> append_on_all_shards(
     runtime::async_event all_done(here);
     for (auto& [shard, batch] : by_shard) {
         asio::co_spawn(svc.shards.executor(shard),
-                       append_on_shard(&svc.partitions, std::move(batch)),
+                       append_on_shard(&svc.partitions, params, std::move(batch)),
                        asio::bind_executor(here, [&](std::exception_ptr e, int) {
                            if (e && !failure) {
                                failure = e;
@@ -242,18 +289,6 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
                 sit = settings.emplace(td.name, config::resolve_topic(svc.config, topic->configs))
                           .first;
             }
-            // Kafka's Partition.appendRecordsToLeader: acks=all needs min.insync.replicas in the
-            // ISR before anything is written; acks=0/1 are not affected.
-            const auto& isr = partition.isr;
-            if (req.acks == -1 &&
-                static_cast<int64_t>(isr.size()) < sit->second.min_insync_replicas) {
-                pr.error_code = code(error_code::not_enough_replicas);
-                pr.error_message = fmt::format(
-                    "The size of the current ISR {} is insufficient to satisfy the min.isr "
-                    "requirement of {} for partition {}-{}",
-                    isr.size(), sit->second.min_insync_replicas, td.name, pd.index);
-                continue;
-            }
             auto bytes = pd.records.bytes();
             uint64_t records = 0;
             auto err = validate(ctx, bytes, sit->second, pr.error_message, records);
@@ -268,6 +303,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
             item->bytes = {const_cast<uint8_t*>(bytes.data()), bytes.size()};
             item->leader_epoch = partition.leader_epoch;
             item->records = records;
+            // Kafka's appendRecordsToLeader checks it (acks=-1) against the partition's ISR.
+            item->min_insync = static_cast<int32_t>(sit->second.min_insync_replicas);
             // Stable: both response vectors were reserved to their final sizes.
             item->out = &pr;
             items.push_back(std::move(item));
@@ -278,7 +315,11 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
         resp.node_endpoints =
             hints.endpoints<response::node_endpoint>(svc, *snap, ctx.net.connection().listener);
     }
-    co_await append_on_all_shards(ctx, by_shard);
+    produce_params params;
+    params.acks = req.acks;
+    params.deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, req.timeout_ms));
+    co_await append_on_all_shards(ctx, params, by_shard);
     if (!items.empty()) {
         svc.partitions.notify_data_arrived();
     }

@@ -31,6 +31,7 @@ void add_checkpoint_values(const topic_partition& tp, const storage::partition_l
     if (plog.config().compacts()) {
         out.cleaned_offsets[tp] = plog.cleaned_offset();
     }
+    out.high_watermarks[tp] = plog.high_watermark();
 }
 
 // Kafka's suffix for a partition directory awaiting deletion.
@@ -126,7 +127,7 @@ storage::open_options partition_manager::options_for(const topic_partition& tp, 
 }
 
 result<std::unique_ptr<storage::partition_log>> partition_manager::open_log(
-    size_t shard, const topic_partition& tp, const storage::log_config& cfg) {
+    size_t shard, const topic_partition& tp, const storage::log_config& cfg, bool sole_isr) {
     auto opened =
         storage::partition_log::open(_log_dir / tp.dir_name(), tp, cfg, options_for(tp, shard));
     if (!opened) {
@@ -135,8 +136,14 @@ result<std::unique_ptr<storage::partition_log>> partition_manager::open_log(
         return opened.error();
     }
     auto& plog = opened.value();
-    // One broker is the whole ISR: everything written is committed.
-    plog->set_high_watermark(plog->log_end_offset());
+    // The high watermark this broker last knew (replication-offset-checkpoint, clamped to the
+    // LEO). Without an entry: everything is committed when this broker is the whole ISR;
+    // otherwise the log start, from where the followers' fetches raise it.
+    if (auto it = _high_watermarks.find(tp); it != _high_watermarks.end()) {
+        plog->set_high_watermark(it->second);
+    } else {
+        plog->set_high_watermark(sole_isr ? plog->log_end_offset() : plog->log_start_offset());
+    }
     const auto& rec = plog->recovery();
     if (!rec.clean && (rec.truncated_bytes > 0 || rec.segments_deleted > 0)) {
         log::get("metadata")
@@ -148,15 +155,70 @@ result<std::unique_ptr<storage::partition_log>> partition_manager::open_log(
 
 result<void> partition_manager::open_on_shard(size_t shard, const topic_partition& tp,
                                               const storage::log_config& cfg,
-                                              const protocol::uuid& topic_id) {
+                                              const protocol::uuid& topic_id,
+                                              const partition_state& state) {
     auto& table = *_shards[shard];
-    if (table.logs.contains(tp)) {
+    if (table.partitions.contains(tp)) {
         return success();
     }
-    SPOOL_TRY(plog, open_log(shard, tp, cfg));
-    table.logs.emplace(tp, std::move(plog));
+    SPOOL_TRY(plog, open_log(shard, tp, cfg, sole_isr(state)));
+    auto& p = *table.partitions.emplace(tp, make_partition(shard, std::move(plog))).first->second;
     table.topic_ids[tp] = topic_id;
+    apply_here(p, state);
     return success();
+}
+
+std::unique_ptr<replication::partition> partition_manager::make_partition(
+    size_t shard, std::unique_ptr<storage::partition_log> log) {
+    replication::partition_options o;
+    o.self = static_cast<int32_t>(_config.node_id());
+    o.replica_lag_time_max = std::chrono::milliseconds(_config.get_int("replica.lag.time.max.ms"));
+    o.isr = _isr_writer;
+    // Consumers read below the high watermark: a move is what their long polls wait for.
+    o.high_watermark_moved = [this] { notify_data_arrived(); };
+    return std::make_unique<replication::partition>(std::move(log), _pool.executor(shard),
+                                                    std::move(o));
+}
+
+void partition_manager::apply_here(replication::partition& p, const partition_state& state) {
+    const auto role = p.role();
+    const auto leader = p.leader_id();
+    const auto epoch = p.leader_epoch();
+    p.apply(replication::partition_assignment{state.leader, state.leader_epoch,
+                                              state.partition_epoch, state.replicas, state.isr,
+                                              state.record_revision});
+    if (_role_listener &&
+        (p.role() != role || p.leader_id() != leader || p.leader_epoch() != epoch)) {
+        _role_listener(p.ntp(), p.role(), p.leader_id(), p.leader_epoch());
+    }
+}
+
+bool partition_manager::sole_isr(const partition_state& p) const {
+    return p.isr.size() == 1 && p.isr.front() == static_cast<int32_t>(_config.node_id());
+}
+
+asio::awaitable<void> partition_manager::apply_on_shard(
+    partition_manager* self, std::vector<std::pair<topic_partition, partition_state>> states) {
+    for (const auto& [tp, state] : states) {
+        if (auto* p = self->partition_here(tp)) {
+            self->apply_here(*p, state);
+        }
+    }
+    co_return;
+}
+
+asio::awaitable<void> partition_manager::apply_assignments(topic_metadata topic) {
+    std::map<size_t, std::vector<std::pair<topic_partition, partition_state>>> by_shard;
+    for (const auto& p : topic.partitions) {
+        if (!hosts(p)) {
+            continue;
+        }
+        topic_partition tp{topic.name, model::partition_id(p.partition)};
+        by_shard[shard_of(tp)].emplace_back(tp, p);
+    }
+    for (auto& [shard, states] : by_shard) {
+        co_await runtime::run_on(_pool.executor(shard), apply_on_shard(this, std::move(states)));
+    }
 }
 
 result<void> partition_manager::open_all(const cluster_state& state) {
@@ -174,6 +236,11 @@ result<void> partition_manager::open_all(const cluster_state& state) {
     if (auto r =
             storage::read_offset_checkpoint(_log_dir / storage::layout::log_start_checkpoint)) {
         _log_starts = std::move(r).value();
+    }
+    // Lost or damaged: high watermarks start at the log start and rise as followers fetch.
+    if (auto r = storage::read_offset_checkpoint(_log_dir /
+                                                 storage::layout::high_watermark_checkpoint)) {
+        _high_watermarks = std::move(r).value();
     }
     // Lost or damaged, it only costs one full compaction pass.
     if (auto r = storage::read_offset_checkpoint(_log_dir / storage::layout::cleaner_checkpoint)) {
@@ -193,6 +260,7 @@ result<void> partition_manager::open_all(const cluster_state& state) {
         topic_partition tp;
         storage::log_config cfg;
         protocol::uuid topic_id;
+        partition_state state;
     };
     std::map<size_t, std::vector<to_open>> work;
     for (const auto& [name, topic] : state.topics) {
@@ -202,7 +270,7 @@ result<void> partition_manager::open_all(const cluster_state& state) {
                 continue;
             }
             topic_partition tp{name, model::partition_id(p.partition)};
-            work[shard_of(tp)].push_back({tp, cfg, topic.id});
+            work[shard_of(tp)].push_back({tp, cfg, topic.id, p});
         }
     }
     // Counted before the tasks below take the vectors.
@@ -213,8 +281,8 @@ result<void> partition_manager::open_all(const cluster_state& state) {
     std::vector<std::future<std::error_code>> results;
     for (auto& [shard, items] : work) {
         std::packaged_task<std::error_code()> task([this, shard = shard, items = std::move(items)] {
-            for (const auto& [tp, cfg, id] : items) {
-                if (auto r = open_on_shard(shard, tp, cfg, id); !r) {
+            for (const auto& [tp, cfg, id, state] : items) {
+                if (auto r = open_on_shard(shard, tp, cfg, id, state); !r) {
                     return r.error();
                 }
             }
@@ -247,6 +315,7 @@ result<void> partition_manager::open_all(const cluster_state& state) {
     _recovery_points.clear();
     _log_starts.clear();
     _cleaned_offsets.clear();
+    _high_watermarks.clear();
     _checkpoints = std::make_unique<storage::checkpoint_writer>(
         _log_dir, [this] { return gather_checkpoints(); },
         storage::checkpoint_writer::intervals{
@@ -264,8 +333,8 @@ storage::log_dir_checkpoints partition_manager::gather_checkpoints() {
     for (size_t i = 0; i < _shards.size(); ++i) {
         std::packaged_task<storage::log_dir_checkpoints()> task([this, i] {
             storage::log_dir_checkpoints out;
-            for (const auto& [tp, plog] : _shards[i]->logs) {
-                add_checkpoint_values(tp, *plog, out);
+            for (const auto& [tp, p] : _shards[i]->partitions) {
+                add_checkpoint_values(tp, p->log(), out);
             }
             return out;
         });
@@ -283,6 +352,7 @@ storage::log_dir_checkpoints partition_manager::gather_checkpoints() {
         all.recovery_points.merge(part.recovery_points);
         all.log_starts.merge(part.log_starts);
         all.cleaned_offsets.merge(part.cleaned_offsets);
+        all.high_watermarks.merge(part.high_watermarks);
     }
     return all;
 }
@@ -319,17 +389,18 @@ void partition_manager::close_all() {
                 table.housekeeping->timer->cancel();
             }
             table.wakeups->wake_here();
-            for (auto& [tp, plog] : table.logs) {
-                auto r = plog->close();
+            for (auto& [tp, p] : table.partitions) {
+                auto& plog = p->log();
+                auto r = plog.close();
                 if (!r) {
                     all_clean = false;
                     log::get("metadata")
                         ->error("closing {} failed: {}", tp.dir_name(), r.error().message());
                 }
                 std::lock_guard lock(mu);
-                add_checkpoint_values(tp, *plog, values);
+                add_checkpoint_values(tp, plog, values);
             }
-            table.logs.clear();
+            table.partitions.clear();
             table.topic_ids.clear();
         });
         done.push_back(task.get_future());
@@ -361,7 +432,7 @@ asio::awaitable<int> partition_manager::missing_on_shard(partition_manager* self
                                                          std::vector<topic_partition>* busy) {
     auto& table = *self->_shards[shard];
     std::erase_if(*tps, [&](const topic_partition& tp) {
-        if (table.logs.contains(tp)) {
+        if (table.partitions.contains(tp)) {
             return true;
         }
         if (!table.opening.insert(tp).second) {
@@ -392,8 +463,14 @@ asio::awaitable<int> partition_manager::install_on_shard(partition_manager* self
     for (auto& plog : opened->logs) {
         auto tp = plog->ntp();
         // An earlier one wins; the spare closes here.
-        if (table.logs.try_emplace(tp, std::move(plog)).second) {
-            table.topic_ids[tp] = opened->topic_id;
+        if (table.partitions.contains(tp)) {
+            continue;
+        }
+        auto& p = *table.partitions.emplace(tp, self->make_partition(shard, std::move(plog)))
+                       .first->second;
+        table.topic_ids[tp] = opened->topic_id;
+        if (opened->topic != nullptr && opened->topic->has_partition(tp.partition.value())) {
+            self->apply_here(p, opened->topic->partitions[tp.partition.value()]);
         }
     }
     opened->logs.clear();
@@ -434,13 +511,18 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
             }
             // Directories, files and preallocation are blocking file-system work: done off the
             // shard, which only takes the opened logs over.
-            std::function<opened_logs()> open_all_missing = [this, s = shard, tps = tps, cfg] {
+            std::map<topic_partition, bool> sole;
+            for (const auto& tp : tps) {
+                sole[tp] = sole_isr(topic.partitions[tp.partition.value()]);
+            }
+            std::function<opened_logs()> open_all_missing = [this, s = shard, tps = tps, cfg,
+                                                             sole] {
                 opened_logs out;
                 for (const auto& tp : tps) {
                     fs::path dir = _log_dir / tp.dir_name();
                     std::error_code ec;
                     bool existed = fs::exists(dir, ec);
-                    auto plog = open_log(s, tp, cfg);
+                    auto plog = open_log(s, tp, cfg, sole.at(tp));
                     if (!plog) {
                         // All or nothing: a half-created topic (e.g. out of file descriptors) must
                         // leave no directory behind, or the next start trips over it.
@@ -454,9 +536,11 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
                 }
                 return out;
             };
-            auto open = runtime::run_blocking<opened_logs>(_background->executor(), open_all_missing);
+            auto open =
+                runtime::run_blocking<opened_logs>(_background->executor(), open_all_missing);
             auto opened = co_await std::move(open);
             opened.topic_id = topic.id;
+            opened.topic = &topic;
             opened.claimed = tps;
             for (const auto& plog : opened.logs) {
                 created[shard].push_back(plog->ntp());
@@ -489,20 +573,24 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
                                                          std::optional<protocol::uuid> only_id) {
     auto& table = *self->_shards[*runtime::shard_pool::current_shard()];
     for (const auto& tp : tps) {
-        auto it = table.logs.find(tp);
-        if (it == table.logs.end()) {
+        auto it = table.partitions.find(tp);
+        if (it == table.partitions.end()) {
             continue;
         }
         if (only_id && table.topic_ids[tp] != *only_id) {
             continue;  // a namesake created since the topic asked for went away
         }
         table.topic_ids.erase(tp);
-        fs::path dir = it->second->dir();
+        if (self->_role_listener) {
+            self->_role_listener(tp, replication::partition_role::none, -1,
+                                 it->second->leader_epoch());
+        }
+        fs::path dir = it->second->log().dir();
         // Nothing is flushed of what is about to be deleted; a cleaning pass is cancelled and
         // touches the directory no more. Open file slices of in-flight fetches keep their
         // descriptors, so unlinking under them is safe.
-        it->second->discard();
-        table.logs.erase(it);
+        it->second->log().discard();
+        table.partitions.erase(it);
         // Renamed here (one metadata operation) so the name is free before DeleteTopics answers
         // and a topic created under it gets a new directory; removed off the shard.
         fs::path doomed = dir;
@@ -566,8 +654,18 @@ storage::partition_log* partition_manager::local(const topic_partition& tp) {
         return nullptr;
     }
     auto& table = *_shards[*shard];
-    auto it = table.logs.find(tp);
-    return it == table.logs.end() ? nullptr : it->second.get();
+    auto it = table.partitions.find(tp);
+    return it == table.partitions.end() ? nullptr : &it->second->log();
+}
+
+replication::partition* partition_manager::partition_here(const topic_partition& tp) {
+    auto shard = runtime::shard_pool::current_shard();
+    if (!shard) {
+        return nullptr;
+    }
+    auto& table = *_shards[*shard];
+    auto it = table.partitions.find(tp);
+    return it == table.partitions.end() ? nullptr : it->second.get();
 }
 
 void partition_manager::notify_data_arrived() {
@@ -613,7 +711,10 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
         if (clean) {
             next_clean = std::chrono::steady_clock::now() + clean_every;
         }
-        for (auto& [tp, plog] : table.logs) {
+        for (auto& [tp, p] : table.partitions) {
+            // Commit deadlines and ISR shrinks (replica.lag.time.max.ms).
+            p->tick();
+            auto* plog = &p->log();
             if (plog->offline()) {
                 continue;
             }

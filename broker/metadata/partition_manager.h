@@ -1,15 +1,21 @@
 #pragma once
 
-// Keeps the local partition logs in step with the metadata store and routes work to each
-// partition's owner shard. Every partition belongs to one shard (shard_pool::shard_for); its
-// partition_log lives in that shard's table and is only touched there, so no lock guards a log.
-// Callers on any shard reach a partition with co_await run_on(executor_for(tp), work(...)),
-// where work calls local(tp).
+// Keeps the local partitions (replication::partition: log, high watermark, role) in step with the
+// metadata store and routes work to each partition's owner shard. Every partition belongs to one
+// shard (shard_pool::shard_for); its partition_log lives in that shard's table and is only touched
+// there, so no lock guards a log. Callers on any shard reach a partition with co_await
+// run_on(executor_for(tp), work(...)), where work calls local(tp) (the log) or partition_here(tp)
+// (the partition).
+//
+// Each partition follows its record in the metadata: apply_assignments() (replica_sync, on every
+// change) and the opens (once, from the state they open from) hand it partition_state; the role
+// listener hears of every role, leader or epoch change. High watermark moves wake fetches.
 //
 // Also owns what spans all logs of the log dir:
 //   - the clean-shutdown marker: present at open -> logs open without recovery; removed once the
 //     broker serves; written by close_all() after every log closed cleanly;
-//   - recovery-point / log-start-offset / cleaner-offset checkpoints, written periodically by a
+//   - recovery-point / log-start-offset / cleaner-offset / replication-offset (high watermark)
+//     checkpoints, written periodically by a
 //     storage::checkpoint_writer thread (values gathered by message to each shard), on
 //     write_checkpoints() (DeleteRecords, DeleteTopics) and at close_all();
 //   - the flusher thread (group commit; flush.ms and flush.messages fdatasync there too) and
@@ -28,6 +34,7 @@
 #include "broker/config/broker_config.h"
 #include "broker/metadata/cluster_state.h"
 #include "broker/metadata/fetch_wakeups.h"
+#include "broker/replication/partition.h"
 #include "broker/runtime/async_event.h"
 #include "broker/runtime/background_pool.h"
 #include "broker/runtime/shard_pool.h"
@@ -41,6 +48,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -64,6 +72,17 @@ public:
         _observer = std::move(observer);
     }
 
+    // Called on the partition's owner shard after apply() changed its role, leader or leader
+    // epoch (and once for every partition opened as follower), and with role none before it is
+    // removed (not at close_all()). Set before open_all().
+    using role_listener =
+        std::function<void(const model::topic_partition&, replication::partition_role,
+                           int32_t leader, int32_t leader_epoch)>;
+    void set_role_listener(role_listener l) { _role_listener = std::move(l); }
+    // Where leaders write ISR changes (metadata::partition_isr_writer); before open_all(). Must
+    // outlive the partitions. nullptr: no ISR change is ever proposed.
+    void set_isr_writer(replication::isr_writer* writer) { _isr_writer = writer; }
+
     // Opens (and recovers) every partition in `state` this broker is a replica of.
     result<void> open_all(const cluster_state& state);
     // Closes every log, writes the checkpoints and, if all closed cleanly, the marker.
@@ -82,6 +101,8 @@ public:
     // Writes the three checkpoints with values gathered after this call (off the shards); the
     // error of the write, if any. DeleteRecords answers only after this.
     boost::asio::awaitable<std::error_code> write_checkpoints();
+    // Hands each hosted partition of the topic its partition_state, on its owner shard.
+    boost::asio::awaitable<void> apply_assignments(topic_metadata topic);
     // Applies changed topic configs to the topic's logs.
     boost::asio::awaitable<void> update_topic_config(topic_metadata topic);
 
@@ -95,6 +116,8 @@ public:
     // the caller next suspends or returns, and look it up again afterwards (never store it;
     // coordinator::partition_group_log shows how a long-lived user does this).
     storage::partition_log* local(const model::topic_partition& tp);
+    // The partition on the calling (owner) shard, or nullptr; the same lifetime rules as local().
+    replication::partition* partition_here(const model::topic_partition& tp);
     // Wakes fetches waiting on any shard; call after appends.
     void notify_data_arrived();
     // The calling shard's wake-ups, for a long-polling fetch's data_waiter.
@@ -116,7 +139,8 @@ private:
     struct shard_table {
         explicit shard_table(boost::asio::io_context::executor_type ex)
             : opening_done(ex), wakeups(std::make_shared<fetch_wakeups>(ex)) {}
-        std::unordered_map<model::topic_partition, std::unique_ptr<storage::partition_log>> logs;
+        std::unordered_map<model::topic_partition, std::unique_ptr<replication::partition>>
+            partitions;
         // The topic id each log was opened for (a name can be deleted and created again).
         std::unordered_map<model::topic_partition, protocol::uuid> topic_ids;
         // Logs an ensure_topic call is opening off the shard right now: a concurrent call for
@@ -132,16 +156,27 @@ private:
     storage::open_options options_for(const model::topic_partition& tp, size_t shard);
     storage::log_config log_config_of(const config::topic_overrides& overrides) const;
     // Opens (creating or recovering) a log for `shard`; any thread, before the shard owns it.
+    // sole_isr: this broker is the partition's whole ISR (its high watermark is its LEO).
     result<std::unique_ptr<storage::partition_log>> open_log(size_t shard,
                                                              const model::topic_partition& tp,
-                                                             const storage::log_config& cfg);
+                                                             const storage::log_config& cfg,
+                                                             bool sole_isr);
     result<void> open_on_shard(size_t shard, const model::topic_partition& tp,
-                               const storage::log_config& cfg, const protocol::uuid& topic_id);
+                               const storage::log_config& cfg, const protocol::uuid& topic_id,
+                               const partition_state& state);
+    std::unique_ptr<replication::partition> make_partition(
+        size_t shard, std::unique_ptr<storage::partition_log> log);
+    // apply() plus the role listener; on p's owner shard.
+    void apply_here(replication::partition& p, const partition_state& state);
+    bool sole_isr(const partition_state& p) const;
+    static boost::asio::awaitable<void> apply_on_shard(
+        partition_manager* self, std::vector<std::pair<model::topic_partition, partition_state>> s);
     // On the writer thread: every shard's checkpoint values, collected on the shards.
     storage::log_dir_checkpoints gather_checkpoints();
     struct opened_logs {
         std::vector<std::unique_ptr<storage::partition_log>> logs;
         protocol::uuid topic_id;
+        const topic_metadata* topic = nullptr;        // the partitions' states, applied at install
         std::vector<model::topic_partition> claimed;  // marked opening by this call
         std::error_code error;
     };
@@ -181,6 +216,9 @@ private:
     storage::offset_checkpoint _recovery_points;
     storage::offset_checkpoint _log_starts;
     storage::offset_checkpoint _cleaned_offsets;
+    storage::offset_checkpoint _high_watermarks;
+    role_listener _role_listener;
+    replication::isr_writer* _isr_writer = nullptr;
     bool _clean_start = false;
     std::atomic<bool> _stopping{false};
 };

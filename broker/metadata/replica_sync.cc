@@ -182,6 +182,9 @@ asio::awaitable<void> replica_sync::apply(state& st, const cluster_state& before
             if (auto ec = co_await st.partitions.ensure_topic(std::move(topic))) {
                 log->error("cannot open the logs of topic {}: {}", name, ec.message());
             }
+            // Leaders, epochs and ISRs: every hosted partition follows its record.
+            topic_metadata states = now;
+            co_await st.partitions.apply_assignments(std::move(states));
         }
         if (same_topic && (old->configs != now.configs || broker_configs_changed)) {
             // Topic defaults may have changed with the broker keys: re-resolve the logs.

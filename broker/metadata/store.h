@@ -15,6 +15,7 @@
 // shared_ptr copy, lock-free on a shard) and the returned state never changes.
 
 #include "broker/metadata/cluster_state.h"
+#include "broker/metadata/errc.h"
 #include "common/result.h"
 
 #include <boost/asio/awaitable.hpp>
@@ -78,7 +79,6 @@ public:
                                         std::map<std::string, std::string> c) = 0;
     // Hands out `count` producer ids that no other call (before or after a restart) gets.
     virtual op<producer_id_block> allocate_producer_ids(int32_t count) = 0;
-
     // The leader's ISR change: committed only if the record still has record_revision (etcd) and
     // the same leader_epoch and partition_epoch, and only from the partition's leader while its
     // registration lives; bumps partition_epoch and returns the new state (record_revision =

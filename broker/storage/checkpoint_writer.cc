@@ -23,6 +23,7 @@ std::error_code write_log_dir_checkpoints(file_ops& ops, const fs::path& dir,
     if (recovery_points) {
         write(layout::recovery_point_checkpoint, values.recovery_points);
         write(layout::cleaner_checkpoint, values.cleaned_offsets);
+        write(layout::high_watermark_checkpoint, values.high_watermarks);
     }
     if (log_starts) {
         write(layout::log_start_checkpoint, values.log_starts);

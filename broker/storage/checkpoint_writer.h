@@ -4,6 +4,7 @@
 //
 //   recovery-point-offset-checkpoint   every log.flush.offset.checkpoint.interval.ms
 //   cleaner-offset-checkpoint          with it (Kafka's cleaner writes it after each pass)
+//   replication-offset-checkpoint      with it (the high watermarks)
 //   log-start-offset-checkpoint        every log.flush.start.offset.checkpoint.interval.ms
 //   all three                          on request(): DeleteRecords and DeleteTopics wait for one
 //
@@ -36,6 +37,7 @@ struct log_dir_checkpoints {
     offset_checkpoint recovery_points;
     offset_checkpoint log_starts;
     offset_checkpoint cleaned_offsets;  // compacted partitions only
+    offset_checkpoint high_watermarks;  // replication-offset-checkpoint, with recovery points
 };
 
 // Writes the files whose flag is set; the first error wins (the others are still tried).

@@ -36,6 +36,8 @@ inline constexpr std::string_view leader_epoch_checkpoint = "leader-epoch-checkp
 inline constexpr std::string_view clean_shutdown_marker = ".spool-clean-shutdown";
 inline constexpr std::string_view recovery_point_checkpoint = "recovery-point-offset-checkpoint";
 inline constexpr std::string_view log_start_checkpoint = "log-start-offset-checkpoint";
+// Kafka's ReplicaManager checkpoint: per partition, the last high watermark this broker knew.
+inline constexpr std::string_view high_watermark_checkpoint = "replication-offset-checkpoint";
 // Kafka's LogCleaner checkpoint: per partition, the offset below which the log is compacted.
 inline constexpr std::string_view cleaner_checkpoint = "cleaner-offset-checkpoint";
 inline constexpr std::string_view delete_dir_suffix = "-delete";

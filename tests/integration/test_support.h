@@ -73,9 +73,8 @@ inline int16_t create_topic(kafka_client& c, const std::string& name, int32_t pa
     return resp ? resp->topics.at(0).error_code : -999;
 }
 
-// Fetches partition 0 of topic from offset; returns the records bytes (empty on error).
-inline std::string fetch_bytes(kafka_client& c, const std::string& topic, int64_t offset,
-                               int16_t* error = nullptr) {
+// A sessionless Fetch of partition 0 of topic from offset (1 MiB, 100 ms long poll).
+inline protocol::fetch_request fetch_partition_0(const std::string& topic, int64_t offset) {
     protocol::fetch_request req;
     req.max_wait_ms = 100;
     req.min_bytes = 1;
@@ -87,6 +86,13 @@ inline std::string fetch_bytes(kafka_client& c, const std::string& topic, int64_
     p.partition = 0;
     p.fetch_offset = offset;
     p.partition_max_bytes = 1 << 20;
+    return req;
+}
+
+// Fetches partition 0 of topic from offset; returns the records bytes (empty on error).
+inline std::string fetch_bytes(kafka_client& c, const std::string& topic, int64_t offset,
+                               int16_t* error = nullptr) {
+    auto req = fetch_partition_0(topic, offset);
     auto resp = c.call<protocol::fetch_request, protocol::fetch_response>(11, req);
     if (!resp || resp->responses.empty() || resp->responses[0].partitions.empty()) {
         return {};

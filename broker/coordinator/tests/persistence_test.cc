@@ -32,8 +32,14 @@ protected:
         auto l = storage::partition_log::open(dir.path() / "__consumer_offsets-7",
                                               tp("__consumer_offsets", 7), lc);
         ASSERT_TRUE(l) << l.error().message();
-        plog = std::move(l.value());
-        glog = std::make_unique<partition_group_log>([this] { return plog.get(); }, clk);
+        // The only replica, leading: a write is committed as soon as it is in the log.
+        replication::partition_options po;
+        po.self = 0;
+        part =
+            std::make_unique<replication::partition>(std::move(l.value()), io.get_executor(), po);
+        part->apply({0, 1, 0, {0}, {0}, 0});
+        glog = std::make_unique<partition_group_log>([this] { return part.get(); }, clk,
+                                                     partition_group_log::commit_options{});
         cfg.initial_rebalance_delay_ms = 0;
         coord = std::make_unique<group_coordinator>(7, cfg, clk, *glog);
         ASSERT_FALSE(coord->load());
@@ -42,9 +48,9 @@ protected:
     void close() {
         coord.reset();
         glog.reset();
-        if (plog) {
-            ASSERT_TRUE(plog->close());
-            plog.reset();
+        if (part) {
+            ASSERT_TRUE(part->log().close());
+            part.reset();
         }
     }
 
@@ -97,7 +103,8 @@ protected:
     temp_dir dir;
     manual_clock clk;
     coordinator_config cfg;
-    std::unique_ptr<storage::partition_log> plog;
+    boost::asio::io_context io;  // the partition's owner (nothing runs on it here)
+    std::unique_ptr<replication::partition> part;
     std::unique_ptr<partition_group_log> glog;
     std::unique_ptr<group_coordinator> coord;
 };
@@ -108,7 +115,7 @@ TEST_F(persistence_test, test_restart_recovers_committed_offsets_and_groups) {
            {{tp("orders", 0), 100, 2, std::string("meta")}, {tp("orders", 1), 5, -1, {}}});
     commit("app", 1, m, {{tp("orders", 0), 150, 2, {}}});
     commit("tool", -1, "", {{tp("logs", 3), 9, -1, {}}});
-    EXPECT_GT(plog->log_end_offset().value(), 0);
+    EXPECT_GT(part->log().log_end_offset().value(), 0);
 
     restart();
 
@@ -147,14 +154,14 @@ TEST_F(persistence_test, test_deletions_survive_restart) {
 
 // What partition_manager does when the partition is deleted or the broker closes its logs: the
 // log goes while the coordinator still runs. Its writes must find that out, not use the log.
-void drop_log(std::unique_ptr<storage::partition_log>& plog) {
-    ASSERT_TRUE(plog->close());
-    plog.reset();
+void drop_log(std::unique_ptr<replication::partition>& part) {
+    ASSERT_TRUE(part->log().close());
+    part.reset();
 }
 
 TEST_F(persistence_test, test_commit_after_its_log_is_gone_answers_not_coordinator) {
     commit("app", -1, "", {{tp("orders", 0), 5, -1, {}}});
-    drop_log(plog);
+    drop_log(part);
     pending<offset_commit_result> p;
     coord->commit_offsets({"app", -1, "", std::nullopt, {{tp("orders", 0), 6, -1, {}}}},
                           p.callback());
@@ -165,7 +172,7 @@ TEST_F(persistence_test, test_commit_after_its_log_is_gone_answers_not_coordinat
 
 TEST_F(persistence_test, test_delete_group_without_its_log_keeps_the_group_on_disk_too) {
     commit("temp", -1, "", {{tp("t", 0), 1, -1, {}}});
-    drop_log(plog);
+    drop_log(part);
     pending<std::error_code> gdel;
     coord->delete_group("temp", gdel.callback());
     EXPECT_EQ(gdel.get(), make_error_code(errc::not_coordinator));
@@ -188,9 +195,9 @@ TEST_F(persistence_test, test_state_is_the_same_after_compaction) {
     pending<std::error_code> gdel;
     coord->delete_group("dropped", gdel.callback());
     ASSERT_FALSE(gdel.get());
-    ASSERT_GT(plog->segment_count(), 2u);
+    ASSERT_GT(part->log().segment_count(), 2u);
 
-    auto compacted = plog->compact();
+    auto compacted = part->log().compact();
     ASSERT_TRUE(compacted) << compacted.error().message();
     EXPECT_GT(compacted.value().records_removed, 0u);
 

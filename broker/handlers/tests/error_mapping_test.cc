@@ -1,6 +1,7 @@
 #include "broker/handlers/error_mapping.h"
 
 #include "broker/handlers/topic_ops.h"
+#include "broker/replication/errc.h"
 #include "broker/storage/errc.h"
 #include "protocol/records/errc.h"
 
@@ -27,6 +28,19 @@ TEST(error_mapping, test_storage_errors_map_to_kafka_codes) {
     EXPECT_EQ(to_kafka_error(errc::not_found), error_code::unknown_topic_or_partition);
     EXPECT_EQ(to_kafka_error(errc::closed), error_code::not_leader_or_follower);
     EXPECT_EQ(to_kafka_error(std::error_code()), error_code::none);
+}
+
+// Each replication error is the Kafka error of the same name (produce, fetch, the coordinator).
+TEST(error_mapping, test_replication_errors_map_to_kafka_codes) {
+    using replication::errc;
+    EXPECT_EQ(to_kafka_error(errc::not_leader_or_follower), error_code::not_leader_or_follower);
+    EXPECT_EQ(to_kafka_error(errc::fenced_leader_epoch), error_code::fenced_leader_epoch);
+    EXPECT_EQ(to_kafka_error(errc::unknown_leader_epoch), error_code::unknown_leader_epoch);
+    EXPECT_EQ(to_kafka_error(errc::not_enough_replicas), error_code::not_enough_replicas);
+    EXPECT_EQ(to_kafka_error(errc::not_enough_replicas_after_append),
+              error_code::not_enough_replicas_after_append);
+    EXPECT_EQ(to_kafka_error(errc::request_timed_out), error_code::request_timed_out);
+    EXPECT_EQ(to_kafka_error(errc::offset_out_of_range), error_code::offset_out_of_range);
 }
 
 TEST(error_mapping, test_record_validation_errors_map_to_kafka_codes) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 namespace spool::broker::metadata {
@@ -280,6 +281,102 @@ TEST_F(partition_manager_test, test_housekeeping_applies_retention_per_cleanup_p
     ASSERT_TRUE(pm->open_all(state));
     EXPECT_EQ(get(compacted).cleaned, saved.value().at(compacted).value());
     pm->close_all();
+}
+
+asio::awaitable<int64_t> leader_append(partition_manager* pm, topic_partition tp) {
+    protocol::records::batch_builder b;
+    b.add(1000, protocol::records::nullable_bytes::null(),
+          protocol::records::nullable_bytes::of(std::string("v")));
+    auto bytes = b.build();
+    auto* p = pm->partition_here(tp);
+    if (p == nullptr) {
+        co_return -100;
+    }
+    auto r = p->append_as_leader(bytes, 1, 1);
+    co_return r ? r.value().base_offset.value() : -1;
+}
+
+asio::awaitable<int64_t> follower_fetched(partition_manager* pm, topic_partition tp,
+                                          int32_t replica, int64_t offset) {
+    auto* p = pm->partition_here(tp);
+    if (p == nullptr) {
+        co_return -100;
+    }
+    (void)p->on_follower_fetch(replica, model::offset(offset), -1);
+    co_return p->high_watermark().value();
+}
+
+asio::awaitable<int64_t> high_watermark(partition_manager* pm, topic_partition tp) {
+    auto* p = pm->partition_here(tp);
+    co_return p == nullptr ? -100 : p->high_watermark().value();
+}
+
+asio::awaitable<int64_t> needs_truncation(partition_manager* pm, topic_partition tp) {
+    auto* p = pm->partition_here(tp);
+    co_return p == nullptr ? -100 : int64_t(p->needs_truncation());
+}
+
+struct role_event {
+    replication::partition_role role;
+    int32_t leader;
+    int32_t epoch;
+    bool operator==(const role_event&) const = default;
+};
+
+TEST_F(partition_manager_test, test_partitions_follow_their_records_and_keep_the_hw_checkpoint) {
+    const auto self = static_cast<int32_t>(cfg->node_id());
+    topic_partition tp{"r", model::partition_id(0)};
+    auto topic = [&](int32_t leader, int32_t epoch, std::vector<int32_t> isr) {
+        return topic_metadata{
+            "r", protocol::uuid(), {{0, leader, epoch, epoch, {self, 11, 12}, isr}}, 3, {}};
+    };
+    std::mutex mu;
+    std::vector<role_event> events;
+    auto listen = [&](const topic_partition& t, replication::partition_role role, int32_t leader,
+                      int32_t epoch) {
+        EXPECT_EQ(t, tp);
+        EXPECT_EQ(runtime::shard_pool::current_shard(), pm->shard_of(tp)) << "the owner shard";
+        std::lock_guard lock(mu);
+        events.push_back({role, leader, epoch});
+    };
+    cluster_state state;
+    state.topics.emplace("r", topic(self, 1, {self, 11}));
+    pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
+    pm->set_role_listener(listen);
+    ASSERT_TRUE(pm->open_all(state));
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(run(tp, leader_append(pm.get(), tp)), i);
+    }
+    // Follower 11 of the ISR has not fetched: nothing is committed; its fetch commits.
+    EXPECT_EQ(run(tp, high_watermark(pm.get(), tp)), 0);
+    EXPECT_EQ(run(tp, follower_fetched(pm.get(), tp, 11, 2)), 2);
+    pm->close_all();
+    auto hw = storage::read_offset_checkpoint(dir / storage::layout::high_watermark_checkpoint);
+    ASSERT_TRUE(hw);
+    EXPECT_EQ(hw.value().at(tp), model::offset(2));
+
+    // Reopened as a follower: the checkpointed high watermark, and truncation first.
+    state.topics.clear();
+    state.topics.emplace("r", topic(11, 2, {self, 11}));
+    pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
+    pm->set_role_listener(listen);
+    ASSERT_TRUE(pm->open_all(state));
+    EXPECT_EQ(run(tp, high_watermark(pm.get(), tp)), 2);
+    EXPECT_EQ(run(tp, needs_truncation(pm.get(), tp)), 1);
+    EXPECT_EQ(run(tp, leader_append(pm.get(), tp)), -1) << "a follower refuses produce";
+    // Leader again, alone in the ISR: everything it has is committed.
+    asio::co_spawn(pool->context(0), pm->apply_assignments(topic(self, 3, {self})),
+                   asio::use_future)
+        .get();
+    EXPECT_EQ(run(tp, high_watermark(pm.get(), tp)), 3);
+    asio::co_spawn(pool->context(0), pm->remove_topic("r", 1), asio::use_future).get();
+    pm->close_all();
+    std::lock_guard lock(mu);
+    using replication::partition_role;
+    EXPECT_EQ(events, (std::vector<role_event>{{partition_role::leader, self, 1},
+                                               {partition_role::follower, 11, 2},
+                                               {partition_role::leader, self, 3},
+                                               {partition_role::none, -1, 3}}));
 }
 
 TEST(to_log_config, test_topic_settings_map_onto_storage_fields) {
