@@ -111,6 +111,50 @@ std::vector<property> make_broker_table() {
          "Upper bound on the bytes a Fetch response returns.", 1024, int32_max},
         {"max.incremental.fetch.session.cache.slots", int32, "1000", broker, true,
          "Number of incremental fetch sessions (KIP-227) kept.", 0, int32_max},
+        // Replica fetchers: followers pull from leaders (broker/replication/replica_fetcher.h).
+        {"replica.fetch.wait.max.ms", int32, "500", broker, true,
+         "Longest time a follower's Fetch waits at the leader for data (keep it below "
+         "replica.lag.time.max.ms).",
+         0, int32_max},
+        {"replica.fetch.min.bytes", int32, "1", broker, true,
+         "Bytes a follower's Fetch waits for before the leader answers.", 0, int32_max},
+        {"replica.fetch.max.bytes", int32, "1048576", broker, true,
+         "Bytes a follower fetches per partition per request (the first batch comes whole even "
+         "when larger).",
+         0, int32_max},
+        {"replica.fetch.response.max.bytes", int32, "10485760", broker, true,
+         "Bytes a follower's Fetch response may carry over all partitions (the first batch comes "
+         "whole even when larger). A response claiming more than this plus message.max.bytes and "
+         "1 MiB of headers drops the connection.",
+         0, int32_max},
+        {"replica.fetch.backoff.ms", int32, "1000", broker, true,
+         "How long a follower waits after a failed fetch, or a partition error, before trying "
+         "again.",
+         0, int32_max},
+        {"replica.socket.timeout.ms", int32, "30000", broker, true,
+         "Longest time a follower waits for the leader's answer (beyond replica.fetch.wait.max.ms "
+         "for a Fetch) before it drops the connection.",
+         1, int32_max},
+        {"socket.connection.setup.timeout.ms", int64, "10000", broker, true,
+         "Longest time a connection to another broker (a follower's to its leader) may take to "
+         "set up.",
+         1, int64_max},
+        {"num.replica.fetchers", int32, "1", broker, true,
+         "Fetchers per leader broker on each shard; a leader's partitions are spread over them, "
+         "each with its own connection.",
+         1, int32_max},
+        {"inter.broker.listener.name",
+         string,
+         std::nullopt,
+         broker,
+         true,
+         "Listener (a name in advertised.listeners, e.g. PLAINTEXT) other brokers use to reach "
+         "this one; unset: the first advertised listener.",
+         {},
+         {},
+         {},
+         {},
+         true},
         // Topics.
         {"auto.create.topics.enable", boolean, "true", broker, false,
          "Create a topic when Metadata asks for one that does not exist."},

@@ -20,7 +20,7 @@
 //   - becoming follower marks the log for truncation: the replica fetcher asks the leader
 //     OffsetForLeaderEpoch and truncates (KIP-101/279), never to the high watermark.
 //   - commit waiters (acks=all, the group coordinator's writes) complete with: none once the high
-//     watermark covers them and the ISR still has min.insync.replicas members; 
+//     watermark covers them and the ISR still has min.insync.replicas members;
 //     not_enough_replicas_after_append when it covers them but the ISR has shrunk below;
 //     request_timed_out at their deadline; not_leader_or_follower when leadership is lost.
 //
@@ -34,6 +34,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -97,14 +98,17 @@ struct follower_progress {
     model::offset log_end{-1};  // -1: has not fetched at this leader epoch yet
     steady_time last_caught_up{};
     steady_time last_fetch{};
+    // Our log end offset when it last fetched (Kafka's lastFetchLeaderLogEndOffset): reaching it
+    // at the next fetch means it was caught up at the last one.
+    model::offset leader_end_at_last_fetch{-1};
 };
 
 class partition {
 public:
     using commit_callback = std::function<void(std::error_code)>;
 
-    partition(std::unique_ptr<storage::partition_log> log, boost::asio::io_context::executor_type owner,
-              partition_options options);
+    partition(std::unique_ptr<storage::partition_log> log,
+              boost::asio::io_context::executor_type owner, partition_options options);
     ~partition();  // fails every waiter with not_leader_or_follower
     partition(const partition&) = delete;
     partition& operator=(const partition&) = delete;
@@ -176,7 +180,36 @@ public:
     [[nodiscard]] uint64_t isr_expands() const { return _isr_expands; }
 
 private:
-    // The implementation (helper "partition") adds what it needs here.
+    struct commit_waiter {
+        model::offset end;
+        steady_time deadline;
+        int32_t min_insync = 0;
+        commit_callback done;
+    };
+    using ready_callbacks = std::vector<std::pair<commit_callback, std::error_code>>;
+
+    static partition_role role_for(const partition_assignment& a, int32_t self);
+    void become_leader();
+    void become_follower();
+    // Keeps one follower_progress per other replica; reset: a new leader term starts afresh.
+    void sync_followers(bool reset);
+    follower_progress* follower(int32_t replica);
+    // The ISR plus a member the change in flight adds: what the high watermark must wait for.
+    [[nodiscard]] std::vector<int32_t> maximal_isr() const;
+    void maybe_advance_high_watermark();
+    void move_high_watermark(model::offset hw);
+    void maybe_expand_isr(const follower_progress& f);
+    void propose_isr(std::vector<int32_t> new_isr, bool expand);
+    void on_isr_written(int32_t leader_epoch, int32_t partition_epoch, bool expand,
+                        std::error_code ec);
+    // What a waiter whose offsets the high watermark covers completes with.
+    [[nodiscard]] std::error_code commit_outcome(int32_t min_insync) const;
+    static void run_callbacks(ready_callbacks ready);
+    void complete_waiters();
+    void fail_waiters(errc e);
+    void expire_waiters(steady_time now);
+    void arm_waiter_timer();
+
     std::unique_ptr<storage::partition_log> _log;
     boost::asio::io_context::executor_type _owner;
     partition_options _options;
@@ -186,6 +219,19 @@ private:
     bool _needs_truncation = false;
     uint64_t _isr_shrinks = 0;
     uint64_t _isr_expands = 0;
+
+    bool _applied_once = false;
+    // Where this broker's current leader epoch began (its log end offset then).
+    model::offset _leader_epoch_start{0};
+    // The ISR change written but not yet seen in the metadata (at most one).
+    std::optional<isr_change> _isr_in_flight;
+    std::vector<commit_waiter> _waiters;
+    // Wakes at the earliest waiter deadline; tick() expires them too.
+    boost::asio::steady_timer _waiter_timer;
+    bool _timer_armed = false;
+    steady_time _timer_deadline{};
+    // Callbacks that may outlive the partition (the ISR writer's, the timer's) check it.
+    std::shared_ptr<bool> _alive = std::make_shared<bool>(true);
 };
 
 }  // namespace spool::broker::replication

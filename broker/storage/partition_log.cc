@@ -167,17 +167,21 @@ result<append_result> partition_log::append(std::span<uint8_t> batches,
         pos += b.size();
     }
     _log_end = next;
+    SPOOL_TRY(flush_started, count_unflushed(offset_count, now));
+    return append_result{first,      last,  append_time ? now : model::no_timestamp,
+                         _log_start, false, flush_started};
+}
+
+result<bool> partition_log::count_unflushed(int64_t offset_count, model::timestamp now) {
     _unflushed_messages += offset_count;
     if (!_first_unflushed_at) {
         _first_unflushed_at = now;
     }
-    bool flush_started = false;
-    if (_unflushed_messages >= _cfg.flush_messages) {
-        SPOOL_TRY(flush_by_policy());
-        flush_started = _recovery_point < _log_end;
+    if (_unflushed_messages < _cfg.flush_messages) {
+        return false;
     }
-    return append_result{first,      last,  append_time ? now : model::no_timestamp,
-                         _log_start, false, flush_started};
+    SPOOL_TRY(flush_by_policy());
+    return _recovery_point < _log_end;
 }
 
 result<read_result> partition_log::read(model::offset start, uint32_t max_bytes,

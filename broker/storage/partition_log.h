@@ -193,6 +193,18 @@ public:
     // Truncates the log to end (replication divergence); end >= log start.
     result<void> truncate_to(model::offset end);
 
+    // --- replication (partition_log_replication.cc) ---
+    // A follower's append of the leader's batches as they are: offsets, leader epochs and CRCs
+    // kept (CRCs checked), the first batch at or after the LEO (offset_out_of_range before it),
+    // the epoch cache assigned from each batch's partition leader epoch and the producer state
+    // updated, so idempotent deduplication survives a failover to this replica.
+    result<append_result> append_replicated(std::span<uint8_t> batches);
+    // On becoming leader: `epoch` starts at the LEO (leader-epoch-checkpoint).
+    result<void> begin_leader_epoch(model::leader_epoch epoch);
+    // Empties the log and starts it at `start` (Kafka's truncateFullyAndStartAt: the leader's
+    // log start passed our log end).
+    result<void> restart_at(model::offset start);
+
     // fdatasync everything up to the LEO now.
     result<void> flush();
     // Calls cb with the flushed offset once every offset below up_to is on disk; many waiters
@@ -220,6 +232,8 @@ private:
                                                                 const batch_position& at,
                                                                 model::timestamp ts) const;
     void start_sync();
+    // flush.messages after an append of offset_count offsets: whether a policy flush started.
+    result<bool> count_unflushed(int64_t offset_count, model::timestamp now);
     // Starts a group-commit flush of everything appended, or flushes now without a flusher.
     result<void> flush_by_policy();
     std::shared_ptr<compaction_task> plan_compaction();

@@ -1,0 +1,525 @@
+// replication::partition on its own: a real partition_log in a temp dir, a fake clock and an
+// isr_writer that records the proposals and answers when the test says.
+
+#include "broker/replication/partition.h"
+
+#include "broker/storage/errc.h"
+#include "broker/storage/tests/test_util.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace spool::broker::replication {
+namespace {
+
+using namespace std::chrono_literals;
+using storage::test::batch_spec;
+using storage::test::make_batch;
+
+class recording_isr_writer : public isr_writer {
+public:
+    void write(isr_change change, std::function<void(std::error_code)> done) override {
+        changes.push_back(std::move(change));
+        answers.push_back(std::move(done));
+    }
+    // Answers the oldest unanswered proposal.
+    void answer(std::error_code ec = {}) {
+        ASSERT_LT(answered, answers.size());
+        answers[answered++](ec);
+    }
+    std::vector<isr_change> changes;
+    std::vector<std::function<void(std::error_code)>> answers;
+    size_t answered = 0;
+};
+
+partition_assignment assignment(int32_t leader, int32_t epoch, std::vector<int32_t> isr,
+                                int32_t partition_epoch = 0,
+                                std::vector<int32_t> replicas = {1, 2, 3}) {
+    partition_assignment a;
+    a.leader = leader;
+    a.leader_epoch = epoch;
+    a.partition_epoch = partition_epoch;
+    a.replicas = std::move(replicas);
+    a.isr = std::move(isr);
+    a.record_revision = 100 + partition_epoch;
+    return a;
+}
+
+class partition_test : public ::testing::Test {
+protected:
+    std::unique_ptr<partition> make(int32_t self = 1, std::string topic = "t") {
+        auto log = storage::partition_log::open(_dir.path() / (topic + "-0"),
+                                                {topic, model::partition_id(0)}, {});
+        EXPECT_TRUE(log);
+        partition_options o;
+        o.self = self;
+        o.replica_lag_time_max = 30s;
+        o.clock = [this] { return now; };
+        o.isr = &writer;
+        o.high_watermark_moved = [this] { ++hw_moves; };
+        return std::make_unique<partition>(std::move(log).value(), ioc.get_executor(), o);
+    }
+
+    // Appends `records` records as leader (acks=-1, min ISR 1); the last offset + 1.
+    static model::offset produce(partition& p, int records = 1) {
+        auto bytes = make_batch({.records = records});
+        auto r = p.append_as_leader(bytes, -1, 1);
+        EXPECT_TRUE(r) << (r ? "" : r.error().message());
+        return r ? r.value().last_offset + 1 : model::offset(-1);
+    }
+
+    storage::test::temp_dir _dir;
+    boost::asio::io_context ioc;
+    steady_time now = std::chrono::steady_clock::now();
+    recording_isr_writer writer;
+    int hw_moves = 0;
+};
+
+TEST_F(partition_test, test_high_watermark_is_the_smallest_log_end_offset_over_the_isr) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2, 3}));
+    ASSERT_EQ(p->role(), partition_role::leader);
+    auto end = produce(*p, 5);
+    EXPECT_EQ(end, model::offset(5));
+    // Followers not heard from at this epoch hold it back.
+    EXPECT_EQ(p->high_watermark(), model::offset(0));
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(5), 1));
+    EXPECT_EQ(p->high_watermark(), model::offset(0));
+    EXPECT_FALSE(p->on_follower_fetch(3, model::offset(3), 1));
+    EXPECT_EQ(p->high_watermark(), model::offset(3));
+    EXPECT_FALSE(p->on_follower_fetch(3, model::offset(5), 1));
+    EXPECT_EQ(p->high_watermark(), model::offset(5));
+    EXPECT_EQ(hw_moves, 2);
+}
+
+TEST_F(partition_test, test_a_one_member_isr_commits_on_append) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1}, 0, {1}));
+    produce(*p, 3);
+    EXPECT_EQ(p->high_watermark(), model::offset(3));
+    EXPECT_TRUE(writer.changes.empty());
+}
+
+TEST_F(partition_test, test_high_watermark_never_moves_backwards) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2}));
+    produce(*p, 4);
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(4), 1));
+    EXPECT_EQ(p->high_watermark(), model::offset(4));
+    // A follower that restarted and fetches from an older offset (it truncated) lowers nothing.
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(1), 1));
+    EXPECT_EQ(p->high_watermark(), model::offset(4));
+    // Nor does a new member being added that is behind.
+    EXPECT_FALSE(p->on_follower_fetch(3, model::offset(2), 1));
+    EXPECT_EQ(p->high_watermark(), model::offset(4));
+}
+
+TEST_F(partition_test, test_isr_expands_when_a_follower_caught_up_to_the_high_watermark) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2}));
+    produce(*p, 4);
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(4), 1));
+    EXPECT_FALSE(p->on_follower_fetch(3, model::offset(2), 1));
+    EXPECT_TRUE(writer.changes.empty()) << "below the high watermark: not in sync yet";
+    EXPECT_FALSE(p->on_follower_fetch(3, model::offset(4), 1));
+    ASSERT_EQ(writer.changes.size(), 1u);
+    const auto& c = writer.changes[0];
+    EXPECT_EQ(c.tp, (model::topic_partition{"t", model::partition_id(0)}));
+    EXPECT_EQ(c.new_isr, (std::vector<int32_t>{1, 2, 3}));
+    EXPECT_EQ(c.leader_epoch, 1);
+    EXPECT_EQ(c.partition_epoch, 0);
+    EXPECT_EQ(c.record_revision, 100);
+    writer.answer();
+    EXPECT_EQ(p->isr_expands(), 1u);
+    // Takes effect when the metadata shows it.
+    EXPECT_EQ(p->isr().size(), 2u);
+    p->apply(assignment(1, 1, {1, 2, 3}, 1));
+    EXPECT_EQ(p->isr().size(), 3u);
+    EXPECT_FALSE(p->under_replicated());
+}
+
+TEST_F(partition_test, test_a_member_being_added_holds_the_high_watermark_back) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2}));
+    produce(*p, 2);
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(2), 1));
+    EXPECT_FALSE(p->on_follower_fetch(3, model::offset(2), 1));
+    ASSERT_EQ(writer.changes.size(), 1u);  // 3 joins: maximal ISR {1, 2, 3}
+    produce(*p, 2);
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(4), 1));
+    EXPECT_EQ(p->high_watermark(), model::offset(2)) << "3 has not fetched offsets 2..3";
+    EXPECT_FALSE(p->on_follower_fetch(3, model::offset(4), 1));
+    EXPECT_EQ(p->high_watermark(), model::offset(4));
+}
+
+TEST_F(partition_test, test_isr_shrinks_after_replica_lag_time_max) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2, 3}));
+    produce(*p, 2);
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(2), 1));
+    EXPECT_FALSE(p->on_follower_fetch(3, model::offset(2), 1));
+    produce(*p, 2);  // 3 stops fetching; 2 keeps up
+    now += 20s;
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(4), 1));
+    p->tick();
+    EXPECT_TRUE(writer.changes.empty()) << "within replica.lag.time.max.ms";
+    now += 11s;
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(4), 1));
+    p->tick();
+    ASSERT_EQ(writer.changes.size(), 1u);
+    EXPECT_EQ(writer.changes[0].new_isr, (std::vector<int32_t>{1, 2}));
+    writer.answer();
+    EXPECT_EQ(p->isr_shrinks(), 1u);
+    p->apply(assignment(1, 1, {1, 2}, 1));
+    EXPECT_TRUE(p->under_replicated());
+    EXPECT_TRUE(p->under_min_isr(3));
+    // Without 3 the high watermark is 2's log end offset.
+    EXPECT_EQ(p->high_watermark(), model::offset(4));
+}
+
+TEST_F(partition_test, test_a_follower_at_the_log_end_offset_is_never_shrunk) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2}));
+    produce(*p, 2);
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(2), 1));
+    now += 60s;  // no writes, no fetches: 2 is still at our log end offset (Kafka's isCaughtUp)
+    p->tick();
+    EXPECT_TRUE(writer.changes.empty());
+}
+
+TEST_F(partition_test, test_one_isr_change_in_flight_and_a_failed_one_is_proposed_again) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2, 3}));
+    produce(*p, 2);
+    now += 31s;
+    p->tick();
+    ASSERT_EQ(writer.changes.size(), 1u);
+    EXPECT_EQ(writer.changes[0].new_isr, (std::vector<int32_t>{1}));
+    // Unanswered: nothing else is proposed, however often the checks run.
+    p->tick();
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(2), 1));
+    EXPECT_EQ(writer.changes.size(), 1u);
+    // The compare failed (someone changed the record first): dropped, proposed again later.
+    writer.answer(std::make_error_code(std::errc::operation_canceled));
+    EXPECT_EQ(p->isr_shrinks(), 0u);
+    p->tick();
+    ASSERT_EQ(writer.changes.size(), 2u);
+    EXPECT_EQ(writer.changes[1].new_isr, (std::vector<int32_t>{1, 2})) << "2 fetched meanwhile";
+}
+
+TEST_F(partition_test, test_no_isr_writer_means_no_proposals) {
+    auto log =
+        storage::partition_log::open(_dir.path() / "solo-0", {"solo", model::partition_id(0)}, {});
+    ASSERT_TRUE(log);
+    partition_options o;
+    o.self = 1;
+    o.clock = [this] { return now; };
+    partition p(std::move(log).value(), ioc.get_executor(), o);
+    p.apply(assignment(1, 1, {1, 2}));
+    now += 60s;
+    p.tick();
+    EXPECT_EQ(p.isr().size(), 2u);
+}
+
+TEST_F(partition_test, test_commit_waiter_completes_when_the_high_watermark_covers_it) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2}));
+    auto end = produce(*p, 3);
+    std::optional<std::error_code> got;
+    p->wait_committed(end, now + 5s, 2, [&](std::error_code ec) { got = ec; });
+    EXPECT_FALSE(got);
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(2), 1));
+    EXPECT_FALSE(got) << "offset 2 not replicated yet";
+    EXPECT_FALSE(p->on_follower_fetch(2, end, 1));
+    ASSERT_TRUE(got);
+    EXPECT_FALSE(*got);
+    // Already committed: at once.
+    std::optional<std::error_code> again;
+    p->wait_committed(end, now + 5s, 2, [&](std::error_code ec) { again = ec; });
+    ASSERT_TRUE(again);
+    EXPECT_FALSE(*again);
+}
+
+TEST_F(partition_test,
+       test_commit_after_the_isr_shrank_below_min_insync_is_not_enough_after_append) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2, 3}));
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(0), 1));
+    EXPECT_FALSE(p->on_follower_fetch(3, model::offset(0), 1));
+    auto end = produce(*p, 1);
+    std::optional<std::error_code> got;
+    p->wait_committed(end, now + 60s, 3, [&](std::error_code ec) { got = ec; });
+    EXPECT_FALSE(p->on_follower_fetch(2, end, 1));
+    EXPECT_FALSE(got);
+    // 3 is dropped from the ISR: the high watermark covers the record, but only 2 replicas do.
+    p->apply(assignment(1, 1, {1, 2}, 1));
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, make_error_code(errc::not_enough_replicas_after_append));
+}
+
+TEST_F(partition_test, test_commit_waiter_times_out_at_its_deadline) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2}));
+    auto end = produce(*p, 1);
+    std::optional<std::error_code> got;
+    p->wait_committed(end, now + 5s, 1, [&](std::error_code ec) { got = ec; });
+    now += 4s;
+    p->tick();
+    EXPECT_FALSE(got);
+    now += 1s;
+    p->tick();
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, make_error_code(errc::request_timed_out));
+}
+
+TEST_F(partition_test, test_commit_waiter_times_out_on_the_real_clock_without_tick) {
+    auto log =
+        storage::partition_log::open(_dir.path() / "rt-0", {"rt", model::partition_id(0)}, {});
+    ASSERT_TRUE(log);
+    partition_options o;
+    o.self = 1;
+    partition p(std::move(log).value(), ioc.get_executor(), o);
+    p.apply(assignment(1, 1, {1, 2}));
+    auto end = produce(p, 1);
+    std::optional<std::error_code> got;
+    auto start = std::chrono::steady_clock::now();
+    p.wait_committed(end, start + 50ms, 1, [&](std::error_code ec) { got = ec; });
+    ioc.run_for(2s);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, make_error_code(errc::request_timed_out));
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 50ms);
+}
+
+TEST_F(partition_test, test_commit_waiters_fail_when_leadership_is_lost) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2}));
+    auto end = produce(*p, 1);
+    std::optional<std::error_code> got;
+    p->wait_committed(end, now + 60s, 1, [&](std::error_code ec) { got = ec; });
+    p->apply(assignment(2, 2, {1, 2}, 1));
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, make_error_code(errc::not_leader_or_follower));
+    EXPECT_EQ(p->role(), partition_role::follower);
+    // And a follower refuses both.
+    auto bytes = make_batch({});
+    EXPECT_EQ(p->append_as_leader(bytes, 1, 1).error(),
+              make_error_code(errc::not_leader_or_follower));
+    std::optional<std::error_code> late;
+    p->wait_committed(end, now + 60s, 1, [&](std::error_code ec) { late = ec; });
+    ASSERT_TRUE(late);
+    EXPECT_EQ(*late, make_error_code(errc::not_leader_or_follower));
+}
+
+TEST_F(partition_test, test_destroying_the_partition_fails_its_waiters) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2}));
+    auto end = produce(*p, 1);
+    std::optional<std::error_code> got;
+    p->wait_committed(end, now + 60s, 1, [&](std::error_code ec) { got = ec; });
+    p.reset();
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, make_error_code(errc::not_leader_or_follower));
+}
+
+boost::asio::awaitable<void> await_committed(partition* p, model::offset end, steady_time deadline,
+                                             std::optional<std::error_code>* out) {
+    *out = co_await p->committed(end, deadline, 1);
+}
+
+TEST_F(partition_test, test_committed_awaitable_resumes_once_the_follower_fetched) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2}));
+    auto end = produce(*p, 2);
+    std::optional<std::error_code> got;
+    boost::asio::co_spawn(ioc, await_committed(p.get(), end, now + 60s, &got),
+                          boost::asio::detached);
+    ioc.poll();
+    EXPECT_FALSE(got);
+    EXPECT_FALSE(p->on_follower_fetch(2, end, 1));
+    EXPECT_FALSE(got) << "resumed through the owner's queue, not inside the fetch";
+    ioc.poll();
+    ASSERT_TRUE(got);
+    EXPECT_FALSE(*got);
+}
+
+TEST_F(partition_test, test_acks_all_below_min_insync_is_refused_before_append) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1}));
+    auto bytes = make_batch({});
+    auto r = p->append_as_leader(bytes, -1, 2);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), make_error_code(errc::not_enough_replicas));
+    EXPECT_EQ(p->log().log_end_offset(), model::offset(0));
+    // acks=1 is not affected.
+    EXPECT_TRUE(p->append_as_leader(bytes, 1, 2));
+}
+
+TEST_F(partition_test, test_fetch_with_an_older_leader_epoch_is_fenced_and_a_newer_unknown) {
+    auto p = make();
+    p->apply(assignment(1, 5, {1, 2}));
+    EXPECT_EQ(p->on_follower_fetch(2, model::offset(0), 4),
+              make_error_code(errc::fenced_leader_epoch));
+    EXPECT_EQ(p->on_follower_fetch(2, model::offset(0), 6),
+              make_error_code(errc::unknown_leader_epoch));
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(0), 5));
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(0), -1)) << "-1 skips the check";
+    EXPECT_EQ(p->on_follower_fetch(9, model::offset(0), 5),
+              make_error_code(errc::not_leader_or_follower))
+        << "not a replica";
+    p->apply(assignment(2, 6, {1, 2}, 1));
+    EXPECT_EQ(p->on_follower_fetch(2, model::offset(0), 6),
+              make_error_code(errc::not_leader_or_follower));
+}
+
+TEST_F(partition_test, test_becoming_leader_starts_the_epoch_at_the_log_end_offset) {
+    auto p = make();
+    p->apply(assignment(1, 3, {1}, 0, {1}));
+    produce(*p, 4);
+    p->apply(assignment(2, 4, {1, 2}, 1));
+    p->apply(assignment(1, 7, {1, 2}, 2));
+    const auto& entries = p->log().epochs().entries();
+    ASSERT_EQ(entries.size(), 2u);
+    EXPECT_EQ(entries[0], (storage::epoch_entry{model::leader_epoch(3), model::offset(0)}));
+    EXPECT_EQ(entries[1], (storage::epoch_entry{model::leader_epoch(7), model::offset(4)}));
+    // The next batch carries epoch 7.
+    produce(*p, 1);
+    auto rd = p->log().read(model::offset(4), 1 << 20, p->log().log_end_offset());
+    ASSERT_TRUE(rd);
+    auto bytes = storage::test::slice_bytes(rd.value().slices.at(0));
+    EXPECT_EQ(storage::batch_info::decode(bytes.data()).leader_epoch, model::leader_epoch(7));
+    // OffsetForLeaderEpoch for a follower of epoch 3: it ended where epoch 7 began.
+    EXPECT_EQ(p->log().end_offset_for_epoch(model::leader_epoch(3)).start_offset, model::offset(4));
+}
+
+TEST_F(partition_test, test_an_older_assignment_is_ignored) {
+    auto p = make();
+    p->apply(assignment(1, 5, {1, 2}, 3));
+    p->apply(assignment(2, 4, {1, 2}, 9));
+    EXPECT_EQ(p->role(), partition_role::leader);
+    EXPECT_EQ(p->leader_epoch(), 5);
+    p->apply(assignment(1, 5, {1}, 2));
+    EXPECT_EQ(p->isr().size(), 2u);
+}
+
+// The leader's bytes as a fetch returns them: everything from `from`.
+std::vector<uint8_t> read_all(partition& p, model::offset from) {
+    auto rd = p.log().read(from, 1 << 20, p.log().log_end_offset());
+    EXPECT_TRUE(rd);
+    std::vector<uint8_t> out;
+    for (const auto& s : rd.value().slices) {
+        auto b = storage::test::slice_bytes(s);
+        out.insert(out.end(), b.begin(), b.end());
+    }
+    return out;
+}
+
+TEST_F(partition_test, test_follower_append_keeps_the_leaders_offsets_and_epochs) {
+    auto leader = make(1, "a");
+    auto follower = make(2, "b");
+    leader->apply(assignment(1, 2, {1}, 0, {1, 2}));
+    follower->apply(assignment(1, 2, {1}, 0, {1, 2}));
+    ASSERT_EQ(follower->role(), partition_role::follower);
+    EXPECT_TRUE(follower->needs_truncation());
+    ASSERT_TRUE(follower->truncated(model::offset(0)));
+    EXPECT_FALSE(follower->needs_truncation());
+    produce(*leader, 3);
+    leader->apply(assignment(1, 4, {1}, 1, {1, 2}));
+    produce(*leader, 2);
+    auto bytes = read_all(*leader, model::offset(0));
+    ASSERT_TRUE(follower->append_from_leader(bytes));
+    EXPECT_EQ(follower->log().log_end_offset(), model::offset(5));
+    EXPECT_EQ(read_all(*follower, model::offset(0)), read_all(*leader, model::offset(0)));
+    EXPECT_EQ(follower->log().epochs().entries(), leader->log().epochs().entries());
+    // Not at our log end offset: refused, nothing written.
+    auto again = read_all(*leader, model::offset(3));
+    auto r = follower->append_from_leader(again);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), make_error_code(errc::offset_out_of_range));
+    EXPECT_EQ(follower->log().log_end_offset(), model::offset(5));
+    // The high watermark follows the leader's, capped at our log end offset.
+    follower->follow_high_watermark(model::offset(9));
+    EXPECT_EQ(follower->high_watermark(), model::offset(5));
+    follower->follow_high_watermark(model::offset(2));
+    EXPECT_EQ(follower->high_watermark(), model::offset(5));
+    // The leader refuses the same as a follower's append.
+    EXPECT_EQ(leader->append_from_leader(bytes).error(),
+              make_error_code(errc::not_leader_or_follower));
+}
+
+TEST_F(partition_test, test_a_corrupted_batch_from_the_leader_is_refused) {
+    auto leader = make(1, "a");
+    auto follower = make(2, "b");
+    leader->apply(assignment(1, 1, {1}, 0, {1, 2}));
+    follower->apply(assignment(1, 1, {1}, 0, {1, 2}));
+    produce(*leader, 2);
+    auto bytes = read_all(*leader, model::offset(0));
+    bytes.back() ^= 0xff;
+    auto r = follower->append_from_leader(bytes);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), make_error_code(storage::errc::corrupt_batch));
+    EXPECT_EQ(follower->log().log_end_offset(), model::offset(0));
+}
+
+TEST_F(partition_test, test_truncation_cuts_the_divergent_tail_and_its_epochs) {
+    auto p = make(2);
+    p->apply(assignment(2, 1, {2}, 0, {1, 2}));
+    produce(*p, 3);
+    p->apply(assignment(2, 2, {2}, 1, {1, 2}));
+    produce(*p, 3);
+    // Another broker leads now: epoch 2's records may never have been committed.
+    p->apply(assignment(1, 3, {1, 2}, 2, {1, 2}));
+    ASSERT_EQ(p->role(), partition_role::follower);
+    EXPECT_TRUE(p->needs_truncation());
+    ASSERT_TRUE(p->truncated(model::offset(3)));
+    EXPECT_FALSE(p->needs_truncation());
+    EXPECT_EQ(p->log().log_end_offset(), model::offset(3));
+    EXPECT_LE(p->high_watermark(), model::offset(3));
+    ASSERT_EQ(p->log().epochs().entries().size(), 1u);
+    EXPECT_EQ(p->log().epochs().latest_epoch(), model::leader_epoch(1));
+    // Clamped to the log: past the end truncates nothing.
+    ASSERT_TRUE(p->truncated(model::offset(100)));
+    EXPECT_EQ(p->log().log_end_offset(), model::offset(3));
+}
+
+TEST_F(partition_test, test_restart_at_empties_the_log_and_starts_at_the_leaders_log_start) {
+    auto p = make(2);
+    p->apply(assignment(2, 1, {2}, 0, {1, 2}));
+    produce(*p, 3);
+    p->apply(assignment(1, 2, {1, 2}, 1, {1, 2}));
+    ASSERT_TRUE(p->restart_at(model::offset(50)));
+    EXPECT_EQ(p->log().log_start_offset(), model::offset(50));
+    EXPECT_EQ(p->log().log_end_offset(), model::offset(50));
+    EXPECT_TRUE(p->log().epochs().entries().empty());
+}
+
+TEST_F(partition_test, test_idempotent_dedup_survives_failover_to_a_follower) {
+    auto leader = make(1, "a");
+    auto follower = make(2, "b");
+    leader->apply(assignment(1, 1, {1}, 0, {1, 2}));
+    follower->apply(assignment(1, 1, {1}, 0, {1, 2}));
+    auto batch =
+        make_batch({.records = 2, .producer_id = 7, .producer_epoch = 0, .base_sequence = 0});
+    auto first = batch;
+    ASSERT_TRUE(leader->append_as_leader(first, -1, 1));
+    auto bytes = read_all(*leader, model::offset(0));
+    ASSERT_TRUE(follower->append_from_leader(bytes));
+    // The follower becomes leader; the producer retries the same batch there.
+    follower->apply(assignment(2, 2, {2}, 1, {1, 2}));
+    ASSERT_EQ(follower->role(), partition_role::leader);
+    auto retry = batch;
+    auto r = follower->append_as_leader(retry, -1, 1);
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(r.value().duplicate);
+    EXPECT_EQ(r.value().base_offset, model::offset(0));
+    EXPECT_EQ(follower->log().log_end_offset(), model::offset(2));
+}
+
+}  // namespace
+}  // namespace spool::broker::replication
