@@ -152,10 +152,15 @@ TEST_P(leader_failover, test_acked_records_survive_five_leader_faults_in_place_a
                            << " did not rejoin the ISR: " << why << "\n"
                            << cluster.log_tails();
         rejoin_ms.push_back(ms_since(t1));
-        ASSERT_TRUE(load.wait_acked(acked_before + 100, 60s))
-            << name_of(kind) << " cycle " << cycle << ": the producer made no progress after "
-            << "the failover (acked " << load.acked() << ")\n"
-            << cluster.log_tails();
+        if (!load.wait_acked(acked_before + 100, 60s)) {
+            load.finish(5s);  // for what librdkafka last said
+            FAIL() << name_of(kind) << " cycle " << cycle << ": the producer made no progress "
+                   << "after the failover (acked " << load.acked() << "); fatal error: '"
+                   << load.fatal_error() << "', " << load.failed().size() << " failed"
+                   << (load.failed().empty() ? "" : ", e.g. " + load.failed().begin()->second)
+                   << "\n"
+                   << cluster.log_tails();
+        }
     }
     // The floor on records: keep the load on until it has queued enough (bounded).
     const auto floor_deadline = clock_type::now() + 60s;
