@@ -38,13 +38,13 @@ function(spool_add_library name)
     target_link_libraries(${name} PUBLIC spool_compile_options ${ARG_DEPS})
 endfunction()
 
-# spool_add_test(NAME SOURCES ... DEPS ... [LABELS ...]): a GoogleTest executable registered
-# with CTest, one CTest entry per test case.
+# spool_add_test(NAME SOURCES ... DEPS ... [LABELS ...] [SERIAL] [TIMEOUT seconds]): a GoogleTest
+# executable registered with CTest, one CTest entry per test case (TIMEOUT: per test case).
 include(GoogleTest)
 function(spool_add_test name)
     # SERIAL: the tests measure latency against a baseline taken in the same test, so they run
     # alone rather than beside other tests competing for the same cores.
-    cmake_parse_arguments(ARG "SERIAL" "" "SOURCES;DEPS;LABELS" ${ARGN})
+    cmake_parse_arguments(ARG "SERIAL" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
     add_executable(${name} ${ARG_SOURCES})
     target_link_libraries(${name} PRIVATE spool_compile_options ${ARG_DEPS} GTest::gtest
                                           GTest::gmock GTest::gtest_main)
@@ -54,6 +54,9 @@ function(spool_add_test name)
     set(_properties LABELS "${ARG_LABELS}")
     if(ARG_SERIAL)
         list(APPEND _properties RUN_SERIAL TRUE)
+    endif()
+    if(ARG_TIMEOUT)
+        list(APPEND _properties TIMEOUT ${ARG_TIMEOUT})
     endif()
     gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST PROPERTIES ${_properties}
                          DISCOVERY_TIMEOUT 60)

@@ -13,8 +13,13 @@ truncation_decision decide_truncation(const storage::leader_epoch_cache& ours,
     const model::offset leader_end(leader.end_offset);
     const auto mine = ours.end_offset_for(model::leader_epoch(leader.epoch), log_end);
     if (mine.epoch.value() < 0) {
-        // Nothing we hold is tagged with an epoch at or before the leader's: trust its end.
-        return {std::max(log_start, std::min(leader_end, log_end)), true};
+        // Every epoch we hold is newer than the leader's answer: whatever we wrote from our first
+        // epoch on, the leader filled in its epoch `leader.epoch` instead (it never had ours
+        // there). Cut at our first epoch's start, as Kafka's endOffsetFor answers
+        // (requested, first higher epoch's start) here; trusting the leader's end would keep
+        // our divergent records below it.
+        const auto first = ours.entries().empty() ? log_end : ours.entries().front().start_offset;
+        return {std::max(log_start, std::min({leader_end, first, log_end})), true};
     }
     if (mine.epoch.value() == leader.epoch) {
         return {std::max(log_start, std::min({leader_end, mine.start_offset, log_end})), true};

@@ -13,7 +13,8 @@
 //   e is an epoch we have                   min(end, our end of e, LEO)       fetch
 //   e is an epoch we never saw              min(our end of the largest        ask again with our
 //                                            epoch < e, LEO)                   new latest epoch
-//   we have no epoch <= e                   min(end, LEO)                     fetch
+//   we have no epoch <= e                   min(end, our first epoch's start,  fetch
+//                                             LEO)
 //
 // The third row is KIP-279: a follower that trusted `end` there would keep records it wrote in
 // an epoch the leader never had, at offsets the leader filled in another epoch.

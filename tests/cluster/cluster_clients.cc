@@ -142,6 +142,22 @@ std::vector<std::string> kcat_consume(const std::string& bootstrap, const std::s
     return values;
 }
 
+std::vector<std::string> kcat_consume_in_group(const std::string& bootstrap,
+                                               const std::string& group, const std::string& topic,
+                                               int count, int timeout_seconds) {
+    std::string cmd = "kcat -q -b " + shell_quoted(bootstrap) + " -G " + shell_quoted(group) +
+                      " -f '%s\\n' -X auto.offset.reset=earliest -X session.timeout.ms=6000 " +
+                      (count > 0 ? "-c " + std::to_string(count) : std::string("-e")) + " " +
+                      shell_quoted(topic) + " 2>/dev/null";
+    auto out = run_bounded(cmd, timeout_seconds);
+    std::vector<std::string> values;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+        values.push_back(line);
+    }
+    return values;
+}
+
 std::string kafka_libs(std::string* why) {
     int rc = 0;
     auto dir = run_bounded(

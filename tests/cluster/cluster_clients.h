@@ -26,6 +26,13 @@ bool kcat_produce(const std::string& bootstrap, const std::string& topic, int32_
 std::vector<std::string> kcat_consume(const std::string& bootstrap, const std::string& topic,
                                       int32_t partition, int timeout_seconds = 30);
 
+// Consumes with kcat as member of `group` (librdkafka's balanced consumer, auto commit, which
+// commits the offsets of what it handed out on close); at most `count` messages (0: until the
+// end of every partition). The values in the order kcat printed them.
+std::vector<std::string> kcat_consume_in_group(const std::string& bootstrap,
+                                               const std::string& group, const std::string& topic,
+                                               int count, int timeout_seconds = 60);
+
 // The Kafka 4.1.1 libs directory ("<cache>/kafka-4.1.1/libs"), or empty with *why set.
 std::string kafka_libs(std::string* why);
 

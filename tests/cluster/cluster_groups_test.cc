@@ -7,15 +7,12 @@
 // COORDINATOR_NOT_AVAILABLE while it is down and the group resumes on the same broker once it
 // has restarted. Once offsets are replicated, the new coordinator is another broker.
 
-#include "protocol/messages/find_coordinator.h"
 #include "tests/cluster/cluster_clients.h"
 #include "tests/cluster/cluster_harness.h"
-#include "tests/integration/kafka_client.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
-#include <sstream>
 #include <thread>
 
 namespace spool::tests::cluster {
@@ -24,43 +21,6 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int16_t coordinator_not_available = 15;
-
-// FindCoordinator v3 through broker `port`: {error, node id}.
-std::pair<int16_t, int32_t> find_coordinator(uint16_t port, const std::string& group) {
-    try {
-        kafka_client c(port);
-        c.set_read_timeout(10s);
-        protocol::find_coordinator_request req;
-        req.key = group;
-        req.key_type = 0;
-        auto resp =
-            c.call<protocol::find_coordinator_request, protocol::find_coordinator_response>(3, req);
-        if (!resp) {
-            return {-999, -1};
-        }
-        return {resp->error_code, resp->node_id};
-    } catch (const std::exception&) {
-        return {-999, -1};
-    }
-}
-
-// Consumes with kcat as member of `group` (librdkafka's balanced consumer, auto commit, which
-// commits the offsets of what it handed out on close); at most `count` messages (0: until the
-// end of every partition).
-std::vector<std::string> consume_in_group(const std::string& bootstrap, const std::string& group,
-                                          const std::string& topic, int count) {
-    std::string cmd = "kcat -q -b '" + bootstrap + "' -G '" + group + "' -f '%s\\n' " +
-                      "-X auto.offset.reset=earliest -X session.timeout.ms=6000 " +
-                      (count > 0 ? "-c " + std::to_string(count) : std::string("-e")) + " '" +
-                      topic + "' 2>/dev/null";
-    auto out = run_bounded(cmd, 60);
-    std::vector<std::string> values;
-    std::istringstream in(out);
-    for (std::string line; std::getline(in, line);) {
-        values.push_back(line);
-    }
-    return values;
-}
 
 TEST(cluster_groups, group_resumes_from_committed_offsets_after_its_coordinator_is_killed) {
     cluster_harness cluster;
@@ -78,15 +38,15 @@ TEST(cluster_groups, group_resumes_from_committed_offsets_after_its_coordinator_
         all.insert(all.end(), values.begin(), values.end());
     }
 
-    auto first = consume_in_group(cluster.bootstrap(), "resumers", "orders", 12);
+    auto first = kcat_consume_in_group(cluster.bootstrap(), "resumers", "orders", 12);
     ASSERT_EQ(first.size(), 12u);
 
     // Every broker names the same coordinator: the leader of the group's offsets partition.
-    auto [ec, coordinator] = find_coordinator(cluster.port(0), "resumers");
+    auto [ec, coordinator] = find_coordinator_via(cluster.port(0), "resumers");
     ASSERT_EQ(ec, 0);
     ASSERT_GE(coordinator, 0);
     for (size_t i = 1; i < cluster.size(); ++i) {
-        EXPECT_EQ(find_coordinator(cluster.port(i), "resumers").second, coordinator);
+        EXPECT_EQ(find_coordinator_via(cluster.port(i), "resumers").second, coordinator);
     }
 
     cluster.kill9(static_cast<size_t>(coordinator));
@@ -95,7 +55,7 @@ TEST(cluster_groups, group_resumes_from_committed_offsets_after_its_coordinator_
                     std::chrono::milliseconds(cluster.options().session_timeout_ms) * 3;
     int16_t down_error = 0;
     while (std::chrono::steady_clock::now() < deadline &&
-           (down_error = find_coordinator(cluster.port(other), "resumers").first) !=
+           (down_error = find_coordinator_via(cluster.port(other), "resumers").first) !=
                coordinator_not_available) {
         std::this_thread::sleep_for(100ms);
     }
@@ -107,12 +67,12 @@ TEST(cluster_groups, group_resumes_from_committed_offsets_after_its_coordinator_
     ASSERT_TRUE(cluster.wait_for_cluster(20s, 0, &why)) << why;
     deadline = std::chrono::steady_clock::now() + 20s;
     while (std::chrono::steady_clock::now() < deadline &&
-           find_coordinator(cluster.port(other), "resumers") !=
+           find_coordinator_via(cluster.port(other), "resumers") !=
                std::pair{int16_t{0}, coordinator}) {
         std::this_thread::sleep_for(100ms);
     }
 
-    auto rest = consume_in_group(cluster.bootstrap(), "resumers", "orders", 0);
+    auto rest = kcat_consume_in_group(cluster.bootstrap(), "resumers", "orders", 0);
     std::multiset<std::string> seen(first.begin(), first.end());
     seen.insert(rest.begin(), rest.end());
     EXPECT_EQ(rest.size(), all.size() - first.size())

@@ -1,6 +1,7 @@
 #include "tests/cluster/cluster_harness.h"
 
 #include "protocol/messages/create_topics.h"
+#include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/metadata.h"
 #include "tests/integration/kafka_client.h"
 #include "tests/integration/test_support.h"
@@ -346,6 +347,24 @@ int16_t create_topic_via(uint16_t port, const std::string& name, int32_t partiti
         return resp->topics[0].error_code;
     } catch (const std::exception&) {
         return -999;
+    }
+}
+
+std::pair<int16_t, int32_t> find_coordinator_via(uint16_t port, const std::string& group) {
+    try {
+        kafka_client c(port);
+        c.set_read_timeout(10s);
+        protocol::find_coordinator_request req;
+        req.key = group;
+        req.key_type = 0;
+        auto resp =
+            c.call<protocol::find_coordinator_request, protocol::find_coordinator_response>(3, req);
+        if (!resp) {
+            return {-999, -1};
+        }
+        return {resp->error_code, resp->node_id};
+    } catch (const std::exception&) {
+        return {-999, -1};
     }
 }
 

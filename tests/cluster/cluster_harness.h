@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace spool::tests::cluster {
@@ -155,6 +156,9 @@ int16_t produce_via(uint16_t port, const std::string& topic, int32_t partition,
 int16_t produce_when_open(uint16_t port, const std::string& topic, int32_t partition,
                           const std::vector<std::string>& values,
                           std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+// FindCoordinator v3 for a group through broker `port`: {error code, node id} (-999: no answer).
+std::pair<int16_t, int32_t> find_coordinator_via(uint16_t port, const std::string& group);
 
 // Runs a shell command (sh -c) killed after `timeout_seconds`; its stdout, and its exit status
 // into *exit_code when given (124: timed out).

@@ -24,14 +24,14 @@ struct topic_answer {
 // One CreateTopicsResponse row per topic asked for (v5).
 inline std::vector<topic_answer> create_topics(
     kafka_client& c, const std::vector<std::pair<std::string, int32_t>>& topics,
-    const std::map<std::string, std::string>& configs = {}) {
+    const std::map<std::string, std::string>& configs = {}, int16_t replication_factor = 1) {
     protocol::create_topics_request req;
     req.timeout_ms = 30000;
     for (const auto& [name, partitions] : topics) {
         auto& t = req.topics.emplace_back();
         t.name = name;
         t.num_partitions = partitions;
-        t.replication_factor = 1;
+        t.replication_factor = replication_factor;
         for (const auto& [k, v] : configs) {
             auto& cfg = t.configs.emplace_back();
             cfg.name = k;
@@ -51,8 +51,9 @@ inline std::vector<topic_answer> create_topics(
 }
 
 inline topic_answer create_topic(kafka_client& c, const std::string& name, int32_t partitions,
-                                 const std::map<std::string, std::string>& configs = {}) {
-    return create_topics(c, {{name, partitions}}, configs).at(0);
+                                 const std::map<std::string, std::string>& configs = {},
+                                 int16_t replication_factor = 1) {
+    return create_topics(c, {{name, partitions}}, configs, replication_factor).at(0);
 }
 
 // The topic's error in a Metadata answer that must not create it (3 = unknown).

@@ -35,12 +35,6 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
-std::string record_id(uint64_t n) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "rec-%012llu", static_cast<unsigned long long>(n));
-    return buf;
-}
-
 // Produces for `how_long` at most `max_records` new records; returns how many were queued.
 uint64_t produce_for(acked_producer& p, uint64_t& next_id, std::chrono::milliseconds how_long,
                      uint64_t max_records) {

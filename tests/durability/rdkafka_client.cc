@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <thread>
 
 namespace spool::tests {
@@ -20,6 +21,12 @@ std::unique_ptr<RdKafka::Conf> global_conf(const std::string& bootstrap,
 }
 
 }  // namespace
+
+std::string record_id(uint64_t n) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "rec-%012llu", static_cast<unsigned long long>(n));
+    return buf;
+}
 
 acked_producer::acked_producer(const std::string& bootstrap, const std::string& topic,
                                const std::map<std::string, std::string>& extra)

@@ -47,6 +47,9 @@ private:
     std::map<std::string, std::string> _failed;
 };
 
+// The id of the n-th record a test produces, "rec-000000000042": unique and sortable.
+std::string record_id(uint64_t n);
+
 struct stored_record {
     int64_t offset = 0;
     std::string value;

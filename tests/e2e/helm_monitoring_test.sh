@@ -17,6 +17,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 HELM_CONFIG_HOME=$tmp/config HELM_CACHE_HOME=$tmp/cache HELM_DATA_HOME=$tmp/data
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# Whatever step fails under set -e says which one and how, before the EXIT trap removes $tmp.
+trap 'rc=$?; echo "FAIL: helm_monitoring_test.sh $mode: line $LINENO: $BASH_COMMAND (exit $rc)" >&2' ERR
 on="--set monitoring.serviceMonitor.enabled=true --set monitoring.podMonitor.enabled=true
     --set monitoring.prometheusRule.enabled=true --set monitoring.dashboards.enabled=true"
 force="--set monitoring.serviceMonitor.force=true --set monitoring.podMonitor.force=true
@@ -44,6 +46,13 @@ apply)
     kubectl=${SPOOL_KUBECTL:?SPOOL_KUBECTL: the kubectl of scripts/k8s/build.sh}
     [[ -x "$kubectl" ]] || { echo "missing $kubectl: run scripts/k8s/build.sh" >&2; exit 1; }
     kc() { "$kubectl" --kubeconfig "$cp_dir/kubeconfig" "$@"; }
+    # The API server may still be coming back from the test before (resilience_test restarts it).
+    for _ in $(seq 1 60); do
+        kc get --raw /readyz >/dev/null 2>"$tmp/readyz.err" && break
+        sleep 0.5
+    done
+    kc get --raw /readyz >/dev/null 2>>"$tmp/readyz.err" ||
+        fail "the API server is not ready after 30 s: $(tail -3 "$tmp/readyz.err")"
     crds=$("$src/scripts/peers/fetch-prometheus-operator-crds.sh")
     kc apply --server-side --field-manager helm-monitoring-e2e -f "$crds" >/dev/null
     kc wait --for condition=Established --timeout 60s \
@@ -60,8 +69,18 @@ v = json.load(sys.stdin); print("v%s.%s.0" % (v["major"], v["minor"].rstrip("+")
         --show-only templates/prometheusrule.yaml --show-only templates/dashboards.yaml
     want=$(grep -c '^kind:' "$tmp/all.yaml")
     ((want >= 11)) || fail "only $want monitoring objects rendered"
-    kc apply --server-side --field-manager helm-monitoring-e2e -n "$ns" -f "$tmp/all.yaml" \
-        >"$tmp/applied.txt"
+    # Established does not mean every API server cache serves the new kinds yet: kubectl can
+    # still answer "no matches for kind ... ensure CRDs are installed first" for a moment.
+    for attempt in $(seq 1 20); do
+        if kc apply --server-side --field-manager helm-monitoring-e2e -n "$ns" \
+            -f "$tmp/all.yaml" >"$tmp/applied.txt" 2>&1; then
+            break
+        fi
+        grep -q 'no matches for kind\|ensure CRDs are installed first' "$tmp/applied.txt" ||
+            fail "kubectl apply failed: $(cat "$tmp/applied.txt")"
+        ((attempt < 20)) || fail "the monitoring kinds were never served: $(cat "$tmp/applied.txt")"
+        sleep 0.5
+    done
     applied=$(grep -c 'serverside-applied' "$tmp/applied.txt" || true)
     [[ "$applied" == "$want" ]] || fail "$applied of $want objects applied: $(cat "$tmp/applied.txt")"
     echo "ok: $applied monitoring objects applied server-side"

@@ -124,11 +124,25 @@ TEST(truncation, test_leader_without_an_older_epoch_empties_the_follower) {
               (truncation_decision{offset(10), true}));
 }
 
-// Our log holds no epoch at or before the leader's answer (it starts at a later epoch after
-// retention): the leader's end, capped by our LEO, as Kafka does.
-TEST(truncation, test_no_epoch_of_ours_at_or_before_the_answer_trusts_the_leaders_end) {
+// Our log holds no epoch at or before the leader's answer: the leader's epoch 3 runs to 45, ours
+// start with epoch 4 at 30, so our 30..44 are not the leader's. Kafka's endOffsetFor(3) on our
+// cache answers (3, 30), the start of our first later epoch: truncate there, not to 45.
+TEST(truncation, test_no_epoch_of_ours_at_or_before_the_answer_truncates_to_our_first_epoch) {
     replica follower({{4, 30}}, 60, 30);
-    EXPECT_EQ(follower.truncate_after({3, 45}), (truncation_decision{offset(45), true}));
+    EXPECT_EQ(follower.truncate_after({3, 45}), (truncation_decision{offset(30), true}));
+}
+
+// Found by tests/replication's failover simulation (seed 76): A led epoch 1 and wrote 0..2, which
+// C replicated; B (in the ISR, empty) was elected for epoch 2 and wrote 0..1; C was elected for
+// epoch 3 from 3. B, following C, asks about epoch 2; C answers (1, 3). B has no epoch <= 1, and
+// its 0..1 of epoch 2 are not C's 0..1 of epoch 1: B must empty itself, not keep 0..1.
+TEST(truncation, test_a_follower_whose_only_epoch_the_leader_never_had_keeps_nothing) {
+    replica leader({{1, 0}, {3, 3}}, 26);
+    replica follower({{2, 0}}, 2);
+    auto answer = leader.answer(follower.latest());
+    EXPECT_EQ(answer.epoch, 1);
+    EXPECT_EQ(answer.end_offset, 3);
+    EXPECT_EQ(follower.truncate_after(answer), (truncation_decision{offset(0), true}));
 }
 
 // Never below our log start, whatever the leader says.

@@ -2,8 +2,8 @@
 """Classic consumer groups with kcat -G (librdkafka 2.0.2) against a real broker.
 
 Checks, each printed as PASS/FAIL:
-  group_shares_partitions      3 consumers of one group split a 6-partition topic, each message
-                               consumed exactly once
+  group_shares_partitions      a first consumer takes a 6-partition topic, two more join and the
+                               3 split it, each message consumed exactly once
   member_leave_rebalances      a member leaving (SIGTERM: LeaveGroup) makes the other two take
                                over its partitions; new messages are still consumed exactly once
   member_death_rebalances      a member killed with SIGKILL is expired after session.timeout.ms
@@ -167,7 +167,12 @@ def main():
         produce(bootstrap, topic, 0, 1)  # creates the topic
         expect(partition_count(bootstrap, topic) == PARTITIONS, "topic was not created with 6 partitions")
         # Consume the creation messages too: they are part of the exactly-once count below.
-        members = [consumer(f"c{i}", bootstrap, group, topic, workdir) for i in range(3)]
+        # The first member makes a generation of its own before the others join, as it does
+        # whenever they start more than group.initial.rebalance.delay.ms after it (a loaded CI
+        # machine): deterministic here, so the checks below hold for both orders.
+        members = [consumer("c0", bootstrap, group, topic, workdir)]
+        wait_for(lambda: members[0].assignments(), 60, "the first member's assignment")
+        members += [consumer(f"c{i}", bootstrap, group, topic, workdir) for i in (1, 2)]
 
         def shares():
             wait_for(lambda: settled(members, 3), 60, "3 members to split 6 partitions")
@@ -179,7 +184,12 @@ def main():
             time.sleep(1)  # late duplicates would show up now
             check_exactly_once(consumed(members, {}), 0, PER_PARTITION)
             for m in members:
-                mine = {int(r[0]) for r in m.records()}
+                # Only the messages produced once the group had settled: the creation messages
+                # belong to whichever generation was first, and a member joining more than
+                # group.initial.rebalance.delay.ms (3 s) after the others (kcat starting slowly
+                # on a loaded machine) makes an earlier generation without it. Exactly-once
+                # above covers them either way.
+                mine = {int(r[0]) for r in m.records() if int(r[2].split(":")[1]) >= 1}
                 expect(mine <= set(m.assignments()[-1]),
                        f"{m.name} consumed partitions {mine} outside {m.assignments()[-1]}")
 
