@@ -34,6 +34,7 @@
 #include "broker/metrics/topic_probe.h"
 #include "broker/net/probe.h"
 #include "broker/net/server.h"
+#include "broker/replication/replica_fetchers.h"
 #include "broker/runtime/shard_pool.h"
 #include "broker/storage/log_dir_lock.h"
 
@@ -67,6 +68,9 @@ private:
     std::unique_ptr<metadata::partition_isr_writer> _isr_writer;
     std::unique_ptr<metadata::partition_manager> _partitions;
     std::unique_ptr<metadata::replica_sync> _replica_sync;  // local logs follow the metadata
+    // Followers pull from leaders; stopped before the logs close, kept until the end (the role
+    // listener holds it).
+    std::unique_ptr<replication::replica_fetchers> _fetchers;
     std::unique_ptr<handlers::producer_id_allocator> _producer_ids;
     std::unique_ptr<handlers::fetch_session_cache> _fetch_sessions;
     coordinator::system_clock _group_clock;
