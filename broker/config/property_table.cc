@@ -318,8 +318,10 @@ std::vector<property> make_broker_table() {
         // Groups and offsets.
         {"offsets.topic.num.partitions", int32, "50", broker, true,
          "Partitions of __consumer_offsets.", 1, int32_max},
-        {"offsets.topic.replication.factor", int32, "1", broker, true,
-         "Replication factor of __consumer_offsets.", 1, 32767},
+        {"offsets.topic.replication.factor", int32, "3", broker, true,
+         "Replication factor of __consumer_offsets, capped at the live brokers when the topic is "
+         "created.",
+         1, 32767},
         {"offsets.topic.segment.bytes", int32, "104857600", broker, true,
          "Segment size of __consumer_offsets.", 1, int32_max},
         {"offsets.retention.minutes", int32, "10080", broker, false,

@@ -175,11 +175,11 @@ asio::awaitable<std::error_code> coordinator_service::ensure_topic() {
         metadata::new_topic t;
         t.name = std::string(offsets_topic);
         t.partitions = _config.partitions;
-        // Capped to the live brokers, and to 1 until partitions replicate (issue #15): a cluster
+        // Capped to the brokers that may take replicas now, as Kafka does at creation: a cluster
         // smaller than offsets.topic.replication.factor still gets its group coordinator.
-        const auto live = static_cast<int32_t>(std::max<size_t>(snap->brokers.size(), 1));
+        const auto live = std::max(snap->eligible_broker_count(), int32_t{1});
         t.replication_factor =
-            static_cast<int16_t>(std::min<int32_t>({_config.replication_factor, live, int32_t{1}}));
+            static_cast<int16_t>(std::min<int32_t>(_config.replication_factor, live));
         t.configs = {{"cleanup.policy", "compact"},
                      {"segment.bytes", std::to_string(_config.segment_bytes)}};
         auto create = _store.create_topic(t);

@@ -81,7 +81,8 @@ std::vector<int32_t> offline_replicas(const services& svc, const metadata::clust
 }
 
 int32_t live_broker_count(const services& /*svc*/, const metadata::cluster_state& s) {
-    return s.brokers.empty() ? 1 : static_cast<int32_t>(s.brokers.size());
+    // A broker in controlled shutdown takes no new replicas (the controller places none there).
+    return s.brokers.empty() ? 1 : s.eligible_broker_count();
 }
 
 protocol::error_code leadership_error(const services& svc, bool may_lead,

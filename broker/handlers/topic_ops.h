@@ -36,8 +36,8 @@ struct store_failure {
 };
 store_failure from_store(const std::error_code& ec);
 
-// The replication factor a topic may have now, or the error that refuses it: RF > live brokers
-// is Kafka's INVALID_REPLICATION_FACTOR; RF > 1 is refused until replication exists (issue #15).
+// The replication factor a topic may have now, or the error that refuses it: RF < 1 or RF >
+// live brokers is Kafka's INVALID_REPLICATION_FACTOR, with Kafka's message.
 std::optional<store_failure> check_replication_factor(int32_t replication_factor,
                                                       int32_t live_brokers);
 

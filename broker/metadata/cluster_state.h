@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -74,6 +75,10 @@ struct topic_metadata {
     std::string name;
     protocol::uuid id;
     std::vector<partition_state> partitions;  // index == partition number
+    // Replicas of each new partition (CreateTopics' replication factor, kept in the topic
+    // record; a record written before it was kept reads as the replica count of its first
+    // placed partition, or 1).
+    int16_t replication_factor = 1;
     config::topic_overrides configs;
     // Revision of the topic's record in the cluster store (etcd's mod_revision; 0 embedded).
     int64_t record_revision = 0;
@@ -100,7 +105,21 @@ struct cluster_state {
     std::map<int32_t, broker_registration> brokers;
     int32_t controller_id = -1;
 
+    // Live brokers in controlled shutdown (store::shut_down_gracefully): still serving, but the
+    // controller moves their leaderships away, takes them out of ISRs and places nothing new on
+    // them.
+    std::set<int32_t> shutting_down;
+
     bool is_live(int32_t node_id) const { return brokers.contains(node_id); }
+    // May lead, join an ISR and take new replicas: live and not in controlled shutdown.
+    bool eligible(int32_t node_id) const {
+        return is_live(node_id) && !shutting_down.contains(node_id);
+    }
+    int32_t eligible_broker_count() const {
+        return static_cast<int32_t>(
+            std::count_if(brokers.begin(), brokers.end(),
+                          [this](const auto& b) { return !shutting_down.contains(b.first); }));
+    }
     // The replicas of p whose broker is not live (Metadata's offline_replicas).
     std::vector<int32_t> offline_replicas(const partition_state& p) const {
         std::vector<int32_t> out;

@@ -9,15 +9,6 @@ namespace spool::broker::metadata {
 
 namespace {
 
-int16_t replication_factor(const topic_metadata& topic, const plan_options& options) {
-    for (const auto& p : topic.partitions) {
-        if (p.placed()) {
-            return static_cast<int16_t>(p.replicas.size());
-        }
-    }
-    return options.default_replication_factor;
-}
-
 // The first replica (in replica order, Kafka's preference) that is in the ISR and live.
 std::optional<int32_t> eligible_leader(const cluster_state& state, const partition_state& p) {
     for (int32_t r : p.replicas) {
@@ -45,7 +36,6 @@ plan_result plan(const cluster_state& state, const plan_options& options) {
     std::optional<placement_load> load;
 
     for (const auto& [name, topic] : state.topics) {
-        std::optional<int16_t> rf;
         bool unplaceable = false;
         for (const auto& p : topic.partitions) {
             if (!p.placed()) {
@@ -55,10 +45,7 @@ plan_result plan(const cluster_state& state, const plan_options& options) {
                 if (!load) {
                     load.emplace(placement_load::of(state));
                 }
-                if (!rf) {
-                    rf = replication_factor(topic, options);
-                }
-                auto replicas = load->place_one(*rf);
+                auto replicas = load->place_one(topic.replication_factor);
                 if (!replicas) {
                     unplaceable = true;
                     out.unplaceable.push_back(name);

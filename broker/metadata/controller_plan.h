@@ -5,10 +5,10 @@
 // fails over mid-pass simply plans again from its successor's snapshot.
 //
 // Rules, in this order, for each partition (topics in name order, partitions in index order):
-// 1. no record yet (not placed): place it (placement.h) with leader = first replica,
-//    isr = replicas, leader_epoch 0, partition_epoch 0 (Kafka's PartitionRecord for a new
-//    partition). Topics whose replication factor exceeds the live brokers stay unplaced and
-//    are listed in plan_result::unplaceable.
+// 1. no record yet (not placed): place it (placement.h) on the topic's replication factor of
+//    replicas, with leader = first replica, isr = replicas, leader_epoch 0, partition_epoch 0
+//    (Kafka's PartitionRecord for a new partition). Topics whose replication factor exceeds the
+//    live brokers stay unplaced and are listed in plan_result::unplaceable.
 // 2. a leader that is not live: the first live ISR member in replica order leads instead, or
 //    leader -1 when there is none (RF=1: the one replica is the only eligible leader, KIP-966,
 //    so it waits for it to return). The ISR is kept: shrinking it is the replication's job.
@@ -41,11 +41,9 @@ struct partition_write {
 };
 
 struct plan_options {
-    // Replication factor of a topic none of whose partitions is placed yet (the topic record
-    // does not carry one until the replication issue; CreateTopics only lets RF 1 through).
-    // A topic with placed partitions keeps the replica count of its first placed partition,
-    // like Kafka's CreatePartitions.
-    int16_t default_replication_factor = 1;
+    // unclean.leader.election.enable of this controller's configuration: the default of a topic
+    // that has no override of it and of a cluster without a dynamic default.
+    bool unclean_leader_election = false;
 };
 
 struct plan_result {

@@ -181,8 +181,12 @@ std::string encode(const topic_record& r) {
     for (const auto& [k, v] : r.configs) {
         configs[k] = v;
     }
-    return json{{"id", r.id.to_string()}, {"partitions", r.partitions}, {"configs", configs}}
-        .dump();
+    json j{{"id", r.id.to_string()}, {"partitions", r.partitions}};
+    if (r.replication_factor > 0) {
+        j["replication_factor"] = r.replication_factor;
+    }
+    j["configs"] = std::move(configs);
+    return j.dump();
 }
 
 result<topic_record> decode_topic(std::string_view value) {
@@ -199,6 +203,13 @@ result<topic_record> decode_topic(std::string_view value) {
     }
     r.id = *id;
     r.partitions = *partitions;
+    if (j->contains("replication_factor")) {
+        auto rf = int32_member(*j, "replication_factor", 1, std::numeric_limits<int16_t>::max());
+        if (!rf) {
+            return bad();
+        }
+        r.replication_factor = static_cast<int16_t>(*rf);
+    }
     if (auto it = j->find("configs"); it != j->end()) {
         auto configs = string_map<config::topic_overrides>(*it);
         if (!configs) {

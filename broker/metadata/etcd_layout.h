@@ -9,7 +9,8 @@
 //     P/brokers/<node id>         broker_registration JSON, under the broker's session lease
 //     P/controller                controller_record JSON, under the controller's session lease;
 //                                 the controller epoch is this key's create_revision
-//     P/topics/<name>             topic_record JSON
+//     P/topics/<name>             topic_record JSON: {"id", "partitions", "replication_factor"
+//                                 (absent in records older than replication), "configs"}
 //     P/partitions/<name>/<p>     partition_record JSON; absent = not placed yet
 //     P/broker_configs/<entity>   {"k":"v"}; entity "_default" = cluster default, else node id
 //     P/producer_ids              next free producer id, decimal text
@@ -60,6 +61,9 @@ struct topic_record {
     protocol::uuid id;
     int32_t partitions = 0;
     config::topic_overrides configs;
+    // 1..32767; 0: the record has none (written before replication existed): the reader
+    // takes the replica count of the topic's first placed partition, or 1 (etcd_state).
+    int16_t replication_factor = 0;
 
     bool operator==(const topic_record&) const = default;
 };

@@ -195,6 +195,14 @@ void etcd_state::rebuild_topic(const std::string& name) {
             md.partitions.push_back(std::move(unplaced));
         }
     }
+    md.replication_factor = rec->second.record.replication_factor;
+    if (md.replication_factor == 0) {
+        // A record from before replication_factor was kept: the placed replicas tell it.
+        auto first = std::find_if(md.partitions.begin(), md.partitions.end(),
+                                  [](const partition_state& p) { return p.placed(); });
+        md.replication_factor =
+            first == md.partitions.end() ? 1 : static_cast<int16_t>(first->replicas.size());
+    }
     _state.topic_names[md.id] = name;
     _state.topics.emplace(name, std::move(md));
 }

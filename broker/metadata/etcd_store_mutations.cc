@@ -114,7 +114,8 @@ asio::awaitable<etcd_store::committed<topic_metadata>> etcd_store::wait_placed(
 asio::awaitable<etcd_store::committed<topic_metadata>> etcd_store::create_topic_here(
     etcd_store* self, new_topic t) {
     auto deadline = clock::now() + self->_options.change_timeout;
-    etcd_layout::topic_record rec{protocol::uuid::random(), t.partitions, t.configs};
+    etcd_layout::topic_record rec{protocol::uuid::random(), t.partitions, t.configs,
+                                  t.replication_factor};
     const auto key = self->_keys.topic(t.name);
     const auto parts = self->_keys.partitions(t.name);
     etcd::txn_request create;
@@ -143,6 +144,11 @@ store::op<topic_metadata> etcd_store::create_topic(new_topic t) {
     }
     if (!valid_configs(t.configs)) {
         co_return errc::invalid_config;
+    }
+    // The controller places only on brokers that may take new replicas: a topic wider than them
+    // would stay unplaced until the change timeout (the handlers say so in Kafka's words first).
+    if (t.replication_factor < 1 || t.replication_factor > snapshot()->eligible_broker_count()) {
+        co_return errc::invalid_replication_factor;
     }
     auto op = finish(create_topic_here(this, std::move(t)));
     co_return co_await std::move(op);

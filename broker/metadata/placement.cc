@@ -24,7 +24,9 @@ placement_load placement_load::of(const cluster_state& state) {
     std::vector<placement_broker> live;
     live.reserve(state.brokers.size());
     for (const auto& [id, reg] : state.brokers) {
-        live.push_back({id, reg.rack});
+        if (state.eligible(id)) {  // a broker on its way out takes no new replicas
+            live.push_back({id, reg.rack});
+        }
     }
     placement_load load(std::move(live));
     for (const auto& [name, topic] : state.topics) {

@@ -176,5 +176,16 @@ TEST_F(coordinator_leadership_test, test_creates_offsets_topic_with_rf_capped_to
     EXPECT_FALSE(commit(group_for[0], 1));
 }
 
+TEST_F(coordinator_leadership_test, test_creates_offsets_topic_with_rf_capped_to_live_brokers) {
+    cluster_state two;  // no topic yet; brokers 0 and 1 live
+    two.brokers = {{0, broker(0, "h0", 9092)}, {1, broker(1, "h1", 9092)}};
+    store.set(two);
+    sc.replication_factor = 3;  // Kafka's default offsets.topic.replication.factor
+    service = std::make_unique<coordinator_service>(store, *partitions, sc, clk);
+    ASSERT_FALSE(service->start_blocking());
+    ASSERT_NE(store.snapshot()->find(offsets_topic), nullptr);
+    EXPECT_EQ(store.last_replication_factor, 2);
+}
+
 }  // namespace
 }  // namespace spool::broker::coordinator::testing

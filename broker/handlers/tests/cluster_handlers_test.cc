@@ -364,13 +364,17 @@ TEST_F(cluster_handlers_test, test_create_topics_replication_factor_rules) {
     EXPECT_EQ(
         too_many.topics[0].error_message,
         std::optional<std::string>("Replication factor: 4 larger than available brokers: 3."));
-    EXPECT_EQ(store.snapshot()->topics.size(), 0u);  // not created
-    // Replicated topics are created (issue #16): RF up to the live brokers.
-    auto replicated = create("t2", 1, 2);
+    auto zero = create("t0", 1, 0);
+    EXPECT_EQ(zero.topics[0].error_code, err(error_code::invalid_replication_factor));
+    EXPECT_EQ(store.snapshot()->topics.size(), 0u);  // neither was created
+
+    // Replicated topics are created with their replication factor.
+    auto replicated = create("t3", 1, 3);
     ASSERT_EQ(replicated.topics[0].error_code, 0)
         << replicated.topics[0].error_message.value_or("");
-    EXPECT_EQ(replicated.topics[0].replication_factor, 2);
-    EXPECT_TRUE(store.snapshot()->find("t2"));
+    EXPECT_EQ(replicated.topics[0].replication_factor, 3);
+    EXPECT_EQ(store.last_replication_factor, 3);
+    ASSERT_EQ(store.snapshot()->topics.size(), 1u);
 
     // -1: default.replication.factor (1). Placed over the three brokers; only this broker's
     // replicas get a log here.

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <set>
 
 namespace spool::broker::metadata {
 namespace {
@@ -62,8 +63,8 @@ TEST(controller_plan_test, test_unplaced_partitions_are_placed_with_epoch_zero) 
 TEST(controller_plan_test, test_replication_factor_above_live_brokers_stays_unplaced) {
     cluster_state s;
     add_broker(s, 0);
-    add_topic(s, "wide", 2);
-    auto r = plan(s, {.default_replication_factor = 2});
+    add_topic(s, "wide", 2).replication_factor = 2;
+    auto r = plan(s);
     EXPECT_TRUE(r.writes.empty());
     EXPECT_EQ(r.unplaceable, std::vector<std::string>{"wide"});
     cluster_state none;
@@ -77,12 +78,32 @@ TEST(controller_plan_test, test_new_partitions_keep_the_topics_replication_facto
         add_broker(s, id);
     }
     auto& t = add_topic(s, "grown", 3);
+    t.replication_factor = 2;
     t.partitions[0] = placed(0, 0, {0, 1}, {0, 1});
-    auto r = plan(s);  // default RF 1, but the topic's partitions have 2 replicas
+    auto r = plan(s);
     ASSERT_EQ(r.writes.size(), 2u);
     for (const auto& w : r.writes) {
         EXPECT_EQ(w.state.replicas.size(), 2u);
     }
+}
+
+TEST(controller_plan_test, test_topic_of_replication_factor_three_spreads_replicas_and_leaders) {
+    cluster_state s;
+    for (int32_t id : {0, 1, 2}) {
+        add_broker(s, id, "rack-" + std::to_string(id));
+    }
+    add_topic(s, "r3", 6).replication_factor = 3;
+    auto r = plan(s);
+    ASSERT_EQ(r.writes.size(), 6u);
+    std::map<int32_t, int> leaders;
+    for (const auto& w : r.writes) {
+        ASSERT_EQ(w.state.replicas.size(), 3u);
+        EXPECT_EQ(std::set<int32_t>(w.state.replicas.begin(), w.state.replicas.end()).size(), 3u);
+        EXPECT_EQ(w.state.isr, w.state.replicas);
+        EXPECT_EQ(w.state.leader, w.state.replicas.front());
+        ++leaders[w.state.leader];
+    }
+    EXPECT_EQ(leaders, (std::map<int32_t, int>{{0, 2}, {1, 2}, {2, 2}}));
 }
 
 TEST(controller_plan_test, test_offline_leader_becomes_minus_one_with_epochs_bumped) {

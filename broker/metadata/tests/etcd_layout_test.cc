@@ -82,6 +82,35 @@ TEST(etcd_layout_test, test_topic_record_round_trips) {
     EXPECT_NE(text.find("\"partitions\":12"), std::string::npos) << text;
 }
 
+TEST(etcd_layout_test, test_topic_record_keeps_its_replication_factor) {
+    topic_record r{protocol::uuid::random(), 3, {}, 3};
+    auto text = encode(r);
+    EXPECT_NE(text.find("\"replication_factor\":3"), std::string::npos) << text;
+    auto back = decode_topic(text);
+    ASSERT_TRUE(back) << text;
+    EXPECT_EQ(back.value().replication_factor, 3);
+}
+
+TEST(etcd_layout_test, test_topic_record_from_before_replication_reads_without_a_factor) {
+    // What brokers before #16 wrote: no replication_factor member. It reads (as 0: etcd_state
+    // takes the placed replicas' count), and writing it back leaves the member out.
+    auto id = protocol::uuid::random().to_string();
+    auto old = R"({"id":")" + id + R"(","partitions":2,"configs":{}})";
+    auto back = decode_topic(old);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back.value().replication_factor, 0);
+    EXPECT_EQ(encode(back.value()), old);
+}
+
+TEST(etcd_layout_test, test_topic_record_with_a_bad_replication_factor_is_an_error) {
+    auto id = protocol::uuid::random().to_string();
+    for (std::string rf : {"0", "-1", "32768", "1.5", "\"3\"", "null", "true"}) {
+        auto bad = R"({"id":")" + id + R"(","partitions":1,"replication_factor":)" + rf + "}";
+        auto r = decode_topic(bad);
+        EXPECT_FALSE(r) << bad;
+    }
+}
+
 TEST(etcd_layout_test, test_topic_record_without_configs_has_none) {
     auto id = protocol::uuid::random().to_string();
     auto back = decode_topic(R"({"id":")" + id + R"(","partitions":1})");

@@ -77,6 +77,26 @@ TEST(etcd_state_test, test_a_full_load_builds_every_table) {
     EXPECT_EQ(s->next_producer_id, 4000);
 }
 
+TEST(etcd_state_test, test_replication_factor_is_the_records_or_the_placed_replicas) {
+    etcd_state st(k);
+    auto kept = protocol::uuid::random();
+    auto old = protocol::uuid::random();
+    auto unplaced = protocol::uuid::random();
+    st.reset(
+        {kv(k.topic("kept"), etcd_layout::encode(etcd_layout::topic_record{kept, 1, {}, 3}), 2),
+         // Records written before the topic record kept a replication factor:
+         kv(k.topic("old"), etcd_layout::encode(etcd_layout::topic_record{old, 2, {}}), 3),
+         kv(k.partition("old", 1),
+            etcd_layout::encode(etcd_layout::partition_record{0, 0, 0, {0, 1}, {0, 1}}), 4),
+         kv(k.topic("unplaced"), etcd_layout::encode(etcd_layout::topic_record{unplaced, 1, {}}),
+            5)},
+        5);
+    auto s = st.build();
+    EXPECT_EQ(s->find("kept")->replication_factor, 3);
+    EXPECT_EQ(s->find("old")->replication_factor, 2) << "the first placed partition's replicas";
+    EXPECT_EQ(s->find("unplaced")->replication_factor, 1);
+}
+
 TEST(etcd_state_test, test_events_change_only_what_they_name_and_old_snapshots_stay) {
     etcd_state st(k);
     auto id = protocol::uuid::random();

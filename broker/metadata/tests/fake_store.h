@@ -79,6 +79,7 @@ public:
             md.name = t.name;
             md.id = protocol::uuid::random();
             md.configs = t.configs;
+            md.replication_factor = t.replication_factor;
             grow(next, md, t.partitions);
             next.topic_names.emplace(md.id, md.name);
             next.topics.emplace(md.name, md);
