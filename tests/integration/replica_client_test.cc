@@ -1,7 +1,8 @@
 // replication::leader_client against a real spool-broker process: the connection a follower's
 // replica fetcher opens to its leader. ApiVersions at connect, a Metadata round trip, and the
-// follower's own requests (OffsetForLeaderEpoch v4 and Fetch v12 with a replica id) decoded
-// with the generated codecs, records and all.
+// follower's own requests (OffsetForLeaderEpoch v4; Fetch v12 with a replica id, refused for a
+// node that is no replica) decoded with the generated codecs, records and all. A follower's
+// fetch that is served: tests/cluster/cluster_replica_fetch_test.cc.
 
 #include "broker/replication/fetched_records.h"
 #include "broker/replication/leader_client.h"
