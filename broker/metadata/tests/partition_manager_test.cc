@@ -233,6 +233,7 @@ TEST_F(partition_manager_test, test_housekeeping_applies_retention_per_cleanup_p
         return topic_metadata{name,
                               protocol::uuid::random(),
                               {{0, 0, 0, {0}, {0}}},
+                              1,
                               {{"cleanup.policy", policy},
                                {"segment.bytes", "1024"},
                                {"retention.bytes", "2048"},
