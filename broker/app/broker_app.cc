@@ -175,21 +175,23 @@ std::string broker_app::start() {
     _partitions->set_storage_observer(std::make_shared<storage_metrics>(_registry));
     _isr_writer = std::make_unique<metadata::partition_isr_writer>(*_store, *_pool);
     _partitions->set_isr_writer(_isr_writer.get());
-    {
-        metadata::partition_manager* pm = _partitions.get();
-        _fetchers = std::make_unique<replication::replica_fetchers>(
-            *_pool, replication::fetcher_options_from(*_config),
-            static_cast<int32_t>(_config->get_int("num.replica.fetchers")),
-            [pm](const model::topic_partition& tp) { return pm->partition_here(tp); },
-            leader_endpoints(*_store, _config->get_string("inter.broker.listener.name")),
-            &_fetcher_probe);
-        replication::replica_fetchers* fetchers = _fetchers.get();
-        _partitions->set_role_listener(
-            [fetchers](const model::topic_partition& tp, replication::partition_role role,
-                       int32_t leader,
-                       int32_t epoch) { fetchers->on_role(tp, role, leader, epoch); });
-    }
+    // Followers pull from leaders: the partition manager tells the fetchers every role change,
+    // from open_all() on.
+    _fetchers = std::make_unique<replication::replica_fetchers>(
+        *_pool, replication::fetcher_options_from(*_config),
+        static_cast<int32_t>(_config->get_int("num.replica.fetchers")),
+        [partitions = _partitions.get()](const model::topic_partition& tp) {
+            return partitions->partition_here(tp);
+        },
+        leader_endpoints(*_store, _config->get_string("inter.broker.listener.name")),
+        &_fetcher_probe);
+    _partitions->set_role_listener([fetchers = _fetchers.get()](const model::topic_partition& tp,
+                                                                replication::partition_role role,
+                                                                int32_t leader, int32_t epoch) {
+        fetchers->on_role(tp, role, leader, epoch);
+    });
     if (auto r = _partitions->open_all(*snap); !r) {
+        _fetchers->stop();
         _pool->stop();
         return fmt::format("cannot open the logs in {}: {}", log_dir.string(), r.error().message());
     }
@@ -314,7 +316,7 @@ void broker_app::stop() {
         _replica_sync->stop();  // before the logs it opens and removes close
     }
     if (_fetchers) {
-        _fetchers->stop();  // while the shards run, before the partitions they append to close
+        _fetchers->stop();  // followers stop appending before the logs close
     }
     if (_partitions && _logs_open) {
         _partitions->close_all();

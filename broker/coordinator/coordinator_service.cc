@@ -49,6 +49,9 @@ service_config service_config_from(const config::broker_config& broker) {
     c.partitions = static_cast<int32_t>(broker.get_int("offsets.topic.num.partitions"));
     c.replication_factor = static_cast<int16_t>(broker.get_int("offsets.topic.replication.factor"));
     c.segment_bytes = broker.get_int("offsets.topic.segment.bytes");
+    if (broker.get_string("metadata.store") == "etcd") {
+        c.replicas_wait_ms = broker.get_int("spool.offsets.topic.replicas.wait.ms");
+    }
     c.node_id = static_cast<int32_t>(broker.node_id());
     c.commit_timeout_ms = static_cast<int32_t>(broker.get_int("offsets.commit.timeout.ms"));
     c.min_insync = static_cast<int32_t>(broker.get_int("min.insync.replicas"));
@@ -127,7 +130,12 @@ asio::awaitable<std::error_code> coordinator_service::reconcile(const metadata::
     if (const auto* topic = s.find(offsets_topic)) {
         // Logs of partitions that became ours, in case replica_sync has not opened them yet.
         metadata::topic_metadata copy = *topic;
-        first = co_await _partitions.ensure_topic(std::move(copy));
+        first = co_await _partitions.ensure_topic(copy);
+        // The partitions take their roles from this snapshot before a group is loaded or
+        // unloaded: replica_sync applies the same snapshot on its own schedule, and a
+        // coordinator whose partition is not leader yet could not store anything (its writes
+        // fail NOT_LEADER_OR_FOLLOWER). apply() ignores a record older than the one it has.
+        co_await _partitions.apply_assignments(std::move(copy));
     }
     for (auto& sp : _slots) {
         slot* sl = sp.get();
@@ -172,6 +180,23 @@ asio::awaitable<std::error_code> coordinator_service::ensure_topic() {
             co_return make_error_code(errc::coordinator_not_available);
         }
     } else {
+        // A new cluster's brokers register one after another: the first to start would
+        // otherwise create the topic with fewer replicas than asked for, for good. Start-up
+        // only, bounded, on this shard's timer.
+        asio::steady_timer wait(co_await asio::this_coro::executor);
+        const auto give_up =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(_config.replicas_wait_ms);
+        while (std::chrono::steady_clock::now() < give_up &&
+               _store.snapshot()->find(offsets_topic) == nullptr &&
+               _store.snapshot()->eligible_broker_count() < _config.replication_factor) {
+            wait.expires_after(std::chrono::milliseconds(100));
+            co_await wait.async_wait(asio::use_awaitable);
+        }
+        snap = _store.snapshot();
+        if (const auto* appeared = snap->find(offsets_topic)) {
+            metadata::topic_metadata created_elsewhere = *appeared;
+            co_return co_await _partitions.ensure_topic(std::move(created_elsewhere));
+        }
         metadata::new_topic t;
         t.name = std::string(offsets_topic);
         t.partitions = _config.partitions;

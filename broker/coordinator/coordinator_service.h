@@ -64,8 +64,11 @@ inline constexpr std::string_view offsets_topic = "__consumer_offsets";
 
 struct service_config {
     coordinator_config coordinator;
-    int32_t partitions = 50;            // offsets.topic.num.partitions
-    int16_t replication_factor = 1;     // offsets.topic.replication.factor
+    int32_t partitions = 50;         // offsets.topic.num.partitions
+    int16_t replication_factor = 1;  // offsets.topic.replication.factor
+    // How long start() waits for replication_factor brokers before creating the topic with fewer
+    // (spool.offsets.topic.replicas.wait.ms; 0 with the embedded store: one broker only).
+    int64_t replicas_wait_ms = 0;
     int64_t segment_bytes = 104857600;  // offsets.topic.segment.bytes
     int32_t node_id = 0;                // this broker: it serves the partitions it leads
     int32_t commit_timeout_ms = 5000;   // offsets.commit.timeout.ms

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <random>
@@ -125,6 +126,9 @@ std::vector<std::string> cluster_harness::broker_overrides(int32_t node_id,
         "broker.heartbeat.interval.ms=" + std::to_string(_options.heartbeat_interval_ms),
         // Three brokers and etcd share two cores with the test: one shard each is plenty.
         "spool.cores=1",
+        // Kafka's default is 3; a smaller test cluster asks for what it has, so its first
+        // broker does not wait for brokers that never come (spool.offsets.topic.replicas.wait.ms).
+        "offsets.topic.replication.factor=" + std::to_string(std::min<size_t>(3, _brokers.size())),
     };
     out.insert(out.end(), _options.overrides.begin(), _options.overrides.end());
     return out;

@@ -1,7 +1,8 @@
 // replication::leader_client against a real spool-broker process: the connection a follower's
 // replica fetcher opens to its leader. ApiVersions at connect, a Metadata round trip, and the
-// follower's own requests (OffsetForLeaderEpoch v4 and Fetch v12 with a replica id) decoded
-// with the generated codecs, records and all.
+// follower's own requests (OffsetForLeaderEpoch v4; Fetch v12 with a replica id, refused for a
+// node that is no replica) decoded with the generated codecs, records and all. A follower's
+// fetch that is served: tests/cluster/cluster_replica_fetch_test.cc.
 
 #include "broker/replication/fetched_records.h"
 #include "broker/replication/leader_client.h"
@@ -68,6 +69,7 @@ struct fetch_outcome {
     int16_t epoch_error = -1;
     int32_t epoch = -2;
     int64_t epoch_end = -2;
+    int16_t replica_fetch_error = -1;
     int16_t fetch_error = -1;
     int64_t high_watermark = -1;
     std::vector<std::string> values;
@@ -100,8 +102,18 @@ asio::awaitable<fetch_outcome> ask_as_a_follower(uint16_t port, std::string topi
     out.epoch = e.leader_epoch;
     out.epoch_end = e.end_offset;
 
+    // As follower 5 asks (v12: replica_id in the body). Node 5 is no replica of the partition:
+    // the leader answers NOT_LEADER_OR_FOLLOWER, as Kafka does for an unknown replica.
     auto req = fetch_partition_0(topic, 0);
-    req.replica_id = 5;  // as follower 5 asks (v12: replica_id in the body)
+    req.replica_id = 5;
+    auto refused = co_await client.call<protocol::fetch_response>(req, 12, 5s);
+    if (!refused) {
+        out.error = refused.error();
+        co_return out;
+    }
+    out.replica_fetch_error = refused.value().body.responses.at(0).partitions.at(0).error_code;
+    // The same Fetch v12 as a consumer: the records, decoded, on the same connection.
+    req.replica_id = -1;
     auto resp = co_await client.call<protocol::fetch_response>(req, 12, 5s);
     if (!resp) {
         out.error = resp.error();
@@ -148,7 +160,7 @@ TEST_F(replica_client_test, test_connect_reads_api_versions_and_metadata_round_t
     EXPECT_EQ(out->metadata->brokers[0].port, broker->port());
 }
 
-TEST_F(replica_client_test, test_a_follower_fetch_with_a_replica_id_reads_the_produced_batches) {
+TEST_F(replica_client_test, test_follower_requests_decode_and_a_non_replica_is_refused) {
     kafka_client c(broker->port());
     ASSERT_EQ(create_topic(c, "replicated", 1), 0);
     for (int i = 0; i < 3; ++i) {
@@ -164,6 +176,7 @@ TEST_F(replica_client_test, test_a_follower_fetch_with_a_replica_id_reads_the_pr
     EXPECT_EQ(out->epoch_error, 0);
     EXPECT_EQ(out->epoch, 0);
     EXPECT_EQ(out->epoch_end, 6);
+    EXPECT_EQ(out->replica_fetch_error, 6);  // NOT_LEADER_OR_FOLLOWER
     EXPECT_EQ(out->fetch_error, 0);
     EXPECT_EQ(out->high_watermark, 6);
     EXPECT_GT(out->record_bytes, 0u);
