@@ -68,7 +68,8 @@ for ((i = 0; i < n; i++)); do
         --override log.dirs="$data/broker-$i" \
         --override metadata.store=etcd \
         --override etcd.endpoints=http://127.0.0.1:2379 \
-        --override etcd.prefix=/spool/local "$@" >"$data/broker-$i/broker.log" 2>&1 &
+        --override etcd.prefix=/spool/local \
+        --override offsets.topic.replication.factor=$((n < 3 ? n : 3)) "$@" >"$data/broker-$i/broker.log" 2>&1 &
     pids+=($!)
     bootstrap+=${bootstrap:+,}localhost:$port
 done

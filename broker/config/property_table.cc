@@ -351,9 +351,10 @@ std::vector<property> make_broker_table() {
          "On SIGTERM (metadata.store=etcd), first have the controller move this broker's "
          "leaderships to other in-sync replicas and take it out of their ISRs, then stop."},
         {"spool.offsets.topic.replicas.wait.ms", int64, "15000", broker, true,
-         "With metadata.store=etcd: how long a broker that finds no __consumer_offsets waits "
-         "for offsets.topic.replication.factor brokers to register before creating it with "
-         "the replicas there are (brokers of a new cluster start one after another; the "
+         "With metadata.store=etcd: how long a broker that finds no __consumer_offsets waits, "
+         "in the background (group APIs answer COORDINATOR_NOT_AVAILABLE meanwhile), for "
+         "offsets.topic.replication.factor brokers to register before creating it with the "
+         "replicas there are (brokers of a new cluster start one after another; the "
          "replication factor cannot grow later without a reassignment).",
          0, int64_max},
         {"spool.controlled.shutdown.timeout.ms", int64, "30000", broker, true,

@@ -166,6 +166,64 @@ int32_t coordinator_service::partition_for(std::string_view group_id) const {
     return offsets_partition_for(group_id, _config.partitions);
 }
 
+namespace {
+
+// __consumer_offsets as this broker would create it now. The replication factor is capped to the
+// brokers that may take replicas now, as Kafka does at creation: a cluster smaller than
+// offsets.topic.replication.factor still gets its group coordinator.
+metadata::new_topic offsets_topic_request(const service_config& config,
+                                          const metadata::cluster_state& snap) {
+    metadata::new_topic t;
+    t.name = std::string(offsets_topic);
+    t.partitions = config.partitions;
+    const auto live = std::max(snap.eligible_broker_count(), int32_t{1});
+    t.replication_factor = static_cast<int16_t>(std::min<int32_t>(config.replication_factor, live));
+    t.configs = {{"cleanup.policy", "compact"},
+                 {"segment.bytes", std::to_string(config.segment_bytes)}};
+    return t;
+}
+
+}  // namespace
+
+// A new cluster's brokers register one after another (a StatefulSet starts them in order): the
+// first one to start must not create __consumer_offsets with fewer replicas than asked for, for
+// good. So with a cluster store it waits, in the background and bounded by replicas_wait_ms, for
+// offsets.topic.replication.factor brokers, then creates it; meanwhile the group APIs answer
+// COORDINATOR_NOT_AVAILABLE (retriable), and once the topic is in the metadata the leadership
+// feed opens, leads and loads its partitions like any other change.
+asio::awaitable<void> coordinator_service::create_when_replicas(
+    std::shared_ptr<leadership_feed> feed, metadata::store* store, service_config config) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(config.replicas_wait_ms);
+    auto pending = [&] {
+        return !feed->stopped.load(std::memory_order_acquire) &&
+               store->snapshot()->find(offsets_topic) == nullptr;
+    };
+    while (pending() && std::chrono::steady_clock::now() < give_up &&
+           store->snapshot()->eligible_broker_count() < config.replication_factor) {
+        timer.expires_after(std::chrono::milliseconds(100));
+        co_await timer.async_wait(asio::use_awaitable);
+    }
+    while (pending()) {
+        auto snap = store->snapshot();
+        metadata::new_topic t = offsets_topic_request(config, *snap);
+        auto create = store->create_topic(t);
+        auto created = co_await std::move(create);
+        if (created || created.error() == metadata::errc::topic_exists) {
+            log::get("coordinator")
+                ->info("{} created with replication factor {} ({} asked for)", offsets_topic,
+                       t.replication_factor, config.replication_factor);
+            co_return;
+        }
+        log::get("coordinator")
+            ->warn("creating {} failed: {}; trying again", offsets_topic,
+                   created.error().message());
+        timer.expires_after(std::chrono::seconds(1));
+        co_await timer.async_wait(asio::use_awaitable);
+    }
+}
+
 asio::awaitable<std::error_code> coordinator_service::ensure_topic() {
     auto snap = _store.snapshot();
     const metadata::topic_metadata* existing = snap->find(offsets_topic);
@@ -180,33 +238,7 @@ asio::awaitable<std::error_code> coordinator_service::ensure_topic() {
             co_return make_error_code(errc::coordinator_not_available);
         }
     } else {
-        // A new cluster's brokers register one after another: the first to start would
-        // otherwise create the topic with fewer replicas than asked for, for good. Start-up
-        // only, bounded, on this shard's timer.
-        asio::steady_timer wait(co_await asio::this_coro::executor);
-        const auto give_up =
-            std::chrono::steady_clock::now() + std::chrono::milliseconds(_config.replicas_wait_ms);
-        while (std::chrono::steady_clock::now() < give_up &&
-               _store.snapshot()->find(offsets_topic) == nullptr &&
-               _store.snapshot()->eligible_broker_count() < _config.replication_factor) {
-            wait.expires_after(std::chrono::milliseconds(100));
-            co_await wait.async_wait(asio::use_awaitable);
-        }
-        snap = _store.snapshot();
-        if (const auto* appeared = snap->find(offsets_topic)) {
-            metadata::topic_metadata created_elsewhere = *appeared;
-            co_return co_await _partitions.ensure_topic(std::move(created_elsewhere));
-        }
-        metadata::new_topic t;
-        t.name = std::string(offsets_topic);
-        t.partitions = _config.partitions;
-        // Capped to the brokers that may take replicas now, as Kafka does at creation: a cluster
-        // smaller than offsets.topic.replication.factor still gets its group coordinator.
-        const auto live = std::max(snap->eligible_broker_count(), int32_t{1});
-        t.replication_factor =
-            static_cast<int16_t>(std::min<int32_t>(_config.replication_factor, live));
-        t.configs = {{"cleanup.policy", "compact"},
-                     {"segment.bytes", std::to_string(_config.segment_bytes)}};
+        metadata::new_topic t = offsets_topic_request(_config, *snap);
         auto create = _store.create_topic(t);
         auto created = co_await std::move(create);
         if (created) {
@@ -233,8 +265,14 @@ asio::awaitable<std::error_code> coordinator_service::ensure_topic() {
 }
 
 asio::awaitable<std::error_code> coordinator_service::start() {
-    if (auto ec = co_await ensure_topic()) {
-        co_return ec;
+    const auto first_look = _store.snapshot();
+    const bool create_later = first_look->find(offsets_topic) == nullptr &&
+                              _config.replicas_wait_ms > 0 &&
+                              first_look->eligible_broker_count() < _config.replication_factor;
+    if (!create_later) {
+        if (auto ec = co_await ensure_topic()) {
+            co_return ec;
+        }
     }
     for (int32_t p = 0; p < _config.partitions; ++p) {
         auto s = std::make_unique<slot>();
@@ -255,6 +293,10 @@ asio::awaitable<std::error_code> coordinator_service::start() {
     }
     // Changes published since the snapshot above are followed from here (on shard 0).
     co_await runtime::run_on(_feed->executor, begin_following(_feed, snap));
+    if (create_later) {
+        asio::co_spawn(_feed->executor, create_when_replicas(_feed, &_store, _config),
+                       asio::detached);
+    }
     _started.store(true, std::memory_order_release);
     co_return std::error_code{};
 }

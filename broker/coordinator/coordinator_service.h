@@ -66,8 +66,9 @@ struct service_config {
     coordinator_config coordinator;
     int32_t partitions = 50;         // offsets.topic.num.partitions
     int16_t replication_factor = 1;  // offsets.topic.replication.factor
-    // How long start() waits for replication_factor brokers before creating the topic with fewer
-    // (spool.offsets.topic.replicas.wait.ms; 0 with the embedded store: one broker only).
+    // How long a broker that finds no offsets topic waits for replication_factor brokers before
+    // creating it with fewer, in the background (spool.offsets.topic.replicas.wait.ms; 0 with
+    // the embedded store: one broker only, created at start).
     int64_t replicas_wait_ms = 0;
     int64_t segment_bytes = 104857600;  // offsets.topic.segment.bytes
     int32_t node_id = 0;                // this broker: it serves the partitions it leads
@@ -199,6 +200,9 @@ private:
     static void on_snapshot(const std::shared_ptr<leadership_feed>& feed,
                             metadata::cluster_snapshot after);
     static boost::asio::awaitable<void> follow(std::shared_ptr<leadership_feed> feed);
+    static boost::asio::awaitable<void> create_when_replicas(std::shared_ptr<leadership_feed> feed,
+                                                             metadata::store* store,
+                                                             service_config config);
     static boost::asio::awaitable<void> begin_following(std::shared_ptr<leadership_feed> feed,
                                                         metadata::cluster_snapshot applied);
     static boost::asio::awaitable<void> stop_following(std::shared_ptr<leadership_feed> feed);

@@ -2,10 +2,11 @@
 // group lives on the broker leading its __consumer_offsets partition, and after that broker is
 // back a consumer of the group resumes from the offsets committed before the kill.
 //
-// With RF=1 (until the replication issue lands) nobody else holds that __consumer_offsets
-// partition, so the coordinator cannot move to another broker: FindCoordinator answers
-// COORDINATOR_NOT_AVAILABLE while it is down and the group resumes on the same broker once it
-// has restarted. Once offsets are replicated, the new coordinator is another broker.
+// With offsets.topic.replication.factor=1 nobody else holds that __consumer_offsets partition,
+// so the coordinator cannot move to another broker (its only replica is the only eligible
+// leader, KIP-966): FindCoordinator answers COORDINATOR_NOT_AVAILABLE while it is down and the
+// group resumes on the same broker once it has restarted. With replicated offsets (the default,
+// 3) the coordinator moves instead: tests/replication/group_failover_test.cc.
 
 #include "tests/cluster/cluster_clients.h"
 #include "tests/cluster/cluster_harness.h"
@@ -23,7 +24,9 @@ using namespace std::chrono_literals;
 constexpr int16_t coordinator_not_available = 15;
 
 TEST(cluster_groups, group_resumes_from_committed_offsets_after_its_coordinator_is_killed) {
-    cluster_harness cluster;
+    cluster_options options;
+    options.overrides = {"offsets.topic.replication.factor=1"};
+    cluster_harness cluster(options);
     auto err = cluster.start();
     ASSERT_TRUE(err.empty()) << err;
     ASSERT_EQ(create_topic_via(cluster.port(0), "orders", 3), 0);

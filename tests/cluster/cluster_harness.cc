@@ -126,10 +126,16 @@ std::vector<std::string> cluster_harness::broker_overrides(int32_t node_id,
         "broker.heartbeat.interval.ms=" + std::to_string(_options.heartbeat_interval_ms),
         // Three brokers and etcd share two cores with the test: one shard each is plenty.
         "spool.cores=1",
-        // Kafka's default is 3; a smaller test cluster asks for what it has, so its first
-        // broker does not wait for brokers that never come (spool.offsets.topic.replicas.wait.ms).
-        "offsets.topic.replication.factor=" + std::to_string(std::min<size_t>(3, _brokers.size())),
     };
+    // Kafka's default is 3; a smaller test cluster asks for what it has, so its first broker
+    // does not wait for brokers that never come (spool.offsets.topic.replicas.wait.ms).
+    const bool offsets_rf_given = std::any_of(
+        _options.overrides.begin(), _options.overrides.end(),
+        [](const auto& kv) { return kv.rfind("offsets.topic.replication.factor=", 0) == 0; });
+    if (!offsets_rf_given) {
+        out.push_back("offsets.topic.replication.factor=" +
+                      std::to_string(std::min<size_t>(3, _brokers.size())));
+    }
     out.insert(out.end(), _options.overrides.begin(), _options.overrides.end());
     return out;
 }
