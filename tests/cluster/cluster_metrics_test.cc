@@ -4,7 +4,6 @@
 // counts the elections that give them their leader again.
 
 #include "broker/metrics/tests/scrape.h"
-#include "tests/cluster/cluster_fixture.h"
 #include "tests/cluster/cluster_harness.h"
 
 #include <gtest/gtest.h>
@@ -20,8 +19,21 @@ namespace {
 using namespace std::chrono_literals;
 using broker::metrics::testing::sample;
 
-class cluster_replication_metrics : public started_cluster {
+// Every partition here has one replica, __consumer_offsets too, so a killed broker's partitions
+// go offline rather than fail over: what the offline and election series must show.
+class cluster_replication_metrics : public ::testing::Test {
 protected:
+    static cluster_options one_replica() {
+        cluster_options o;
+        o.overrides = {"offsets.topic.replication.factor=1"};
+        return o;
+    }
+    void SetUp() override {
+        auto err = cluster.start();
+        ASSERT_TRUE(err.empty()) << err;
+    }
+    cluster_harness cluster{one_replica()};
+
     std::string metrics(size_t i) { return cluster.http_get(i, "/metrics").body; }
 
     double value(size_t i, const std::string& series) {
