@@ -147,7 +147,14 @@ store::op<topic_metadata> etcd_store::create_topic(new_topic t) {
     }
     // The controller places only on brokers that may take new replicas: a topic wider than them
     // would stay unplaced until the change timeout (the handlers say so in Kafka's words first).
-    if (t.replication_factor < 1 || t.replication_factor > snapshot()->eligible_broker_count()) {
+    // This broker counts once its session is registered, although the snapshot shows that only
+    // when the watch has delivered it (a CreateTopics right after start).
+    const auto snap = snapshot();
+    int32_t eligible = snap->eligible_broker_count();
+    if (_session && lease_id() != 0 && !snap->is_live(_session->self().node_id)) {
+        ++eligible;
+    }
+    if (t.replication_factor < 1 || t.replication_factor > eligible) {
         co_return errc::invalid_replication_factor;
     }
     auto op = finish(create_topic_here(this, std::move(t)));
