@@ -78,8 +78,12 @@ class consumer:
             stdout=open(self.out_path, "w"), stderr=open(self.err_path, "w"))
 
     def records(self):
+        """Complete lines only: kcat may be half-way through writing the last one."""
         with open(self.out_path) as f:
-            return [tuple(line.split(" ", 2)) for line in f.read().splitlines() if line.strip()]
+            text = f.read()
+        lines = text.split("\n")[:-1]  # the part after the last newline is not complete yet
+        return [tuple(fields) for fields in (line.split(" ", 2) for line in lines)
+                if len(fields) == 3]
 
     def assignments(self):
         """Each rebalance's assigned partitions, in order, from kcat's stderr."""
