@@ -31,6 +31,15 @@ protected:
         ASSERT_EQ(members.size(), 3u);
         auto created = create(*members[0], "r3", 3, 3);
         ASSERT_TRUE(created) << created.error().message();
+        // Every broker must see the topic as the creator does before a test reads its view
+        // through the leader: the others learn it through their watch (CI once read a null topic).
+        for (auto& m : members) {
+            ASSERT_TRUE(eventually([&] {
+                const auto here = m->snapshot()->find("r3");
+                return here != nullptr &&
+                       here->partitions == members[0]->snapshot()->find("r3")->partitions;
+            })) << "broker " << m->node_id << " never saw r3 as broker 0 does";
+        }
     }
     static partition_state state_on(const member& m, int32_t p) {
         return m.snapshot()->find("r3")->partitions.at(static_cast<size_t>(p));
