@@ -192,8 +192,7 @@ std::string java_describe_cluster(const std::string& bootstrap, int* exit_code) 
                        90, exit_code);
 }
 
-std::string kafka_topics_describe(const std::string& bootstrap, const std::string& topic,
-                                  int* exit_code) {
+std::string kafka_topics(const std::string& bootstrap, const std::string& args, int* exit_code) {
     std::string why;
     auto libs = kafka_libs(&why);
     if (libs.empty()) {
@@ -202,9 +201,13 @@ std::string kafka_topics_describe(const std::string& bootstrap, const std::strin
     }
     return run_bounded("java -XX:TieredStopAtLevel=1 -cp " + shell_quoted(libs + "/*") +
                            " org.apache.kafka.tools.TopicCommand --bootstrap-server " +
-                           shell_quoted(bootstrap) + " --describe --topic " + shell_quoted(topic) +
-                           " 2>/dev/null",
+                           shell_quoted(bootstrap) + " " + args + " 2>/dev/null",
                        90, exit_code);
+}
+
+std::string kafka_topics_describe(const std::string& bootstrap, const std::string& topic,
+                                  int* exit_code) {
+    return kafka_topics(bootstrap, "--describe --topic " + shell_quoted(topic), exit_code);
 }
 
 std::string kafka_configs(const std::string& bootstrap, const std::string& args, int* exit_code) {

@@ -39,7 +39,11 @@ std::string kafka_libs(std::string* why);
 // Admin.describeCluster() through bootstrap: "cluster_id=.. controller=N brokers=0@h:p,..".
 std::string java_describe_cluster(const std::string& bootstrap, int* exit_code);
 
-// kafka-topics --describe --topic through bootstrap (TopicCommand's main class).
+// kafka-topics (TopicCommand's main class) through bootstrap with `args` (e.g. "--alter --topic t
+// --partitions 6"); its stdout.
+std::string kafka_topics(const std::string& bootstrap, const std::string& args, int* exit_code);
+
+// kafka-topics --describe --topic through bootstrap.
 std::string kafka_topics_describe(const std::string& bootstrap, const std::string& topic,
                                   int* exit_code);
 

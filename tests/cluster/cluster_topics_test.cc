@@ -1,6 +1,7 @@
 // Topics in a three-broker cluster: created concurrently through every broker and placed once
-// each, evenly; produce and consume with kcat on partitions led by different brokers; a produce
-// sent to a broker that does not lead the partition answers NOT_LEADER_OR_FOLLOWER.
+// each, evenly; partitions added through one broker placed once and seen through all; produce and
+// consume with kcat on partitions led by different brokers; a produce sent to a broker that does
+// not lead the partition answers NOT_LEADER_OR_FOLLOWER.
 
 #include "tests/cluster/cluster_clients.h"
 #include "tests/cluster/cluster_fixture.h"
@@ -113,6 +114,44 @@ std::map<int32_t, int32_t> partition_led_by(cluster_harness& c, const std::strin
         out.emplace(p.leader, p.index);
     }
     return out;
+}
+
+// CreatePartitions (#15: "accepted by any broker and carried out once") with Kafka's own
+// kafka-topics --alter through broker 2: every broker then shows 6 partitions, each led, the
+// first three unchanged, and etcd holds one record per new partition, written once.
+TEST_F(cluster_topics, partitions_added_through_one_broker_are_placed_once_and_seen_everywhere) {
+    ASSERT_EQ(create_topic_via(cluster.port(0), "grown", 3), 0);
+    auto before = cluster.wait_for_metadata(
+        0, [](const metadata_view& m) { return m.all_led("grown", 3); }, 10s, {"grown"});
+    ASSERT_TRUE(before);
+    int rc = 0;
+    auto out =
+        kafka_topics(cluster.broker(2).bootstrap(), "--alter --topic grown --partitions 6", &rc);
+    ASSERT_EQ(rc, 0) << out;
+    for (size_t b = 0; b < cluster.size(); ++b) {
+        auto after = cluster.wait_for_metadata(
+            b, [](const metadata_view& m) { return m.all_led("grown", 6); }, 10s, {"grown"});
+        ASSERT_TRUE(after) << "broker " << b << " never showed 6 led partitions";
+        const auto& parts = after->topic("grown")->partitions;
+        for (size_t p = 0; p < 3; ++p) {
+            EXPECT_EQ(parts.at(p).leader, before->topic("grown")->partitions.at(p).leader)
+                << "partition " << p << " through broker " << b;
+        }
+    }
+    auto keys =
+        etcdctl_get_prefix(cluster.etcd().endpoint(), cluster.prefix() + "/partitions/grown/");
+    ASSERT_TRUE(keys);
+    ASSERT_EQ(keys->size(), 6u);
+    for (const auto& k : *keys) {
+        EXPECT_EQ(k.version, 1) << k.key << " was written " << k.version << " times";
+    }
+    // Asking for fewer partitions than there are is Kafka's INVALID_PARTITIONS, and changes
+    // nothing.
+    out = kafka_topics(cluster.broker(1).bootstrap(), "--alter --topic grown --partitions 4", &rc);
+    EXPECT_NE(rc, 0) << out;
+    auto again = cluster.wait_for_metadata(
+        0, [](const metadata_view& m) { return m.all_led("grown", 6); }, 10s, {"grown"});
+    EXPECT_TRUE(again);
 }
 
 TEST_F(cluster_topics, kcat_produces_and_consumes_partitions_led_by_every_broker) {
