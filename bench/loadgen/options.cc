@@ -11,7 +11,8 @@ namespace {
 [[noreturn]] void usage(const char* why) {
     std::cerr << "spool-loadgen: " << why << "\n"
               << "usage: spool-loadgen --mode produce|consume|latency|first-produce\n"
-                 "  (--bootstrap HOST:PORT | --mock) [--topic T] [--partitions N]\n"
+                 "  (--bootstrap HOST:PORT | --mock) [--topic T] [--partitions N] "
+                 "[--replication-factor N]\n"
                  "  [--record-size BYTES] [--records N] [--acks 0|1|-1] [--rate-mb MB/s]\n"
                  "  [--duration SECONDS] [--broker-pid-file FILE] [--client-defaults]\n"
                  "  [-X producer.key=value]... [-C consumer.key=value]...\n";
@@ -51,6 +52,8 @@ options parse_options(int argc, char** argv) {
             o.topic = value();
         else if (arg == "--partitions")
             o.partitions = std::stoi(value());
+        else if (arg == "--replication-factor")
+            o.replication_factor = std::stoi(value());
         else if (arg == "--record-size")
             o.record_size = std::stoi(value());
         else if (arg == "--records")

@@ -17,6 +17,7 @@ struct options {
     bool mock_cluster = false;  // produce and consume only
     std::string topic = "bench";
     int partitions = 1;
+    int replication_factor = 1;  // of the topic the loadgen creates when it is missing
     int record_size = 1024;
     int64_t records = 1'000'000;
     std::string acks = "1";

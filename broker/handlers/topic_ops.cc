@@ -109,12 +109,21 @@ boost::asio::awaitable<topic_op_result> create_topic(services& svc, metadata::ne
         out.message = fmt::format("Topic name '{}' is illegal", t.name);
         co_return out;
     }
+    // An existing name answers TOPIC_ALREADY_EXISTS before anything else of the request is
+    // checked, as Kafka's ReplicationControlManager marks existing topics first: a client that
+    // ensures its topic exists (with the replication factor it was created with) must not get
+    // INVALID_REPLICATION_FACTOR while a broker is down.
+    auto snap = svc.store.snapshot();
+    if (snap->find(t.name) != nullptr) {
+        out.error = error_code::topic_already_exists;
+        out.message = fmt::format("Topic '{}' already exists.", t.name);
+        co_return out;
+    }
     if (t.partitions < 1) {
         out.error = error_code::invalid_partitions;
         out.message = "Number of partitions must be larger than 0";
         co_return out;
     }
-    auto snap = svc.store.snapshot();
     if (auto refused =
             check_replication_factor(t.replication_factor, live_broker_count(svc, *snap))) {
         out.error = refused->error;
@@ -128,11 +137,6 @@ boost::asio::awaitable<topic_op_result> create_topic(services& svc, metadata::ne
             out.message = err;
             co_return out;
         }
-    }
-    if (snap->find(t.name) != nullptr) {
-        out.error = error_code::topic_already_exists;
-        out.message = fmt::format("Topic '{}' already exists.", t.name);
-        co_return out;
     }
     if (auto refused = check_broker_capacity(partitions_on_broker(*snap, svc.node_id), t.partitions,
                                              current_partition_budget(svc.config))) {

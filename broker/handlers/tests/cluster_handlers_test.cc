@@ -386,6 +386,24 @@ TEST_F(cluster_handlers_test, test_create_topics_replication_factor_rules) {
     EXPECT_FALSE(dir_of("spread", 2));
 }
 
+// Kafka marks existing names TOPIC_ALREADY_EXISTS before it validates anything else: a client
+// that ensures its RF=3 topic exists while one of three brokers is down must not be told
+// INVALID_REPLICATION_FACTOR (the replicated benchmark's producer was).
+TEST_F(cluster_handlers_test, test_create_topics_of_an_existing_name_is_already_exists_first) {
+    auto s = three_brokers();
+    add(s, topic("existing", {0, 1, 2}));
+    s.brokers.erase(2);
+    set(s);
+    for (auto [partitions, replication_factor] : {std::pair{3, 3}, {1, 4}, {0, 1}, {3, -1}}) {
+        auto again = create("existing", partitions, static_cast<int16_t>(replication_factor));
+        EXPECT_EQ(again.topics[0].error_code, err(error_code::topic_already_exists))
+            << partitions << " partitions, RF " << replication_factor;
+        EXPECT_EQ(again.topics[0].error_message,
+                  std::optional<std::string>("Topic 'existing' already exists."));
+    }
+    EXPECT_EQ(store.snapshot()->topics.size(), 1u);
+}
+
 TEST_F(cluster_handlers_test, test_unreachable_store_is_request_timed_out_with_a_message) {
     set(three_brokers());
     store.fail_next(metadata::errc::unavailable);

@@ -1,0 +1,354 @@
+#!/usr/bin/env bash
+# Replicated benchmark (#16): three spool-brokers on one etcd against Apache Kafka 4.x with three
+# KRaft nodes (each broker and controller, the smallest highly available KRaft cluster), on this
+# machine, driven by the same spool-loadgen (librdkafka), in alternation (Kafka, Spool, Kafka, ...)
+# for --rounds rounds (default 3). Every topic has replication factor 3 and min.insync.replicas=2,
+# and every producer uses acks=all.
+#
+# Scenarios per round and cluster:
+#   produce_1024B_p6      tuned producer (the loadgen's settings), 6 partitions
+#   produce_1024B_p6_default  librdkafka's default settings (what users run)
+#   produce_100B_p6       tuned, 100-byte records
+#   latency_5MBps         1 partition, 5 MB/s offered, linger.ms=0: produce latency (send to
+#                         acknowledgement, i.e. replication included) and end-to-end p50/p99/p99.9
+#   catchup               the last broker stops (SIGTERM) for --down seconds (default 60) while a
+#                         producer offers 10 MB/s; then it restarts: seconds from its restart until
+#                         it is back in the ISR of every partition, and the rate that makes
+# Broker CPU seconds (all three brokers, and etcd on its own row for Spool) and the peak of the
+# three brokers' summed RSS come with the results.
+#
+#   bench/replicated.sh [--rounds N] [--quick] [--down S] [--skip-setup]
+#
+# Results: bench/results/<stamp>-replicated/{raw.jsonl,results.md,logs/}. --quick shrinks every
+# scenario (and --down to 10 s) for a smoke run. Fails loudly when a cluster does not start.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+command_line="bench/replicated.sh${*:+ $*}"
+
+rounds=3 quick=0 skip_setup=0 down_s=""
+while (($#)); do
+    case $1 in
+        --rounds) rounds=$2; shift 2 ;;
+        --quick) quick=1; shift ;;
+        --down) down_s=$2; shift 2 ;;
+        --skip-setup) skip_setup=1; shift ;;
+        *) echo "bench/replicated.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+((rounds >= 1)) || { echo "bench/replicated.sh: --rounds must be at least 1" >&2; exit 2; }
+
+say() { echo "bench: $*" >&2; }
+die() {
+    echo "bench: FATAL: $*" >&2
+    exit 1
+}
+
+if ((!skip_setup)); then
+    bash scripts/setup.sh --with-tests
+    bash scripts/setup.sh --bench
+fi
+command -v etcd >/dev/null || die "etcd is missing (scripts/setup.sh --with-tests installs etcd-server)"
+command -v kcat >/dev/null || die "kcat is missing (scripts/setup.sh --with-tests installs it)"
+build_dir=${SPOOL_BENCH_BUILD_DIR:-build/release}
+if [[ -z "${SPOOL_BENCH_SPOOL_BIN:-}" || -z "${SPOOL_BENCH_LOADGEN_BIN:-}" ]]; then
+    cmake --preset release -B "$build_dir" >/dev/null
+    cmake --build "$build_dir" --target spool-broker spool-loadgen
+fi
+loadgen_bin=$(realpath "${SPOOL_BENCH_LOADGEN_BIN:-$build_dir/bench/loadgen/spool-loadgen}")
+spool_bin=$(realpath "${SPOOL_BENCH_SPOOL_BIN:-$build_dir/broker/app/spool-broker}")
+[[ -x "$loadgen_bin" && -x "$spool_bin" ]] || die "missing $loadgen_bin or $spool_bin"
+kafka_dir=$(bash scripts/peers/fetch-kafka.sh)
+
+if ((quick)); then
+    small_records=300000 big_records=100000 latency_s=5 down_s=${down_s:-10}
+else
+    small_records=2000000 big_records=500000 latency_s=15 down_s=${down_s:-60}
+fi
+catchup_rate_mb=10
+produce_limit=240 latency_limit=$((latency_s + 60))
+
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+out_dir=$root/bench/results/$stamp-replicated
+work=$(mktemp -d /tmp/spool-bench-rf3.XXXXXX)
+mkdir -p "$out_dir/logs"
+raw=$out_dir/raw.jsonl
+failures=$out_dir/failures.txt
+: >"$failures"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+alive() { [[ -r /proc/$1/stat ]] && [[ $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) != Z ]]; }
+cpu_of() { alive "$1" && awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$1/stat" || echo 0; }
+rss_of() {
+    local kib
+    kib=$(awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null) || true
+    echo "${kib:-0}"
+}
+
+# The cluster now running: its kind, each broker's pid, port and data dir; etcd's pid for Spool.
+kind="" pids=() ports=() dirs=() etcd_pid="" etcd_endpoint="" bootstrap="" sampler_pid=""
+kafka_voters="" kafka_cluster_id="" controller_ports=()
+
+brokers_cpu() {
+    local sum=0 p
+    for p in "${pids[@]}"; do sum=$(awk -v a="$sum" -v b="$(cpu_of "$p")" 'BEGIN {printf "%.2f", a + b}'); done
+    echo "$sum"
+}
+
+# record ROUND SCENARIO JSON [CPU_BEFORE ETCD_CPU_BEFORE]: one JSON line {cluster, round, scenario,
+# ..., broker_cpu_s, etcd_cpu_s}.
+record() {
+    local round=$1 scenario=$2 json=${3:-} cpu="" etcd_cpu=""
+    [[ -n "$json" ]] || json='{"failed": 1, "error": "no result"}'
+    if [[ -n "${4:-}" ]]; then
+        cpu=$(awk -v a="$4" -v b="$(brokers_cpu)" 'BEGIN {printf "%.2f", b - a}')
+        [[ -z "$etcd_pid" ]] || etcd_cpu=$(awk -v a="$5" -v b="$(cpu_of "$etcd_pid")" 'BEGIN {printf "%.2f", b - a}')
+    fi
+    python3 -c '
+import json, sys
+try:
+    d = json.loads(sys.argv[4].strip().splitlines()[-1])
+except (ValueError, IndexError):
+    d = {"failed": 1, "error": "unreadable output", "output": sys.argv[4][-200:]}
+d.update(cluster=sys.argv[1], round=int(sys.argv[2]), scenario=sys.argv[3])
+if sys.argv[5]:
+    d["broker_cpu_s"] = float(sys.argv[5])
+if sys.argv[6]:
+    d["etcd_cpu_s"] = float(sys.argv[6])
+print(json.dumps(d))' "$kind" "$round" "$scenario" "$json" "$cpu" "$etcd_cpu" >>"$raw"
+}
+
+# run_loadgen ROUND SCENARIO LIMIT ARGS...: one measured loadgen run, recorded with the CPU the
+# brokers (and etcd) spent during it.
+run_loadgen() {
+    local round=$1 scenario=$2 limit=$3 rc=0 out cpu0 etcd0=0
+    shift 3
+    echo "== $kind round $round $scenario: $*" >>"$out_dir/loadgen.log"
+    cpu0=$(brokers_cpu)
+    [[ -z "$etcd_pid" ]] || etcd0=$(cpu_of "$etcd_pid")
+    out=$(timeout -k 10 "$limit" "$loadgen_bin" --bootstrap "$bootstrap" --replication-factor 3 "$@" \
+        2>>"$out_dir/loadgen.log") || rc=$?
+    ((rc == 0)) || echo "$kind round $round $scenario: spool-loadgen exited $rc" | tee -a "$failures" >&2
+    record "$round" "$scenario" "$out" "$cpu0" "$etcd0"
+}
+
+# ---- Kafka: three KRaft nodes, each broker and controller ----
+kafka_node() { # kafka_node I [--no-wait]: starts (or restarts) node I (1-based node id I+1)
+    local i=$1
+    shift
+    bash tests/fixtures/start-kafka.sh start --data-dir "${dirs[i]}" --port "${ports[i]}" \
+        --controller-port "${controller_ports[i]}" --node-id $((i + 1)) --voters "$kafka_voters" \
+        --cluster-id "$kafka_cluster_id" "$@" \
+        --override offsets.topic.replication.factor=3 --override min.insync.replicas=2 \
+        --override default.replication.factor=3 \
+        --override transaction.state.log.replication.factor=3 --override transaction.state.log.min.isr=2 \
+        >/dev/null
+}
+start_kafka() {
+    kind=kafka pids=() ports=() dirs=() controller_ports=() etcd_pid=""
+    kafka_cluster_id=$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=' | sed 's/^-/A/')
+    local i voters=()
+    for i in 0 1 2; do
+        ports+=("$(free_port)")
+        controller_ports+=("$(free_port)")
+        dirs+=("$work/kafka-$i")
+        voters+=("$((i + 1))@localhost:${controller_ports[i]}")
+    done
+    kafka_voters=$(IFS=,; echo "${voters[*]}")
+    for i in 0 1 2; do kafka_node "$i" --no-wait || die "Kafka node $i did not start"; done
+    for i in 0 1 2; do
+        bash tests/fixtures/start-kafka.sh wait --data-dir "${dirs[i]}" >/dev/null ||
+            die "Kafka node $i did not come up (log ${dirs[i]}/kafka.log)"
+        pids+=("$(cat "${dirs[i]}/kafka.pid")")
+    done
+    bootstrap="localhost:${ports[0]},localhost:${ports[1]},localhost:${ports[2]}"
+}
+stop_kafka_node() {
+    bash tests/fixtures/start-kafka.sh stop --data-dir "${dirs[$1]}" >/dev/null 2>&1 || true
+}
+
+# ---- Spool: one etcd and three spool-brokers ----
+spool_node() { # spool_node I: starts (or restarts) broker I on its port and data dir
+    local i=$1
+    "$spool_bin" --override node.id="$i" --override listeners=PLAINTEXT://localhost:"${ports[i]}" \
+        --override http.listener=127.0.0.1:0 --override log.dirs="${dirs[i]}" \
+        --override metadata.store=etcd --override etcd.endpoints="$etcd_endpoint" \
+        --override etcd.prefix=/spool/bench --override offsets.topic.replication.factor=3 \
+        --override min.insync.replicas=2 --override default.replication.factor=3 \
+        >>"${dirs[i]}.log" 2>&1 &
+    pids[i]=$!
+    local deadline=$((SECONDS + 30))
+    until port_open "${ports[i]}"; do
+        alive "${pids[i]}" || { tail -n 30 "${dirs[i]}.log" >&2; die "spool-broker $i exited during start"; }
+        ((SECONDS < deadline)) || die "spool-broker $i did not listen within 30 s"
+        sleep 0.05
+    done
+}
+start_spool() {
+    kind=spool pids=() ports=() dirs=()
+    local client peer i
+    client=$(free_port) peer=$(free_port)
+    etcd_endpoint=http://127.0.0.1:$client
+    etcd --name bench --data-dir "$work/etcd" --listen-client-urls "$etcd_endpoint" \
+        --advertise-client-urls "$etcd_endpoint" --listen-peer-urls "http://127.0.0.1:$peer" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+        --initial-cluster "bench=http://127.0.0.1:$peer" >"$work/etcd.log" 2>&1 &
+    etcd_pid=$!
+    for _ in $(seq 100); do
+        curl -fsS "$etcd_endpoint/health" 2>/dev/null | grep -q true && break
+        sleep 0.1
+    done
+    curl -fsS "$etcd_endpoint/health" 2>/dev/null | grep -q true || die "etcd did not start"
+    for i in 0 1 2; do
+        ports+=("$(free_port)")
+        dirs+=("$work/spool-$i")
+        mkdir -p "${dirs[i]}"
+    done
+    for i in 0 1 2; do spool_node "$i"; done
+    bootstrap="localhost:${ports[0]},localhost:${ports[1]},localhost:${ports[2]}"
+}
+stop_spool_node() {
+    local pid=${pids[$1]} n=0
+    kill -TERM "$pid" 2>/dev/null || true
+    while alive "$pid" && ((n++ < 300)); do sleep 0.1; done
+    alive "$pid" && { say "spool-broker $1 ignored SIGTERM for 30 s: killing it"; kill -KILL "$pid"; }
+    wait "$pid" 2>/dev/null || true
+}
+
+stop_cluster() {
+    [[ -z "$sampler_pid" ]] || { kill "$sampler_pid" 2>/dev/null || true; wait "$sampler_pid" 2>/dev/null || true; sampler_pid=""; }
+    [[ -n "$kind" ]] || return 0
+    local i
+    for i in "${!dirs[@]}"; do
+        if [[ $kind == kafka ]]; then
+            cp "${dirs[i]}/kafka.log" "$out_dir/logs/kafka-$i-$(date +%H%M%S).log" 2>/dev/null || true
+            stop_kafka_node "$i"
+        else
+            stop_spool_node "$i"
+            cp "${dirs[i]}.log" "$out_dir/logs/spool-$i-$(date +%H%M%S).log" 2>/dev/null || true
+        fi
+    done
+    if [[ -n "$etcd_pid" ]]; then
+        kill -TERM "$etcd_pid" 2>/dev/null || true
+        wait "$etcd_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"/kafka-* "$work"/spool-* "$work/etcd" "$work"/*.log
+    kind="" etcd_pid=""
+}
+trap 'stop_cluster; rm -rf "$work"' EXIT
+
+# The peak of the three brokers' summed RSS, sampled every 200 ms into $work/rss_peak.
+rss_sampler_start() {
+    echo 0 >"$work/rss_peak"
+    local watched=("${pids[@]}")
+    (
+        peak=0
+        while true; do
+            sum=0
+            for p in "${watched[@]}"; do sum=$((sum + $(rss_of "$p"))); done
+            if ((sum > peak)); then peak=$sum && echo "$peak" >"$work/rss_peak"; fi
+            sleep 0.2
+        done
+    ) &
+    sampler_pid=$!
+}
+
+# isr_complete TOPIC NODE: true when NODE is in the ISR of every partition of TOPIC (kcat -L).
+isr_complete() {
+    kcat -b "$bootstrap" -L -J -t "$1" -m 5 2>/dev/null | python3 -c '
+import json, sys
+node = int(sys.argv[1])
+try:
+    t = json.load(sys.stdin)["topics"][0]
+except (ValueError, KeyError, IndexError):
+    sys.exit(1)
+parts = t.get("partitions", [])
+ok = parts and all(any(i["id"] == node for i in p.get("isrs", [])) for p in parts)
+sys.exit(0 if ok else 1)' "$2"
+}
+
+# The last broker is stopped while a producer offers catchup_rate_mb MB/s for down_s seconds, then
+# restarted: how long from its restart until it is in every partition's ISR again.
+catchup() {
+    local round=$1 last=2 node t0 t1 cpu0 etcd0=0 out rc=0
+    node=$([[ $kind == kafka ]] && echo 3 || echo 2)
+    # The topic first, with every replica in sync, so the stop is the only thing missing.
+    timeout 60 "$loadgen_bin" --bootstrap "$bootstrap" --replication-factor 3 --mode produce \
+        --topic catchup --partitions 6 --record-size 1024 --records 1000 --acks -1 >/dev/null 2>>"$out_dir/loadgen.log" ||
+        echo "$kind round $round catchup: topic set-up failed" | tee -a "$failures" >&2
+    if [[ $kind == kafka ]]; then stop_kafka_node $last; else stop_spool_node $last; fi
+    echo "== $kind round $round catchup: broker $node down for $down_s s" >>"$out_dir/loadgen.log"
+    out=$(timeout -k 10 $((down_s + 60)) "$loadgen_bin" --bootstrap "$bootstrap" --replication-factor 3 \
+        --mode latency --topic catchup --partitions 6 --record-size 1024 --acks -1 \
+        --rate-mb "$catchup_rate_mb" --duration "$down_s" 2>>"$out_dir/loadgen.log") || rc=$?
+    ((rc == 0)) || echo "$kind round $round catchup: producer exited $rc" | tee -a "$failures" >&2
+    cpu0=$(brokers_cpu)
+    [[ -z "$etcd_pid" ]] || etcd0=$(cpu_of "$etcd_pid")
+    t0=$(date +%s.%N)
+    if [[ $kind == kafka ]]; then
+        kafka_node $last || die "Kafka node $last did not restart"
+        pids[last]=$(cat "${dirs[last]}/kafka.pid")
+    else
+        spool_node $last
+    fi
+    local deadline=$((SECONDS + 300)) caught=0
+    while ((SECONDS < deadline)); do
+        if isr_complete catchup "$node"; then caught=1 && break; fi
+        sleep 0.2
+    done
+    t1=$(date +%s.%N)
+    # What the stopped broker missed: the offered load over the downtime (plus the 2 s warm-up
+    # the latency mode adds before it samples).
+    local missed_mb=$(((down_s + 2) * catchup_rate_mb))
+    if ((caught)); then
+        record "$round" catchup "$(python3 -c 'import json,sys; s=float(sys.argv[2])-float(sys.argv[1]); print(json.dumps(dict(seconds=round(s,2), missed_mb=int(sys.argv[3]), mb_per_s=round(int(sys.argv[3])/s,1), down_s=int(sys.argv[4]))))' "$t0" "$t1" "$missed_mb" "$down_s")" "$cpu0" "$etcd0"
+    else
+        echo "$kind round $round catchup: broker $node not back in the ISR within 300 s" | tee -a "$failures" >&2
+        record "$round" catchup '{"failed": 1, "error": "not back in the ISR within 300 s"}'
+    fi
+}
+
+run_round() {
+    local round=$1
+    if [[ $kind == kafka ]]; then start_kafka; else start_spool; fi
+    sleep 3
+    record "$round" rss_idle "{\"kib\":$(( $(rss_of "${pids[0]}") + $(rss_of "${pids[1]}") + $(rss_of "${pids[2]}") ))}"
+    rss_sampler_start
+    # Unrecorded warm-up: JIT for Kafka, first segments for both, __consumer_offsets placed.
+    timeout -k 10 $produce_limit "$loadgen_bin" --bootstrap "$bootstrap" --replication-factor 3 --mode produce \
+        --topic warmup --partitions 6 --record-size 1024 --records $((big_records / 5)) --acks -1 \
+        >/dev/null 2>>"$out_dir/loadgen.log" || echo "$kind round $round warm-up failed" | tee -a "$failures" >&2
+    run_loadgen "$round" produce_1024B_p6 $produce_limit --mode produce --topic p1024 --partitions 6 \
+        --record-size 1024 --records "$big_records" --acks -1
+    run_loadgen "$round" produce_1024B_p6_default $produce_limit --mode produce --topic p1024d \
+        --partitions 6 --record-size 1024 --records "$big_records" --acks -1 --client-defaults
+    run_loadgen "$round" produce_100B_p6 $produce_limit --mode produce --topic p100 --partitions 6 \
+        --record-size 100 --records "$small_records" --acks -1
+    run_loadgen "$round" latency_5MBps $latency_limit --mode latency --topic lat5 --partitions 1 \
+        --record-size 1024 --rate-mb 5 --duration "$latency_s" --acks -1 -X linger.ms=0
+    catchup "$round"
+    record "$round" rss_load "{\"kib\":$(cat "$work/rss_peak")}"
+    stop_cluster
+}
+
+say "$rounds round(s) of Kafka (3 KRaft nodes) and Spool (3 brokers + etcd), RF=3, acks=all; results in $out_dir"
+wall_start=$SECONDS
+for ((round = 1; round <= rounds; round++)); do
+    for kind in kafka spool; do
+        say "round $round/$rounds: $kind"
+        run_round "$round"
+    done
+done
+wall_s=$((SECONDS - wall_start))
+python3 -c 'import json,sys; print(json.dumps(dict(cluster="machine", round=0, scenario="run_info", command=sys.argv[1], date=sys.argv[2], wall_s=int(sys.argv[3]), quick=bool(int(sys.argv[4])), kafka_version=sys.argv[5], cores=int(sys.argv[6]), down_s=int(sys.argv[7]))))' \
+    "$command_line" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$wall_s" "$quick" "$(basename "$kafka_dir" | sed 's/^kafka-//')" \
+    "$(nproc)" "$down_s" >>"$raw"
+python3 bench/replicated_report.py "$raw" >"$out_dir/results.md"
+cat "$out_dir/results.md"
+say "wall time $((wall_s / 60)) min $((wall_s % 60)) s; results in $out_dir"
+if [[ -s "$failures" ]]; then
+    say "$(wc -l <"$failures") run(s) failed:"
+    cat "$failures" >&2
+    exit 1
+fi

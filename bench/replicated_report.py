@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Turns bench/replicated.sh's raw JSON lines into a markdown table: per scenario and metric the
+median over rounds for Kafka (3 KRaft nodes) and Spool (3 brokers + etcd), and Spool/Kafka.
+
+    replicated_report.py RAW.jsonl
+"""
+
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+# (scenario, metric key, label, higher is better, scale)
+METRICS = [
+    ("produce_1024B_p6", "mb_per_s", "produce 1 KiB x 6 partitions, tuned: MB/s", True, 1),
+    ("produce_1024B_p6_default", "mb_per_s", "produce 1 KiB x 6 partitions, librdkafka defaults: MB/s", True, 1),
+    ("produce_100B_p6", "records_per_s", "produce 100 B x 6 partitions, tuned: records/s", True, 1),
+    ("latency_5MBps", "ack_p50_us", "5 MB/s offered: produce latency p50 ms", False, 1e-3),
+    ("latency_5MBps", "ack_p99_us", "5 MB/s offered: produce latency p99 ms", False, 1e-3),
+    ("latency_5MBps", "ack_p999_us", "5 MB/s offered: produce latency p99.9 ms", False, 1e-3),
+    ("latency_5MBps", "p99_us", "5 MB/s offered: end-to-end p99 ms", False, 1e-3),
+    ("catchup", "seconds", "a broker down, restart to back in every ISR: s", False, 1),
+    ("catchup", "mb_per_s", "follower catch-up: MB/s of what it missed", True, 1),
+    ("rss_idle", "kib", "RSS of the three brokers, idle: MiB", False, 1 / 1024),
+    ("rss_load", "kib", "RSS of the three brokers, peak under load: MiB", False, 1 / 1024),
+]
+CPU_SCENARIOS = ["produce_1024B_p6", "produce_1024B_p6_default", "produce_100B_p6", "latency_5MBps", "catchup"]
+
+
+def fmt(v):
+    if v is None:
+        return "n/a"
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.2f}" if abs(v) >= 1 else f"{v:.3f}"
+
+
+def median_of(rows, key):
+    values = [r[key] for r in rows if isinstance(r.get(key), (int, float)) and not r.get("failed")]
+    return (statistics.median(values), len(values)) if values else (None, 0)
+
+
+def main():
+    by = defaultdict(list)
+    info = {}
+    for line in open(sys.argv[1]):
+        r = json.loads(line)
+        if r.get("scenario") == "run_info":
+            info = r
+            continue
+        by[(r["cluster"], r["scenario"])].append(r)
+    print("# Replicated benchmark: Spool (3 brokers + etcd) vs Apache Kafka (3 KRaft nodes)\n")
+    print(f"`{info.get('command', '?')}`, {info.get('date', '?')}, Kafka {info.get('kafka_version', '?')}, "
+          f"{info.get('cores', '?')} cores, wall {info.get('wall_s', 0) // 60} min"
+          f"{' (quick: a smoke run, not a measurement)' if info.get('quick') else ''}.")
+    print("Every topic RF=3, min.insync.replicas=2, every producer acks=all (spool-loadgen, librdkafka). "
+          f"Medians over rounds (n = runs that succeeded). Catch-up: the last broker stopped for "
+          f"{info.get('down_s', '?')} s while 10 MB/s were offered.\n")
+    print("| metric | Kafka | Spool | Spool/Kafka | better | n |")
+    print("|---|---:|---:|---:|---|---|")
+    for scenario, key, label, higher, scale in METRICS:
+        k, kn = median_of(by.get(("kafka", scenario), []), key)
+        s, sn = median_of(by.get(("spool", scenario), []), key)
+        ratio = f"{s / k:.2f}x" if k and s is not None else "n/a"
+        k = k * scale if k is not None else None
+        s = s * scale if s is not None else None
+        print(f"| {label} | {fmt(k)} | {fmt(s)} | {ratio} | {'higher' if higher else 'lower'} | {kn}/{sn} |")
+    print("\nBroker CPU seconds per scenario (user + system, the three brokers; etcd apart):\n")
+    print("| scenario | Kafka | Spool | Spool's etcd |")
+    print("|---|---:|---:|---:|")
+    for scenario in CPU_SCENARIOS:
+        k, _ = median_of(by.get(("kafka", scenario), []), "broker_cpu_s")
+        s, _ = median_of(by.get(("spool", scenario), []), "broker_cpu_s")
+        e, _ = median_of(by.get(("spool", scenario), []), "etcd_cpu_s")
+        print(f"| {scenario} | {fmt(k)} | {fmt(s)} | {fmt(e)} |")
+
+
+if __name__ == "__main__":
+    main()
