@@ -320,7 +320,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
     // Read, and long-poll until min_bytes arrive or max_wait passes.
     auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, req.max_wait_ms));
-    metadata::data_waiter waiter(svc.partitions.fetch_wakeups_here());
+    metadata::data_waiter waiter(svc.partitions.fetch_wakeups_here(/*replica=*/!consumer));
     // A client that goes away mid-poll must not keep the wait (and its memory) for max_wait_ms.
     runtime::cancel_hook on_close(ctx.net.cancellation(), [&waiter] { waiter.interrupt(); });
     for (;;) {

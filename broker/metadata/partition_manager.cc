@@ -176,6 +176,8 @@ std::unique_ptr<replication::partition> partition_manager::make_partition(
     o.isr = _isr_writer;
     // Consumers read below the high watermark: a move is what their long polls wait for.
     o.high_watermark_moved = [this] { notify_data_arrived(); };
+    // Followers read to the log end: an append is what their long polls wait for.
+    o.log_end_moved = [this] { notify_replica_fetches(); };
     return std::make_unique<replication::partition>(std::move(log), _pool.executor(shard),
                                                     std::move(o));
 }
@@ -389,6 +391,7 @@ void partition_manager::close_all() {
                 table.housekeeping->timer->cancel();
             }
             table.wakeups->wake_here();
+            table.replica_wakeups->wake_here();
             for (auto& [tp, p] : table.partitions) {
                 auto& plog = p->log();
                 auto r = plog.close();
@@ -671,6 +674,13 @@ replication::partition* partition_manager::partition_here(const topic_partition&
 void partition_manager::notify_data_arrived() {
     for (auto& table : _shards) {
         table->wakeups->announce_to_waiting();
+        table->replica_wakeups->announce_to_waiting();
+    }
+}
+
+void partition_manager::notify_replica_fetches() {
+    for (auto& table : _shards) {
+        table->replica_wakeups->announce_to_waiting();
     }
 }
 
@@ -678,11 +688,13 @@ void partition_manager::begin_stop() {
     _stopping = true;
     for (auto& table : _shards) {
         table->wakeups->announce_to_waiting(/*always=*/true);
+        table->replica_wakeups->announce_to_waiting(/*always=*/true);
     }
 }
 
-std::shared_ptr<fetch_wakeups> partition_manager::fetch_wakeups_here() {
-    return _shards[*runtime::shard_pool::current_shard()]->wakeups;
+std::shared_ptr<fetch_wakeups> partition_manager::fetch_wakeups_here(bool replica) {
+    auto& table = *_shards[*runtime::shard_pool::current_shard()];
+    return replica ? table.replica_wakeups : table.wakeups;
 }
 
 asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, size_t shard) {

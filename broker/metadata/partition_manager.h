@@ -120,8 +120,13 @@ public:
     replication::partition* partition_here(const model::topic_partition& tp);
     // Wakes fetches waiting on any shard; call after appends.
     void notify_data_arrived();
-    // The calling shard's wake-ups, for a long-polling fetch's data_waiter.
-    std::shared_ptr<fetch_wakeups> fetch_wakeups_here();
+    // Wakes only followers' fetches (they read to the log end, consumers to the high
+    // watermark): after a leader append that has not moved the high watermark yet, so
+    // consumers' polls are not woken for records they may not read.
+    void notify_replica_fetches();
+    // The calling shard's wake-ups, for a long-polling fetch's data_waiter: a follower's
+    // (replica) or a consumer's.
+    std::shared_ptr<fetch_wakeups> fetch_wakeups_here(bool replica = false);
     // Stops long polls early: set at shutdown, fetches answer at once.
     bool stopping() const { return _stopping.load(std::memory_order_relaxed); }
     void begin_stop();
@@ -138,7 +143,9 @@ private:
 
     struct shard_table {
         explicit shard_table(boost::asio::io_context::executor_type ex)
-            : opening_done(ex), wakeups(std::make_shared<fetch_wakeups>(ex)) {}
+            : opening_done(ex),
+              wakeups(std::make_shared<fetch_wakeups>(ex)),
+              replica_wakeups(std::make_shared<fetch_wakeups>(ex)) {}
         std::unordered_map<model::topic_partition, std::unique_ptr<replication::partition>>
             partitions;
         // The topic id each log was opened for (a name can be deleted and created again).
@@ -148,7 +155,8 @@ private:
         // same files a second time; opening_done wakes it.
         std::unordered_set<model::topic_partition> opening;
         runtime::async_event opening_done;
-        std::shared_ptr<fetch_wakeups> wakeups;
+        std::shared_ptr<fetch_wakeups> wakeups;          // consumers' fetches
+        std::shared_ptr<fetch_wakeups> replica_wakeups;  // followers' fetches
         std::shared_ptr<housekeeping_control> housekeeping =
             std::make_shared<housekeeping_control>();
     };

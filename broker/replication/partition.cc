@@ -164,6 +164,9 @@ result<storage::append_result> partition::append_as_leader(std::span<uint8_t> ba
     }
     auto r = _log->append(batches, model::leader_epoch(_assignment.leader_epoch));
     if (r && !r.value().duplicate) {
+        if (_assignment.replicas.size() > 1 && _options.log_end_moved) {
+            _options.log_end_moved();
+        }
         maybe_advance_high_watermark();
     }
     return r;

@@ -90,6 +90,11 @@ struct partition_options {
     isr_writer* isr = nullptr;
     // Called on the owner shard whenever the high watermark moved (wake consumers' fetches).
     std::function<void()> high_watermark_moved;
+    // Called on the owner shard after a leader append that its followers have yet to fetch:
+    // wake their parked fetches now, as Kafka completes delayed follower fetches after an
+    // append. Without it an acks=all write waits for its followers' fetch timeout
+    // (replica.fetch.wait.max.ms) whenever nothing else is written meanwhile.
+    std::function<void()> log_end_moved;
 };
 
 // What the leader knows of one follower (replica_state for /metrics and restart-safe).
