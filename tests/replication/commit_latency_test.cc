@@ -24,14 +24,10 @@ using commit_latency = cluster::started_cluster;
 TEST_F(commit_latency,
        test_a_lone_acks_all_produce_is_answered_without_waiting_for_a_fetch_timeout) {
     const std::string topic = "lone-writes";
-    ASSERT_EQ(create_replicated_topic(cluster.port(0), topic, 1, 3, {{"min.insync.replicas", "2"}}),
-              "");
     std::string why;
-    auto state = wait_for_isr_size(cluster, 0, topic, 0, 3, 20s, &why);
+    auto state = three_replicas_in_sync(cluster, topic, &why);
     ASSERT_TRUE(state) << why << "\n" << cluster.log_tails();
     const auto leader = static_cast<size_t>(state->leader);
-    ASSERT_EQ(cluster::produce_when_open(cluster.port(leader), topic, 0, {"first"}), 0)
-        << cluster.log_tails();
 
     kafka_client c(cluster.port(leader));
     c.set_read_timeout(15s);

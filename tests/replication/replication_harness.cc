@@ -112,6 +112,26 @@ std::optional<partition_info> wait_for_isr_size(cluster_harness& c, size_t obser
         why);
 }
 
+std::optional<partition_info> three_replicas_in_sync(cluster_harness& c, const std::string& topic,
+                                                     std::string* why) {
+    if (auto failed =
+            create_replicated_topic(c.port(0), topic, 1, 3, {{"min.insync.replicas", "2"}});
+        !failed.empty()) {
+        *why = "CreateTopics: " + failed;
+        return std::nullopt;
+    }
+    auto state = wait_for_isr_size(c, 0, topic, 0, 3, 20s, why);
+    if (!state) {
+        return std::nullopt;
+    }
+    const auto leader = static_cast<size_t>(state->leader);
+    if (auto e = cluster::produce_when_open(c.port(leader), topic, 0, {"first"}); e != 0) {
+        *why = "the first record got error " + std::to_string(e);
+        return std::nullopt;
+    }
+    return state;
+}
+
 size_t other_than(size_t a, size_t b) {
     for (size_t i = 0;; ++i) {
         if (i != a && i != b) {

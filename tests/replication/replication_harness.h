@@ -61,6 +61,12 @@ std::optional<partition_info> wait_for_isr_size(cluster_harness& c, size_t obser
 
 std::string describe(const partition_info& p);
 
+// Creates `topic` (one partition, replication factor 3, min.insync.replicas=2) through broker 0,
+// waits until all three replicas are in its ISR and its leader acknowledged a first record
+// ("first"): the partition then, or nullopt with `why` set.
+std::optional<partition_info> three_replicas_in_sync(cluster_harness& c, const std::string& topic,
+                                                     std::string* why);
+
 // A broker that is not `a` (nor `b`): where to watch a fault on `a` from.
 size_t other_than(size_t a, size_t b = SIZE_MAX);
 
