@@ -85,6 +85,7 @@ reconcile_result cluster_reconciler::reconcile(const std::string& key) {
         return reconcile_result::done();  // the CRD schema should make this impossible
     }
     ctx.cluster = std::move(parsed).value();
+    api::apply_operator_defaults(ctx.cluster, _defaults);
     if (ctx.cluster.meta.deleting) {
         if (_state)
             _state->cluster_gone(ns, name);
