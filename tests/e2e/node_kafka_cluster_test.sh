@@ -41,8 +41,10 @@ fail() {
     exit 1
 }
 cleanup() {
-    [ -n "${producer_pid:-}" ] && kill "$producer_pid" 2>/dev/null
-    [ -n "${sampler_pid:-}" ] && kill "$sampler_pid" 2>/dev/null
+    # Under set -e a failing command here would end the cleanup and become the test's status.
+    set +e
+    [ -z "${producer_pid:-}" ] || kill "$producer_pid" 2>/dev/null
+    [ -z "${sampler_pid:-}" ] || kill "$sampler_pid" 2>/dev/null
     kc -n "$ns" delete topic --all --timeout 60s >/dev/null 2>&1
     kc -n "$ns" delete cluster demo --timeout 60s >/dev/null 2>&1
     hm uninstall "$release" -n "$ns" >/dev/null 2>&1
@@ -240,6 +242,7 @@ done
 roll_end=$(date +%s%N)
 touch "$work/roll-done"
 wait "$sampler_pid" || true
+sampler_pid=
 # The longest run of samples in which a partition's leader was -1 or not a live broker.
 read -r metadata_samples max_leaderless_ms < <(awk '
     { split($2, live, ","); ok = ""; for (i in live) ok = ok "," live[i] ","
