@@ -275,10 +275,12 @@ producer_pid=
 if grep -q 'Delivery failed' "$work/roll.perr"; then
     fail "the producer reports failed deliveries: $(grep 'Delivery failed' "$work/roll.perr" | sort | uniq -c | head -5)"
 fi
-# The operator restarted each pod itself (it deletes one only after the broker's /restart-safe).
+# The operator restarted each pod itself, each after the broker's /restart-safe said so (the
+# event carries the broker's verdict).
 restarts=$(kc -n "$ns" get events --field-selector reason=RollingRestart -o jsonpath='{.items[*].message}')
 for i in 0 1 2; do
-    [[ "$restarts" == *"restarted demo-$i "* ]] || fail "no RollingRestart event for demo-$i: $restarts"
+    [[ "$restarts" == *"restarted demo-$i for the new configuration (broker $i: safe: "* ]] ||
+        fail "no RollingRestart event with broker $i's restart-safe verdict: $restarts"
 done
 mapfile -t ips < <(pod_ips)
 host_bootstrap=$(printf '%s:9093,' "${ips[@]}")
