@@ -83,6 +83,8 @@ apply_cluster 3 "podAddressListener: {enabled: true}" \
 kc -n "$ns" wait --for=condition=Ready cluster/demo --timeout 180s >/dev/null ||
     fail "Cluster demo not Ready"
 echo "Cluster demo (3 brokers) Ready at $(elapsed)"
+# The brokers registered in the chart's etcd, whose data is on its claimed volume.
+[ -d "$DIR/volumes/$ns-etcd/data/member" ] || fail "etcd wrote no member data on its volume"
 grep -q 'etcd.prefix: "/spool/'"$ns"'/demo"' <(kc -n "$ns" get configmap demo-config \
     -o jsonpath='{.data.broker\.yaml}') || fail "broker.yaml does not name the Cluster's etcd prefix"
 kc apply -f - >/dev/null <<YAML
