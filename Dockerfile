@@ -3,6 +3,8 @@
 #
 #   docker build --target broker   -t spool-broker .
 #   docker build --target operator -t spool-operator .
+#   docker build --target etcd     -t spool-etcd .     # the chart's metadata store
+#   docker build --target kcat     -t spool-kcat .     # a Kafka client pod for tests and debugging
 #
 # The build stage installs exactly the Debian packages scripts/setup.sh lists; each runtime stage
 # installs only the shared libraries its binary links, found with ldd + dpkg -S
@@ -51,3 +53,25 @@ USER 10001:10001
 VOLUME /var/lib/spool
 EXPOSE 9092 9644
 ENTRYPOINT ["/usr/local/bin/spool-broker"]
+
+# The etcd the chart deploys for the brokers' metadata (charts/spool/templates/etcd.yaml):
+# Debian's etcd-server, the same etcd the cluster tests and scripts/run-cluster.sh run. Its data
+# directory is the volume at /var/lib/etcd; nothing else is written, so the root stays read-only.
+FROM runtime-base AS etcd
+RUN apt-get update -qq \
+ && apt-get install -y --no-install-recommends etcd-server \
+ && rm -rf /var/lib/apt/lists/* \
+ && mkdir -p /var/lib/etcd && chown 10001:10001 /var/lib/etcd
+USER 10001:10001
+VOLUME /var/lib/etcd
+EXPOSE 2379
+ENTRYPOINT ["/usr/bin/etcd"]
+
+# kcat (Debian's) in a pod: a producer and consumer inside the Kubernetes cluster, where the
+# brokers' advertised per-pod DNS names resolve.
+FROM runtime-base AS kcat
+RUN apt-get update -qq \
+ && apt-get install -y --no-install-recommends kcat \
+ && rm -rf /var/lib/apt/lists/*
+USER 10001:10001
+ENTRYPOINT ["/usr/bin/kcat"]

@@ -98,6 +98,11 @@ std::string broker_app::start() {
     if (advertised.empty()) {
         advertised = opts.listeners;
     }
+    if (auto problem = net::check_listeners(opts.listeners, advertised,
+                                            _config->get_list("listener.security.protocol.map"));
+        !problem.empty()) {
+        return problem;
+    }
     handlers::advertised_endpoint endpoint;
     {
         const auto& l = advertised.front();

@@ -384,7 +384,9 @@ std::vector<property> make_broker_table() {
         // serves PLAINTEXT without SASL: it accepts, stores and reports them, and uses none.
         {"listener.security.protocol.map", list,
          "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT", broker,
-         false, "Listener name to security protocol. Stored only: Spool serves PLAINTEXT."},
+         false,
+         "Listener name to security protocol, read at start: every name in listeners must map "
+         "to PLAINTEXT, the only protocol served (e.g. PLAINTEXT:PLAINTEXT,POD:PLAINTEXT)."},
         {"sasl.enabled.mechanisms", list, "GSSAPI", broker, false,
          "SASL mechanisms the broker offers. Stored only: Spool has no SASL."},
         {"sasl.mechanism.inter.broker.protocol", string, "GSSAPI", broker, false,

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 
 namespace spool::broker::net {
@@ -17,8 +19,11 @@ std::optional<listener_address> parse_listener(std::string_view uri, std::string
     }
     listener_address out;
     out.name = std::string(uri.substr(0, sep));
-    if (out.name != "PLAINTEXT") {
-        return bad("only PLAINTEXT listeners are supported");
+    // Kafka's listener names: letters, digits and underscores (ListenerName is case-sensitive).
+    for (char ch : out.name) {
+        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') {
+            return bad("a listener name has only letters, digits and '_'");
+        }
     }
     std::string_view rest = uri.substr(sep + 3);
     std::string_view host;
@@ -46,6 +51,55 @@ std::optional<listener_address> parse_listener(std::string_view uri, std::string
     out.host = std::string(host);
     out.port = static_cast<uint16_t>(value);
     return out;
+}
+
+namespace {
+
+// The protocol `name` maps to, empty when the map has no entry for it.
+std::string_view protocol_of(std::string_view name, const std::vector<std::string>& protocol_map) {
+    for (const auto& entry : protocol_map) {
+        auto colon = entry.find(':');
+        if (colon != std::string::npos && std::string_view(entry).substr(0, colon) == name) {
+            return std::string_view(entry).substr(colon + 1);
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
+std::string check_listeners(const std::vector<listener_address>& bound,
+                            const std::vector<listener_address>& advertised,
+                            const std::vector<std::string>& protocol_map) {
+    for (size_t i = 0; i < bound.size(); ++i) {
+        const auto& l = bound[i];
+        auto protocol = protocol_of(l.name, protocol_map);
+        if (protocol.empty()) {
+            return fmt::format(
+                "listener {} has no security protocol in listener.security.protocol.map (add "
+                "{}:PLAINTEXT)",
+                l.name, l.name);
+        }
+        if (protocol != "PLAINTEXT") {
+            return fmt::format("listener {} uses {}; only PLAINTEXT is served", l.name, protocol);
+        }
+        for (size_t j = 0; j < i; ++j) {
+            if (bound[j].name == l.name) {
+                return fmt::format("listener name {} appears twice in listeners", l.name);
+            }
+            if (l.port != 0 && bound[j].port == l.port) {
+                return fmt::format("listeners {} and {} both use port {}", bound[j].name, l.name,
+                                   l.port);
+            }
+        }
+    }
+    for (const auto& a : advertised) {
+        auto same_name = [&](const listener_address& b) { return b.name == a.name; };
+        if (std::find_if(bound.begin(), bound.end(), same_name) == bound.end()) {
+            return fmt::format("advertised listener {} is not one of listeners", a.name);
+        }
+    }
+    return {};
 }
 
 }  // namespace spool::broker::net

@@ -9,9 +9,19 @@ namespace spool::op::api {
 
 namespace {
 
-// Derived from the Cluster (ports, pod identity, volume), so never taken from spec.config.
-constexpr std::array<std::string_view, 5> operator_owned = {
-    "advertised.listeners", "http.listener", "listeners", "log.dirs", "node.id",
+// Derived from the Cluster (ports, pod identity, volume, metadata store), so never taken from
+// spec.config.
+constexpr std::array<std::string_view, 10> operator_owned = {
+    "advertised.listeners",
+    "etcd.endpoints",
+    "etcd.prefix",
+    "http.listener",
+    "inter.broker.listener.name",
+    "listener.security.protocol.map",
+    "listeners",
+    "log.dirs",
+    "metadata.store",
+    "node.id",
 };
 
 }  // namespace

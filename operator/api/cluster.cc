@@ -37,6 +37,21 @@ cluster_spec parse_spec(const json& spec) {
         s.topology_key = get_string(*p, "topologyKey", s.topology_key);
         s.node_selector = get_string_map(*p, "nodeSelector");
     }
+    if (const json* store = find(spec, "metadataStore")) {
+        if (const json* etcd = find(*store, "etcd")) {
+            if (const json* endpoints = find(*etcd, "endpoints")) {
+                for (const auto& item : endpoints->as_array()) {
+                    s.metadata_store.etcd_endpoints.push_back(item.as_string());
+                }
+            }
+            s.metadata_store.etcd_prefix = get_string(*etcd, "prefix");
+        }
+    }
+    if (const json* l = find(spec, "podAddressListener")) {
+        s.pod_address_listener.enabled = get_bool(*l, "enabled", s.pod_address_listener.enabled);
+        s.pod_address_listener.port =
+            static_cast<int32_t>(get_int(*l, "port", s.pod_address_listener.port));
+    }
     return s;
 }
 
@@ -96,6 +111,25 @@ json to_json(const cluster_status& s) {
     return out;
 }
 
+void apply_operator_defaults(cluster& c, const operator_defaults& defaults) {
+    if (c.spec.metadata_store.etcd_endpoints.empty()) {
+        c.spec.metadata_store.etcd_endpoints = defaults.etcd_endpoints;
+    }
+}
+
+std::string default_etcd_prefix(const cluster& c) {
+    return fmt::format("/spool/{}/{}", c.meta.namespace_, c.meta.name);
+}
+
+std::string etcd_prefix(const cluster& c) {
+    return c.spec.metadata_store.etcd_prefix.empty() ? default_etcd_prefix(c)
+                                                     : c.spec.metadata_store.etcd_prefix;
+}
+
+bool uses_etcd(const cluster& c) {
+    return !c.spec.metadata_store.etcd_endpoints.empty();
+}
+
 std::vector<std::string> validate_cluster(const cluster& c) {
     std::vector<std::string> problems;
     for (const auto& [key, value] : c.spec.config) {
@@ -113,6 +147,18 @@ std::vector<std::string> validate_cluster(const cluster& c) {
     }
     if (c.spec.kafka_port == c.spec.http_port) {
         problems.push_back("ports.kafka and ports.http must differ");
+    }
+    if (c.spec.pod_address_listener.enabled &&
+        (c.spec.pod_address_listener.port == c.spec.kafka_port ||
+         c.spec.pod_address_listener.port == c.spec.http_port)) {
+        problems.push_back("podAddressListener.port must differ from ports.kafka and ports.http");
+    }
+    // Without a shared store each broker would be a one-broker cluster of its own.
+    if (c.spec.replicas > 1 && !uses_etcd(c)) {
+        problems.push_back(fmt::format(
+            "{} brokers need an etcd for their metadata: set spec.metadataStore.etcd.endpoints "
+            "or install the chart with etcd.enabled=true",
+            c.spec.replicas));
     }
     return problems;
 }

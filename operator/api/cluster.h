@@ -17,6 +17,24 @@ namespace spool::op::api {
 
 enum class anti_affinity { required, preferred, none };
 
+// Where the brokers of one Cluster keep cluster metadata (topics, partition leaders and ISRs,
+// broker registrations): an etcd, named in the spec or, when the spec names none, the one the
+// chart deploys (the operator's --default-etcd-endpoints). Every Cluster has its own key prefix,
+// so several Clusters share one etcd. A one-broker Cluster with no etcd anywhere uses the
+// broker's embedded store (a file in its data directory); more brokers need etcd.
+struct metadata_store_spec {
+    std::vector<std::string> etcd_endpoints;  // http://host:port; empty: the operator's default
+    std::string etcd_prefix;                  // empty: default_etcd_prefix()
+};
+
+// A second Kafka listener (name POD) advertised on each pod's own IP (status.podIP), for clients
+// that reach pod addresses but cannot resolve the cluster's DNS names (the per-pod names of the
+// headless Service that the PLAINTEXT listener advertises).
+struct pod_address_listener_spec {
+    bool enabled = false;
+    int32_t port = 9093;
+};
+
 struct cluster_spec {
     int32_t replicas = 3;
     std::string image = "ghcr.io/spool-dev/spool-broker:0.1.0";
@@ -31,6 +49,8 @@ struct cluster_spec {
     anti_affinity affinity = anti_affinity::preferred;
     std::string topology_key = "topology.kubernetes.io/zone";
     std::map<std::string, std::string> node_selector;
+    metadata_store_spec metadata_store;
+    pod_address_listener_spec pod_address_listener;
 };
 
 struct cluster_status {
@@ -56,7 +76,22 @@ struct cluster {
 result<cluster> parse_cluster(const json& object);
 json to_json(const cluster_status& status);
 
-// Problems the operator cannot act on (unknown broker config keys, bad values). Empty when valid.
+// What the operator supplies where a Cluster's spec leaves a field empty (its own flags).
+struct operator_defaults {
+    std::vector<std::string> etcd_endpoints;  // the chart's etcd; empty: none deployed
+};
+// Fills the spec fields operator_defaults covers; the reconciler calls it before validating.
+void apply_operator_defaults(cluster& c, const operator_defaults& defaults);
+
+// "/spool/<namespace>/<name>": one Cluster's keys in a shared etcd.
+std::string default_etcd_prefix(const cluster& c);
+// The prefix the brokers use: the spec's, else default_etcd_prefix.
+std::string etcd_prefix(const cluster& c);
+// True when the brokers keep metadata in etcd (endpoints known), false for the embedded store.
+bool uses_etcd(const cluster& c);
+
+// Problems the operator cannot act on (unknown broker config keys, bad values, several brokers
+// without an etcd). Empty when valid. Call after apply_operator_defaults.
 std::vector<std::string> validate_cluster(const cluster& c);
 
 }  // namespace spool::op::api

@@ -101,6 +101,7 @@ result<void> operator_app::start(std::function<void()> on_fatal) {
     _topic_reconciler = std::make_unique<reconcilers::topic_reconciler>(*_api, *_events, *_admins,
                                                                         _opts.kafka_bootstrap);
     _cluster_reconciler->set_state_probe(_probe.get());
+    _cluster_reconciler->set_operator_defaults({_opts.default_etcd_endpoints});
     _topic_reconciler->set_state_probe(_probe.get());
 
     _clusters = std::make_unique<reconcilers::controller>(

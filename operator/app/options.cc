@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 namespace spool::op::app {
@@ -10,6 +11,7 @@ namespace po = boost::program_options;
 
 std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
     options o;
+    std::string etcd_endpoints;
     po::options_description desc("spool-operator: runs Spool clusters on Kubernetes");
     desc.add_options()("help,h", "show this help")                              //
         ("version", po::bool_switch(&o.version), "print the version and exit")  //
@@ -31,6 +33,9 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
          "server-side apply the built-in CRDs at start (helm upgrade does not update CRDs)")  //
         ("kafka-bootstrap", po::value(&o.kafka_bootstrap),
          "Kafka bootstrap address for every Cluster (when running outside the cluster)")  //
+        ("default-etcd-endpoints", po::value(&etcd_endpoints),
+         "etcd client URLs (comma-separated) for Clusters whose spec.metadataStore names none; "
+         "the chart sets its own etcd here")  //
         ("log-level", po::value(&o.log_level)->default_value(o.log_level),
          "trace, debug, info, warn or error");
     po::variables_map vm;
@@ -46,6 +51,13 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
         std::cout << desc << "\n";
         exit_code = 0;
         return std::nullopt;
+    }
+    for (size_t start = 0; start < etcd_endpoints.size();) {
+        size_t comma = std::min(etcd_endpoints.find(',', start), etcd_endpoints.size());
+        if (comma > start) {
+            o.default_etcd_endpoints.push_back(etcd_endpoints.substr(start, comma - start));
+        }
+        start = comma + 1;
     }
     return o;
 }

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace spool::op::app {
 
@@ -17,6 +18,8 @@ struct options {
     std::string leader_election_id = "spool-operator-leader";
     bool apply_crds = false;
     std::string kafka_bootstrap;  // overrides every Cluster's bootstrap address (out of cluster)
+    // etcd for Clusters whose spec names none (the chart's own etcd; the flag is comma-separated).
+    std::vector<std::string> default_etcd_endpoints;
     std::string log_level = "info";
     bool version = false;
 };

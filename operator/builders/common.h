@@ -17,6 +17,8 @@ inline constexpr const char* config_hash_annotation = "spool.dev/config-hash";
 inline constexpr const char* metrics_service_label = "spool.dev/metrics";
 inline constexpr const char* broker_config_file = "broker.yaml";
 inline constexpr const char* cluster_config_file = "cluster.yaml";
+// The listener advertised on the pod IP (spec.podAddressListener); PLAINTEXT is the DNS one.
+inline constexpr const char* pod_address_listener_name = "POD";
 
 std::string config_map_name(const api::cluster& c);
 std::string headless_service_name(const api::cluster& c);

@@ -28,8 +28,25 @@ std::string emit(const std::map<std::string, std::string>& entries, std::string_
 std::string render_broker_config(const api::cluster& c) {
     std::map<std::string, std::string> entries = c.spec.config;
     entries["listeners"] = fmt::format("PLAINTEXT://0.0.0.0:{}", c.spec.kafka_port);
+    if (c.spec.pod_address_listener.enabled) {
+        entries["listeners"] += fmt::format(",{}://0.0.0.0:{}", pod_address_listener_name,
+                                            c.spec.pod_address_listener.port);
+        entries["listener.security.protocol.map"] =
+            fmt::format("PLAINTEXT:PLAINTEXT,{}:PLAINTEXT", pod_address_listener_name);
+        // Brokers reach each other by the stable per-pod names, which survive a pod's new IP.
+        entries["inter.broker.listener.name"] = "PLAINTEXT";
+    }
     entries["log.dirs"] = "/var/lib/spool/data";
     entries["http.listener"] = fmt::format("0.0.0.0:{}", c.spec.http_port);
+    if (api::uses_etcd(c)) {
+        entries["metadata.store"] = "etcd";
+        std::string endpoints;
+        for (const auto& e : c.spec.metadata_store.etcd_endpoints) {
+            endpoints += (endpoints.empty() ? "" : ",") + e;
+        }
+        entries["etcd.endpoints"] = endpoints;
+        entries["etcd.prefix"] = api::etcd_prefix(c);
+    }
     return emit(entries, "Rendered by spool-operator from the Cluster spec; do not edit.");
 }
 

@@ -42,6 +42,19 @@ json broker_container(const api::cluster& c) {
     // $(VAR) is expanded by the kubelet from the container's env (downward API below).
     std::string advertised = fmt::format("PLAINTEXT://$(POD_NAME).{}.$(POD_NAMESPACE).svc:{}",
                                          headless_service_name(c), c.spec.kafka_port);
+    json ports = arr({obj({{"name", str("kafka")},
+                           {"containerPort", num(c.spec.kafka_port)},
+                           {"protocol", str("TCP")}}),
+                      obj({{"name", str("http")},
+                           {"containerPort", num(c.spec.http_port)},
+                           {"protocol", str("TCP")}})});
+    if (c.spec.pod_address_listener.enabled) {
+        advertised += fmt::format(",{}://$(POD_IP):{}", pod_address_listener_name,
+                                  c.spec.pod_address_listener.port);
+        ports[2] = obj({{"name", str("kafka-pod")},
+                        {"containerPort", num(c.spec.pod_address_listener.port)},
+                        {"protocol", str("TCP")}});
+    }
     json container = obj(
         {{"name", str("broker")},
          {"image", str(c.spec.image)},
@@ -52,12 +65,7 @@ json broker_container(const api::cluster& c) {
                       field_env("POD_NAMESPACE", "metadata.namespace"),
                       field_env("POD_IP", "status.podIP"),
                       field_env("NODE_ID", "metadata.labels['apps.kubernetes.io/pod-index']")})},
-         {"ports", arr({obj({{"name", str("kafka")},
-                             {"containerPort", num(c.spec.kafka_port)},
-                             {"protocol", str("TCP")}}),
-                        obj({{"name", str("http")},
-                             {"containerPort", num(c.spec.http_port)},
-                             {"protocol", str("TCP")}})})},
+         {"ports", ports},
          {"readinessProbe", probe("/readyz", 5, 3)},
          {"livenessProbe", probe("/healthz", 10, 6)},
          {"startupProbe", probe("/healthz", 5, 60)},

@@ -85,6 +85,7 @@ reconcile_result cluster_reconciler::reconcile(const std::string& key) {
         return reconcile_result::done();  // the CRD schema should make this impossible
     }
     ctx.cluster = std::move(parsed).value();
+    api::apply_operator_defaults(ctx.cluster, _defaults);
     if (ctx.cluster.meta.deleting) {
         if (_state)
             _state->cluster_gone(ns, name);
@@ -330,8 +331,10 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
         return {step_outcome::kind::fail, 0ms, status::reason_for_error(e.http_status, e.reason),
                 "restart pod " + next.name + ": " + e.message, e};
     }
+    // The broker's own verdict goes with the event: the record of why this restart was allowed.
     _events.normal(kube::kinds::cluster, c.meta, "RollingRestart",
-                   fmt::format("restarted {} for the new configuration", next.name));
+                   fmt::format("restarted {} for the new configuration (broker {}: {})", next.name,
+                               next.ordinal, verdict.value().reason));
     return {step_outcome::kind::requeue, restart_poll, status::reasons::rolling_restart,
             fmt::format("restarting {} ({} left)", next.name, outdated.size()), std::nullopt};
 }

@@ -44,6 +44,9 @@ public:
     reconcile_result reconcile(const std::string& key);
     // Receives each Cluster's state after every pass; optional, set before the controller starts.
     void set_state_probe(state_probe* probe) { _state = probe; }
+    // What the operator fills in where a Cluster's spec is silent (the chart's etcd); set
+    // before the controller starts.
+    void set_operator_defaults(api::operator_defaults defaults) { _defaults = std::move(defaults); }
 
     static std::vector<std::string> step_names();
 
@@ -84,6 +87,7 @@ private:
     admin_client_factory& _admins;
     std::string _bootstrap_override;
     state_probe* _state = nullptr;
+    api::operator_defaults _defaults;
     // When each Cluster's scale-down was first found blocked, for the requeue backoff. The one
     // piece of per-object state: a restart only resets the backoff to its start.
     std::map<std::string, std::chrono::steady_clock::time_point> _scale_down_blocked_since;

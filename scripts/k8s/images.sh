@@ -7,6 +7,8 @@
 #   scripts/k8s/images.sh base                # debian:12-slim itself (base-image.sh)
 #   scripts/k8s/images.sh broker BUILD_DIR    # spool-broker from the Dockerfile, on the local base
 #   scripts/k8s/images.sh operator BUILD_DIR  # spool-operator, the same way
+#   scripts/k8s/images.sh etcd                # the chart's etcd (Debian's etcd-server)
+#   scripts/k8s/images.sh kcat                # a client pod's kcat (Debian's)
 #
 # The broker (operator) image is the Dockerfile's `broker` (`operator`) target built FROM the Debian
 # base that base-image.sh makes. By default its context holds BUILD_DIR's release binary in image/bin/, which
@@ -57,6 +59,24 @@ base_image() {
     echo "$tar"
 }
 
+# build_target TARGET CONTEXT TAG TAR WORK: the Dockerfile's TARGET on the local base, saved as TAR.
+build_target() {
+    local target="$1" context="$2" tag="$3" tar="$4" work="$5"
+    local old_id; old_id=$(podman image inspect --format '{{.Id}}' "$tag" 2>/dev/null || true)
+    # --network=host: the image's apt-get reaches Debian's mirror the way the host does,
+    # without a build network (which would turn on forwarding and add NAT rules).
+    nice -n 19 podman build --pull=never --network=host --target "$target" \
+        -f "$SRC/Dockerfile" -t "$tag" "$context" >"$work/build.log" 2>&1 ||
+        { tail -30 "$work/build.log" >&2; echo "images: podman build failed" >&2; exit 1; }
+    podman save -q --format docker-archive -o "$tar.tmp" "$tag"
+    mv "$tar.tmp" "$tar"
+    keep_only "$tar"
+    # The image this one replaces would stay in podman's store, untagged, at every rebuild.
+    if [ -n "$old_id" ] && [ "$old_id" != "$(podman image inspect --format '{{.Id}}' "$tag")" ]; then
+        podman rmi "$old_id" >/dev/null 2>&1 || true
+    fi
+}
+
 app_image() {  # app_image broker|operator BUILD_DIR: the Dockerfile's target of that name
     local target="$1" build_dir="${2:?usage: images.sh $1 BUILD_DIR}" mode="${SPOOL_IMAGE_BINARIES:-prebuilt}"
     local binary="$build_dir/$target/app/spool-$target"
@@ -80,19 +100,26 @@ app_image() {  # app_image broker|operator BUILD_DIR: the Dockerfile's target of
             cp "$SRC/scripts/image/runtime-packages.sh" "$context/scripts/image/"
             cp "$binary" "$context/image/bin/"
         fi
-        local old_id; old_id=$(podman image inspect --format '{{.Id}}' "$tag" 2>/dev/null || true)
-        # --network=host: the image's apt-get reaches Debian's mirror the way the host does,
-        # without a build network (which would turn on forwarding and add NAT rules).
-        nice -n 19 podman build --pull=never --network=host --target "$target" \
-            -f "$SRC/Dockerfile" -t "$tag" "$context" >"$work/build.log" 2>&1 ||
-            { tail -30 "$work/build.log" >&2; echo "images: podman build failed" >&2; exit 1; }
-        podman save -q --format docker-archive -o "$tar.tmp" "$tag"
-        mv "$tar.tmp" "$tar"
-        keep_only "$tar"
-        # The image this one replaces would stay in podman's store, untagged, at every rebuild.
-        if [ -n "$old_id" ] && [ "$old_id" != "$(podman image inspect --format '{{.Id}}' "$tag")" ]; then
-            podman rmi "$old_id" >/dev/null 2>&1 || true
-        fi
+        build_target "$target" "$context" "$tag" "$tar" "$work"
+        echo "images: $tag built in $(($(date +%s) - t0)) s" >&2
+        rm -rf "$work"
+    fi
+    echo "$tar"
+}
+
+package_image() {  # package_image etcd|kcat: a Dockerfile target of Debian packages only
+    local target="$1"
+    lock "$target"
+    "$SRC/scripts/k8s/base-image.sh" >&2
+    local base key tar tag="localhost/spool-$target:e2e"
+    base=$(podman image inspect --format '{{.Id}}' docker.io/library/debian:12)
+    key=$( { echo "$target $base"; cat "$SRC/Dockerfile" "${BASH_SOURCE[0]}"; } | sha256sum | cut -c1-16)
+    tar="$CACHE/spool-$target-$key.tar"
+    if [ ! -f "$tar" ]; then
+        local work t0; work=$(mktemp -d); t0=$(date +%s)
+        # These stages copy nothing: an empty context (buildah skips the stages they do not use).
+        mkdir -p "$work/context"
+        build_target "$target" "$work/context" "$tag" "$tar" "$work"
         echo "images: $tag built in $(($(date +%s) - t0)) s" >&2
         rm -rf "$work"
     fi
@@ -103,5 +130,6 @@ case "${1:-}" in
     pause) pause_image ;;
     base) base_image ;;
     broker | operator) app_image "$@" ;;
-    *) echo "usage: images.sh pause | base | broker BUILD_DIR | operator BUILD_DIR" >&2; exit 2 ;;
+    etcd | kcat) package_image "$1" ;;
+    *) echo "usage: images.sh pause | base | broker BUILD_DIR | operator BUILD_DIR | etcd | kcat" >&2; exit 2 ;;
 esac

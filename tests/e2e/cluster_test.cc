@@ -114,6 +114,58 @@ TEST(cluster_operator, test_creates_every_owned_object_with_an_owner_reference) 
         std::string::npos);
 }
 
+// The brokers of each Cluster form one Kafka cluster in an etcd: the one the chart deploys
+// (the operator's --default-etcd-endpoints, which the harness sets as helm does) unless the spec
+// names another, each under its own prefix, which the API server keeps from changing.
+TEST(cluster_operator, test_brokers_get_the_clusters_etcd_and_its_own_prefix) {
+    auto api = admin_client();
+    test_namespace ns(*api);
+    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), cluster("demo", 3)));
+    json external = cluster("ext", 3);
+    external["spec"]["metadataStore"] =
+        obj({{"etcd", obj({{"endpoints", op::arr({str("http://etcd.example:2379")})},
+                           {"prefix", str("/kafka/ext")}})}});
+    external["spec"]["podAddressListener"] = obj({{"enabled", op::boolean(true)}});
+    auto created = api->create(kinds::cluster, ns.name(), external);
+    ASSERT_TRUE(created) << created.error().message;
+    operator_process op({"--namespace", ns.name()});
+
+    auto broker_yaml = [&](const std::string& name) {
+        std::string text;
+        EXPECT_TRUE(eventually([&] {
+            auto cm = api->get(kinds::config_map, ns.name(), name + "-config");
+            if (cm) {
+                text = cm.value().at("data").at("broker.yaml").as_string();
+            }
+            return static_cast<bool>(cm);
+        })) << op.log();
+        return text;
+    };
+    auto demo = broker_yaml("demo");
+    EXPECT_NE(demo.find("metadata.store: \"etcd\""), std::string::npos) << demo;
+    EXPECT_NE(demo.find("etcd.endpoints: \"http://spool-etcd.spool-system.svc:2379\""),
+              std::string::npos)
+        << demo;
+    EXPECT_NE(demo.find("etcd.prefix: \"/spool/" + ns.name() + "/demo\""), std::string::npos)
+        << demo;
+    auto ext = broker_yaml("ext");
+    EXPECT_NE(ext.find("etcd.endpoints: \"http://etcd.example:2379\""), std::string::npos) << ext;
+    EXPECT_NE(ext.find("etcd.prefix: \"/kafka/ext\""), std::string::npos) << ext;
+    EXPECT_NE(ext.find("listeners: \"PLAINTEXT://0.0.0.0:9092,POD://0.0.0.0:9093\""),
+              std::string::npos)
+        << ext;
+
+    // Another prefix would be another, empty cluster: the CRD refuses the change.
+    auto moved = api->merge_patch(
+        kinds::cluster, ns.name(), "ext",
+        obj({{"spec",
+              obj({{"metadataStore", obj({{"etcd", obj({{"prefix", str("/other")}})}})}})}}));
+    ASSERT_FALSE(moved);
+    EXPECT_EQ(moved.error().http_status, 422) << moved.error().message;
+    EXPECT_NE(moved.error().message.find("prefix is immutable"), std::string::npos)
+        << moved.error().message;
+}
+
 TEST(cluster_operator, test_status_has_conditions_selector_and_bootstrap_for_the_generation) {
     auto api = admin_client();
     test_namespace ns(*api);

@@ -87,6 +87,9 @@ operator_process::operator_process(std::vector<std::string> extra_args) {
                                      std::to_string(port),
                                      "--log-level",
                                      "debug"};
+    // The chart's etcd, as helm names it: these tests run no broker pod (no kubelet), so only the
+    // rendered broker config and the validation (several brokers need an etcd) see it.
+    args.push_back("--default-etcd-endpoints=http://spool-etcd.spool-system.svc:2379");
     args.insert(args.end(), extra_args.begin(), extra_args.end());
     _pid = ::fork();
     if (_pid == 0) {

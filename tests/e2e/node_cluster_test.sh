@@ -30,32 +30,11 @@ trap cleanup EXIT
 kc create namespace "$ns" >/dev/null
 # The operator's pods and the brokers' must meet Pod Security `restricted`, or none is created.
 kc label namespace "$ns" pod-security.kubernetes.io/enforce=restricted >/dev/null
-install_operator "$release" || fail "helm install did not become ready"
-# The broker runs as uid 10001, and fsGroup does not apply to hostPath volumes.
-mkdir -p "$DIR/volumes/$pv"
-chown 10001:10001 "$DIR/volumes/$pv"
+# No etcd: a one-broker Cluster keeps the broker's embedded metadata store.
+install_operator "$release" --set etcd.enabled=false || fail "helm install did not become ready"
 start=$(date +%s%N)
-kc apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: PersistentVolume
-metadata: {name: $pv}
-spec:
-  capacity: {storage: 1Gi}
-  accessModes: [ReadWriteOnce]
-  storageClassName: ""
-  persistentVolumeReclaimPolicy: Retain
-  claimRef: {namespace: $ns, name: data-demo-0}
-  hostPath: {path: $DIR/volumes/$pv, type: Directory}
----
-apiVersion: spool.dev/v1alpha1
-kind: Cluster
-metadata: {name: demo, namespace: $ns}
-spec:
-  replicas: 1
-  image: localhost/spool-broker:e2e
-  imagePullPolicy: Never
-  storage: {size: 1Gi}
-YAML
+host_pv "$pv" "$ns" data-demo-0
+apply_cluster 1
 kc -n "$ns" wait --for=condition=Ready cluster/demo --timeout 120s >/dev/null ||
     fail "Cluster demo not Ready"
 ready=$(date +%s%N)

@@ -15,11 +15,14 @@ start)
     base=$("$SRC/scripts/k8s/images.sh" base)
     broker=$("$SRC/scripts/k8s/images.sh" broker "$BUILD_DIR")
     operator=$("$SRC/scripts/k8s/images.sh" operator "$BUILD_DIR")
+    etcd=$("$SRC/scripts/k8s/images.sh" etcd)
+    kcat=$("$SRC/scripts/k8s/images.sh" kcat)
     t1=$(date +%s)
     "$SRC/scripts/k8s/node.sh" start "$DIR"
-    "$SRC/scripts/k8s/node.sh" import "$DIR" "$base" "$broker" "$operator"
+    "$SRC/scripts/k8s/node.sh" import "$DIR" "$base" "$broker" "$operator" "$etcd" "$kcat"
     printf '%s\n' "docker.io/library/debian:12-slim=$base" "localhost/spool-broker:e2e=$broker" \
-        "localhost/spool-operator:e2e=$operator" >"$DIR/images"
+        "localhost/spool-operator:e2e=$operator" "localhost/spool-etcd:e2e=$etcd" \
+        "localhost/spool-kcat:e2e=$kcat" >"$DIR/images"
     echo "node fixture: images $((t1 - t0)) s, node Ready + imports $(($(date +%s) - t1)) s"
     ;;
 stop) "$SRC/scripts/k8s/node.sh" stop "$DIR" ;;

@@ -13,9 +13,51 @@ use_helm() {
 }
 hm() { "$helm" --kubeconfig "$DIR/kubeconfig" "$@"; }
 
-# install_operator RELEASE: charts/spool into $ns, one replica watching $ns, the local image.
+# install_operator RELEASE [HELM ARGS...]: charts/spool into $ns, one replica watching $ns, the
+# local images (operator, and etcd unless the arguments turn it off).
 install_operator() {
-    hm install "$1" "$SRC/charts/spool" -n "$ns" --set replicas=1 \
+    local release="$1"
+    shift
+    hm install "$release" "$SRC/charts/spool" -n "$ns" --set replicas=1 \
         --set image.repository=localhost/spool-operator --set image.tag=e2e \
-        --set image.pullPolicy=Never --set watchNamespace="$ns" --wait --timeout 120s >/dev/null
+        --set image.pullPolicy=Never --set watchNamespace="$ns" \
+        --set etcd.image.repository=localhost/spool-etcd --set etcd.image.tag=e2e \
+        --set etcd.image.pullPolicy=Never "$@" --wait --timeout 120s >/dev/null
+}
+
+# apply_cluster REPLICAS [SPEC LINE...]: the Cluster "demo" in $ns on the local broker image,
+# 1Gi claims; each SPEC LINE is one more YAML line of its spec ("key: value").
+apply_cluster() {
+    local replicas="$1"
+    shift
+    kc apply -f - >/dev/null <<YAML
+apiVersion: spool.dev/v1alpha1
+kind: Cluster
+metadata: {name: demo, namespace: $ns}
+spec:
+  replicas: $replicas
+  image: localhost/spool-broker:e2e
+  imagePullPolicy: Never
+  storage: {size: 1Gi}
+$(for line in "$@"; do echo "  $line"; done)
+YAML
+}
+
+# host_pv NAME CLAIM_NAMESPACE CLAIM: a hostPath PersistentVolume under $DIR/volumes reserved for
+# that claim, writable by uid 10001 (fsGroup does not apply to hostPath volumes).
+host_pv() {
+    mkdir -p "$DIR/volumes/$1"
+    chown 10001:10001 "$DIR/volumes/$1"
+    kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $1}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  persistentVolumeReclaimPolicy: Retain
+  claimRef: {namespace: $2, name: $3}
+  hostPath: {path: $DIR/volumes/$1, type: Directory}
+YAML
 }

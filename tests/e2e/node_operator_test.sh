@@ -21,7 +21,8 @@ trap 'hm uninstall "$release" -n "$ns" >/dev/null 2>&1 || true
 kc create namespace "$ns" >/dev/null
 kc label namespace "$ns" pod-security.kubernetes.io/enforce=restricted >/dev/null
 start=$(date +%s%N)
-install_operator "$release" || fail "helm install did not become ready"
+# The chart's etcd is node_kafka_cluster_test.sh's.
+install_operator "$release" --set etcd.enabled=false || fail "helm install did not become ready"
 kc -n "$ns" wait --for=condition=Available "deploy/$full" --timeout 60s >/dev/null ||
     fail "operator deployment not Available"
 ready=$(date +%s%N)

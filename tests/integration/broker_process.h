@@ -28,6 +28,9 @@ public:
 
     // Extra --override key=value arguments for the next start().
     void add_override(std::string kv) { _overrides.push_back(std::move(kv)); }
+    // The PLAINTEXT port start() waits for, before the first start (default: a free one), for
+    // overrides that name it (several listeners).
+    void set_port(uint16_t port) { _port = port; }
     // RLIMIT_NOFILE of the next start()'s process (0: inherit); soft <= hard.
     void set_open_files_limit(uint64_t soft, uint64_t hard) {
         _nofile_soft = soft;

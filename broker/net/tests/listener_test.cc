@@ -30,7 +30,54 @@ TEST(listener, test_bad_uris_are_refused_with_the_text) {
     EXPECT_NE(error.find("localhost:9092"), std::string::npos);
     EXPECT_FALSE(parse_listener("PLAINTEXT://host:99999", &error));
     EXPECT_FALSE(parse_listener("PLAINTEXT://host", &error));
-    EXPECT_FALSE(parse_listener("SSL://host:9093", &error));
+    EXPECT_FALSE(parse_listener("POD-IP://host:9093", &error));
+    EXPECT_NE(error.find("letters, digits"), std::string::npos);
+}
+
+const std::vector<std::string> kafka_default_map = {"SASL_SSL:SASL_SSL", "PLAINTEXT:PLAINTEXT",
+                                                    "SSL:SSL", "SASL_PLAINTEXT:SASL_PLAINTEXT"};
+
+listener_address listener(std::string uri) {
+    std::string error;
+    auto l = parse_listener(uri, &error);
+    EXPECT_TRUE(l) << error;
+    return l.value_or(listener_address{});
+}
+
+TEST(listener, test_a_named_listener_mapped_to_plaintext_is_served) {
+    std::vector<listener_address> bound = {listener("PLAINTEXT://:9092"), listener("POD://:9093")};
+    std::vector<listener_address> advertised = {
+        listener("PLAINTEXT://demo-0.demo-brokers.ns.svc:9092"), listener("POD://10.244.7.5:9093")};
+    EXPECT_EQ(check_listeners(bound, advertised, {"PLAINTEXT:PLAINTEXT", "POD:PLAINTEXT"}), "");
+}
+
+TEST(listener, test_a_name_without_a_protocol_is_refused_as_kafka_does) {
+    auto problem = check_listeners({listener("POD://:9093")}, {}, kafka_default_map);
+    EXPECT_NE(problem.find("listener POD has no security protocol"), std::string::npos) << problem;
+}
+
+TEST(listener, test_protocols_other_than_plaintext_are_refused) {
+    auto problem = check_listeners({listener("SSL://:9093")}, {}, kafka_default_map);
+    EXPECT_NE(problem.find("listener SSL uses SSL; only PLAINTEXT is served"), std::string::npos)
+        << problem;
+}
+
+TEST(listener, test_duplicate_names_and_ports_are_refused) {
+    std::vector<std::string> map = {"PLAINTEXT:PLAINTEXT", "POD:PLAINTEXT"};
+    EXPECT_NE(
+        check_listeners({listener("PLAINTEXT://:9092"), listener("PLAINTEXT://:9093")}, {}, map)
+            .find("appears twice"),
+        std::string::npos);
+    EXPECT_NE(check_listeners({listener("PLAINTEXT://:9092"), listener("POD://:9092")}, {}, map)
+                  .find("both use port 9092"),
+              std::string::npos);
+}
+
+TEST(listener, test_an_advertised_name_must_be_bound) {
+    auto problem = check_listeners({listener("PLAINTEXT://:9092")}, {listener("POD://host:9093")},
+                                   {"PLAINTEXT:PLAINTEXT", "POD:PLAINTEXT"});
+    EXPECT_NE(problem.find("advertised listener POD is not one of listeners"), std::string::npos)
+        << problem;
 }
 
 }  // namespace

@@ -34,3 +34,13 @@ matchNames:
 any: true
 {{- end -}}
 {{- end -}}
+
+{{/* The chart's etcd (templates/etcd.yaml): its StatefulSet and Service share the name. */}}
+{{- define "spool.etcdName" -}}
+{{- printf "%s-etcd" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "spool.etcdSelector" -}}
+app.kubernetes.io/name: spool-etcd
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}

@@ -25,7 +25,63 @@ TEST(cluster_api, test_missing_fields_take_the_crd_defaults) {
     EXPECT_EQ(c.value().spec.http_port, 9644);
     EXPECT_EQ(c.value().spec.storage_size, "10Gi");
     EXPECT_EQ(c.value().spec.affinity, anti_affinity::preferred);
+    EXPECT_TRUE(c.value().spec.metadata_store.etcd_endpoints.empty());
+    EXPECT_FALSE(c.value().spec.pod_address_listener.enabled);
+    EXPECT_EQ(c.value().spec.pod_address_listener.port, 9093);
+}
+
+TEST(cluster_api, test_the_metadata_store_and_pod_address_listener_are_read) {
+    auto c = parse_cluster(parse(R"({"metadata":{"name":"a","namespace":"ns"},"spec":{
+        "metadataStore":{"etcd":{"endpoints":["http://e1:2379","http://e2:2379"],
+                                 "prefix":"/shared/a"}},
+        "podAddressListener":{"enabled":true,"port":19093}}})"));
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(c.value().spec.metadata_store.etcd_endpoints,
+              (std::vector<std::string>{"http://e1:2379", "http://e2:2379"}));
+    EXPECT_EQ(etcd_prefix(c.value()), "/shared/a");
+    EXPECT_TRUE(c.value().spec.pod_address_listener.enabled);
+    EXPECT_EQ(c.value().spec.pod_address_listener.port, 19093);
     EXPECT_TRUE(validate_cluster(c.value()).empty());
+}
+
+// Several brokers with no shared store would be as many one-broker clusters.
+TEST(cluster_api, test_several_brokers_need_an_etcd_from_the_spec_or_the_operator) {
+    auto c = parse_cluster(parse(R"({"metadata":{"name":"demo","namespace":"ns"},"spec":{}})"));
+    ASSERT_TRUE(c.has_value());
+    auto problems = validate_cluster(c.value());
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_NE(problems[0].find("3 brokers need an etcd"), std::string::npos) << problems[0];
+    EXPECT_FALSE(uses_etcd(c.value()));
+
+    apply_operator_defaults(c.value(), {{"http://spool-etcd.spool.svc:2379"}});
+    EXPECT_TRUE(validate_cluster(c.value()).empty());
+    EXPECT_TRUE(uses_etcd(c.value()));
+    EXPECT_EQ(etcd_prefix(c.value()), "/spool/ns/demo");
+}
+
+TEST(cluster_api, test_endpoints_in_the_spec_win_over_the_operators_default) {
+    auto c = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{
+        "metadataStore":{"etcd":{"endpoints":["http://external:2379"]}}}})"));
+    ASSERT_TRUE(c.has_value());
+    apply_operator_defaults(c.value(), {{"http://chart-etcd:2379"}});
+    EXPECT_EQ(c.value().spec.metadata_store.etcd_endpoints,
+              std::vector<std::string>{"http://external:2379"});
+}
+
+TEST(cluster_api, test_one_broker_without_an_etcd_uses_the_embedded_store) {
+    auto c = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{"replicas":1}})"));
+    ASSERT_TRUE(c.has_value());
+    EXPECT_TRUE(validate_cluster(c.value()).empty());
+    EXPECT_FALSE(uses_etcd(c.value()));
+}
+
+TEST(cluster_api, test_the_pod_address_listener_port_must_be_its_own) {
+    auto c = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{"replicas":1,
+        "podAddressListener":{"enabled":true,"port":9644}}})"));
+    ASSERT_TRUE(c.has_value());
+    auto problems = validate_cluster(c.value());
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0], "podAddressListener.port must differ from ports.kafka and ports.http");
 }
 
 TEST(cluster_api, test_spec_fields_are_read) {
@@ -48,7 +104,7 @@ TEST(cluster_api, test_wrong_json_type_is_an_error_not_a_crash) {
 }
 
 TEST(cluster_api, test_unknown_and_operator_owned_config_keys_are_reported) {
-    auto c = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{"config":{
+    auto c = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{"replicas":1,"config":{
         "log.retention.ms":"1","no.such.key":"x","listeners":"PLAINTEXT://:1"}}})"));
     ASSERT_TRUE(c.has_value());
     auto problems = validate_cluster(c.value());
@@ -71,7 +127,9 @@ TEST(cluster_api, test_config_keys_follow_the_brokers_property_table) {
     EXPECT_FALSE(is_known_broker_config_key("retention.ms")) << "a topic-scope key";
     EXPECT_TRUE(broker::config::find_topic_property("retention.ms") != nullptr);
     for (std::string_view owned :
-         {"advertised.listeners", "http.listener", "listeners", "log.dirs", "node.id"}) {
+         {"advertised.listeners", "etcd.endpoints", "etcd.prefix", "http.listener",
+          "inter.broker.listener.name", "listener.security.protocol.map", "listeners", "log.dirs",
+          "metadata.store", "node.id"}) {
         EXPECT_TRUE(is_operator_owned_broker_config_key(owned)) << owned;
         EXPECT_TRUE(broker::config::find_broker_property(owned) != nullptr) << owned;
     }
