@@ -80,13 +80,11 @@ void log_gauges(std::vector<prometheus::MetricFamily>& out, const std::vector<lo
     family_builder start(out, "spool_log_start_offset", "First offset of a partition log.");
     family_builder end(out, "spool_log_end_offset",
                        "Next offset to be written to a partition log.");
-    family_builder hw(out, "spool_log_high_watermark", "High watermark of a partition log.");
     family_builder segs(out, "spool_log_segments", "Segments of a partition log.");
     for (const auto& l : logs) {
         size.add(static_cast<double>(l.size_bytes), tp_labels(l.tp));
         start.add(static_cast<double>(l.log_start_offset.value()), tp_labels(l.tp));
         end.add(static_cast<double>(l.log_end_offset.value()), tp_labels(l.tp));
-        hw.add(static_cast<double>(l.high_watermark.value()), tp_labels(l.tp));
         segs.add(static_cast<double>(l.segment_count), tp_labels(l.tp));
     }
 }

@@ -178,7 +178,7 @@ TEST_F(http_service_test, test_replication_health_is_left_to_the_metadata_series
     // broker/metadata/partition_health_metrics.h serves these from the store: a second copy
     // here would be a duplicate family in one scrape.
     for (const char* family :
-         {"spool_partition_under_replicated", "spool_partition_under_min_isr",
+         {"spool_partition_isr_size", "spool_partition_under_min_isr",
           "spool_cluster_offline_partitions", "spool_partitions_leader",
           "spool_partition_leader_elections_total", "spool_partition_isr_shrinks_total"}) {
         EXPECT_EQ(text.find(std::string("# TYPE ") + family + " "), std::string::npos) << family;
