@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""CTest monitoring_scrape_cost (label monitoring): issue #18's bound on what one /metrics scrape
+costs, "under 100 ms and 5 MB for a broker with 10,000 partitions", on a real spool-broker.
+
+The broker leads every partition of one topic (auto-created by kcat) with a consumer group
+committed on each (Kafka's own kafka-consumer-groups --reset-offsets, from the peer cache), so
+every per-partition family is there: 4 log series, the group's lag, 3 replication series.
+curl scrapes it 5 times plain and 5 times with "Accept-Encoding: gzip" (what Prometheus sends):
+  - plain: no Content-Encoding, body under 5 MB;
+  - gzip: Content-Encoding: gzip, a fifth of the plain size or less, decoding to the same
+    families and series, with the same per-partition values;
+  - the median wall time of each way under 100 ms.
+
+Each partition costs the broker 3 file descriptors (log, offset index, time index of its active
+segment). When the hard RLIMIT_NOFILE cannot hold 10,000 of them (20,000 holds ~5,600) the test
+runs as many partitions as it can and says so loudly; the bounds are then checked for 10,000:
+the bytes of the topic's series scaled by 10,000 / partitions, plus the rest of the scrape as
+it is, and each median wall time scaled the same way (the fixed part of a scrape is scaled too,
+which only makes the check stricter).
+
+usage: scrape_cost_check.py <spool-broker> <kafka libs dir>
+"""
+import gzip
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import spool_fixture as fx  # noqa: E402
+
+TARGET_PARTITIONS = 10_000
+MAX_BYTES = 5_000_000
+MAX_MS = 100.0
+SCRAPES = 5
+FDS_PER_PARTITION = 3
+# Descriptors of a broker with no topic, plus __consumer_offsets' 50 partitions, with room.
+BASE_FDS = 1_000
+# Families with one series per partition of the topic; none may go missing to save bytes.
+PER_PARTITION = ["spool_log_size_bytes", "spool_log_start_offset", "spool_log_end_offset",
+                 "spool_log_segments", "spool_consumer_group_lag", "spool_partition_isr_size",
+                 "spool_partition_replicas", "spool_partition_under_min_isr"]
+# Series whose value moves by itself between two scrapes (time, CPU, disk, this scrape).
+VOLATILE = ("spool_broker_thread_cpu_", "spool_storage_log_dir_", "spool_broker_network_",
+            "spool_broker_request", "spool_broker_connections_total",
+            "spool_broker_active_connections")
+
+
+def fail(message):
+    raise SystemExit(f"FAIL: {message}")
+
+
+def partitions_that_fit():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        return TARGET_PARTITIONS
+    # The broker raises its soft limit to the hard one; partition_limits.cc refuses creates
+    # past 90% of it.
+    fit = (int(hard * 0.9) - BASE_FDS) // FDS_PER_PARTITION // 100 * 100
+    if fit < 1_000:
+        fail(f"RLIMIT_NOFILE hard limit {hard} holds only {fit} partitions")
+    return min(TARGET_PARTITIONS, fit)
+
+
+def curl(url, headers_path, body_path, accept_gzip):
+    args = [fx.need("curl"), "-s", "-S", "--max-time", "30", "-D", headers_path, "-o", body_path,
+            "-w", "%{time_total} %{size_download} %{http_code}"]
+    if accept_gzip:
+        args += ["-H", "Accept-Encoding: gzip"]  # no --compressed: keep the bytes as sent
+    r = subprocess.run(args + [url], capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        fail(f"curl {url}: {r.stderr}")
+    seconds, size, code = r.stdout.split()
+    if code != "200":
+        fail(f"/metrics answered {code}")
+    headers = Path(headers_path).read_text().lower()
+    return float(seconds) * 1000, int(size), headers
+
+
+def broker_cpu_ticks(pid):
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def series(text):
+    """{series (name and labels): value} of a scrape."""
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, value = line.rsplit(" ", 1)
+            out[key] = value
+    return out
+
+
+def commit_on_every_partition(kafka_libs, bootstrap, topic, group):
+    cmd = ["java", "-cp", f"{kafka_libs}/*",
+           "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+           "--bootstrap-server", bootstrap, "--group", group, "--topic", topic,
+           "--reset-offsets", "--to-earliest", "--execute"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    if r.returncode != 0:
+        fail(f"kafka-consumer-groups --reset-offsets: {r.stdout[-1000:]}{r.stderr[-2000:]}")
+
+
+def main():
+    binary, kafka_libs = sys.argv[1], sys.argv[2]
+    fx.need("kcat")
+    fx.need("java")
+    if not Path(kafka_libs).is_dir():
+        fail(f"no Kafka libs at {kafka_libs} (scripts/peers/fetch-all.sh fetches them)")
+    parts = partitions_that_fit()
+    scale = TARGET_PARTITIONS / parts
+    if parts < TARGET_PARTITIONS:
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        print(f"NOTE: RLIMIT_NOFILE hard limit {hard} holds {parts} partitions "
+              f"({FDS_PER_PARTITION} descriptors each), not {TARGET_PARTITIONS}: the bounds are "
+              f"checked scaled to {TARGET_PARTITIONS} (x{scale:.2f})", flush=True)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    with tempfile.TemporaryDirectory() as work:
+        broker = fx.Broker(binary, work, [
+            f"num.partitions={parts}", f"spool.max.partitions.per.broker={parts + 100}",
+            f"spool.topic.fds.per.partition={FDS_PER_PARTITION}"]).start()
+        try:
+            t0 = time.monotonic()
+            # The Metadata request that auto-creates the topic answers once every log is
+            # open: allow it more than librdkafka's default 60 s on a loaded machine.
+            fx.kcat("-P", "-b", broker.bootstrap, "-t", "big", "-p", "0", "-X",
+                    "socket.timeout.ms=240000", stdin=b"x\n", timeout=300)
+            t1 = time.monotonic()
+            commit_on_every_partition(kafka_libs, broker.bootstrap, "big", "g")
+            t2 = time.monotonic()
+            print(f"created {parts} partitions in {t1 - t0:.1f} s, committed on each in "
+                  f"{t2 - t1:.1f} s", flush=True)
+            hdr, plain_path, gz_path = (os.path.join(work, n) for n in ("h", "plain", "gz"))
+            plain_ms, gzip_ms, plain_sizes, gzip_sizes = [], [], [], []
+            cpu_before = broker_cpu_ticks(broker.proc.pid)
+            for _ in range(SCRAPES):
+                ms, size, headers = curl(broker.metrics_url, hdr, plain_path, False)
+                if "content-encoding" in headers:
+                    fail(f"a plain scrape came encoded:\n{headers}")
+                plain_ms.append(ms)
+                plain_sizes.append(size)
+            cpu_mid = broker_cpu_ticks(broker.proc.pid)
+            for _ in range(SCRAPES):
+                ms, size, headers = curl(broker.metrics_url, hdr, gz_path, True)
+                if "content-encoding: gzip" not in headers:
+                    fail(f"Accept-Encoding: gzip got no Content-Encoding: gzip:\n{headers}")
+                gzip_ms.append(ms)
+                gzip_sizes.append(size)
+            cpu_after = broker_cpu_ticks(broker.proc.pid)
+            plain = Path(plain_path).read_text()
+            unpacked = gzip.decompress(Path(gz_path).read_bytes()).decode()
+        finally:
+            broker.stop()
+
+    tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
+    failures = []
+    plain_series, gzip_series = series(plain), series(unpacked)
+    for family in PER_PARTITION:
+        n = sum(1 for k in plain_series if k.startswith(family + "{") and 'topic="big"' in k)
+        if n != parts:
+            failures.append(f"{family}: {n} series for topic big, expected {parts}")
+
+    topic_bytes = sum(len(line) + 1 for line in plain.splitlines() if 'topic="big"' in line)
+    at_target = len(plain) - topic_bytes + topic_bytes * scale
+    print(f"plain: {len(plain):,} bytes ({topic_bytes / parts:.0f} per partition) -> "
+          f"{at_target:,.0f} at {TARGET_PARTITIONS}; median {statistics.median(plain_ms):.1f} ms "
+          f"(min {min(plain_ms):.1f}, max {max(plain_ms):.1f}), broker CPU "
+          f"{(cpu_mid - cpu_before) * tick_ms / SCRAPES:.0f} ms per scrape")
+    print(f"gzip:  {statistics.median(gzip_sizes):,.0f} bytes "
+          f"({len(plain) / statistics.median(gzip_sizes):.1f}x smaller); median "
+          f"{statistics.median(gzip_ms):.1f} ms (min {min(gzip_ms):.1f}, max {max(gzip_ms):.1f}), "
+          f"broker CPU {(cpu_after - cpu_mid) * tick_ms / SCRAPES:.0f} ms per scrape")
+    if at_target >= MAX_BYTES:
+        failures.append(f"plain body {at_target:,.0f} bytes at {TARGET_PARTITIONS} partitions "
+                        f"(>= {MAX_BYTES:,})")
+    if statistics.median(gzip_sizes) * 5 > len(plain):
+        failures.append(f"gzip body {statistics.median(gzip_sizes):,.0f} bytes is not a fifth "
+                        f"of the plain {len(plain):,}")
+    if set(plain_series) != set(gzip_series):
+        failures.append(f"gzip and plain scrapes differ in series: "
+                        f"{sorted(set(plain_series) ^ set(gzip_series))[:10]}")
+    if [l for l in plain.splitlines() if l.startswith("#")] != \
+            [l for l in unpacked.splitlines() if l.startswith("#")]:
+        failures.append("gzip and plain scrapes differ in HELP/TYPE lines")
+    moved = [k for k in plain_series
+             if not k.startswith(VOLATILE) and gzip_series.get(k) != plain_series[k]]
+    if moved:
+        failures.append(f"values differ between the plain and the gzip scrape: {moved[:10]}")
+    for name, times in (("plain", plain_ms), ("gzip", gzip_ms)):
+        median = statistics.median(times) * scale
+        if median >= MAX_MS:
+            failures.append(f"{name} scrape median {median:.1f} ms at {TARGET_PARTITIONS} "
+                            f"partitions (>= {MAX_MS:.0f} ms)")
+    if failures:
+        fail("\n  ".join(["scrape cost over #18's bound:"] + failures))
+    print("ok: /metrics within 5 MB and 100 ms, plain and gzip")
+
+
+if __name__ == "__main__":
+    main()
