@@ -125,6 +125,11 @@ def series(text):
     return out
 
 
+def lag_series(text):
+    return sum(1 for line in text.splitlines()
+               if line.startswith('spool_consumer_group_lag{group="g",topic="big",'))
+
+
 def commit_on_every_partition(kafka_libs, bootstrap, topic, group):
     cmd = ["java", "-cp", f"{kafka_libs}/*",
            "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
@@ -162,6 +167,13 @@ def main():
                     "socket.timeout.ms=240000", stdin=b"x\n", timeout=300)
             t1 = time.monotonic()
             commit_on_every_partition(kafka_libs, broker.bootstrap, "big", "g")
+            # The coordinator publishes committed offsets to the HTTP view a moment after it
+            # acknowledges them: measure once every partition has its lag series (bounded).
+            deadline = time.monotonic() + 60
+            while lag_series(fx.http_get(broker.metrics_url, 30)[1]) < parts:
+                if time.monotonic() > deadline:
+                    fail(f"no lag series for all {parts} partitions 60 s after the commit")
+                time.sleep(0.5)
             t2 = time.monotonic()
             print(f"created {parts} partitions in {t1 - t0:.1f} s, committed on each in "
                   f"{t2 - t1:.1f} s", flush=True)

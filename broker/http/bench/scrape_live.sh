@@ -24,6 +24,11 @@ echo x | timeout 300 kcat -P -b "127.0.0.1:$kp" -t big -p 0 -X socket.timeout.ms
 java -cp "$HOME/.cache/spool/kafka-4.1.1/libs/*" org.apache.kafka.tools.consumer.group.ConsumerGroupCommand \
     --bootstrap-server "127.0.0.1:$kp" --group g --topic big --reset-offsets --to-earliest --execute >/dev/null
 url=http://127.0.0.1:$hp/metrics
+# Committed offsets reach the HTTP view a moment after the commit is acknowledged.
+for _ in $(seq 120); do
+    (($(curl -s "$url" | grep -c '^spool_consumer_group_lag{' || true) >= parts)) && break
+    sleep 0.5
+done
 echo "partitions: $(curl -s "$url" | awk '/^spool_cluster_partitions /{print $2}'), lag series: $(curl -s "$url" | grep -c '^spool_consumer_group_lag{')"
 tick=$(getconf CLK_TCK)
 for encoding in identity gzip; do
