@@ -1,6 +1,7 @@
 #include "broker/http/http_service.h"
 
 #include "broker/http/view_metrics.h"
+#include "common/http/content_coding.h"
 
 #include <nlohmann/json.hpp>
 
@@ -43,9 +44,12 @@ h::router http_service::routes() {
     r.add(h::verb::get, "/readyz", [probes](const h::request&, const h::path_params&) {
         return probe_response(probes->readiness(), "ready", "not_ready");
     });
-    r.add(h::verb::get, "/metrics", [reg](const h::request&, const h::path_params&) {
-        return h::text_response(h::status::ok, metrics::to_text(reg->collect()),
-                                metrics::text_content_type);
+    r.add(h::verb::get, "/metrics", [reg](const h::request& req, const h::path_params&) {
+        auto res = h::text_response(h::status::ok, metrics::to_text(reg->collect()),
+                                    metrics::text_content_type);
+        // Here, on the HTTP thread: gzip costs the scrape a few ms and no shard any.
+        h::encode_if_accepted(req, res);
+        return res;
     });
     add_admin_routes(r, _admin.get());
     return r;

@@ -29,6 +29,9 @@ void add_gauge(prometheus::MetricFamily& f, double value,
 }
 
 // All gauges of one scrape from one report, so they agree with each other (one snapshot).
+// Per partition only what cannot be derived: "under-replicated" is isr_size < replicas (Grafana:
+// `spool_partition_isr_size < bool spool_partition_replicas`), so a 0/1 copy of it would be
+// 65 bytes per led partition, 0.65 MB of a scrape at 10,000, for nothing.
 class partition_health_gauges : public prometheus::Collectable {
 public:
     explicit partition_health_gauges(std::function<partition_health_report()> read)
@@ -38,9 +41,6 @@ public:
         const auto r = _read();
         std::vector<prometheus::MetricFamily> out;
         out.reserve(8);
-        auto under_replicated = gauge_family(
-            "spool_partition_under_replicated",
-            "1 while a partition led by this broker has fewer in-sync replicas than replicas.");
         auto under_min_isr =
             gauge_family("spool_partition_under_min_isr",
                          "1 while a partition led by this broker has fewer in-sync replicas than "
@@ -49,19 +49,17 @@ public:
                                      "In-sync replicas of a partition led by this broker.");
         auto replicas = gauge_family("spool_partition_replicas",
                                      "Assigned replicas of a partition led by this broker.");
+        for (auto* f : {&under_min_isr, &isr_size, &replicas})
+            f->metric.reserve(r.led.size());  // no moves of 10,000 ClientMetrics as they grow
         double under = 0;
         for (const auto& p : r.led) {
-            auto labels = [&p] {
-                return std::vector<prometheus::ClientMetric::Label>{
-                    {"topic", p.topic}, {"partition", std::to_string(p.partition)}};
-            };
-            add_gauge(under_replicated, p.under_replicated ? 1 : 0, labels());
-            add_gauge(under_min_isr, p.under_min_isr ? 1 : 0, labels());
-            add_gauge(isr_size, p.isr, labels());
-            add_gauge(replicas, p.replicas, labels());
+            std::vector<prometheus::ClientMetric::Label> labels{
+                {"topic", p.topic}, {"partition", std::to_string(p.partition)}};
+            add_gauge(under_min_isr, p.under_min_isr ? 1 : 0, labels);
+            add_gauge(isr_size, p.isr, labels);
+            add_gauge(replicas, p.replicas, std::move(labels));
             under += p.under_replicated ? 1 : 0;
         }
-        out.push_back(std::move(under_replicated));
         out.push_back(std::move(under_min_isr));
         out.push_back(std::move(isr_size));
         out.push_back(std::move(replicas));

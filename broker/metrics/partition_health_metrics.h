@@ -4,7 +4,6 @@
 // partition_health_metrics.h computes them from the broker's metadata snapshot; this file only
 // names and serves them:
 //
-//   spool_partition_under_replicated{topic,partition}  gauge    0/1: ISR smaller than replicas
 //   spool_partition_under_min_isr{topic,partition}     gauge    0/1: ISR < effective min ISR
 //   spool_partition_isr_size{topic,partition}          gauge    in-sync replicas
 //   spool_partition_replicas{topic,partition}          gauge    assigned replicas
@@ -16,6 +15,9 @@
 //   spool_partition_isr_shrinks_total                  counter  ISR got smaller, led here
 //   spool_partition_isr_expands_total                  counter  ISR got larger, led here
 //   spool_partition_leader_elections_total             counter  leader changes (controller)
+//
+// Under-replicated per partition is isr_size < replicas; only its count is a series of its own
+// (the alert's), so the scrape of 10,000 led partitions carries three series each, not four.
 //
 // The per-partition series exist only for partitions this broker leads, so their number is
 // bounded by the leaderships and every partition has exactly one set of them in a cluster (sum

@@ -1,10 +1,12 @@
 // What one /metrics scrape costs the HTTP thread as the cluster grows: the view gauges for N
-// partitions (5 log series each, plus one lag series per partition for one group) rendered to
-// Prometheus text. Views are in-memory (tests/fake_views.h), so this is our cost only.
+// partitions (4 log series each, plus one lag series per partition for one group) rendered to
+// Prometheus text, and gzipped as a Prometheus scrape asks. Views are in-memory
+// (tests/fake_views.h), so this is our cost only.
 
 #include "broker/http/tests/fake_views.h"
 #include "broker/http/view_metrics.h"
 #include "broker/metrics/registry.h"
+#include "common/http/content_coding.h"
 
 #include <benchmark/benchmark.h>
 
@@ -13,7 +15,7 @@
 namespace spool::broker::http {
 namespace {
 
-void bm_scrape(benchmark::State& state) {
+void scrape(benchmark::State& state, bool gzip) {
     const auto partitions = static_cast<int32_t>(state.range(0));
     testing::memory_cluster_view cluster;
     testing::memory_log_view logs;
@@ -40,15 +42,29 @@ void bm_scrape(benchmark::State& state) {
         broker_identity{model::node_id{1}, "bench", {}, std::chrono::system_clock::now()},
         metric_views{&cluster, &logs, &groups, nullptr});
     reg.add(gauges);
-    size_t bytes = 0;
+    size_t bytes = 0, sent = 0;
     for (auto _ : state) {
         auto text = metrics::to_text(reg.collect());
-        bytes = text.size();
+        bytes = sent = text.size();
+        if (gzip) {
+            auto packed = spool::http::gzip(text);
+            sent = packed ? packed.value().size() : 0;
+            benchmark::DoNotOptimize(packed);
+        }
         benchmark::DoNotOptimize(text);
     }
     state.counters["bytes"] = static_cast<double>(bytes);
+    state.counters["sent"] = static_cast<double>(sent);
+}
+
+void bm_scrape(benchmark::State& state) {
+    scrape(state, false);
+}
+void bm_scrape_gzip(benchmark::State& state) {
+    scrape(state, true);
 }
 BENCHMARK(bm_scrape)->Arg(100)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(bm_scrape_gzip)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace spool::broker::http

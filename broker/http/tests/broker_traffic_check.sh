@@ -184,7 +184,7 @@ for family in spool_broker_bytes_in_total spool_broker_records_in_total \
     spool_broker_requests_total spool_broker_request_errors_total \
     spool_broker_request_latency_seconds spool_broker_request_queue_time_seconds \
     spool_broker_active_connections spool_broker_malformed_requests_total \
-    spool_broker_partitions spool_partitions_leader spool_partition_under_replicated \
+    spool_broker_partitions spool_partitions_leader spool_partition_isr_size spool_partition_replicas \
     spool_partitions_under_replicated spool_cluster_offline_partitions \
     spool_log_size_bytes spool_log_start_offset spool_log_end_offset spool_log_segments \
     spool_consumer_groups spool_consumer_group_members spool_consumer_group_lag \

@@ -1,6 +1,6 @@
 // What the replication health series add to one /metrics scrape of a broker leading N
 // partitions: assess_partition_health over the snapshot (this broker is also the controller, so
-// the cluster gauges are counted too) and the Prometheus text of the four per-partition families.
+// the cluster gauges are counted too) and the Prometheus text of the three per-partition families.
 // The view gauges (logs, lag) are broker/http/bench's.
 
 #include "broker/metadata/partition_health_metrics.h"

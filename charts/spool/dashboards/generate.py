@@ -101,7 +101,7 @@ DASHBOARDS = {
         panel("Records out by topic", f"sum by (topic) (rate(spool_broker_records_out_total{{{C}}}[{R}]))", "short", legend="{{topic}}"),
         panel("Busiest partitions (end offset growth)", f"topk(10, rate(spool_log_end_offset{{{C}}}[{R}]))", legend="{{topic}}-{{partition}}"),
         row("Replication"),
-        panel("Under-replicated partitions by topic", f"sum by (topic) (spool_partition_under_replicated{{{C}}})", legend="{{topic}}"),
+        panel("Under-replicated partitions by topic", f"sum by (topic) (spool_partition_isr_size{{{C}}} < bool spool_partition_replicas{{{C}}})", legend="{{topic}}"),
         panel("Under min ISR partitions by topic", f"sum by (topic) (spool_partition_under_min_isr{{{C}}})", legend="{{topic}}"),
         panel("Smallest ISR / replicas by topic", [(f"min by (topic) (spool_partition_isr_size{{{C}}})", "{{topic}} ISR"),
                                                    (f"max by (topic) (spool_partition_replicas{{{C}}})", "{{topic}} replicas")]),
