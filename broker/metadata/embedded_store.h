@@ -101,8 +101,9 @@ private:
     snapshot_publisher _publisher{nullptr};
     int32_t _local_node = 0;
     std::atomic<bool> _stopped{false};
-    // Last: stopped and joined first, while everything it uses still exists.
-    runtime::background_pool _writer{"metadata", 1};
+    // Last: stopped and joined first, while everything it uses still exists. Serialising and
+    // fsyncing a commit yields the cores to the shards (commits are admin work).
+    runtime::background_pool _writer{"metadata", 1, thread_priority::background};
 };
 // (De)serialisation, exposed for tests.
 std::string serialize(const cluster_state& s);

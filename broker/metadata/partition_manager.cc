@@ -74,9 +74,11 @@ partition_manager::partition_manager(runtime::shard_pool& pool, const config::br
     : _pool(pool),
       _config(config),
       _log_dir(std::move(log_dir)),
-      // Two threads: a long cleaning pass on one never delays a directory removal.
-      _background(std::make_unique<runtime::background_pool>("storage-bg", 2)),
-      _cleaner(_background->make_lane()) {
+      _background(
+          std::make_unique<runtime::background_pool>("storage-bg", 2, thread_priority::background)),
+      _cleaning(
+          std::make_unique<runtime::background_pool>("log-cleaner", 1, thread_priority::idle)),
+      _cleaner(_cleaning->make_lane()) {
     for (size_t i = 0; i < _pool.shard_count(); ++i) {
         _shards.push_back(std::make_unique<shard_table>(_pool.executor(i)));
     }
@@ -87,6 +89,7 @@ partition_manager::~partition_manager() {
         table->housekeeping->stopped = true;
     }
     _checkpoints.reset();  // gathers from the shards: gone before anything else
+    _cleaning->stop();
     _background->stop();
     if (_flusher) {
         _flusher->stop();
@@ -414,6 +417,7 @@ void partition_manager::close_all() {
         f.wait();
     }
     // Every cleaning pass was cancelled with its log; let the queued removals finish.
+    _cleaning->stop();
     _background->stop();
     if (_flusher) {
         _flusher->stop();

@@ -217,8 +217,11 @@ private:
     std::shared_ptr<storage::storage_observer> _observer;  // outlives _flusher and the logs
     std::unique_ptr<storage::flusher> _flusher;
     std::unique_ptr<storage::checkpoint_writer> _checkpoints;  // between open_all and close_all
-    // Cleaner and directory removals; stopped in close_all() once every log is closed.
+    // Log opens and directory removals (background priority), and the log cleaner's own thread
+    // (idle priority: a pass uses a core for seconds, and must never delay a shard); both
+    // stopped in close_all() once every log is closed.
     std::unique_ptr<runtime::background_pool> _background;
+    std::unique_ptr<runtime::background_pool> _cleaning;
     std::optional<runtime::background_pool::lane> _cleaner;
     std::vector<std::unique_ptr<shard_table>> _shards;
     storage::offset_checkpoint _recovery_points;

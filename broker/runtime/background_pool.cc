@@ -6,12 +6,13 @@
 
 namespace spool::broker::runtime {
 
-background_pool::background_pool(std::string name, size_t threads) {
+background_pool::background_pool(std::string name, size_t threads, thread_priority priority) {
     _work.emplace(_ctx.get_executor());
     for (size_t i = 0; i < std::max<size_t>(1, threads); ++i) {
-        _threads.emplace_back([this, name, i] {
+        _threads.emplace_back([this, name, i, priority] {
             auto thread_name = (name + "-" + std::to_string(i)).substr(0, 15);
             pthread_setname_np(pthread_self(), thread_name.c_str());
+            set_this_thread_priority(priority);
             try {
                 _ctx.run();
             } catch (const std::exception& e) {

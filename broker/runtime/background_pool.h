@@ -9,11 +9,15 @@
 // What runs here must not touch shard-owned state (a partition_log): it works on immutable
 // inputs handed over with it (segment files, a state copy) and posts its result to the owner.
 //
+// Priority (common/thread_priority.h): the pool's threads run at the priority it was made with,
+// so that what they do yields the cores to the shards.
+//
 // Lifecycle: construct (threads start) -> ... -> stop() (runs what is queued, then joins;
 // idempotent, also run by the destructor). Work posted after stop() is dropped unrun.
 // Threading: executor()/make_lane() from any thread; stop() from the owning thread.
 
 #include "broker/runtime/asio.h"
+#include "common/thread_priority.h"
 
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -41,7 +45,8 @@ public:
     using lane = asio::strand<executor_type>;
 
     // name: thread names are "<name>-<i>" (at most 15 characters shown by the OS).
-    background_pool(std::string name, size_t threads);
+    background_pool(std::string name, size_t threads,
+                    thread_priority priority = thread_priority::normal);
     ~background_pool();
     background_pool(const background_pool&) = delete;
     background_pool& operator=(const background_pool&) = delete;

@@ -2,6 +2,7 @@
 
 #include "broker/storage/layout.h"
 #include "common/log.h"
+#include "common/thread_priority.h"
 
 #include <algorithm>
 
@@ -65,6 +66,8 @@ uint64_t checkpoint_writer::writes() const {
 }
 
 void checkpoint_writer::run() {
+    // Periodic fsyncs of small files: nothing a request waits for but DeleteRecords/DeleteTopics.
+    set_this_thread_priority(thread_priority::background);
     auto next_deadline = [](std::chrono::milliseconds every) {
         return every.count() > 0 ? clock::now() + every : clock::time_point::max();
     };

@@ -58,8 +58,14 @@ void flusher::run() {
         _queue.pop_front();
         lk.unlock();
         std::error_code ec;
+        if (j.write) {
+            ec = j.write();
+        }
         uint64_t n = 0;
         for (const auto& f : j.files) {
+            if (ec) {
+                break;
+            }
             if (!f) {
                 continue;
             }

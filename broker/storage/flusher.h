@@ -28,6 +28,10 @@ namespace spool::broker::storage {
 class flusher {
 public:
     struct job {
+        // Runs first, when set: a small file to write here rather than on a shard (a leader
+        // epoch checkpoint). Jobs run in submission order, so a checkpoint submitted before a
+        // partition's next sync is on disk before that sync moves its recovery point.
+        std::function<std::error_code()> write;
         std::vector<std::shared_ptr<file_handle>> files;
         std::function<void(std::error_code)> done;
     };

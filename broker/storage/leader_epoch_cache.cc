@@ -9,11 +9,26 @@
 
 namespace spool::broker::storage {
 
+result<void> epoch_checkpoint_file::write(uint64_t version, const std::string& contents) {
+    std::lock_guard lock(_mu);
+    if (_abandoned || version <= _written) {
+        return success();
+    }
+    SPOOL_TRY(write_file_atomic(_ops, _path, contents));
+    _written = version;
+    return success();
+}
+
+void epoch_checkpoint_file::abandon() {
+    std::lock_guard lock(_mu);
+    _abandoned = true;
+}
+
 result<leader_epoch_cache> leader_epoch_cache::load(file_ops& ops, std::filesystem::path dir) {
     leader_epoch_cache c;
-    c._ops = &ops;
-    c._dir = std::move(dir);
-    auto bytes = read_file(c._dir / layout::leader_epoch_checkpoint);
+    auto path = dir / layout::leader_epoch_checkpoint;
+    c._file = std::make_shared<epoch_checkpoint_file>(ops, path);
+    auto bytes = read_file(path);
     if (!bytes) {
         if (bytes.error() == errc::not_found) {
             return c;
@@ -35,15 +50,30 @@ result<leader_epoch_cache> leader_epoch_cache::load(file_ops& ops, std::filesyst
     return c;
 }
 
-result<void> leader_epoch_cache::checkpoint() {
+std::string leader_epoch_cache::rendered() const {
     std::vector<std::string> lines;
     lines.reserve(_entries.size());
     for (const auto& e : _entries) {
         lines.push_back(std::to_string(e.epoch.value()) + " " +
                         std::to_string(e.start_offset.value()));
     }
-    return write_file_atomic(*_ops, _dir / layout::leader_epoch_checkpoint,
-                             format_checkpoint(lines));
+    return format_checkpoint(lines);
+}
+
+result<void> leader_epoch_cache::checkpoint() {
+    ++_version;
+    if (_on_change) {
+        _on_change();
+        return success();
+    }
+    return write_now();
+}
+
+result<void> leader_epoch_cache::write_now() {
+    if (!_file) {
+        return success();  // never loaded: nothing to write to
+    }
+    return _file->write(_version, rendered());
 }
 
 result<void> leader_epoch_cache::assign(model::leader_epoch epoch, model::offset start) {

@@ -10,16 +10,30 @@
 //
 // The log adds an entry when it appends the first batch of a newer epoch. Followers and consumers
 // ask end_offset_for() (OffsetForLeaderEpoch). Retention and truncation trim it from either end.
-// Every change is checkpointed at once (epochs change rarely).
 //
-// Threading: owned by one partition_log, single-threaded.
+// Writing: by default every change is checkpointed at once (write, fdatasync, rename, directory
+// fsync). A log on a shard defers it instead (defer_writes): a change only bumps version() and
+// calls the hook, and the log hands rendered() to its flusher thread, which writes it through
+// file(). Two fsyncs on the shard for every new leader or topic would stall every partition
+// there for as long as the disk takes (measured: a CreateTopics/DeleteTopics loop spent the
+// shards' blocked time here, tens of ms per fsync on a busy disk). What a deferred write may lose
+// in a crash is rebuilt at open: recovery reassigns the epochs of the batches it scans, and the
+// flusher writes the checkpoint before the recovery point moves past those batches.
+//
+// Threading: owned by one partition_log, single-threaded; file() is shared with the thread that
+// writes deferred checkpoints.
 
 #include "broker/model/ids.h"
 #include "broker/storage/file_ops.h"
 #include "common/result.h"
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace spool::broker::storage {
@@ -28,6 +42,26 @@ struct epoch_entry {
     model::leader_epoch epoch;
     model::offset start_offset;
     auto operator<=>(const epoch_entry&) const = default;
+};
+
+// The checkpoint file of one cache, written from the owner (at once, or at close) and from the
+// thread that writes deferred checkpoints: writes are serialised (they share the ".tmp" name) and
+// an older version never overwrites a newer one. abandon() (a log about to be deleted) makes
+// every later write a no-op, so a write still queued never lands in a namesake's new directory.
+class epoch_checkpoint_file {
+public:
+    epoch_checkpoint_file(file_ops& ops, std::filesystem::path path)
+        : _ops(ops), _path(std::move(path)) {}
+    // Any thread. Success without writing when `version` is not newer or the file is abandoned.
+    result<void> write(uint64_t version, const std::string& contents);
+    void abandon();
+
+private:
+    file_ops& _ops;
+    const std::filesystem::path _path;
+    std::mutex _mu;
+    uint64_t _written = 0;  // under _mu
+    bool _abandoned = false;
 };
 
 class leader_epoch_cache {
@@ -52,12 +86,22 @@ public:
     result<void> truncate_from_start(model::offset start);
     [[nodiscard]] const std::vector<epoch_entry>& entries() const { return _entries; }
 
+    // From now on a change does not write the file: it bumps version() and calls on_change,
+    // which must get rendered() written through file() (see the header comment).
+    void defer_writes(std::function<void()> on_change) { _on_change = std::move(on_change); }
+    // Writes the current entries now (close), unless that version is on disk already.
+    result<void> write_now();
+    [[nodiscard]] uint64_t version() const { return _version; }
+    [[nodiscard]] std::string rendered() const;
+    [[nodiscard]] const std::shared_ptr<epoch_checkpoint_file>& file() const { return _file; }
+
 private:
     result<void> checkpoint();
 
-    file_ops* _ops = nullptr;
-    std::filesystem::path _dir;
+    std::shared_ptr<epoch_checkpoint_file> _file;
     std::vector<epoch_entry> _entries;
+    uint64_t _version = 0;  // bumped by every change
+    std::function<void()> _on_change;
 };
 
 }  // namespace spool::broker::storage

@@ -226,6 +226,12 @@ private:
     result<void> recover_segments(model::offset recovery_point);
     result<void> load_producer_state();
     result<void> replay_producers(model::offset from);
+    // After a crash: the epochs of the batches in [from, LEO) go back into the cache (a
+    // deferred checkpoint may not have reached the disk). partition_log_epochs.cc.
+    result<void> reassign_epochs(model::offset from);
+    // With a flusher: epoch checkpoints are written there from now on, not on the owner.
+    void defer_epoch_writes();
+    void submit_epoch_checkpoint();
     result<void> roll(model::timestamp now);
     result<void> delete_front_segments(size_t count, retention_result* stats);
     result<std::optional<timestamp_and_offset>> exact_timestamp(const segment& seg,

@@ -149,6 +149,11 @@ result<void> partition_log::close() {
     if (auto r = _producers.write_snapshot(_ops, _dir, _log_end); !r) {
         return fail(r.error(), "producer snapshot");
     }
+    // A deferred epoch checkpoint may still be queued on the flusher: write it now, so a clean
+    // close leaves the file current whatever runs later (the queued write then skips).
+    if (auto r = _epochs.write_now(); !r) {
+        return fail(r.error(), "leader epoch checkpoint");
+    }
     if (auto r = active().roll(); !r) {
         return fail(r.error(), "close");
     }
@@ -169,6 +174,10 @@ result<void> partition_log::close() {
 void partition_log::discard() {
     cancel_compaction();
     _closed = true;
+    // A checkpoint still queued must not land in a directory of the same name created later.
+    if (const auto& file = _epochs.file()) {
+        file->abandon();
+    }
 }
 
 }  // namespace spool::broker::storage

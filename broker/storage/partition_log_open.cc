@@ -140,6 +140,9 @@ result<void> partition_log::load(const open_options& opts) {
     SPOOL_STORAGE_ASSIGN(_epochs, leader_epoch_cache::load(_ops, _dir));
     SPOOL_TRY(_epochs.truncate_from_end(_log_end));
     SPOOL_TRY(_epochs.truncate_from_start(_log_start));
+    if (!clean) {
+        SPOOL_TRY(reassign_epochs(recover_from));
+    }
     SPOOL_TRY(load_producer_state());
 
     if (!clean) {
@@ -157,6 +160,7 @@ result<void> partition_log::load(const open_options& opts) {
     } else {
         _recovery_point = _log_end;
     }
+    defer_epoch_writes();
     return success();
 }
 
