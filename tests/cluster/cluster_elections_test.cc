@@ -64,7 +64,7 @@ protected:
             0,
             [](const metadata_view& v) {
                 const auto* t = v.topic(topic);
-                if (t == nullptr || t->partitions.size() != partitions) {
+                if (t == nullptr || t->partitions.size() != static_cast<size_t>(partitions)) {
                     return false;
                 }
                 for (const auto& [name, info] : v.topics) {
@@ -174,7 +174,9 @@ TEST_F(cluster_elections,
     }
     auto described = kafka_topics_describe(cluster->bootstrap(), topic, &rc);
     ASSERT_EQ(rc, 0) << described;
-    for (const auto& p : cluster->metadata(0)->topic(topic)->partitions) {
+    auto after = cluster->metadata(0, {topic});
+    ASSERT_TRUE(after && after->topic(topic));
+    for (const auto& p : after->topic(topic)->partitions) {
         const auto line = "Partition: " + std::to_string(p.index) +
                           "\tLeader: " + std::to_string(p.replicas.front()) +
                           "\tReplicas: " + std::to_string(p.replicas[0]) + "," +
@@ -204,7 +206,7 @@ TEST_F(cluster_elections,
 
     // A preferred replica that is down cannot be elected: PREFERRED_LEADER_NOT_AVAILABLE.
     int32_t its_partition = -1;
-    for (const auto& p : cluster->metadata(0)->topic(topic)->partitions) {
+    for (const auto& p : after->topic(topic)->partitions) {
         if (p.replicas.front() == static_cast<int32_t>(victim)) {
             its_partition = p.index;
         }
@@ -216,7 +218,7 @@ TEST_F(cluster_elections,
         observer,
         [victim, its_partition](const metadata_view& v) {
             const auto* t = v.topic(topic);
-            return t != nullptr && t->partitions.size() == partitions &&
+            return t != nullptr && t->partitions.size() == static_cast<size_t>(partitions) &&
                    t->partitions[static_cast<size_t>(its_partition)].leader >= 0 &&
                    t->partitions[static_cast<size_t>(its_partition)].leader !=
                        static_cast<int32_t>(victim);
