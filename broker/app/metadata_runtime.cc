@@ -86,7 +86,13 @@ std::string metadata_runtime::open_etcd(const config::broker_config& config,
     // Campaigns from start(), once the shards run; subscribes to the store's changes now.
     metadata::plan_options plan;
     plan.unclean_leader_election = config.get_bool("unclean.leader.election.enable");
-    _controller = metadata::controller::make(*_etcd, plan);
+    plan.leader_imbalance_percentage =
+        static_cast<int32_t>(config.get_int("leader.imbalance.per.broker.percentage"));
+    metadata::leader_rebalance_options rebalance;
+    rebalance.enabled = config.get_bool("auto.leader.rebalance.enable");
+    rebalance.check_interval =
+        std::chrono::seconds(config.get_int("leader.imbalance.check.interval.seconds"));
+    _controller = metadata::controller::make(*_etcd, plan, rebalance);
     log->info("metadata in etcd at {} (prefix {}), registered as node {} (incarnation {})",
               endpoints, options.prefix, self.node_id, self.incarnation_id);
     return {};

@@ -350,6 +350,19 @@ std::vector<property> make_broker_table() {
         {"controlled.shutdown.enable", boolean, "true", broker, true,
          "On SIGTERM (metadata.store=etcd), first have the controller move this broker's "
          "leaderships to other in-sync replicas and take it out of their ISRs, then stop."},
+        // Preferred leaders (broker/metadata/controller_elections.h): the controller's
+        // automatic rebalance.
+        {"auto.leader.rebalance.enable", boolean, "true", broker, true,
+         "The controller moves leadership back to each partition's preferred (first) replica, "
+         "every leader.imbalance.check.interval.seconds, for the brokers whose share of "
+         "partitions they should lead but do not exceeds leader.imbalance.per.broker.percentage "
+         "(metadata.store=etcd)."},
+        {"leader.imbalance.check.interval.seconds", int64, "300", broker, true,
+         "How often the controller checks for preferred-leader imbalance.", 1, int32_max},
+        {"leader.imbalance.per.broker.percentage", int32, "10", broker, true,
+         "Share (percent) of the partitions a broker is preferred leader of that it may not lead "
+         "before the controller rebalances them.",
+         0, 100},
         {"spool.offsets.topic.replicas.wait.ms", int64, "15000", broker, true,
          "With metadata.store=etcd: how long a broker that finds no __consumer_offsets waits, "
          "in the background (group APIs answer COORDINATOR_NOT_AVAILABLE meanwhile), for "

@@ -47,6 +47,7 @@ const std::vector<api_entry>& table() {
         {api_key::create_partitions, 0, 3, 0, handle_create_partitions},
         {api_key::incremental_alter_configs, 0, 1, 0, handle_incremental_alter_configs},
         {api_key::describe_cluster, 0, 1, 0, handle_describe_cluster},
+        {api_key::elect_leaders, 0, 2, 0, handle_elect_leaders},
     };
     return rows;
 }

@@ -61,6 +61,7 @@ void export_cluster_metrics(metrics::registry& reg, etcd_store& store, const con
         s.elections_won = reader(cs, cs->elections_won);
         s.controller_txns = reader(cs, cs->txns_committed);
         s.controller_compare_failures = reader(cs, cs->txn_compare_failures);
+        s.preferred_elections = reader(cs, cs->preferred_elections);
     }
     metrics::export_cluster_metrics(reg, std::move(s));
 }

@@ -91,6 +91,21 @@ struct topic_metadata {
     bool operator==(const topic_metadata&) const = default;
 };
 
+// ElectLeaders' election types (Kafka's ElectionType, KIP-460).
+enum class election_type : int8_t {
+    preferred = 0,  // the first replica leads again, if it is live, eligible and in sync
+    unclean = 1,    // a partition without a leader gets one, out of sync if it must
+};
+
+// An ElectLeaders request waiting for the controller (etcd_layout.h: P/elections/<id>): the
+// controller carries it out (controller_elections.h) and deletes it.
+struct election_request {
+    election_type type = election_type::preferred;
+    std::map<std::string, std::vector<int32_t>, std::less<>> partitions;  // topic -> partitions
+
+    bool operator==(const election_request&) const = default;
+};
+
 struct cluster_state {
     std::string cluster_id;
     // Bumped on every change; lets caches notice staleness cheaply.
@@ -109,6 +124,9 @@ struct cluster_state {
     // controller moves their leaderships away, takes them out of ISRs and places nothing new on
     // them.
     std::set<int32_t> shutting_down;
+
+    // ElectLeaders requests the controller has not handled yet, by request id.
+    std::map<std::string, election_request, std::less<>> elections;
 
     bool is_live(int32_t node_id) const { return brokers.contains(node_id); }
     // May lead, join an ISR and take new replicas: live and not in controlled shutdown.

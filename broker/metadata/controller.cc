@@ -1,5 +1,6 @@
 #include "broker/metadata/controller.h"
 
+#include "broker/metadata/controller_elections.h"
 #include "broker/metadata/etcd_store.h"
 #include "common/log.h"
 
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <future>
 #include <map>
+#include <utility>
 
 namespace spool::broker::metadata {
 
@@ -36,6 +38,8 @@ std::string_view why_text(partition_write::reason why) {
             return "no in-sync replica is live: unclean election (records may be lost)";
         case partition_write::reason::leader_elected:
             return "an in-sync replica is live again";
+        case partition_write::reason::preferred_election:
+            return "preferred leader election";
         case partition_write::reason::place:
         case partition_write::reason::isr_shrink:
             break;
@@ -53,7 +57,8 @@ controller::controller(asio::any_io_executor executor, etcd::client& client, sto
       _session_lease(std::move(session_lease)),
       _options(std::move(options)),
       _retry_timer(executor),
-      _idle(executor) {}
+      _idle(executor),
+      _imbalance_timer(executor) {}
 
 std::shared_ptr<controller> controller::make(asio::any_io_executor executor, etcd::client& client,
                                              store& source, lease_source session_lease,
@@ -76,8 +81,11 @@ std::shared_ptr<controller> controller::make(asio::any_io_executor executor, etc
     return c;
 }
 
-std::shared_ptr<controller> controller::make(etcd_store& store, plan_options plan) {
+std::shared_ptr<controller> controller::make(etcd_store& store, plan_options plan,
+                                             leader_rebalance_options rebalance) {
     controller_options o;
+    o.auto_leader_rebalance = rebalance.enabled;
+    o.leader_imbalance_check_interval = rebalance.check_interval;
     o.node_id = store.session()->self().node_id;
     o.incarnation_id = store.session()->self().incarnation_id;
     o.keys = store.keys();
@@ -90,6 +98,10 @@ std::shared_ptr<controller> controller::make(etcd_store& store, plan_options pla
 void controller::start() {
     asio::post(_executor, [self = shared_from_this()] {
         self->_started = true;
+        if (self->_options.auto_leader_rebalance) {
+            ++self->_in_flight;
+            asio::co_spawn(self->_executor, check_imbalance(self), asio::detached);
+        }
         self->on_snapshot(self->_store.snapshot());
     });
 }
@@ -157,6 +169,19 @@ asio::awaitable<void> controller::retry_after_backoff(std::shared_ptr<controller
     self->_retry_armed = false;
     self->work_done();
     self->evaluate();
+}
+
+asio::awaitable<void> controller::check_imbalance(std::shared_ptr<controller> self) {
+    while (!self->_stopping) {
+        self->_imbalance_timer.expires_after(self->_options.leader_imbalance_check_interval);
+        boost::system::error_code ec;
+        co_await self->_imbalance_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (!self->_stopping && self->_epoch != 0) {
+            self->_rebalance_due = true;
+            self->request_pass();
+        }
+    }
+    self->work_done();
 }
 
 void controller::etcd_failed(const std::string& what) {
@@ -282,14 +307,20 @@ asio::awaitable<void> controller::one_pass() {
         co_return;
     }
     auto pass = std::make_shared<pass_writes>(_executor);
-    pass->planned = plan(*snapshot, _options.plan);
+    auto options = _options.plan;
+    options.rebalance_leaders = std::exchange(_rebalance_due, false);
+    pass->planned = plan(*snapshot, options);
     log_unplaceable(pass->planned.unplaceable);
-    if (pass->planned.writes.empty()) {
+    if (pass->planned.writes.empty() && pass->planned.elections_done.empty()) {
         co_return;
     }
     pass->epoch = _epoch;
     pass->snapshot_version = snapshot->version;
     pass->txns = controller_txns(_options.keys, pass->epoch, pass->planned.writes);
+    for (auto& t :
+         election_cleanup_txns(_options.keys, pass->epoch, pass->planned.elections_done)) {
+        pass->txns.push_back(std::move(t));
+    }
     pass->writers = std::min(std::max<size_t>(_options.txns_in_flight, 1), pass->txns.size());
     for (size_t w = 0; w < pass->writers; ++w) {
         asio::co_spawn(_executor, write_txns(shared_from_this(), pass), asio::detached);
@@ -350,6 +381,14 @@ bool controller::txn_done(pass_writes& pass, const controller_txn& txn,
     _written_revision = std::max(_written_revision, r.value().revision);
     _records_written += txn.count;
     _stats->txns_committed.fetch_add(1, std::memory_order_relaxed);
+    _stats->preferred_elections.fetch_add(
+        static_cast<uint64_t>(std::count_if(
+            pass.planned.writes.begin() + static_cast<std::ptrdiff_t>(txn.first),
+            pass.planned.writes.begin() + static_cast<std::ptrdiff_t>(txn.first + txn.count),
+            [](const partition_write& w) {
+                return w.why == partition_write::reason::preferred_election;
+            })),
+        std::memory_order_relaxed);
     log_committed(pass.planned.writes, txn.first, txn.count);
     return true;
 }
@@ -398,6 +437,7 @@ asio::awaitable<void> controller::stop() {
     _stopping = true;
     _pass_queued = false;
     _retry_timer.cancel();
+    _imbalance_timer.cancel();
     while (_in_flight > 0) {
         _idle.expires_at(asio::steady_timer::time_point::max());
         boost::system::error_code ec;

@@ -15,6 +15,9 @@
 // of its txns at once. Bursts coalesce: at most one pass runs, at most one more is queued, and a
 // pass waits until the snapshot shows the previous pass's writes so it never plans the same
 // partitions twice.
+// Elections (controller_elections.h): a pass also carries out the ElectLeaders requests the
+// snapshot holds and deletes those done; every leader_imbalance_check_interval (when
+// auto_leader_rebalance) the controller runs a pass that also rebalances preferred leaders.
 // etcd errors (unreachable, timed out) retry after retry_backoff; compare failures wait for the
 // next snapshot (the change that failed them is on its way through the watch).
 //
@@ -49,6 +52,13 @@ namespace spool::broker::metadata {
 
 class etcd_store;
 
+// auto.leader.rebalance.enable and leader.imbalance.check.interval.seconds (the percentage is
+// plan_options').
+struct leader_rebalance_options {
+    bool enabled = true;
+    std::chrono::milliseconds check_interval{std::chrono::seconds(300)};
+};
+
 struct controller_options {
     int32_t node_id = -1;
     std::string incarnation_id;  // this process's (the broker registration's)
@@ -59,6 +69,9 @@ struct controller_options {
     // Txns of one pass written concurrently: etcd commits concurrent txns in one raft round
     // and fsync, so a failover that moves many leaders takes a fraction of the time.
     size_t txns_in_flight = 4;
+    // auto.leader.rebalance.enable and leader.imbalance.check.interval.seconds.
+    bool auto_leader_rebalance = true;
+    std::chrono::milliseconds leader_imbalance_check_interval{std::chrono::seconds(300)};
 };
 
 // What the controller did, for the metrics (cluster_metrics.h): written on the executor, read
@@ -68,6 +81,7 @@ struct controller_stats {
     std::atomic<uint64_t> elections_won{0};         // campaigns that created P/controller
     std::atomic<uint64_t> txns_committed{0};        // partition-record txns that succeeded
     std::atomic<uint64_t> txn_compare_failures{0};  // partition-record txns refused on a compare
+    std::atomic<uint64_t> preferred_elections{0};   // committed preferred-leader elections
 };
 
 class controller : public std::enable_shared_from_this<controller> {
@@ -81,7 +95,8 @@ public:
                                             lease_source session_lease, controller_options options);
     // The controller of a broker on an etcd store, after its start_session(): the store's
     // executor, client, keys and session lease, the session's node id and incarnation.
-    static std::shared_ptr<controller> make(etcd_store& store, plan_options plan = {});
+    static std::shared_ptr<controller> make(etcd_store& store, plan_options plan = {},
+                                            leader_rebalance_options rebalance = {});
 
     // Starts campaigning and, once elected, reacting to changes. Non-blocking.
     void start();
@@ -116,6 +131,8 @@ private:
     static boost::asio::awaitable<void> campaign(std::shared_ptr<controller> self);
     static boost::asio::awaitable<void> run_passes(std::shared_ptr<controller> self);
     static boost::asio::awaitable<void> retry_after_backoff(std::shared_ptr<controller> self);
+    // Every leader_imbalance_check_interval while started: a pass with the rebalance.
+    static boost::asio::awaitable<void> check_imbalance(std::shared_ptr<controller> self);
     // One plan and its writes; stops at the first etcd error, compare failure or deposition.
     boost::asio::awaitable<void> one_pass();
     struct pass_writes;
@@ -146,6 +163,8 @@ private:
     int _in_flight = 0;          // coroutines stop() waits for
     boost::asio::steady_timer _retry_timer;
     boost::asio::steady_timer _idle;  // cancelled when _in_flight drops to 0 while stopping
+    boost::asio::steady_timer _imbalance_timer;
+    bool _rebalance_due = false;  // the next pass also rebalances preferred leaders
     std::set<std::string> _unplaceable_logged;
     std::atomic<uint64_t> _records_written{0};
     std::shared_ptr<controller_stats> _stats = std::make_shared<controller_stats>();

@@ -1,5 +1,6 @@
 #include "broker/metadata/controller_plan.h"
 
+#include "broker/metadata/controller_elections.h"
 #include "broker/metadata/placement.h"
 
 #include <strings.h>
@@ -158,6 +159,7 @@ plan_result plan(const cluster_state& state, const plan_options& options) {
             }
         }
     }
+    plan_elections(state, options, out);
     return out;
 }
 

@@ -26,6 +26,9 @@
 // changed, as KRaft's PartitionChangeRecord; the replication's ISR changes (store::alter_isr)
 // bump partition_epoch too. Nothing else changes an epoch.
 // Idempotent: planning the state that results from applying a plan gives an empty plan.
+// Then the elections (controller_elections.h): pending ElectLeaders requests and, on the passes
+// the imbalance check triggers, the automatic preferred-leader rebalance, for partitions the
+// rules above leave alone in this pass.
 
 #include "broker/metadata/cluster_state.h"
 
@@ -43,6 +46,7 @@ struct partition_write {
         controlled_shutdown,  // the leader is in controlled shutdown
         isr_shrink,           // same leader; ineligible brokers leave the ISR
         unclean_election,     // no ISR member live: an out-of-sync replica (topic allows it)
+        preferred_election,   // ElectLeaders or the imbalance check: the first replica again
     };
 
     std::string topic;
@@ -61,11 +65,18 @@ struct plan_options {
     // unclean.leader.election.enable of this controller's configuration: the default of a topic
     // that has no override of it and of a cluster without a dynamic default.
     bool unclean_leader_election = false;
+    // Set on the passes the imbalance check starts (auto.leader.rebalance.enable, every
+    // leader.imbalance.check.interval.seconds): elect the preferred leaders of the brokers
+    // whose imbalance exceeds leader.imbalance.per.broker.percentage.
+    bool rebalance_leaders = false;
+    int32_t leader_imbalance_percentage = 10;
 };
 
 struct plan_result {
     std::vector<partition_write> writes;
     std::vector<std::string> unplaceable;  // topics whose replication factor exceeds live brokers
+    // ElectLeaders requests (cluster_state::elections) that need no more writes: delete them.
+    std::vector<std::string> elections_done;
 };
 
 plan_result plan(const cluster_state& state, const plan_options& options = {});

@@ -2,6 +2,8 @@
 
 #include "broker/metadata/store.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -179,6 +181,12 @@ std::string keys::shutdowns() const {
 std::string keys::shutdown(int32_t id) const {
     return shutdowns() + std::to_string(id);
 }
+std::string keys::elections() const {
+    return prefix + "/elections/";
+}
+std::string keys::election(std::string_view id) const {
+    return elections().append(id);
+}
 
 // ---- codecs ----
 
@@ -350,6 +358,51 @@ result<shutdown_record> decode_shutdown(std::string_view value) {
     return shutdown_record{std::move(*incarnation)};
 }
 
+std::string encode(const election_request& r) {
+    json partitions = json::object();
+    for (const auto& [topic, ps] : r.partitions) {
+        partitions[topic] = ps;
+    }
+    return json{{"type", r.type == election_type::unclean ? "unclean" : "preferred"},
+                {"partitions", std::move(partitions)}}
+        .dump();
+}
+
+result<election_request> decode_election(std::string_view value) {
+    auto j = parse_json(value);
+    if (!j || !j->is_object()) {
+        return bad();
+    }
+    election_request r;
+    auto type = string_member(*j, "type");
+    auto partitions = j->find("partitions");
+    if (!type || (*type != "preferred" && *type != "unclean") || partitions == j->end() ||
+        !partitions->is_object()) {
+        return bad();
+    }
+    r.type = *type == "unclean" ? election_type::unclean : election_type::preferred;
+    size_t total = 0;
+    for (const auto& [topic, list] : partitions->items()) {
+        if (!valid_topic_name(topic) || !list.is_array()) {
+            return bad();
+        }
+        total += list.size();
+        if (total > max_partitions_per_election) {
+            return bad();
+        }
+        auto& out = r.partitions[topic];
+        out.reserve(list.size());
+        for (const auto& e : list) {
+            auto p = int_in(e, 0, max_partitions_per_topic - 1);
+            if (!p) {
+                return bad();
+            }
+            out.push_back(static_cast<int32_t>(*p));
+        }
+    }
+    return r;
+}
+
 std::string encode_broker_configs(const std::map<std::string, std::string>& configs) {
     json j = json::object();
     for (const auto& [k, v] : configs) {
@@ -435,6 +488,16 @@ parsed_key parse(const keys& k, std::string_view key) {
     if (segment("shutdown")) {
         if (auto n = node_number(rest)) {
             return {kind::shutdown, {}, *n};
+        }
+        return {};
+    }
+    if (segment("elections")) {
+        const bool id_ok =
+            !rest.empty() && rest.size() <= 64 && std::all_of(rest.begin(), rest.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+            });
+        if (id_ok) {
+            return {kind::election, std::string(rest), -1};
         }
         return {};
     }

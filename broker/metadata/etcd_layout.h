@@ -20,6 +20,14 @@
 //                                 registration has that incarnation (a mark a killed earlier
 //                                 process left, until its lease expires, says nothing of the
 //                                 next one); goes with the lease when the broker leaves.
+//     P/elections/<id>            election_request JSON {"type": "preferred"|"unclean",
+//                                 "partitions": {"<topic>": [p, ...]}}: an ElectLeaders request
+//                                 (at most max_partitions_per_election partitions; a bigger one
+//                                 is several keys), under the session lease of the broker that
+//                                 received it and waits for the answer. The controller elects
+//                                 what it can (controller_elections.h) and deletes the key once
+//                                 nothing in it needs a write; the waiting broker then answers
+//                                 from its snapshot. <id> is a fresh Kafka uuid text.
 //
 // Decoding never trusts a value: anything that is not exactly the expected shape (bad JSON,
 // wrong types, numbers out of range, a topic claiming more partitions than a broker can hold)
@@ -45,6 +53,9 @@ namespace spool::broker::metadata::etcd_layout {
 inline constexpr int32_t max_partitions_per_topic = 1'000'000;
 // The key segment of the cluster-wide default broker configs.
 inline constexpr std::string_view default_entity = "_default";
+// The most partitions one P/elections/<id> record may name: keeps one value far below etcd's
+// request size limit (1.5 MiB by default) whatever the topic names.
+inline constexpr size_t max_partitions_per_election = 10'000;
 
 struct keys {
     std::string prefix;  // P, without a trailing slash
@@ -63,6 +74,8 @@ struct keys {
     std::string producer_ids() const;
     std::string shutdowns() const;  // "P/shutdown/"
     std::string shutdown(int32_t id) const;
+    std::string elections() const;  // "P/elections/"
+    std::string election(std::string_view id) const;
 };
 
 struct topic_record {
@@ -109,6 +122,8 @@ std::string encode(const controller_record& r);
 result<controller_record> decode_controller(std::string_view value);
 std::string encode(const shutdown_record& r);
 result<shutdown_record> decode_shutdown(std::string_view value);
+std::string encode(const election_request& r);
+result<election_request> decode_election(std::string_view value);
 // P/broker_configs/<entity>: {"k":"v"}.
 std::string encode_broker_configs(const std::map<std::string, std::string>& configs);
 result<std::map<std::string, std::string>> decode_broker_configs(std::string_view value);
@@ -125,8 +140,9 @@ partition_record to_record(const partition_state& p);
 
 // What a key names: "P/partitions/t/3" -> {partition, "t", 3}; "P/brokers/2" -> {broker, "", 2};
 // "P/topics/t" -> {topic, "t"}; "P/broker_configs/_default" -> {broker_config, "", -1},
-// "P/broker_configs/4" -> {broker_config, "4", 4}; "P/shutdown/2" -> {shutdown, "", 2}. Anything
-// else under P, outside P, or with a non-canonical number or an invalid topic name -> unknown.
+// "P/broker_configs/4" -> {broker_config, "4", 4}; "P/shutdown/2" -> {shutdown, "", 2};
+// "P/elections/<id>" -> {election, "<id>"} (id: 1..64 of [A-Za-z0-9_-]). Anything else under P,
+// outside P, or with a non-canonical number or an invalid topic name -> unknown.
 struct parsed_key {
     enum class kind {
         cluster_id,
@@ -137,6 +153,7 @@ struct parsed_key {
         broker_config,
         producer_ids,
         shutdown,
+        election,
         unknown
     };
     kind what = kind::unknown;

@@ -106,6 +106,10 @@ public:
     // Puts P/shutdown/<id> under the session lease (again after a re-registration) and waits for
     // partitions_to_hand_over() == 0 in a snapshot that shows the mark.
     boost::asio::awaitable<bool> shut_down_gracefully(std::chrono::milliseconds timeout) override;
+    // etcd_store_elections.cc: puts P/elections/<id> (etcd_layout.h) under the session lease
+    // and waits until a snapshot no longer shows it; deletes it again at the timeout.
+    op<cluster_snapshot> elect_leaders(election_request request,
+                                       std::chrono::milliseconds timeout) override;
     // From the session: registered and not possibly expired (broker_session.h).
     bool may_lead() const override;
     // "etcd unreachable since <UTC time>: <error>" while the watch or requests fail.
@@ -204,6 +208,8 @@ private:
                                                                              isr_update u);
     static boost::asio::awaitable<bool> shut_down_here(etcd_store* self,
                                                        std::chrono::milliseconds timeout);
+    static boost::asio::awaitable<committed<cluster_snapshot>> elect_leaders_here(
+        etcd_store* self, election_request request, std::chrono::milliseconds timeout);
     // The shutdown mark under `lease`: its revision, 0 when that lease is no longer the
     // registration's.
     boost::asio::awaitable<result<int64_t>> mark_shutting_down(int64_t lease);

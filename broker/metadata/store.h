@@ -95,6 +95,19 @@ public:
         co_return true;
     }
 
+    // ElectLeaders: hands the controller the elections of request (each partition one the
+    // controller may carry out, controller_elections.h) and returns the first snapshot, visible
+    // on every shard, in which the controller has handled them (it elected what it still could),
+    // or errc::timed_out when it had not within `timeout` (the request is withdrawn),
+    // errc::unavailable when the cluster store cannot take it now. The embedded store has
+    // nothing to hand over (one broker: every partition's one replica leads it): the snapshot.
+    virtual op<cluster_snapshot> elect_leaders(election_request request,
+                                               std::chrono::milliseconds timeout) {
+        (void)request;
+        (void)timeout;
+        co_return snapshot();
+    }
+
     // Whether this broker may act as leader right now: false while its cluster session may have
     // expired (a paused process, a lease etcd reports gone) until it has registered again. Cheap
     // (an atomic load); the produce path checks it. The embedded store always may.

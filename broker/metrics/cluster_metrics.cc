@@ -110,6 +110,10 @@ void export_cluster_metrics(registry& reg, cluster_metrics_source s) {
                         "Controller transactions etcd refused on a compare (a stale snapshot, or "
                         "this broker was deposed).",
                         k::counter, std::move(s.controller_compare_failures));
+    add_callback_metric(reg, "spool_controller_preferred_elections_total",
+                        "Preferred leaders this broker elected as controller (ElectLeaders and "
+                        "the automatic rebalance).",
+                        k::counter, std::move(s.preferred_elections));
 }
 
 }  // namespace spool::broker::metrics

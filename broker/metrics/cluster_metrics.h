@@ -17,6 +17,7 @@
 //   spool_controller_elections_won_total              counter  campaigns this broker won
 //   spool_controller_txns_total                       counter  partition-record txns committed
 //   spool_controller_txn_compare_failures_total       counter  txns refused by their compares
+//   spool_controller_preferred_elections_total        counter  preferred leaders elected
 //
 // Whether this broker is the controller, live brokers and offline partitions are the snapshot's
 // (spool_controller_active, spool_cluster_brokers, spool_cluster_offline_partitions from
@@ -75,6 +76,7 @@ struct cluster_metrics_source {
     std::function<double()> elections_won;
     std::function<double()> controller_txns;
     std::function<double()> controller_compare_failures;
+    std::function<double()> preferred_elections;
 };
 void export_cluster_metrics(registry& reg, cluster_metrics_source source);
 

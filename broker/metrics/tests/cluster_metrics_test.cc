@@ -60,7 +60,8 @@ TEST(cluster_metrics, test_readers_are_exported_with_their_names_and_types_at_sc
                             .reregistrations = [] { return 2.0; },
                             .elections_won = [] { return 1.0; },
                             .controller_txns = [] { return 7.0; },
-                            .controller_compare_failures = [] { return 3.0; }});
+                            .controller_compare_failures = [] { return 3.0; },
+                            .preferred_elections = [] { return 4.0; }});
     auto text = to_text(reg.collect());
     EXPECT_EQ(sample(text, "spool_etcd_last_response_age_seconds"), 1.5);
     EXPECT_EQ(sample(text, "spool_metadata_watch_events_total"), 3.0);
@@ -74,10 +75,12 @@ TEST(cluster_metrics, test_readers_are_exported_with_their_names_and_types_at_sc
     EXPECT_EQ(sample(text, "spool_controller_elections_won_total"), 1.0);
     EXPECT_EQ(sample(text, "spool_controller_txns_total"), 7.0);
     EXPECT_EQ(sample(text, "spool_controller_txn_compare_failures_total"), 3.0);
+    EXPECT_EQ(sample(text, "spool_controller_preferred_elections_total"), 4.0);
     for (const char* counter :
          {"spool_metadata_watch_events_total", "spool_metadata_reloads_total",
           "spool_broker_session_reregistrations_total", "spool_controller_elections_won_total",
-          "spool_controller_txns_total", "spool_controller_txn_compare_failures_total"}) {
+          "spool_controller_txns_total", "spool_controller_txn_compare_failures_total",
+          "spool_controller_preferred_elections_total"}) {
         EXPECT_NE(text.find(std::string("# TYPE ") + counter + " counter"), std::string::npos)
             << counter;
     }
