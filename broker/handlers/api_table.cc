@@ -47,6 +47,8 @@ const std::vector<api_entry>& table() {
         {api_key::create_partitions, 0, 3, 0, handle_create_partitions},
         {api_key::incremental_alter_configs, 0, 1, 0, handle_incremental_alter_configs},
         {api_key::describe_cluster, 0, 1, 0, handle_describe_cluster},
+        {api_key::alter_partition_reassignments, 0, 1, 0, handle_alter_partition_reassignments},
+        {api_key::list_partition_reassignments, 0, 0, 0, handle_list_partition_reassignments},
     };
     return rows;
 }

@@ -106,6 +106,11 @@ public:
     // Puts P/shutdown/<id> under the session lease (again after a re-registration) and waits for
     // partitions_to_hand_over() == 0 in a snapshot that shows the mark.
     boost::asio::awaitable<bool> shut_down_gracefully(std::chrono::milliseconds timeout) override;
+    // etcd_store_reassign.cc: compare-and-swap writes of the partition records' target_replicas
+    // (and of P/decommission/<id>), judged again against a newer snapshot after a lost compare.
+    op<void> alter_reassignment(reassignment_request r) override;
+    op<void> start_decommission(int32_t broker) override;
+    op<void> cancel_decommission(int32_t broker) override;
     // From the session: registered and not possibly expired (broker_session.h).
     bool may_lead() const override;
     // "etcd unreachable since <UTC time>: <error>" while the watch or requests fail.
@@ -204,6 +209,21 @@ private:
                                                                              isr_update u);
     static boost::asio::awaitable<bool> shut_down_here(etcd_store* self,
                                                        std::chrono::milliseconds timeout);
+    static boost::asio::awaitable<result<int64_t>> alter_reassignment_here(etcd_store* self,
+                                                                           reassignment_request r);
+    static boost::asio::awaitable<result<int64_t>> start_decommission_here(etcd_store* self,
+                                                                           int32_t broker);
+    static boost::asio::awaitable<result<int64_t>> cancel_decommission_here(etcd_store* self,
+                                                                            int32_t broker);
+    // Commits one txn of reassignment writes: its revision (0: a compare failed) and the
+    // snapshot to go on from (showing it, or newer than seen_version; nullptr at the deadline).
+    struct batch_written {
+        int64_t revision = 0;
+        cluster_snapshot next;
+    };
+    boost::asio::awaitable<result<batch_written>> write_batch(etcd::txn_request t,
+                                                              int64_t seen_version,
+                                                              clock::time_point deadline);
     // The shutdown mark under `lease`: its revision, 0 when that lease is no longer the
     // registration's.
     boost::asio::awaitable<result<int64_t>> mark_shutting_down(int64_t lease);
