@@ -388,11 +388,14 @@ TEST(cluster_decommission_test, test_decommission_empties_broker_3_of_4_under_a_
     ASSERT_EQ(create_topic_via(cluster.port(0), topic, 4, 30000, &message, 2), 0) << message;
     ASSERT_TRUE(cluster.wait_for_metadata(
         0, [&](const metadata_view& m) { return m.all_led(topic, 4); }, 30s, {topic}));
-    auto before = cluster.metadata(0, {topic});
+    // Every topic's replicas on broker 3 (__consumer_offsets' too, RF 3 here) move.
+    auto before = cluster.metadata(0);
     ASSERT_TRUE(before);
     int on_3 = 0;
-    for (const auto& p : before->topic(topic)->partitions) {
-        on_3 += static_cast<int>(std::count(p.replicas.begin(), p.replicas.end(), 3));
+    for (const auto& [name, t] : before->topics) {
+        for (const auto& p : t.partitions) {
+            on_3 += static_cast<int>(std::count(p.replicas.begin(), p.replicas.end(), 3));
+        }
     }
     ASSERT_GT(on_3, 0) << "placement put nothing on broker 3: " << before->describe();
 
@@ -402,9 +405,10 @@ TEST(cluster_decommission_test, test_decommission_empties_broker_3_of_4_under_a_
     ASSERT_EQ(started.status, 202) << started.body;
     auto body = nlohmann::json::parse(started.body);
     EXPECT_EQ(body["node_id"], 3);
-    EXPECT_EQ(body["partitions_remaining"].get<int>() + body["partitions_moving"].get<int>() +
+    EXPECT_GE(body["partitions_remaining"].get<int>() + body["partitions_moving"].get<int>() +
                   body["partitions_done"].get<int>(),
-              on_3);
+              on_3)
+        << started.body;
 
     // A topic created while broker 3 drains gets nothing on it.
     ASSERT_EQ(create_topic_via(cluster.port(0), "after", 6, 30000, &message, 2), 0) << message;
@@ -416,20 +420,29 @@ TEST(cluster_decommission_test, test_decommission_empties_broker_3_of_4_under_a_
         },
         90s))
         << progress << cluster.log_tails();
-    EXPECT_NE(progress.find("\"partitions_done\":" + std::to_string(on_3)), std::string::npos)
-        << progress;
+    auto drained = nlohmann::json::parse(progress);
+    EXPECT_GE(drained["partitions_done"].get<int>(), on_3) << progress;
+    EXPECT_EQ(drained["partitions_remaining"], 0) << progress;
+    EXPECT_EQ(drained["partitions_moving"], 0) << progress;
     const size_t at_done = producer.batches_acked();
     EXPECT_TRUE(producer.wait_for_batches(at_done + 4, 60s)) << "the producer kept going";
     producer.stop();
 
-    auto after = cluster.metadata(0, {topic, "after"});
-    ASSERT_TRUE(after);
-    for (const auto& name : {topic, std::string("after")}) {
-        for (const auto& p : after->topic(name)->partitions) {
-            EXPECT_EQ(std::count(p.replicas.begin(), p.replicas.end(), 3), 0)
-                << name << "-" << p.index << " " << after->describe();
-            EXPECT_EQ(p.replicas.size(), 2u);
+    auto off_3 = [](const metadata_view& m) {
+        for (const auto& [name, t] : m.topics) {
+            for (const auto& p : t.partitions) {
+                if (std::count(p.replicas.begin(), p.replicas.end(), 3) != 0) {
+                    return false;
+                }
+            }
         }
+        return m.topic("after") != nullptr;
+    };
+    metadata_view last;
+    auto after = cluster.wait_for_metadata(0, off_3, 30s, {}, &last);
+    ASSERT_TRUE(after) << "a replica is still on broker 3: " << last.describe();
+    for (const auto& p : after->topic(topic)->partitions) {
+        EXPECT_EQ(p.replicas.size(), 2u) << "the replication factor stays";
     }
     EXPECT_TRUE(eventually(
         [&] {
