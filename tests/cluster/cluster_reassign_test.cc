@@ -321,9 +321,10 @@ TEST_F(cluster_reassign_test, test_a_stuck_move_is_listed_and_cancel_reverts_it)
         30s))
         << listed;
 
+    // --preserve-throttles: clearing them would ask the paused broker 2 for its configs.
     auto json = write_reassignment_json(cluster.broker(0).data_dir(), topic, 0, {1, 2});
-    auto out = kafka_reassign_partitions(cluster.bootstrap(),
-                                         "--cancel --reassignment-json-file " + json, &rc);
+    auto out = kafka_reassign_partitions(
+        cluster.bootstrap(), "--cancel --preserve-throttles --reassignment-json-file " + json, &rc);
     EXPECT_EQ(rc, 0) << out;
     EXPECT_NE(out.find("Successfully cancelled partition reassignment"), std::string::npos) << out;
     metadata_view last;
