@@ -267,6 +267,7 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
         std::make_unique<cluster_view_adapter>(*_store, *_config, endpoint.host, endpoint.port);
     _log_view = std::make_unique<log_view_adapter>(*_store, *_partitions);
     _group_view = std::make_unique<group_view_adapter>(*_groups);
+    _decommission = std::make_unique<decommission_adapter>(*_store);
     spool::http::server_options options;
     options.endpoint = http_endpoint.value();
     http::broker_identity self{
@@ -280,7 +281,8 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
                                          .metrics = &_registry,
                                          .cluster = _cluster_view.get(),
                                          .logs = _log_view.get(),
-                                         .groups = _group_view.get()});
+                                         .groups = _group_view.get(),
+                                         .decommission = _decommission.get()});
     if (auto r = _http->start(); !r) {
         _http.reset();
         return fmt::format("http.listener '{}': {}", listener, r.error().message());

@@ -86,6 +86,7 @@ private:
     http::lifecycle_state _lifecycle{{"logs_loaded", "kafka_listener_bound"}};
     std::unique_ptr<http::cluster_view> _cluster_view;
     std::unique_ptr<http::log_view> _log_view;
+    std::unique_ptr<http::decommission_control> _decommission;
     std::unique_ptr<http::group_view> _group_view;
     std::unique_ptr<http::http_service> _http;
     std::unique_ptr<net::server> _server;

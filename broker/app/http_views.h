@@ -7,6 +7,8 @@
 #include "broker/config/topic_config.h"
 #include "broker/coordinator/coordinator_service.h"
 #include "broker/http/views.h"
+#include "broker/metadata/decommission.h"
+#include "broker/metadata/errc.h"
 #include "broker/metadata/partition_manager.h"
 #include "broker/metadata/store.h"
 
@@ -86,6 +88,50 @@ private:
 
 // Partition logs live on their owner shard; visit each shard with a posted task and wait
 // (bounded) on the HTTP thread. A shard that does not answer in time is skipped this scrape.
+// Decommission through the metadata store (store::start_decommission / cancel_decommission,
+// decommission.h). The writes block the HTTP thread until committed (the store's change
+// timeout at most): an operator's occasional call, not a hot path.
+class decommission_adapter : public http::decommission_control {
+public:
+    explicit decommission_adapter(metadata::store& store) : _store(store) {}
+
+    answer start(model::node_id broker) override {
+        return answer_of(metadata::wait_for(_store.start_decommission(broker.value())), broker);
+    }
+    answer cancel(model::node_id broker) override {
+        return answer_of(metadata::wait_for(_store.cancel_decommission(broker.value())), broker);
+    }
+    std::optional<http::decommission_status> status(model::node_id broker) const override {
+        auto s = _store.snapshot();
+        auto p = metadata::progress_of(*s, broker.value());
+        if (!p.marked && !s->is_live(broker.value())) {
+            return std::nullopt;
+        }
+        return http::decommission_status{p.marked, p.remaining, p.moving, p.done};
+    }
+
+private:
+    static answer answer_of(const result<void>& r, model::node_id broker) {
+        if (r) {
+            return {};
+        }
+        using metadata::errc;
+        if (r.error() == make_error_code(errc::unknown_broker)) {
+            return {outcome::unknown_broker, r.error().message()};
+        }
+        if (r.error() == make_error_code(errc::invalid_replica_assignment)) {
+            return {outcome::no_replacement,
+                    "cannot decommission broker " + std::to_string(broker.value()) +
+                        ": some partition has no other eligible broker to move its replica to "
+                        "(its replication factor equals the brokers left)"};
+        }
+        return {outcome::unavailable,
+                "the metadata store could not commit the change: " + r.error().message()};
+    }
+
+    metadata::store& _store;
+};
+
 class log_view_adapter : public http::log_view {
 public:
     log_view_adapter(const metadata::store& store, metadata::partition_manager& partitions)

@@ -5,6 +5,8 @@
 #include "broker/handlers/partition_limits.h"
 #include "broker/handlers/topic_ops.h"
 
+#include <fmt/format.h>
+
 #include <set>
 #include <string>
 
@@ -27,6 +29,48 @@ std::set<std::string> duplicate_names(const protocol::create_topics_request& req
         }
     }
     return duplicates;
+}
+
+// Why a manual assignment is refused (Kafka's ReplicationControlManager messages), or empty:
+// partition indexes 0..n-1, each a non-empty list of distinct registered brokers, all of one
+// length.
+template <class Assignments>
+std::string check_manual_assignment(const metadata::cluster_state& state,
+                                    const Assignments& assignments) {
+    if (assignments.size() > metadata::max_manual_assignment_partitions) {
+        return fmt::format("A manual partition assignment may name at most {} partitions",
+                           metadata::max_manual_assignment_partitions);
+    }
+    for (size_t i = 0; i < assignments.size(); ++i) {
+        const auto& a = assignments[i];
+        if (a.partition_index != static_cast<int32_t>(i)) {
+            return fmt::format(
+                "The manual partition assignment specifies partition {}, but partitions should "
+                "be a consecutive 0-based integer sequence",
+                a.partition_index);
+        }
+        if (a.broker_ids.empty()) {
+            return "The manual partition assignment includes an empty replica list.";
+        }
+        if (a.broker_ids.size() != assignments.front().broker_ids.size()) {
+            return "All partitions in the manual partition assignment must have the same number "
+                   "of replicas.";
+        }
+        std::set<int32_t> seen;
+        for (int32_t id : a.broker_ids) {
+            if (!seen.insert(id).second) {
+                return fmt::format(
+                    "The manual partition assignment includes the broker {} more than once.", id);
+            }
+            if (!state.is_live(id)) {
+                return fmt::format(
+                    "The manual partition assignment includes broker {}, but no such broker is "
+                    "registered.",
+                    id);
+            }
+        }
+    }
+    return {};
 }
 
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::create_topics_request& req) {
@@ -71,18 +115,24 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::create_topics_r
         metadata::new_topic nt;
         nt.name = t.name;
         if (!t.assignments.empty()) {
-            // Manual assignment: partitions from the assignment, replicas must be this broker.
+            // Manual assignment: partitions from the assignment, checked as Kafka does.
             nt.partitions = static_cast<int32_t>(t.assignments.size());
             nt.replication_factor = static_cast<int16_t>(t.assignments.front().broker_ids.size());
-            bool ok = t.num_partitions == -1 && t.replication_factor == -1;
-            for (const auto& a : t.assignments) {
-                ok = ok && a.broker_ids.size() == 1 && a.broker_ids[0] == svc.node_id;
-            }
-            if (!ok) {
-                r.error_code = code(error_code::invalid_replica_assignment);
+            if (t.num_partitions != -1 || t.replication_factor != -1) {
+                r.error_code = code(error_code::invalid_request);
                 r.error_message =
-                    "Replica assignment must name only this broker, once per partition";
+                    "Both numPartitions or replicationFactor and replicasAssignments were set. "
+                    "Both cannot be used at the same time.";
                 continue;
+            }
+            auto refused = check_manual_assignment(*svc.store.snapshot(), t.assignments);
+            if (!refused.empty()) {
+                r.error_code = code(error_code::invalid_replica_assignment);
+                r.error_message = std::move(refused);
+                continue;
+            }
+            for (const auto& a : t.assignments) {
+                nt.assignments.push_back(a.broker_ids);
             }
         } else {
             nt.partitions = t.num_partitions == -1

@@ -24,6 +24,8 @@ handler_result handle_describe_configs(request_ctx& ctx);
 handler_result handle_alter_configs(request_ctx& ctx);
 handler_result handle_incremental_alter_configs(request_ctx& ctx);
 handler_result handle_describe_cluster(request_ctx& ctx);
+handler_result handle_alter_partition_reassignments(request_ctx& ctx);
+handler_result handle_list_partition_reassignments(request_ctx& ctx);
 handler_result handle_describe_log_dirs(request_ctx& ctx);
 handler_result handle_elect_leaders(request_ctx& ctx);
 

@@ -43,6 +43,12 @@ error_code to_kafka(metadata::errc e) {
             return error_code::invalid_request;
         case metadata::errc::ineligible_replica:
             return error_code::ineligible_replica;
+        case metadata::errc::invalid_replica_assignment:
+            return error_code::invalid_replica_assignment;
+        case metadata::errc::no_reassignment_in_progress:
+            return error_code::no_reassignment_in_progress;
+        case metadata::errc::unknown_broker:
+            return error_code::broker_not_available;
     }
     return error_code::unknown_server_error;
 }

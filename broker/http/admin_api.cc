@@ -200,6 +200,59 @@ h::response get_restart_safe(const admin_context& ctx, std::string_view id_text)
                                             {"summary", restart_summary(v)}});
 }
 
+// ---- decommission ----
+
+h::response decommission_status_json(model::node_id id, const decommission_status& st,
+                                     h::status code) {
+    const bool drained = st.marked && st.partitions_remaining == 0 && st.partitions_moving == 0;
+    return h::json_response(code,
+                            {{"node_id", id.value()},
+                             {"state", !st.marked ? "none" : (drained ? "drained" : "draining")},
+                             {"partitions_remaining", st.partitions_remaining},
+                             {"partitions_moving", st.partitions_moving},
+                             {"partitions_done", st.partitions_done}});
+}
+
+h::response decommission_failed(const decommission_control::answer& a, model::node_id id) {
+    using outcome = decommission_control::outcome;
+    switch (a.result) {
+        case outcome::unknown_broker:
+            return h::error_response(h::status::not_found,
+                                     "no such broker: " + std::to_string(id.value()));
+        case outcome::no_replacement:
+            return h::error_response(h::status::conflict, a.message);
+        case outcome::unavailable:
+        case outcome::ok:
+            break;
+    }
+    return h::error_response(h::status::service_unavailable, a.message);
+}
+
+enum class decommission_verb { start, status, cancel };
+
+h::response decommission(const admin_context& ctx, std::string_view id_text,
+                         decommission_verb verb) {
+    auto id = parse_node_id(id_text);
+    if (!id)
+        return h::error_response(h::status::bad_request, "broker id must be an integer >= 0");
+    if (!ctx.decommission)
+        return h::error_response(h::status::service_unavailable,
+                                 "decommission is not available on this broker yet");
+    if (verb != decommission_verb::status) {
+        auto a = verb == decommission_verb::start ? ctx.decommission->start(*id)
+                                                  : ctx.decommission->cancel(*id);
+        if (a.result != decommission_control::outcome::ok)
+            return decommission_failed(a, *id);
+    }
+    auto st = ctx.decommission->status(*id);
+    if (!st) {
+        return h::error_response(h::status::not_found,
+                                 "no such broker: " + std::to_string(id->value()));
+    }
+    return decommission_status_json(
+        *id, *st, verb == decommission_verb::start ? h::status::accepted : h::status::ok);
+}
+
 }  // namespace
 
 void add_admin_routes(spool::http::router& r, const admin_context* ctx) {
@@ -220,11 +273,16 @@ void add_admin_routes(spool::http::router& r, const admin_context* ctx) {
               return get_restart_safe(*ctx, *p.get("id"));
           });
     r.add(verb::post, "/v1/brokers/{id}/decommission",
-          [](const h::request&, const h::path_params&) {
-              return h::error_response(
-                  h::status::not_implemented,
-                  "decommission is not implemented yet: it will move this broker's replicas "
-                  "away and report progress (docs/admin-api.md)");
+          [ctx](const h::request&, const h::path_params& p) {
+              return decommission(*ctx, *p.get("id"), decommission_verb::start);
+          });
+    r.add(verb::get, "/v1/brokers/{id}/decommission",
+          [ctx](const h::request&, const h::path_params& p) {
+              return decommission(*ctx, *p.get("id"), decommission_verb::status);
+          });
+    r.add(verb::delete_, "/v1/brokers/{id}/decommission",
+          [ctx](const h::request&, const h::path_params& p) {
+              return decommission(*ctx, *p.get("id"), decommission_verb::cancel);
           });
 }
 

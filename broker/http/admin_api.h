@@ -12,8 +12,9 @@ namespace spool::broker::http {
 
 struct admin_context {
     broker_identity self;
-    const cluster_view* cluster = nullptr;  // null: cluster endpoints answer 503
-    const log_view* logs = nullptr;         // null: partition log fields are omitted
+    const cluster_view* cluster = nullptr;         // null: cluster endpoints answer 503
+    const log_view* logs = nullptr;                // null: partition log fields are omitted
+    decommission_control* decommission = nullptr;  // null: decommission answers 503
 };
 
 // Registers every /v1 route on the router. The context is captured by pointer.

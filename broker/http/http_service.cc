@@ -23,7 +23,8 @@ h::response probe_response(const probe_report& r, const char* ok_status, const c
 http_service::http_service(h::server_options options, http_service_deps deps)
     : _deps(std::move(deps)),
       _readiness(std::make_unique<cluster_gated_readiness>(*_deps.readiness, _deps.cluster)),
-      _admin(std::make_unique<admin_context>(admin_context{_deps.self, _deps.cluster, _deps.logs})),
+      _admin(std::make_unique<admin_context>(
+          admin_context{_deps.self, _deps.cluster, _deps.logs, _deps.decommission})),
       _view_metrics(std::make_shared<view_metrics>(
           _deps.self, metric_views{_deps.cluster, _deps.logs, _deps.groups, _readiness.get()})) {
     _deps.metrics->add(_view_metrics);

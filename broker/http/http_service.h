@@ -39,6 +39,7 @@ struct http_service_deps {
     const cluster_view* cluster = nullptr;
     const log_view* logs = nullptr;
     const group_view* groups = nullptr;
+    decommission_control* decommission = nullptr;
 };
 
 class http_service {

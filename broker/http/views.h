@@ -64,6 +64,36 @@ public:
     virtual std::optional<std::string> unready_reason() const { return std::nullopt; }
 };
 
+// ---- decommission (broker/metadata; the one write the admin API makes) ----
+
+struct decommission_status {
+    bool marked = false;  // a decommission of the broker was started and not cancelled
+    int32_t partitions_remaining = 0;
+    int32_t partitions_moving = 0;
+    int32_t partitions_done = 0;
+};
+
+class decommission_control {
+public:
+    enum class outcome {
+        ok,
+        unknown_broker,  // neither registered nor being decommissioned
+        no_replacement,  // some partition has nowhere else to go (RF = brokers left)
+        unavailable,     // the metadata store cannot commit now
+    };
+    struct answer {
+        outcome result = outcome::ok;
+        std::string message;
+    };
+    virtual ~decommission_control() = default;
+    // Start (or extend to what was placed on it since) / cancel; these wait for the metadata
+    // store's commit (bounded by its change timeout), holding up other HTTP clients meanwhile.
+    virtual answer start(model::node_id broker) = 0;
+    virtual answer cancel(model::node_id broker) = 0;
+    // nullopt: the broker is neither registered nor being decommissioned.
+    virtual std::optional<decommission_status> status(model::node_id broker) const = 0;
+};
+
 // ---- local logs (broker/storage) ----
 
 struct log_info {

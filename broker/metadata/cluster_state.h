@@ -65,8 +65,20 @@ struct partition_state {
     // Revision of this partition's record in the cluster store (etcd's mod_revision; 0: no
     // record yet), for the controller's compare-and-swap. The embedded store leaves it 0.
     int64_t record_revision = 0;
+    // A partition reassignment (AlterPartitionReassignments, KIP-455; controller_reassign.h).
+    // target_replicas: the replicas asked for, written by the broker that took the request
+    // (empty: none asked, or cancelled). adding_replicas / removing_replicas: written by the
+    // controller while `replicas` is target plus the original replicas (KRaft's
+    // PartitionRecord fields of the same names); empty when no move is under way.
+    std::vector<int32_t> target_replicas;
+    std::vector<int32_t> adding_replicas;
+    std::vector<int32_t> removing_replicas;
 
     bool placed() const { return !replicas.empty(); }
+    // A reassignment is asked for or under way.
+    bool reassigning() const {
+        return !target_replicas.empty() || !adding_replicas.empty() || !removing_replicas.empty();
+    }
 
     bool operator==(const partition_state&) const = default;
 };
@@ -124,6 +136,10 @@ struct cluster_state {
     // controller moves their leaderships away, takes them out of ISRs and places nothing new on
     // them.
     std::set<int32_t> shutting_down;
+    // Brokers being decommissioned (P/decommission/<id>, decommission.h), each with the
+    // partitions its decommission reassigned: they keep serving and leading until their
+    // replicas moved, but placement gives them nothing new.
+    std::map<int32_t, std::vector<std::pair<std::string, int32_t>>> decommissioning;
 
     // ElectLeaders requests the controller has not handled yet, by request id.
     std::map<std::string, election_request, std::less<>> elections;

@@ -40,6 +40,12 @@ std::string_view why_text(partition_write::reason why) {
             return "an in-sync replica is live again";
         case partition_write::reason::preferred_election:
             return "preferred leader election";
+        case partition_write::reason::reassign_start:
+            return "reassignment started";
+        case partition_write::reason::reassign_complete:
+            return "reassignment completed";
+        case partition_write::reason::reassign_cancel:
+            return "reassignment cancelled";
         case partition_write::reason::place:
         case partition_write::reason::isr_shrink:
             break;
@@ -403,6 +409,16 @@ void controller::log_committed(const std::vector<partition_write>& writes, size_
             ++placed[w.topic];
             logger()->debug("placed {}-{} on {} (leader {})", w.topic, w.state.partition,
                             fmt::join(w.state.replicas, ","), w.state.leader);
+            continue;
+        }
+        if (w.why == partition_write::reason::reassign_start ||
+            w.why == partition_write::reason::reassign_complete ||
+            w.why == partition_write::reason::reassign_cancel) {
+            logger()->info(
+                "{}-{} {}: replicas {} (adding {}, removing {}), leader {}, ISR {}", w.topic,
+                w.state.partition, why_text(w.why), fmt::join(w.state.replicas, ","),
+                fmt::join(w.state.adding_replicas, ","), fmt::join(w.state.removing_replicas, ","),
+                w.state.leader, fmt::join(w.state.isr, ","));
             continue;
         }
         if (w.why == partition_write::reason::isr_shrink) {

@@ -1,6 +1,7 @@
 #include "broker/metadata/controller_plan.h"
 
 #include "broker/metadata/controller_elections.h"
+#include "broker/metadata/controller_reassign.h"
 #include "broker/metadata/placement.h"
 
 #include <strings.h>
@@ -149,6 +150,9 @@ plan_result plan(const cluster_state& state, const plan_options& options) {
             if (p.leader >= 0 && state.eligible(p.leader) &&
                 std::all_of(p.isr.begin(), p.isr.end(),
                             [&state](int32_t r) { return state.eligible(r); })) {
+                if (auto w = reassignment_step(state, name, p)) {
+                    out.writes.push_back(std::move(*w));
+                }
                 continue;
             }
             if (!unclean) {
@@ -156,6 +160,8 @@ plan_result plan(const cluster_state& state, const plan_options& options) {
             }
             if (auto w = change_of(state, name, p, *unclean)) {
                 out.writes.push_back(std::move(*w));
+            } else if (auto r = reassignment_step(state, name, p)) {
+                out.writes.push_back(std::move(*r));
             }
         }
     }

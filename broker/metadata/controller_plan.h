@@ -22,6 +22,8 @@
 // 3. ISR: its ineligible members are removed (isr_shrink when the leader stays) unless none
 //    would remain; then it is kept whole, since every member holds every committed record and
 //    whichever returns first may lead (the last members stay, as KIP-966's ELR).
+// 4. reassignment (controller_reassign.h): once rules 2 and 3 leave the record as it is, the
+//    next step of a reassignment asked for in it (start, complete or cancel).
 // Every change is one record write: partition_epoch + 1, and leader_epoch + 1 when the leader
 // changed, as KRaft's PartitionChangeRecord; the replication's ISR changes (store::alter_isr)
 // bump partition_epoch too. Nothing else changes an epoch.
@@ -47,6 +49,9 @@ struct partition_write {
         isr_shrink,           // same leader; ineligible brokers leave the ISR
         unclean_election,     // no ISR member live: an out-of-sync replica (topic allows it)
         preferred_election,   // ElectLeaders or the imbalance check: the first replica again
+        reassign_start,       // replicas = target + original (controller_reassign.h)
+        reassign_complete,    // every target replica in sync: replicas = target
+        reassign_cancel,      // target cleared: back to the original replicas
     };
 
     std::string topic;

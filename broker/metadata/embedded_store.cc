@@ -273,7 +273,12 @@ store::op<void> embedded_store::commit_void(change_fn<std::monostate> change) {
 namespace {
 
 partition_state new_partition(int32_t index, int32_t leader) {
-    return partition_state{index, leader, 0, 0, {leader}, {leader}};
+    partition_state p;
+    p.partition = index;
+    p.leader = leader;
+    p.replicas = {leader};
+    p.isr = {leader};
+    return p;
 }
 
 }  // namespace

@@ -39,6 +39,12 @@ public:
                 return "the ISR change does not fit the partition's record";
             case errc::ineligible_replica:
                 return "the ISR change adds a replica that is not live or is shutting down";
+            case errc::invalid_replica_assignment:
+                return "the replica assignment is invalid";
+            case errc::no_reassignment_in_progress:
+                return "no reassignment is in progress for the partition";
+            case errc::unknown_broker:
+                return "no such broker";
         }
         return "unknown metadata error";
     }

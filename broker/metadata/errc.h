@@ -26,6 +26,13 @@ enum class errc : int {
     invalid_isr = 12,
     // An ISR change adding a broker that is not live or is in controlled shutdown (KIP-841).
     ineligible_replica = 13,
+    // A reassignment's target replicas are empty, name a broker twice or one not registered
+    // (AlterPartitionReassignments), or a decommission finds no broker to move a replica to.
+    invalid_replica_assignment = 14,
+    // A cancel (null replicas) of a partition with no reassignment asked for or under way.
+    no_reassignment_in_progress = 15,
+    // A decommission of a broker that is neither registered nor being decommissioned.
+    unknown_broker = 16,
 };
 
 const std::error_category& error_category() noexcept;

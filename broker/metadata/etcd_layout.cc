@@ -187,6 +187,12 @@ std::string keys::elections() const {
 std::string keys::election(std::string_view id) const {
     return elections().append(id);
 }
+std::string keys::decommissions() const {
+    return prefix + "/decommission/";
+}
+std::string keys::decommission(int32_t id) const {
+    return decommissions() + std::to_string(id);
+}
 
 // ---- codecs ----
 
@@ -235,12 +241,22 @@ result<topic_record> decode_topic(std::string_view value) {
 }
 
 std::string encode(const partition_record& r) {
-    return json{{"leader", r.leader},
-                {"leader_epoch", r.leader_epoch},
-                {"partition_epoch", r.partition_epoch},
-                {"replicas", r.replicas},
-                {"isr", r.isr}}
-        .dump();
+    json j{{"leader", r.leader},
+           {"leader_epoch", r.leader_epoch},
+           {"partition_epoch", r.partition_epoch},
+           {"replicas", r.replicas},
+           {"isr", r.isr}};
+    // Only while set: the common record stays as short as before reassignments existed.
+    if (!r.target_replicas.empty()) {
+        j["target_replicas"] = r.target_replicas;
+    }
+    if (!r.adding_replicas.empty()) {
+        j["adding_replicas"] = r.adding_replicas;
+    }
+    if (!r.removing_replicas.empty()) {
+        j["removing_replicas"] = r.removing_replicas;
+    }
+    return j.dump();
 }
 
 result<partition_record> decode_partition(std::string_view value) {
@@ -256,8 +272,26 @@ result<partition_record> decode_partition(std::string_view value) {
     if (!leader || !leader_epoch || !partition_epoch || !replicas || !isr) {
         return bad();
     }
-    return partition_record{*leader, *leader_epoch, *partition_epoch, std::move(*replicas),
-                            std::move(*isr)};
+    partition_record r;
+    r.leader = *leader;
+    r.leader_epoch = *leader_epoch;
+    r.partition_epoch = *partition_epoch;
+    r.replicas = std::move(*replicas);
+    r.isr = std::move(*isr);
+    // Optional lists: absent is empty; present, each must be a valid node list.
+    for (auto [name, out] : {std::pair{"target_replicas", &r.target_replicas},
+                             std::pair{"adding_replicas", &r.adding_replicas},
+                             std::pair{"removing_replicas", &r.removing_replicas}}) {
+        if (!j->contains(name)) {
+            continue;
+        }
+        auto list = node_list(*j, name);
+        if (!list) {
+            return bad();
+        }
+        *out = std::move(*list);
+    }
+    return r;
 }
 
 std::string encode(const broker_registration& r) {
@@ -403,6 +437,38 @@ result<election_request> decode_election(std::string_view value) {
     return r;
 }
 
+std::string encode(const decommission_record& r) {
+    json parts = json::array();
+    for (const auto& [topic, p] : r.partitions) {
+        parts.push_back(json::array({topic, p}));
+    }
+    return json{{"partitions", std::move(parts)}}.dump();
+}
+
+result<decommission_record> decode_decommission(std::string_view value) {
+    auto j = parse_json(value);
+    if (!j || !j->is_object()) {
+        return bad();
+    }
+    auto it = j->find("partitions");
+    if (it == j->end() || !it->is_array()) {
+        return bad();
+    }
+    decommission_record r;
+    r.partitions.reserve(it->size());
+    for (const auto& e : *it) {
+        if (!e.is_array() || e.size() != 2 || !e[0].is_string()) {
+            return bad();
+        }
+        auto p = int_in(e[1], 0, max_partitions_per_topic - 1);
+        if (!p || !valid_topic_name(e[0].get<std::string>())) {
+            return bad();
+        }
+        r.partitions.emplace_back(e[0].get<std::string>(), static_cast<int32_t>(*p));
+    }
+    return r;
+}
+
 std::string encode_broker_configs(const std::map<std::string, std::string>& configs) {
     json j = json::object();
     for (const auto& [k, v] : configs) {
@@ -444,12 +510,31 @@ result<std::string> decode_cluster_id(std::string_view value) {
 }
 
 partition_state to_state(int32_t partition, const partition_record& r, int64_t mod_revision) {
-    return partition_state{partition,  r.leader, r.leader_epoch, r.partition_epoch,
-                           r.replicas, r.isr,    mod_revision};
+    partition_state p;
+    p.partition = partition;
+    p.leader = r.leader;
+    p.leader_epoch = r.leader_epoch;
+    p.partition_epoch = r.partition_epoch;
+    p.replicas = r.replicas;
+    p.isr = r.isr;
+    p.record_revision = mod_revision;
+    p.target_replicas = r.target_replicas;
+    p.adding_replicas = r.adding_replicas;
+    p.removing_replicas = r.removing_replicas;
+    return p;
 }
 
 partition_record to_record(const partition_state& p) {
-    return partition_record{p.leader, p.leader_epoch, p.partition_epoch, p.replicas, p.isr};
+    partition_record r;
+    r.leader = p.leader;
+    r.leader_epoch = p.leader_epoch;
+    r.partition_epoch = p.partition_epoch;
+    r.replicas = p.replicas;
+    r.isr = p.isr;
+    r.target_replicas = p.target_replicas;
+    r.adding_replicas = p.adding_replicas;
+    r.removing_replicas = p.removing_replicas;
+    return r;
 }
 
 // ---- parse ----
@@ -498,6 +583,12 @@ parsed_key parse(const keys& k, std::string_view key) {
             });
         if (id_ok) {
             return {kind::election, std::string(rest), -1};
+        }
+        return {};
+    }
+    if (segment("decommission")) {
+        if (auto n = node_number(rest)) {
+            return {kind::decommission, {}, *n};
         }
         return {};
     }

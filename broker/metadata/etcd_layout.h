@@ -11,7 +11,13 @@
 //                                 the controller epoch is this key's create_revision
 //     P/topics/<name>             topic_record JSON: {"id", "partitions", "replication_factor"
 //                                 (absent in records older than replication), "configs"}
-//     P/partitions/<name>/<p>     partition_record JSON; absent = not placed yet
+//     P/partitions/<name>/<p>     partition_record JSON; absent = not placed yet. A reassignment
+//                                 adds "target_replicas" (the request), "adding_replicas" and
+//                                 "removing_replicas" (the controller's move), each only while
+//                                 not empty
+//     P/decommission/<node id>    decommission_record JSON {"partitions":[["t",0],...]}: the
+//                                 broker is being drained (no lease: it outlives restarts); the
+//                                 partitions are those the decommission reassigned
 //     P/broker_configs/<entity>   {"k":"v"}; entity "_default" = cluster default, else node id
 //     P/producer_ids              next free producer id, decimal text
 //     P/shutdown/<node id>        shutdown_record JSON {"incarnation_id"}, under the broker's
@@ -76,6 +82,8 @@ struct keys {
     std::string shutdown(int32_t id) const;
     std::string elections() const;  // "P/elections/"
     std::string election(std::string_view id) const;
+    std::string decommissions() const;  // "P/decommission/"
+    std::string decommission(int32_t id) const;
 };
 
 struct topic_record {
@@ -95,6 +103,10 @@ struct partition_record {
     int32_t partition_epoch = 0;
     std::vector<int32_t> replicas;
     std::vector<int32_t> isr;
+    // A reassignment (cluster_state.h, controller_reassign.h); each written only when not empty.
+    std::vector<int32_t> target_replicas;
+    std::vector<int32_t> adding_replicas;
+    std::vector<int32_t> removing_replicas;
 
     bool operator==(const partition_record&) const = default;
 };
@@ -103,6 +115,12 @@ struct shutdown_record {
     std::string incarnation_id;
 
     bool operator==(const shutdown_record&) const = default;
+};
+
+struct decommission_record {
+    std::vector<std::pair<std::string, int32_t>> partitions;
+
+    bool operator==(const decommission_record&) const = default;
 };
 
 struct controller_record {
@@ -124,6 +142,8 @@ std::string encode(const shutdown_record& r);
 result<shutdown_record> decode_shutdown(std::string_view value);
 std::string encode(const election_request& r);
 result<election_request> decode_election(std::string_view value);
+std::string encode(const decommission_record& r);
+result<decommission_record> decode_decommission(std::string_view value);
 // P/broker_configs/<entity>: {"k":"v"}.
 std::string encode_broker_configs(const std::map<std::string, std::string>& configs);
 result<std::map<std::string, std::string>> decode_broker_configs(std::string_view value);
@@ -141,8 +161,9 @@ partition_record to_record(const partition_state& p);
 // What a key names: "P/partitions/t/3" -> {partition, "t", 3}; "P/brokers/2" -> {broker, "", 2};
 // "P/topics/t" -> {topic, "t"}; "P/broker_configs/_default" -> {broker_config, "", -1},
 // "P/broker_configs/4" -> {broker_config, "4", 4}; "P/shutdown/2" -> {shutdown, "", 2};
-// "P/elections/<id>" -> {election, "<id>"} (id: 1..64 of [A-Za-z0-9_-]). Anything else under P,
-// outside P, or with a non-canonical number or an invalid topic name -> unknown.
+// "P/elections/<id>" -> {election, "<id>"} (id: 1..64 of [A-Za-z0-9_-]);
+// "P/decommission/2" -> {decommission, "", 2}. Anything else under P, outside P, or with a
+// non-canonical number or an invalid topic name -> unknown.
 struct parsed_key {
     enum class kind {
         cluster_id,
@@ -154,6 +175,7 @@ struct parsed_key {
         producer_ids,
         shutdown,
         election,
+        decommission,
         unknown
     };
     kind what = kind::unknown;

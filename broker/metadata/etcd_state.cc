@@ -137,6 +137,14 @@ void etcd_state::apply_put(const etcd::key_value& kv) {
                 _state.elections.erase(key.name);
             }
             return;
+        case kind::decommission:
+            if (auto r = etcd_layout::decode_decommission(kv.value)) {
+                _state.decommissioning[key.number] = std::move(r).value().partitions;
+            } else {
+                log_undecodable(kv.key, kv.mod_revision);
+                _state.decommissioning.erase(key.number);
+            }
+            return;
         case kind::unknown:
             // Another version's key, or a foreign one under our prefix: not ours to interpret.
             return;
@@ -174,6 +182,9 @@ void etcd_state::apply_delete(std::string_view key_text, int64_t revision) {
             return;
         case kind::election:
             _state.elections.erase(key.name);
+            return;
+        case kind::decommission:
+            _state.decommissioning.erase(key.number);
             return;
         case kind::cluster_id:    // never deleted by a broker; keep the id we know
         case kind::producer_ids:  // likewise: ids already handed out stay handed out

@@ -110,6 +110,11 @@ public:
     // and waits until a snapshot no longer shows it; deletes it again at the timeout.
     op<cluster_snapshot> elect_leaders(election_request request,
                                        std::chrono::milliseconds timeout) override;
+    // etcd_store_reassign.cc: compare-and-swap writes of the partition records' target_replicas
+    // (and of P/decommission/<id>), judged again against a newer snapshot after a lost compare.
+    op<void> alter_reassignment(reassignment_request r) override;
+    op<void> start_decommission(int32_t broker) override;
+    op<void> cancel_decommission(int32_t broker) override;
     // From the session: registered and not possibly expired (broker_session.h).
     bool may_lead() const override;
     // "etcd unreachable since <UTC time>: <error>" while the watch or requests fail.
@@ -210,6 +215,21 @@ private:
                                                        std::chrono::milliseconds timeout);
     static boost::asio::awaitable<committed<cluster_snapshot>> elect_leaders_here(
         etcd_store* self, election_request request, std::chrono::milliseconds timeout);
+    static boost::asio::awaitable<result<int64_t>> alter_reassignment_here(etcd_store* self,
+                                                                           reassignment_request r);
+    static boost::asio::awaitable<result<int64_t>> start_decommission_here(etcd_store* self,
+                                                                           int32_t broker);
+    static boost::asio::awaitable<result<int64_t>> cancel_decommission_here(etcd_store* self,
+                                                                            int32_t broker);
+    // Commits one txn of reassignment writes: its revision (0: a compare failed) and the
+    // snapshot to go on from (showing it, or newer than seen_version; nullptr at the deadline).
+    struct batch_written {
+        int64_t revision = 0;
+        cluster_snapshot next;
+    };
+    boost::asio::awaitable<result<batch_written>> write_batch(etcd::txn_request t,
+                                                              int64_t seen_version,
+                                                              clock::time_point deadline);
     // The shutdown mark under `lease`: its revision, 0 when that lease is no longer the
     // registration's.
     boost::asio::awaitable<result<int64_t>> mark_shutting_down(int64_t lease);

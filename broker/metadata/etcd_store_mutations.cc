@@ -121,8 +121,25 @@ asio::awaitable<etcd_store::committed<topic_metadata>> etcd_store::create_topic_
     etcd::txn_request create;
     create.compares.push_back(etcd::compare::absent(key));
     create.success.emplace_back(etcd::put_op{key, etcd_layout::encode(rec), 0});
-    // Records a crashed earlier incarnation of this name may have left must not place the new one.
-    create.success.emplace_back(etcd::delete_op{parts, etcd::prefix_end(parts)});
+    if (t.assignments.empty()) {
+        // Records a crashed earlier incarnation of this name may have left must not place the
+        // new one.
+        create.success.emplace_back(etcd::delete_op{parts, etcd::prefix_end(parts)});
+    } else {
+        // A manual assignment: placed in the same txn (Kafka's PartitionRecords with the
+        // TopicRecord), overwriting any such leftover of its partitions (etcd refuses a put
+        // inside a range the same txn deletes).
+        for (size_t p = 0; p < t.assignments.size(); ++p) {
+            partition_state ps;
+            ps.partition = static_cast<int32_t>(p);
+            ps.replicas = t.assignments[p];
+            ps.isr = ps.replicas;
+            ps.leader = ps.replicas.front();
+            create.success.emplace_back(
+                etcd::put_op{self->_keys.partition(t.name, ps.partition),
+                             etcd_layout::encode(etcd_layout::to_record(ps)), 0});
+        }
+    }
     auto done_op = self->_client->txn(std::move(create));
     auto done = co_await std::move(done_op);
     if (!done) {
@@ -156,6 +173,10 @@ store::op<topic_metadata> etcd_store::create_topic(new_topic t) {
     }
     if (t.replication_factor < 1 || t.replication_factor > eligible) {
         co_return errc::invalid_replication_factor;
+    }
+    if (t.assignments.size() > max_manual_assignment_partitions ||
+        (!t.assignments.empty() && t.assignments.size() != static_cast<size_t>(t.partitions))) {
+        co_return errc::invalid_replica_assignment;
     }
     auto op = finish(create_topic_here(this, std::move(t)));
     co_return co_await std::move(op);

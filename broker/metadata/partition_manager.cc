@@ -627,6 +627,40 @@ asio::awaitable<void> partition_manager::remove_topic(std::string name, int32_t 
     }
 }
 
+asio::awaitable<int> partition_manager::count_on_shard(partition_manager* self,
+                                                       std::vector<topic_partition> tps) {
+    auto& table = *self->_shards[*runtime::shard_pool::current_shard()];
+    co_return static_cast<int>(std::count_if(tps.begin(), tps.end(), [&table](const auto& tp) {
+        return table.partitions.contains(tp);
+    }));
+}
+
+asio::awaitable<bool> partition_manager::remove_unhosted(topic_metadata topic) {
+    std::map<size_t, std::vector<topic_partition>> by_shard;
+    for (const auto& p : topic.partitions) {
+        if (p.placed() && !hosts(p)) {
+            topic_partition tp{topic.name, model::partition_id(p.partition)};
+            by_shard[shard_of(tp)].push_back(tp);
+        }
+    }
+    bool removed = false;
+    for (auto& [shard, tps] : by_shard) {
+        // Most snapshots drop nothing here: look before removing (which logs each one).
+        if (co_await runtime::run_on(_pool.executor(shard), count_on_shard(this, tps)) == 0) {
+            continue;
+        }
+        for (const auto& tp : tps) {
+            log::get("metadata")
+                ->info("{}-{}: this broker is no longer a replica; deleting its log", tp.topic,
+                       tp.partition.value());
+        }
+        removed = true;
+        co_await runtime::run_on(_pool.executor(shard),
+                                 remove_on_shard(this, std::move(tps), topic.id));
+    }
+    co_return removed;
+}
+
 asio::awaitable<void> partition_manager::update_on_shard(partition_manager* self,
                                                          std::vector<topic_partition> tps,
                                                          storage::log_config cfg) {

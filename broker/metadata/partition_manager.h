@@ -98,6 +98,10 @@ public:
     // since, whose logs this broker may already have opened).
     boost::asio::awaitable<void> remove_topic(std::string name, int32_t partitions,
                                               std::optional<protocol::uuid> only_id = {});
+    // Closes and deletes the logs of the topic's placed partitions this broker is no longer a
+    // replica of (a reassignment dropped it; Kafka deletes such a replica too); true when it
+    // removed any. Only logs opened for the topic's id.
+    boost::asio::awaitable<bool> remove_unhosted(topic_metadata topic);
     // Writes the three checkpoints with values gathered after this call (off the shards); the
     // error of the write, if any. DeleteRecords answers only after this.
     boost::asio::awaitable<std::error_code> write_checkpoints();
@@ -202,6 +206,8 @@ private:
     static boost::asio::awaitable<void> remove_on_shard(partition_manager* self,
                                                         std::vector<model::topic_partition> tps,
                                                         std::optional<protocol::uuid> only_id);
+    static boost::asio::awaitable<int> count_on_shard(partition_manager* self,
+                                                      std::vector<model::topic_partition> tps);
     static boost::asio::awaitable<void> update_on_shard(partition_manager* self,
                                                         std::vector<model::topic_partition> tps,
                                                         storage::log_config cfg);

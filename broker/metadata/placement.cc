@@ -24,7 +24,8 @@ placement_load placement_load::of(const cluster_state& state) {
     std::vector<placement_broker> live;
     live.reserve(state.brokers.size());
     for (const auto& [id, reg] : state.brokers) {
-        if (state.eligible(id)) {  // a broker on its way out takes no new replicas
+        // A broker on its way out (controlled shutdown, decommission) takes no new replicas.
+        if (state.eligible(id) && !state.decommissioning.contains(id)) {
             live.push_back({id, reg.rack});
         }
     }
@@ -119,6 +120,35 @@ result<std::vector<int32_t>> placement_load::place_one(int16_t rf) {
         take(*best);  // rf <= broker count, so an unused broker is always left
     }
     return out;
+}
+
+std::optional<int32_t> placement_load::replacement(const std::vector<int32_t>& keep) {
+    std::vector<bool> used_rack(static_cast<size_t>(_rack_count), false);
+    for (int32_t r : keep) {
+        if (const auto* s = find(r)) {
+            used_rack[static_cast<size_t>(s->rack_index)] = true;
+        }
+    }
+    auto candidate = [&keep](const slot& s) {
+        return std::find(keep.begin(), keep.end(), s.broker.node_id) == keep.end();
+    };
+    const bool fresh_rack_left = std::any_of(_brokers.begin(), _brokers.end(), [&](const slot& s) {
+        return candidate(s) && !used_rack[static_cast<size_t>(s.rack_index)];
+    });
+    slot* best = nullptr;
+    for (auto& s : _brokers) {
+        if (!candidate(s) || (fresh_rack_left && used_rack[static_cast<size_t>(s.rack_index)])) {
+            continue;
+        }
+        if (best == nullptr || s.replicas < best->replicas) {
+            best = &s;
+        }
+    }
+    if (best == nullptr) {
+        return std::nullopt;
+    }
+    ++best->replicas;
+    return best->broker.node_id;
 }
 
 result<std::vector<std::vector<int32_t>>> placement_load::place(int32_t count, int16_t rf) {

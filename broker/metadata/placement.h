@@ -48,6 +48,11 @@ public:
     // One partition's replica list (leader first), added to the load.
     result<std::vector<int32_t>> place_one(int16_t rf);
 
+    // The broker to take over one replica of a partition whose other replicas are `keep`
+    // (decommission): not in keep, on a rack keep does not use while any is left, then the
+    // fewest replicas, then the lowest node id; added to the load. nullopt: no broker is left.
+    std::optional<int32_t> replacement(const std::vector<int32_t>& keep);
+
     // Records an existing replica list (e.g. one read back from the store).
     void add(const std::vector<int32_t>& replicas);
 

@@ -185,6 +185,11 @@ asio::awaitable<void> replica_sync::apply(state& st, const cluster_state& before
             // Leaders, epochs and ISRs: every hosted partition follows its record.
             topic_metadata states = now;
             co_await st.partitions.apply_assignments(std::move(states));
+            // Dropped from a partition's replicas (a reassignment): its log goes.
+            topic_metadata dropped = now;
+            if (same_topic && co_await st.partitions.remove_unhosted(std::move(dropped))) {
+                (void)co_await st.partitions.write_checkpoints();
+            }
         }
         if (same_topic && (old->configs != now.configs || broker_configs_changed)) {
             // Topic defaults may have changed with the broker keys: re-resolve the logs.

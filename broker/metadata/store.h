@@ -16,6 +16,7 @@
 
 #include "broker/metadata/cluster_state.h"
 #include "broker/metadata/errc.h"
+#include "broker/metadata/reassignment_request.h"
 #include "common/result.h"
 
 #include <boost/asio/awaitable.hpp>
@@ -39,7 +40,14 @@ struct new_topic {
     int32_t partitions = 1;
     int16_t replication_factor = 1;
     config::topic_overrides configs;
+    // CreateTopics' manual assignment: each partition's replicas (leader first), checked by the
+    // handler against the registered brokers; empty: placement picks them (the controller's).
+    std::vector<std::vector<int32_t>> assignments;
 };
+
+// The most partitions a manual assignment may name: they are written with the topic record in
+// one etcd transaction (its 128-op limit), so the controller never places one of them itself.
+inline constexpr size_t max_manual_assignment_partitions = 100;
 
 // A leader's ISR change (REPLICATION.md #3), against the record it read: the record's revision
 // and its leader and partition epochs then.
@@ -106,6 +114,37 @@ public:
         (void)request;
         (void)timeout;
         co_return snapshot();
+    }
+    // AlterPartitionReassignments for one partition (reassignment_request.h): writes the target
+    // (or clears it: cancel) into the partition's record with a compare-and-swap and returns once
+    // every shard sees it; the controller then moves the replicas. The embedded store (one
+    // broker) can only be asked for the replicas it has: that, and cancels, are answered from the
+    // snapshot.
+    virtual op<void> alter_reassignment(reassignment_request r) {
+        auto s = snapshot();
+        auto change = apply_reassignment_request(*s, r);
+        if (!change) {
+            co_return change.error();
+        }
+        if (!change.value().unchanged) {
+            co_return errc::invalid_replica_assignment;
+        }
+        co_return success();
+    }
+    // Decommission (decommission.h): marks `broker` in P/decommission/<id> and reassigns every
+    // partition with a replica on it to a replacement placement picks; errc::unknown_broker
+    // when it is neither registered nor marked, errc::invalid_replica_assignment when some
+    // partition has no replacement (nothing is written then). Again for a marked broker: moves
+    // what has been placed on it since. The embedded store has no other broker to move to.
+    virtual op<void> start_decommission(int32_t broker) {
+        co_return snapshot()->is_live(broker) ? errc::invalid_replica_assignment
+                                              : errc::unknown_broker;
+    }
+    // Cancels the reassignments the decommission started that are still under way (the
+    // controller reverts them) and clears the mark; errc::unknown_broker when none is marked.
+    virtual op<void> cancel_decommission(int32_t broker) {
+        (void)broker;
+        co_return errc::unknown_broker;
     }
 
     // Whether this broker may act as leader right now: false while its cluster session may have

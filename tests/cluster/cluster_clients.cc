@@ -210,6 +210,21 @@ std::string kafka_topics_describe(const std::string& bootstrap, const std::strin
     return kafka_topics(bootstrap, "--describe --topic " + shell_quoted(topic), exit_code);
 }
 
+std::string kafka_reassign_partitions(const std::string& bootstrap, const std::string& args,
+                                      int* exit_code) {
+    std::string why;
+    auto libs = kafka_libs(&why);
+    if (libs.empty()) {
+        *exit_code = -1;
+        return why;
+    }
+    return run_bounded("java -XX:TieredStopAtLevel=1 -cp " + shell_quoted(libs + "/*") +
+                           " org.apache.kafka.tools.reassign.ReassignPartitionsCommand "
+                           "--bootstrap-server " +
+                           shell_quoted(bootstrap) + " " + args + " 2>&1",
+                       90, exit_code);
+}
+
 std::string kafka_configs(const std::string& bootstrap, const std::string& args, int* exit_code) {
     std::string why;
     auto libs = kafka_libs(&why);

@@ -56,6 +56,11 @@ std::string kafka_configs(const std::string& bootstrap, const std::string& args,
 std::string kafka_leader_election(const std::string& bootstrap, const std::string& args,
                                   int* exit_code);
 
+// kafka-reassign-partitions (Kafka's ReassignPartitionsCommand) through bootstrap with `args`
+// (e.g. "--execute --reassignment-json-file f"); its stdout and stderr.
+std::string kafka_reassign_partitions(const std::string& bootstrap, const std::string& args,
+                                      int* exit_code);
+
 // etcd as etcdctl (Debian's etcd-client) reads it: independent of Spool's own etcd client.
 struct etcd_key {
     std::string key;

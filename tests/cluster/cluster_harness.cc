@@ -294,13 +294,19 @@ bool cluster_harness::wait_for_cluster(std::chrono::milliseconds timeout, size_t
 }
 
 cluster_harness::http_answer cluster_harness::http_get(size_t i, const std::string& path) {
+    return http_call(i, "GET", path);
+}
+
+cluster_harness::http_answer cluster_harness::http_call(size_t i, const std::string& method,
+                                                        const std::string& path) {
     http_answer out;
     try {
         boost::asio::io_context io;
         boost::asio::ip::tcp::socket s(io);
         s.connect({boost::asio::ip::make_address("127.0.0.1"), _http_ports.at(i)});
         std::string req =
-            "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+            method + " " + path +
+            " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
         boost::asio::write(s, boost::asio::buffer(req));
         std::string resp;
         boost::system::error_code ec;

@@ -122,6 +122,8 @@ public:
         std::string body;
     };
     http_answer http_get(size_t i, const std::string& path);
+    // Any method (POST, DELETE...) without a body.
+    http_answer http_call(size_t i, const std::string& method, const std::string& path);
 
     // The last lines of every broker's log, for failure messages.
     std::string log_tails(size_t lines = 40) const;

@@ -45,7 +45,7 @@ expect_status GET /v1/topics 200
 expect_status GET /v1/topics/orders 200
 expect_status GET /v1/topics/missing 404
 expect_status GET /v1/brokers/1/restart-safe 200
-expect_status POST /v1/brokers/1/decommission 501
+expect_status POST /v1/brokers/1/decommission 503
 expect_status GET /nope 404
 expect_status DELETE /healthz 405
 head -c 4096 /dev/zero >"$work/big"

@@ -8,7 +8,9 @@
 
 #include "broker/http/views.h"
 
+#include <map>
 #include <mutex>
+#include <set>
 
 namespace spool::broker::http::testing {
 
@@ -75,6 +77,36 @@ inline std::vector<broker_info> brokers(std::vector<int32_t> ids) {
         out.push_back({node(id), "broker-" + std::to_string(id), 9092, {}, true});
     return out;
 }
+
+// Decommission as the metadata store would answer it: brokers in `known` may be decommissioned
+// unless `no_replacement`; a started one shows fixed progress until cancelled.
+class memory_decommission : public decommission_control {
+public:
+    std::set<int32_t> known;
+    bool no_replacement = false;
+    std::map<int32_t, decommission_status> marked;
+
+    answer start(model::node_id b) override {
+        if (!known.contains(b.value()) && !marked.contains(b.value()))
+            return {outcome::unknown_broker, "no such broker"};
+        if (no_replacement)
+            return {outcome::no_replacement, "cannot decommission broker: nowhere to move"};
+        marked[b.value()] = decommission_status{true, 1, 2, 3};
+        return {};
+    }
+    answer cancel(model::node_id b) override {
+        if (marked.erase(b.value()) == 0)
+            return {outcome::unknown_broker, "not being decommissioned"};
+        return {};
+    }
+    std::optional<decommission_status> status(model::node_id b) const override {
+        if (auto it = marked.find(b.value()); it != marked.end())
+            return it->second;
+        if (known.contains(b.value()))
+            return decommission_status{};
+        return std::nullopt;
+    }
+};
 
 // One broker (id 1) with topic "orders" (2 partitions, RF 1) and __consumer_offsets.
 inline cluster_snapshot single_broker_cluster() {

@@ -35,7 +35,7 @@ protected:
         self.listeners.push_back({"http", "127.0.0.1:0"});
         _service = std::make_unique<http_service>(
             o, http_service_deps{self, &_lifecycle, &_registry, with_cluster ? &_cluster : nullptr,
-                                 &_logs, &_groups});
+                                 &_logs, &_groups, &_decommission});
         ASSERT_TRUE(_service->start());
         _ep = _service->local_endpoint();
     }
@@ -56,6 +56,7 @@ protected:
     memory_cluster_view _cluster;
     memory_log_view _logs;
     memory_group_view _groups;
+    memory_decommission _decommission;
     std::unique_ptr<http_service> _service;
     boost::asio::ip::tcp::endpoint _ep;
 };
@@ -306,13 +307,42 @@ TEST_F(http_service_test, test_restart_safe_on_single_broker_explains_why_not) {
     get_json("/v1/brokers/x/restart-safe", 400);
 }
 
-TEST_F(http_service_test, test_decommission_is_501_until_implemented) {
+TEST_F(http_service_test, test_decommission_starts_reports_and_cancels) {
     _cluster.state.set(single_broker_cluster());
+    _decommission.known = {1, 2};
+    start();
+    auto status = get_json("/v1/brokers/2/decommission");
+    EXPECT_EQ(status["state"], "none");
+    auto res = client::request(_ep, verb::post, "/v1/brokers/2/decommission");
+    ASSERT_EQ(res.result_int(), 202) << res.body();
+    auto body = json::parse(res.body());
+    EXPECT_EQ(body["node_id"], 2);
+    EXPECT_EQ(body["state"], "draining");
+    EXPECT_EQ(body["partitions_remaining"], 1);
+    EXPECT_EQ(body["partitions_moving"], 2);
+    EXPECT_EQ(body["partitions_done"], 3);
+    _decommission.marked[2] = {true, 0, 0, 6};
+    EXPECT_EQ(get_json("/v1/brokers/2/decommission")["state"], "drained");
+    res = client::request(_ep, verb::delete_, "/v1/brokers/2/decommission");
+    EXPECT_EQ(res.result_int(), 200) << res.body();
+    EXPECT_EQ(json::parse(res.body())["state"], "none");
+    res = client::request(_ep, verb::delete_, "/v1/brokers/2/decommission");
+    EXPECT_EQ(res.result_int(), 404) << "not being decommissioned any more";
+}
+
+TEST_F(http_service_test, test_decommission_errors_are_400_404_409) {
+    _cluster.state.set(single_broker_cluster());
+    _decommission.known = {1};
+    _decommission.no_replacement = true;
     start();
     auto res = client::request(_ep, verb::post, "/v1/brokers/1/decommission");
-    EXPECT_EQ(res.result_int(), 501);
-    EXPECT_EQ(json::parse(res.body())["status"], 501);
-    EXPECT_EQ(client::get(_ep, "/v1/brokers/1/decommission").result_int(), 405);
+    EXPECT_EQ(res.result_int(), 409);
+    EXPECT_EQ(json::parse(res.body())["status"], 409);
+    EXPECT_EQ(client::request(_ep, verb::post, "/v1/brokers/7/decommission").result_int(), 404);
+    EXPECT_EQ(client::request(_ep, verb::post, "/v1/brokers/x/decommission").result_int(), 400);
+    get_json("/v1/brokers/7/decommission", 404);
+    get_json("/v1/brokers/-1/decommission", 400);
+    EXPECT_EQ(client::request(_ep, verb::put, "/v1/brokers/1/decommission").result_int(), 405);
 }
 
 TEST_F(http_service_test, test_cluster_endpoints_are_503_without_a_cluster_view) {

@@ -184,6 +184,48 @@ TEST(etcd_layout_test, test_partition_record_maps_to_state_and_back) {
     EXPECT_EQ(to_record(p), r);
 }
 
+TEST(etcd_layout_test, test_reassignment_fields_round_trip_and_are_checked) {
+    partition_record r{1, 2, 3, {1, 2, 0}, {0, 1}};
+    r.target_replicas = {1, 2};
+    r.adding_replicas = {2};
+    r.removing_replicas = {0};
+    EXPECT_EQ(encode(r), R"({"adding_replicas":[2],"isr":[0,1],"leader":1,"leader_epoch":2,)"
+                         R"("partition_epoch":3,"removing_replicas":[0],"replicas":[1,2,0],)"
+                         R"("target_replicas":[1,2]})");
+    auto back = decode_partition(encode(r));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back.value(), r);
+    auto p = to_state(0, r, 9);
+    EXPECT_EQ(p.target_replicas, r.target_replicas);
+    EXPECT_EQ(p.adding_replicas, r.adding_replicas);
+    EXPECT_EQ(p.removing_replicas, r.removing_replicas);
+    EXPECT_TRUE(p.reassigning());
+    EXPECT_EQ(to_record(p), r);
+    const std::string head = R"({"leader":0,"leader_epoch":0,"partition_epoch":0,"replicas":[0],)"
+                             R"("isr":[0],)";
+    for (std::string bad : {head + R"("target_replicas":[0,0]})", head + R"("adding_replicas":1})",
+                            head + R"("removing_replicas":[-1]})"}) {
+        EXPECT_FALSE(decode_partition(bad)) << bad;
+    }
+}
+
+TEST(etcd_layout_test, test_decommission_record_round_trips_and_hostile_ones_are_errors) {
+    decommission_record r{{{"orders", 0}, {"orders", 3}}};
+    EXPECT_EQ(encode(r), R"({"partitions":[["orders",0],["orders",3]]})");
+    EXPECT_EQ(decode_decommission(encode(r)).value(), r);
+    for (std::string bad : {std::string("{}"), std::string(R"({"partitions":[["orders"]]})"),
+                            std::string(R"({"partitions":[["orders",-1]]})"),
+                            std::string(R"({"partitions":[["bad name",0]]})"),
+                            std::string(R"({"partitions":[[1,0]]})")}) {
+        EXPECT_FALSE(decode_decommission(bad)) << bad;
+    }
+    keys k{"/spool"};
+    EXPECT_EQ(k.decommission(3), "/spool/decommission/3");
+    EXPECT_EQ(parse(k, "/spool/decommission/3"),
+              (parsed_key{parsed_key::kind::decommission, "", 3}));
+    EXPECT_EQ(parse(k, "/spool/decommission/03").what, parsed_key::kind::unknown);
+}
+
 TEST(etcd_layout_test, test_hostile_partition_records_are_errors) {
     const std::string tail = R"(,"leader_epoch":0,"partition_epoch":0,"replicas":[0],"isr":[0]})";
     for (
