@@ -3,6 +3,7 @@
 #include "broker/app/http_views.h"
 #include "broker/app/leader_endpoints.h"
 #include "broker/app/metadata_runtime.h"
+#include "broker/app/shutdown_watchdog.h"
 #include "broker/metrics/callback_metrics.h"
 #include "broker/metrics/disk_space.h"
 #include "broker/metrics/storage_probe.h"
@@ -15,7 +16,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <string_view>
 
 namespace spool::broker::app {
 
@@ -292,51 +295,77 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
 }
 
 void broker_app::stop() {
-    auto log = log::get("app");
+    if (_stopped) {
+        return;  // the destructor's call after main's
+    }
+    _stopped = true;
     _lifecycle.begin_shutdown();
-    if (_metadata && _server && _config->get_bool("controlled.shutdown.enable")) {
+    // Bounds the whole shutdown (shutdown_watchdog.h): the controlled shutdown has its own
+    // bound, the rest spool.shutdown.exit.timeout.ms.
+    const bool controlled = _metadata && _server &&
+                            _config->get_bool("controlled.shutdown.enable") &&
+                            _config->get_string("metadata.store") == "etcd";
+    auto bound = std::chrono::milliseconds(_config->get_int("spool.shutdown.exit.timeout.ms"));
+    if (controlled && bound.count() > 0) {
+        bound +=
+            std::chrono::milliseconds(_config->get_int("spool.controlled.shutdown.timeout.ms"));
+    }
+    shutdown_watchdog steps(bound, _on_shutdown_overrun);
+    if (controlled) {
         // While this broker still serves: the controller hands its leaderships to other in-sync
         // replicas, so clients move there with no partition unavailable. When this broker is the
         // controller, it does the moves itself before resigning below: handing the job over
         // first would add an election and a new controller's first pass to the wait.
-        _metadata->shut_down_gracefully(
-            std::chrono::milliseconds(_config->get_int("spool.controlled.shutdown.timeout.ms")));
+        steps.step("controlled shutdown", [&] {
+            _metadata->shut_down_gracefully(std::chrono::milliseconds(
+                _config->get_int("spool.controlled.shutdown.timeout.ms")));
+        });
     }
     if (_metadata) {
-        _metadata->resign();  // another broker becomes controller while this one drains
+        // Another broker becomes controller while this one drains.
+        steps.step("resigning as controller", [&] { _metadata->resign(); });
     }
     if (_partitions) {
         _partitions->begin_stop();
     }
     if (_server) {
-        _server->drain(std::chrono::milliseconds(_config->get_int("spool.shutdown.timeout.ms")));
-        _server.reset();
+        steps.step("draining connections", [&] {
+            _server->drain(
+                std::chrono::milliseconds(_config->get_int("spool.shutdown.timeout.ms")));
+            _server.reset();
+        });
     }
     if (_http) {
-        _http->stop();  // before the modules behind its views stop
-        _http.reset();
+        // Before the modules behind its views stop.
+        steps.step("stopping the HTTP endpoint", [&] {
+            _http->stop();
+            _http.reset();
+        });
     }
     if (_groups) {
-        _groups->stop_blocking();  // answers parked JoinGroup/SyncGroup; needs the shards
+        // Answers parked JoinGroup/SyncGroup; needs the shards.
+        steps.step("stopping the group coordinator", [&] { _groups->stop_blocking(); });
     }
     if (_replica_sync) {
-        _replica_sync->stop();  // before the logs it opens and removes close
+        // Before the logs it opens and removes close.
+        steps.step("stopping the replica sync", [&] { _replica_sync->stop(); });
     }
     if (_fetchers) {
-        _fetchers->stop();  // followers stop appending before the logs close
+        // Followers stop appending before the logs close.
+        steps.step("stopping the replica fetchers", [&] { _fetchers->stop(); });
     }
     if (_partitions && _logs_open) {
-        _partitions->close_all();
+        steps.step("closing the logs", [&] { _partitions->close_all(); });
         _logs_open = false;
     }
     if (_metadata) {
         // Deregisters and stops the store: finishes a commit in flight while the shards it
         // publishes to run.
-        _metadata->stop();
+        steps.step("stopping the metadata store", [&] { _metadata->stop(); });
     }
     _isr_writer.reset();  // its last store calls ended with the store
     if (_pool) {
-        _pool->stop();
+        steps.step("stopping the shards", [&] { _pool->stop(); });
     }
     _groups.reset();
     _fetchers.reset();

@@ -38,8 +38,11 @@
 #include "broker/runtime/shard_pool.h"
 #include "broker/storage/log_dir_lock.h"
 
+#include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace spool::broker::app {
 
@@ -51,7 +54,13 @@ public:
     ~broker_app();
 
     std::string start();
+    // Bounded by spool.shutdown.exit.timeout.ms (shutdown_watchdog.h); idempotent.
     void stop();
+    // What a shutdown that overran its bound does, on the watchdog's thread, after logging the
+    // step it is stuck in. spool-broker's default: exit at once with status 3.
+    void set_shutdown_overrun(std::function<void(std::string_view step)> fn) {
+        _on_shutdown_overrun = std::move(fn);
+    }
 
     uint16_t port() const { return _server ? _server->bound_port() : 0; }
     const net::probe& net_probe() const { return _probe; }
@@ -91,6 +100,10 @@ private:
     std::unique_ptr<http::http_service> _http;
     std::unique_ptr<net::server> _server;
     bool _logs_open = false;
+    bool _stopped = false;
+    std::function<void(std::string_view)> _on_shutdown_overrun = [](std::string_view) {
+        std::_Exit(3);
+    };
 };
 
 }  // namespace spool::broker::app

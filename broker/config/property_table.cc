@@ -347,6 +347,11 @@ std::vector<property> make_broker_table() {
          "Producer state unused this long expires.", 1, int32_max},
         {"spool.shutdown.timeout.ms", int64, "10000", broker, true,
          "Longest time a SIGTERM shutdown waits for connections to drain.", 0, int64_max},
+        {"spool.shutdown.exit.timeout.ms", int64, "18000", broker, true,
+         "Longest time a SIGTERM shutdown may take after the controlled shutdown (the drain "
+         "included); past it the broker logs the step it is stuck in and exits with status 3 "
+         "without a clean close, so the next start recovers its logs. 0 waits forever.",
+         0, int64_max},
         {"controlled.shutdown.enable", boolean, "true", broker, true,
          "On SIGTERM (metadata.store=etcd), first have the controller move this broker's "
          "leaderships to other in-sync replicas and take it out of their ISRs, then stop."},

@@ -1,5 +1,6 @@
 #include "broker/metadata/partition_manager.h"
 
+#include "broker/storage/closed_log_sync.h"
 #include "broker/storage/layout.h"
 #include "common/log.h"
 
@@ -384,10 +385,11 @@ void partition_manager::close_all() {
     }
     std::mutex mu;
     storage::log_dir_checkpoints values;
+    std::vector<storage::partition_log::unsynced_files> to_sync;
     std::atomic<bool> all_clean{true};
     std::vector<std::future<void>> done;
     for (size_t i = 0; i < _shards.size(); ++i) {
-        std::packaged_task<void()> task([this, i, &mu, &values, &all_clean] {
+        std::packaged_task<void()> task([this, i, &mu, &values, &to_sync, &all_clean] {
             auto& table = *_shards[i];
             table.housekeeping->stopped = true;
             if (table.housekeeping->timer != nullptr) {
@@ -397,7 +399,9 @@ void partition_manager::close_all() {
             table.replica_wakeups->wake_here();
             for (auto& [tp, p] : table.partitions) {
                 auto& plog = p->log();
-                auto r = plog.close();
+                // The writes only: every log's syncs run below, together and off the shards.
+                storage::partition_log::unsynced_files files;
+                auto r = plog.close_unsynced(files);
                 if (!r) {
                     all_clean = false;
                     log::get("metadata")
@@ -405,6 +409,7 @@ void partition_manager::close_all() {
                 }
                 std::lock_guard lock(mu);
                 add_checkpoint_values(tp, plog, values);
+                to_sync.push_back(std::move(files));
             }
             table.partitions.clear();
             table.topic_ids.clear();
@@ -423,6 +428,11 @@ void partition_manager::close_all() {
         _flusher->stop();
     }
     auto& ops = storage::file_ops::posix();
+    // Before the checkpoints and the marker that say these logs are durable.
+    if (auto ec = storage::sync_closed_logs(ops, to_sync)) {
+        all_clean = false;
+        log::get("metadata")->error("syncing the closed logs failed: {}", ec.message());
+    }
     bool ok = all_clean.load();
     ok = ok && !storage::write_log_dir_checkpoints(ops, _log_dir, values, true, true);
     ok = ok && storage::write_file_atomic(ops, _log_dir / storage::layout::clean_shutdown_marker,

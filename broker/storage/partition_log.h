@@ -215,6 +215,18 @@ public:
 
     // Clean close: trim the active indexes, snapshot producer state, flush. Idempotent.
     result<void> close();
+    // What a close_unsynced() left for its caller to make durable.
+    struct unsynced_files {
+        std::vector<std::shared_ptr<file_handle>> files;  // every segment's log and indexes
+        std::filesystem::path snapshot;                   // the producer snapshot written
+        std::filesystem::path dir;                        // holds the snapshot's rename
+    };
+    // close() without its fdatasyncs, for a caller that syncs many logs' files at once, in
+    // parallel and off the shards (partition_manager::close_all: a broker's shutdown must not
+    // cost partitions x files sequential fsyncs on two threads). Reports the log durable up
+    // to its end from now on (flushed_offset()), so the caller must sync `out` before anything
+    // relies on that (checkpoints, the clean-shutdown marker).
+    result<void> close_unsynced(unsynced_files& out);
     // Close for a log about to be deleted: cancels a cleaning pass, makes nothing durable.
     void discard();
 

@@ -4,6 +4,7 @@
 // of acks=all produce requests.
 
 #include "broker/storage/errc.h"
+#include "broker/storage/layout.h"
 #include "broker/storage/partition_log.h"
 
 #include <chrono>
@@ -168,6 +169,37 @@ result<void> partition_log::close() {
             return fail(f.error(), "fdatasync");
         }
     }
+    return success();
+}
+
+result<void> partition_log::close_unsynced(unsynced_files& out) {
+    if (_closed) {
+        return success();
+    }
+    cancel_compaction();
+    _closed = true;
+    if (_offline) {
+        return make_error_code(errc::partition_offline);
+    }
+    // The same writes as close(), in the same order; only the syncs are left to the caller.
+    if (auto r = _producers.write_snapshot(_ops, _dir, _log_end, /*durable=*/false); !r) {
+        return fail(r.error(), "producer snapshot");
+    }
+    if (auto r = active().roll(); !r) {
+        return fail(r.error(), "close");
+    }
+    for (const auto& s : _segments) {
+        for (auto& h : s->sync_handles()) {
+            if (h) {
+                out.files.push_back(std::move(h));
+            }
+        }
+    }
+    out.snapshot = layout::segment_path(_dir, _log_end, layout::snapshot_suffix);
+    out.dir = _dir;
+    _recovery_point = _log_end;
+    _unflushed_messages = 0;
+    _first_unflushed_at.reset();
     return success();
 }
 

@@ -1,8 +1,10 @@
 #include "tests/integration/broker_process.h"
 
 #include "tests/integration/child_process.h"
+#include "tests/integration/sanitizer_report.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -59,6 +61,13 @@ broker_process::broker_process(fs::path data_dir) : _data_dir(std::move(data_dir
 
 broker_process::~broker_process() {
     kill_hard();
+    // Every run of this process appended to one log: a sanitizer build's finding in any of them
+    // (also one a test never looked at, e.g. at a restart or while stopping) fails the test.
+    if (auto report = sanitizer_findings(); !report.empty()) {
+        ADD_FAILURE() << "spool-broker (" << (_data_dir / "broker.log").string()
+                      << ") reported a sanitizer finding:\n"
+                      << report;
+    }
     if (_own_dir) {
         std::error_code ec;
         fs::remove_all(_data_dir, ec);
@@ -155,6 +164,10 @@ void broker_process::kill_hard() {
 
 std::string broker_process::log_text() const {
     return read_text_file(_data_dir / "broker.log");
+}
+
+std::string broker_process::sanitizer_findings() const {
+    return sanitizer_report(log_text());
 }
 
 }  // namespace spool::tests

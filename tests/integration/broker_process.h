@@ -7,7 +7,10 @@
 // The binary is the one this build made, or $SPOOL_BROKER_BIN when set (to run the same tests
 // against another build, e.g. to measure main before a fix).
 //
-// Lifecycle: one process per start()/stop() pair; the destructor kills a process still running.
+// Lifecycle: one process per start()/stop() pair; the destructor kills a process still running,
+// then fails the running test (gtest ADD_FAILURE) if the log holds a sanitizer report: under the
+// asan/tsan presets the broker is built with the same sanitizer, and its findings land in its
+// stderr, which no test would otherwise read.
 // Threading: test thread only.
 
 #include <sys/types.h>
@@ -55,6 +58,8 @@ public:
     bool running();
     const std::filesystem::path& data_dir() const { return _data_dir; }
     std::string log_text() const;
+    // The first ASan/LSan/UBSan/TSan report in the log (sanitizer_report.h), or "".
+    std::string sanitizer_findings() const;
     std::string bootstrap() const { return "127.0.0.1:" + std::to_string(_port); }
 
 private:

@@ -1,5 +1,7 @@
 #include "broker/metadata/etcd_state.h"
 
+#include "common/testing/build_flavour.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -221,8 +223,9 @@ TEST(etcd_state_test, test_one_change_at_100k_partitions_builds_quickly) {
         "[ measure  ] 100k partitions: full load+build %.1f ms, one change %.2f ms, "
         "freeing a snapshot %.2f ms\n",
         ms(t1 - t0), per_change, ms(t4 - t3));
-    // The budget from the design: ~50 ms per change (here on a shared 2-core machine).
-    EXPECT_LT(per_change, 50.0);
+    // The budget from the design: ~50 ms per change (here on a shared 2-core machine), scaled in
+    // sanitizer and unoptimized builds (build_flavour.h).
+    EXPECT_LT(per_change, 50.0 * spool::testing::slowdown());
 }
 
 }  // namespace
