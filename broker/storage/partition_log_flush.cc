@@ -185,6 +185,11 @@ result<void> partition_log::close_unsynced(unsynced_files& out) {
     if (auto r = _producers.write_snapshot(_ops, _dir, _log_end, /*durable=*/false); !r) {
         return fail(r.error(), "producer snapshot");
     }
+    // As close(): a deferred epoch checkpoint still queued on the flusher is written now, so the
+    // closed log's file is current whatever runs later.
+    if (auto r = _epochs.write_now(); !r) {
+        return fail(r.error(), "leader epoch checkpoint");
+    }
     if (auto r = active().roll(); !r) {
         return fail(r.error(), "close");
     }
