@@ -192,17 +192,29 @@ std::string java_describe_cluster(const std::string& bootstrap, int* exit_code) 
                        90, exit_code);
 }
 
-std::string kafka_topics(const std::string& bootstrap, const std::string& args, int* exit_code) {
+namespace {
+
+// Runs one of Kafka's command-line tools (its main class) from the peer cache through
+// bootstrap with `args`; `redirect` keeps ("2>&1") or drops ("2>/dev/null") its stderr.
+std::string run_kafka_tool(const char* main_class, const std::string& bootstrap,
+                           const std::string& args, const char* redirect, int* exit_code) {
     std::string why;
     auto libs = kafka_libs(&why);
     if (libs.empty()) {
         *exit_code = -1;
         return why;
     }
-    return run_bounded("java -XX:TieredStopAtLevel=1 -cp " + shell_quoted(libs + "/*") +
-                           " org.apache.kafka.tools.TopicCommand --bootstrap-server " +
-                           shell_quoted(bootstrap) + " " + args + " 2>/dev/null",
+    return run_bounded("java -XX:TieredStopAtLevel=1 -cp " + shell_quoted(libs + "/*") + " " +
+                           main_class + " --bootstrap-server " + shell_quoted(bootstrap) + " " +
+                           args + " " + redirect,
                        90, exit_code);
+}
+
+}  // namespace
+
+std::string kafka_topics(const std::string& bootstrap, const std::string& args, int* exit_code) {
+    return run_kafka_tool("org.apache.kafka.tools.TopicCommand", bootstrap, args, "2>/dev/null",
+                          exit_code);
 }
 
 std::string kafka_topics_describe(const std::string& bootstrap, const std::string& topic,
@@ -212,44 +224,18 @@ std::string kafka_topics_describe(const std::string& bootstrap, const std::strin
 
 std::string kafka_reassign_partitions(const std::string& bootstrap, const std::string& args,
                                       int* exit_code) {
-    std::string why;
-    auto libs = kafka_libs(&why);
-    if (libs.empty()) {
-        *exit_code = -1;
-        return why;
-    }
-    return run_bounded("java -XX:TieredStopAtLevel=1 -cp " + shell_quoted(libs + "/*") +
-                           " org.apache.kafka.tools.reassign.ReassignPartitionsCommand "
-                           "--bootstrap-server " +
-                           shell_quoted(bootstrap) + " " + args + " 2>&1",
-                       90, exit_code);
+    return run_kafka_tool("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", bootstrap,
+                          args, "2>&1", exit_code);
 }
 
 std::string kafka_configs(const std::string& bootstrap, const std::string& args, int* exit_code) {
-    std::string why;
-    auto libs = kafka_libs(&why);
-    if (libs.empty()) {
-        *exit_code = -1;
-        return why;
-    }
-    return run_bounded("java -XX:TieredStopAtLevel=1 -cp " + shell_quoted(libs + "/*") +
-                           " kafka.admin.ConfigCommand --bootstrap-server " +
-                           shell_quoted(bootstrap) + " " + args + " 2>&1",
-                       90, exit_code);
+    return run_kafka_tool("kafka.admin.ConfigCommand", bootstrap, args, "2>&1", exit_code);
 }
 
 std::string kafka_leader_election(const std::string& bootstrap, const std::string& args,
                                   int* exit_code) {
-    std::string why;
-    auto libs = kafka_libs(&why);
-    if (libs.empty()) {
-        *exit_code = -1;
-        return why;
-    }
-    return run_bounded("java -XX:TieredStopAtLevel=1 -cp " + shell_quoted(libs + "/*") +
-                           " org.apache.kafka.tools.LeaderElectionCommand --bootstrap-server " +
-                           shell_quoted(bootstrap) + " " + args + " 2>&1",
-                       90, exit_code);
+    return run_kafka_tool("org.apache.kafka.tools.LeaderElectionCommand", bootstrap, args, "2>&1",
+                          exit_code);
 }
 
 }  // namespace spool::tests::cluster
