@@ -134,7 +134,7 @@ result<append_result> partition_log::append(std::span<uint8_t> batches,
     }
     if (active().needs_roll(_cfg, static_cast<uint32_t>(batches.size()), last, max_ts, now)) {
         if (auto r = roll(now); !r) {
-            return fail(r.error(), "roll");
+            return roll_failed(r.error());
         }
     }
 

@@ -245,6 +245,9 @@ private:
     void defer_epoch_writes();
     void submit_epoch_checkpoint();
     result<void> roll(model::timestamp now);
+    // What a failed roll does to the partition: out of file descriptors it stays online (see
+    // roll()); any other failure takes it offline.
+    std::error_code roll_failed(std::error_code ec);
     result<void> delete_front_segments(size_t count, retention_result* stats);
     result<std::optional<timestamp_and_offset>> exact_timestamp(const segment& seg,
                                                                 const batch_position& at,
@@ -282,6 +285,8 @@ private:
     producer_state _producers;
     recovery_report _recovery;
     bool _offline = false;
+    // A roll is being refused for want of file descriptors (logged once per episode).
+    bool _roll_starved = false;
     bool _closed = false;
 
     // flush.messages / flush.ms

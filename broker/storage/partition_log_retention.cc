@@ -88,7 +88,7 @@ result<retention_result> partition_log::apply_retention() {
             }
             if (others_expired) {
                 if (auto r = roll(now); !r) {
-                    return fail(r.error(), "roll");
+                    return roll_failed(r.error());
                 }
             }
         }
@@ -187,15 +187,43 @@ result<void> partition_log::truncate_to(model::offset end) {
     return load_producer_state();
 }
 
+// The new segment is made before the active one is closed, so a roll that cannot open its files
+// leaves the log exactly as it was. Out of file descriptors (EMFILE/ENFILE: too many partitions
+// for RLIMIT_NOFILE, a burst of connections) the append is refused with too_many_open_files
+// (KAFKA_STORAGE_ERROR, which producers retry) and the partition stays online: the next append
+// tries again, and once descriptors are free the roll succeeds. Kafka would take the whole log
+// directory offline until a restart; nothing is wrong with the disk, so that would turn a
+// transient shortage into an outage.
 result<void> partition_log::roll(model::timestamp now) {
+    if (active().size() == 0) {
+        return success();  // nothing to close: the active segment already starts at the log end
+    }
+    auto next = segment::create(_ops, _dir, _log_end, _cfg, now);
+    if (!next) {
+        // Files of the half-made segment (closed when `next` went): nothing else is at this base.
+        for (auto sfx : {layout::log_suffix, layout::index_suffix, layout::time_index_suffix}) {
+            std::error_code ec;
+            fs::remove(layout::segment_path(_dir, _log_end, sfx), ec);
+        }
+        return next.error();
+    }
     SPOOL_TRY(active().roll());
+    _segments.push_back(std::move(next).value());
+    _observer.segment_rolled();
+    if (_roll_starved) {
+        _roll_starved = false;
+        log::get("storage")->info(
+            "{}: segment rolled at offset {}: file descriptors available again", _dir.string(),
+            _log_end.value());
+    }
     // Kafka snapshots producer state at every roll so recovery replays at most one segment. Not
     // fsynced here (a roll must not stall appends): a snapshot lost to a power cut fails its CRC
-    // or is missing, and recovery falls back to an older one and replays more of the log.
-    SPOOL_TRY(_producers.write_snapshot(_ops, _dir, _log_end, /*durable=*/false));
-    SPOOL_TRY(seg, segment::create(_ops, _dir, _log_end, _cfg, now));
-    _segments.push_back(std::move(seg));
-    _observer.segment_rolled();
+    // or is missing, and recovery falls back to an older one and replays more of the log. For
+    // the same reason a snapshot that cannot be written costs only replay time at recovery.
+    if (auto r = _producers.write_snapshot(_ops, _dir, _log_end, /*durable=*/false); !r) {
+        log::get("storage")->warn("{}: producer snapshot at {} not written: {}", _dir.string(),
+                                  _log_end.value(), r.error().message());
+    }
     // Kafka flushes the segment it just closed in the background, so the recovery point (and
     // the periodic recovery-point checkpoint) moves with every roll and a start after a crash
     // rescans only the active segment. On the flusher thread; nobody waits for it.
@@ -203,6 +231,21 @@ result<void> partition_log::roll(model::timestamp now) {
         flush_async(_segments.back()->base_offset(), [](const result<model::offset>&) {});
     }
     return success();
+}
+
+std::error_code partition_log::roll_failed(std::error_code ec) {
+    if (ec != errc::too_many_open_files) {
+        return fail(ec, "roll");
+    }
+    _observer.storage_error(storage_failure::write);
+    if (!_roll_starved) {
+        _roll_starved = true;
+        log::get("storage")->warn(
+            "{}: cannot roll a segment at offset {}: {}; appends are refused (retriable) until "
+            "file descriptors are free, the partition stays online",
+            _dir.string(), _log_end.value(), ec.message());
+    }
+    return ec;
 }
 
 }  // namespace spool::broker::storage

@@ -178,6 +178,94 @@ TEST(faults, test_file_size_limit_makes_append_fail_with_no_space_in_a_real_writ
     EXPECT_EXIT(append_past_file_size_limit(dir.path()), ::testing::ExitedWithCode(0), "");
 }
 
+// Child side of the test below. Real EMFILE, no test double: RLIMIT_NOFILE is lowered and every
+// free descriptor taken, then appends that need a roll are refused as too_many_open_files while
+// the partition stays online with nothing half-written; once descriptors are free the same append
+// succeeds and rolls. Exit codes name the first expectation that failed.
+[[noreturn]] void roll_without_file_descriptors(const std::filesystem::path& dir) {
+    log_config cfg;
+    cfg.segment_bytes = 4096;
+    cfg.segment_index_bytes = 4096;
+    auto opened = partition_log::open(dir / "a-0", {"a", model::partition_id(0)}, cfg);
+    if (!opened) {
+        std::_Exit(2);
+    }
+    auto& log = *opened.value();
+    batch_spec spec;
+    spec.records = 2;
+    spec.value_size = 900;
+    auto bytes = make_batch(spec);
+    // Fill the first segment until the next append must roll.
+    int appended = 0;
+    while (log.segment_count() == 1) {
+        if (!log.append(bytes, model::leader_epoch(0))) {
+            std::_Exit(3);
+        }
+        ++appended;
+    }
+    size_t segments = log.segment_count();
+    rlimit lim{};
+    lim.rlim_cur = lim.rlim_max = 256;
+    if (::setrlimit(RLIMIT_NOFILE, &lim) != 0) {
+        std::_Exit(4);
+    }
+    std::vector<int> taken;
+    for (int fd; (fd = ::dup(0)) >= 0;) {
+        taken.push_back(fd);
+    }
+    if (errno != EMFILE) {
+        std::_Exit(5);
+    }
+    auto end_before = log.log_end_offset();
+    bool refused = false;
+    for (int i = 0; i < 100 && !refused; ++i) {
+        auto r = log.append(bytes, model::leader_epoch(0));
+        if (!r) {
+            if (r.error() != errc::too_many_open_files) {
+                std::_Exit(6);
+            }
+            refused = true;
+        } else {
+            end_before = log.log_end_offset();
+        }
+    }
+    if (!refused || log.offline() || log.log_end_offset() != end_before) {
+        std::_Exit(7);
+    }
+    // Refused again, not offline, still nothing written.
+    if (log.append(bytes, model::leader_epoch(0)).error() != errc::too_many_open_files ||
+        log.offline() || log.log_end_offset() != end_before) {
+        std::_Exit(8);
+    }
+    for (int i = 0; i < 8; ++i) {
+        ::close(taken.back());
+        taken.pop_back();
+    }
+    auto r = log.append(bytes, model::leader_epoch(0));
+    if (!r || r.value().base_offset != end_before || log.segment_count() <= segments) {
+        std::_Exit(9);
+    }
+    auto read = log.read(model::offset(0), 1 << 20, log.log_end_offset());
+    if (!read || log.log_end_offset() != end_before + 2) {
+        std::_Exit(10);
+    }
+    // And a reopen after all this finds every record.
+    for (int fd : taken) {
+        ::close(fd);
+    }
+    auto final_end = log.log_end_offset();
+    if (!log.close()) {
+        std::_Exit(11);
+    }
+    auto again = partition_log::open(dir / "a-0", {"a", model::partition_id(0)}, cfg);
+    std::_Exit(again && again.value()->log_end_offset() == final_end ? 0 : 12);
+}
+
+TEST(faults, test_roll_out_of_file_descriptors_refuses_retriably_and_keeps_the_partition_online) {
+    temp_dir dir;
+    EXPECT_EXIT(roll_without_file_descriptors(dir.path()), ::testing::ExitedWithCode(0), "");
+}
+
 TEST(faults, test_clean_open_trusts_the_files_without_scanning) {
     temp_dir dir;
     auto path = dir.path() / "a-0";
