@@ -69,8 +69,12 @@ storage_plan plan_storage(const json& statefulset, const std::vector<json>& clai
             continue;
         }
         ++plan.claims;
+        const json* st = find(claim, "status");
+        bool bound = st && get_string(*st, "phase") == "Bound";
         if (below(claim_request(claim), *wanted)) {
-            plan.claims_to_grow.push_back(name);
+            // The API server lets only a bound claim change its request; an unbound one grows
+            // on a later pass, once bound.
+            (bound ? plan.claims_to_grow : plan.claims_unbound).push_back(name);
         }
         // An unbound claim has no capacity yet: binding, not resizing.
         if (!claim_capacity(claim).empty() && below(claim_capacity(claim), *wanted)) {
@@ -86,6 +90,9 @@ storage_plan plan_storage(const json& statefulset, const std::vector<json>& clai
     } else if (plan.resizing > 0) {
         plan.message = fmt::format("{} of {} volumes are still growing to {}", plan.resizing,
                                    plan.claims, size);
+    } else if (!plan.claims_unbound.empty()) {
+        plan.message = fmt::format("{} claims wait to be bound before they can grow to {}",
+                                   plan.claims_unbound.size(), size);
     }
     return plan;
 }

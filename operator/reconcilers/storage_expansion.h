@@ -24,7 +24,8 @@ namespace spool::op::reconcilers {
 struct storage_plan {
     enum class kind { none, refuse, expand } what = kind::none;
     std::string template_size;                // the StatefulSet's volumeClaimTemplate asks this
-    std::vector<std::string> claims_to_grow;  // names of claims asking less than the size
+    std::vector<std::string> claims_to_grow;  // bound claims asking less than the size
+    std::vector<std::string> claims_unbound;  // unbound ones: grown once bound
     int32_t claims = 0;                       // of this StatefulSet ("data-<sts>-<n>")
     int32_t resizing = 0;                     // bound, with status.capacity still below the size
     std::string message;

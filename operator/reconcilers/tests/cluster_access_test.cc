@@ -207,7 +207,8 @@ json claim(int ordinal, const std::string& request, const std::string& capacity)
                            {"namespace", str("ns")},
                            {"labels", labels}})},
          {"spec", obj({{"resources", obj({{"requests", obj({{"storage", str(request)}})}})}})},
-         {"status", obj({{"capacity", obj({{"storage", str(capacity)}})}})}});
+         {"status",
+          obj({{"phase", str("Bound")}, {"capacity", obj({{"storage", str(capacity)}})}})}});
 }
 
 struct storage_test : access_test {
@@ -323,6 +324,14 @@ TEST(storage_plan, quantities_compare_by_value_not_by_text) {
     EXPECT_EQ(plan.claims_to_grow, std::vector<std::string>{"data-demo-0"});
     EXPECT_EQ(plan.claims, 2);
     EXPECT_EQ(plan.resizing, 1);
+    // An unbound claim cannot change its request yet: it waits, and is not "resizing".
+    json pending = claim(2, "512Mi", "");
+    pending["status"] = obj({{"phase", str("Pending")}});
+    plan = plan_storage(sts, {claim(0, "1Gi", "1Gi"), pending}, "1Gi");
+    EXPECT_TRUE(plan.claims_to_grow.empty());
+    EXPECT_EQ(plan.claims_unbound, std::vector<std::string>{"data-demo-2"});
+    EXPECT_EQ(plan.resizing, 0);
+    EXPECT_EQ(plan.message, "1 claims wait to be bound before they can grow to 1Gi");
 }
 
 }  // namespace
