@@ -1,7 +1,7 @@
 // spool-operator against a real kube-apiserver: what the external listener, spec.networkPolicy
 // and spec.podTemplate build is accepted by the API server's own validation (NodePort range and
-// uniqueness, NetworkPolicy and pod template schemas), and the CRD lets storage.size grow but
-// not shrink. Traffic through them is the node journey's (tests/e2e/node_journey_external.sh);
+// uniqueness, NetworkPolicy and pod template schemas); the CRD's storage.size rule is
+// crd_test.cc's. Traffic through them is the node journey's (tests/e2e/node_journey_external.sh);
 // NetworkPolicy enforcement is tested nowhere (no CNI here implements it).
 
 #include "operator/kube/resource.h"
@@ -91,24 +91,6 @@ TEST(cluster_access, test_node_port_services_network_policy_and_pod_template_are
                !api->get(kinds::service, ns.name(), "demo-external-2") &&
                !api->get(kinds::network_policy, ns.name(), "demo-brokers");
     })) << op.log();
-}
-
-TEST(cluster_access, test_the_crd_lets_storage_grow_and_refuses_a_shrink) {
-    auto api = admin_client();
-    test_namespace ns(*api);
-    json c = access_cluster();
-    c["spec"].as_object().erase("externalListener");
-    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), c));
-    auto grown = api->merge_patch(kinds::cluster, ns.name(), "demo",
-                                  obj({{"spec", obj({{"storage", obj({{"size", str("2Gi")}})}})}}));
-    ASSERT_TRUE(grown) << grown.error().message;
-    auto shrunk =
-        api->merge_patch(kinds::cluster, ns.name(), "demo",
-                         obj({{"spec", obj({{"storage", obj({{"size", str("1500Mi")}})}})}}));
-    ASSERT_FALSE(shrunk);
-    EXPECT_EQ(shrunk.error().http_status, 422);
-    EXPECT_NE(shrunk.error().message.find("storage.size cannot shrink"), std::string::npos)
-        << shrunk.error().message;
 }
 
 }  // namespace
