@@ -60,23 +60,21 @@ struct access_test : ::testing::Test {
         c["spec"][key] = std::move(value);
         ASSERT_TRUE(api.replace(kube::kinds::cluster, "ns", "demo", c));
     }
-    std::string condition_reason(const std::string& type) {
+    // A field ("reason", "message") of the stored Cluster's condition of `type`.
+    std::string condition_field(const std::string& type, const std::string& field) {
         json c = stored_cluster();
         for (const auto& cond : c.at("status").at("conditions").as_array()) {
             if (cond.at("type").as_string() == type) {
-                return cond.at("reason").as_string();
+                return cond.at(field).as_string();
             }
         }
         return "<none>";
     }
+    std::string condition_reason(const std::string& type) {
+        return condition_field(type, "reason");
+    }
     std::string condition_message(const std::string& type) {
-        json c = stored_cluster();
-        for (const auto& cond : c.at("status").at("conditions").as_array()) {
-            if (cond.at("type").as_string() == type) {
-                return cond.at("message").as_string();
-            }
-        }
-        return "<none>";
+        return condition_field(type, "message");
     }
     int count_writes(const std::string& verb, const std::string& kind) {
         auto w = api.writes();
