@@ -133,32 +133,9 @@ reconcile_result cluster_reconciler::reconcile(const std::string& key) {
 }
 
 namespace {
-
-int ordinal_of(const std::string& pod, const std::string& sts) {
-    if (pod.size() <= sts.size() + 1 || pod.compare(0, sts.size() + 1, sts + "-") != 0) {
-        return -1;
-    }
-    try {
-        return std::stoi(pod.substr(sts.size() + 1));
-    } catch (...) {
-        return -1;
-    }
-}
-
-bool pod_ready(const json& pod) {
-    const json* st = find(pod, "status");
-    const json* conds = st ? find(*st, "conditions") : nullptr;
-    if (!conds) {
-        return false;
-    }
-    for (const auto& c : conds->as_array()) {
-        if (get_string(c, "type") == "Ready") {
-            return get_string(c, "status") == "True";
-        }
-    }
-    return false;
-}
-
+// Defined with rolling_restart below.
+int ordinal_of(const std::string& pod, const std::string& sts);
+bool pod_ready(const json& pod);
 }  // namespace
 
 cluster_reconciler::step_outcome cluster_reconciler::validate(context& ctx) {
@@ -457,6 +434,35 @@ cluster_reconciler::step_outcome cluster_reconciler::expand_storage(context& ctx
     ctx.storage_resizing = plan.message;  // empty once every volume has the size
     return {};
 }
+
+namespace {
+
+int ordinal_of(const std::string& pod, const std::string& sts) {
+    if (pod.size() <= sts.size() + 1 || pod.compare(0, sts.size() + 1, sts + "-") != 0) {
+        return -1;
+    }
+    try {
+        return std::stoi(pod.substr(sts.size() + 1));
+    } catch (...) {
+        return -1;
+    }
+}
+
+bool pod_ready(const json& pod) {
+    const json* st = find(pod, "status");
+    const json* conds = st ? find(*st, "conditions") : nullptr;
+    if (!conds) {
+        return false;
+    }
+    for (const auto& c : conds->as_array()) {
+        if (get_string(c, "type") == "Ready") {
+            return get_string(c, "status") == "True";
+        }
+    }
+    return false;
+}
+
+}  // namespace
 
 // OnDelete StatefulSet: a pod whose controller-revision-hash differs from the StatefulSet's
 // updateRevision runs an old template. Restart them one at a time, highest ordinal first, only
