@@ -52,6 +52,9 @@ cluster_spec parse_spec(const json& spec) {
         s.pod_address_listener.port =
             static_cast<int32_t>(get_int(*l, "port", s.pod_address_listener.port));
     }
+    s.pod_template = parse_pod_template(spec);
+    s.external_listener = parse_external_listener(spec);
+    s.network_policy = parse_network_policy(spec);
     return s;
 }
 
@@ -69,6 +72,15 @@ cluster_status parse_status(const json& status) {
         }
     }
     s.conditions = parse_conditions(status);
+    if (const json* store = find(status, "metadataStore")) {
+        s.metadata_store_type = get_string(*store, "type");
+        if (const json* endpoints = find(*store, "endpoints")) {
+            for (const auto& item : endpoints->as_array()) {
+                s.metadata_store_endpoints.push_back(item.as_string());
+            }
+        }
+        s.metadata_store_prefix = get_string(*store, "prefix");
+    }
     return s;
 }
 
@@ -108,6 +120,16 @@ json to_json(const cluster_status& s) {
         out["restartPending"] = from_strings(s.restart_pending);
     }
     out["conditions"] = to_json(s.conditions);
+    if (!s.metadata_store_type.empty()) {
+        json store = obj({{"type", str(s.metadata_store_type)}});
+        if (!s.metadata_store_endpoints.empty()) {
+            store["endpoints"] = from_strings(s.metadata_store_endpoints);
+        }
+        if (!s.metadata_store_prefix.empty()) {
+            store["prefix"] = str(s.metadata_store_prefix);
+        }
+        out["metadataStore"] = store;
+    }
     return out;
 }
 
@@ -152,6 +174,28 @@ std::vector<std::string> validate_cluster(const cluster& c) {
         (c.spec.pod_address_listener.port == c.spec.kafka_port ||
          c.spec.pod_address_listener.port == c.spec.http_port)) {
         problems.push_back("podAddressListener.port must differ from ports.kafka and ports.http");
+    }
+    const auto& ext = c.spec.external_listener;
+    if (ext.enabled) {
+        if (ext.port == c.spec.kafka_port || ext.port == c.spec.http_port ||
+            (c.spec.pod_address_listener.enabled && ext.port == c.spec.pod_address_listener.port)) {
+            problems.push_back(
+                "externalListener.port must differ from the other listeners and ports.http");
+        }
+        // The API server's default NodePort range; a Service outside it is refused anyway, this
+        // says why before any Service is written.
+        if (ext.type == external_type::node_port &&
+            (ext.node_port_base < 30000 || ext.node_port_base + c.spec.replicas - 1 > 32767)) {
+            problems.push_back(fmt::format(
+                "externalListener.nodePortBase {} puts the node ports of {} brokers outside "
+                "30000-32767",
+                ext.node_port_base, c.spec.replicas));
+        }
+    }
+    validate_pod_template(c.spec.pod_template, problems);
+    if (!parse_quantity(c.spec.storage_size)) {
+        problems.push_back(
+            fmt::format("storage.size \"{}\" is not a quantity", c.spec.storage_size));
     }
     // Without a shared store each broker would be a one-broker cluster of its own.
     if (c.spec.replicas > 1 && !uses_etcd(c)) {

@@ -4,6 +4,7 @@
 // parse_cluster applies the same defaults as the CRD so that code and tests see one shape
 // whether or not the API server defaulted the object.
 
+#include "operator/api/cluster_options.h"
 #include "operator/api/error.h"
 #include "operator/api/json.h"
 #include "operator/api/meta.h"
@@ -51,6 +52,9 @@ struct cluster_spec {
     std::map<std::string, std::string> node_selector;
     metadata_store_spec metadata_store;
     pod_address_listener_spec pod_address_listener;
+    pod_template_spec pod_template;
+    external_listener_spec external_listener;
+    network_policy_spec network_policy;
 };
 
 struct cluster_status {
@@ -62,6 +66,10 @@ struct cluster_status {
     std::string config_hash;
     std::vector<std::string> restart_pending;
     std::vector<condition> conditions;
+    // Where the brokers keep their metadata: "etcd" (endpoints, prefix) or "embedded".
+    std::string metadata_store_type;
+    std::vector<std::string> metadata_store_endpoints;
+    std::string metadata_store_prefix;
 
     bool operator==(const cluster_status&) const = default;
 };
@@ -79,6 +87,7 @@ json to_json(const cluster_status& status);
 // What the operator supplies where a Cluster's spec leaves a field empty (its own flags).
 struct operator_defaults {
     std::vector<std::string> etcd_endpoints;  // the chart's etcd; empty: none deployed
+    std::string operator_namespace = {};      // NetworkPolicies let it reach the HTTP port
 };
 // Fills the spec fields operator_defaults covers; the reconciler calls it before validating.
 void apply_operator_defaults(cluster& c, const operator_defaults& defaults);

@@ -101,7 +101,8 @@ result<void> operator_app::start(std::function<void()> on_fatal) {
     _topic_reconciler = std::make_unique<reconcilers::topic_reconciler>(*_api, *_events, *_admins,
                                                                         _opts.kafka_bootstrap);
     _cluster_reconciler->set_state_probe(_probe.get());
-    _cluster_reconciler->set_operator_defaults({_opts.default_etcd_endpoints});
+    _cluster_reconciler->set_operator_defaults(
+        {_opts.default_etcd_endpoints, cfg.value().namespace_});
     _topic_reconciler->set_state_probe(_probe.get());
 
     _clusters = std::make_unique<reconcilers::controller>(
@@ -111,6 +112,8 @@ result<void> operator_app::start(std::function<void()> on_fatal) {
     _clusters->watch(kube::kinds::cluster, _opts.namespace_, {}, reconcilers::controller::key_of);
     kube::list_options owned{"app.kubernetes.io/managed-by=spool-operator", ""};
     _clusters->watch(kube::kinds::statefulset, _opts.namespace_, owned, owner_key);
+    // Services: a LoadBalancer address assigned to a broker's external Service, or drift.
+    _clusters->watch(kube::kinds::service, _opts.namespace_, owned, owner_key);
     _clusters->watch(kube::kinds::pod, _opts.namespace_,
                      {"app.kubernetes.io/name=spool,app.kubernetes.io/component=broker", ""},
                      owner_key);

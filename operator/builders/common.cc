@@ -24,6 +24,14 @@ std::string pod_name(const api::cluster& c, int ordinal) {
     return fmt::format("{}-{}", statefulset_name(c), ordinal);
 }
 
+std::string external_service_name(const api::cluster& c, int ordinal) {
+    return fmt::format("{}-external-{}", c.meta.name, ordinal);
+}
+
+std::string network_policy_name(const api::cluster& c) {
+    return c.meta.name + "-brokers";
+}
+
 std::string bootstrap_address(const api::cluster& c) {
     return fmt::format("{}.{}.svc:{}", client_service_name(c), c.meta.namespace_,
                        c.spec.kafka_port);

@@ -19,6 +19,11 @@ inline constexpr const char* broker_config_file = "broker.yaml";
 inline constexpr const char* cluster_config_file = "cluster.yaml";
 // The listener advertised on the pod IP (spec.podAddressListener); PLAINTEXT is the DNS one.
 inline constexpr const char* pod_address_listener_name = "POD";
+// The listener for clients outside the pod network (spec.externalListener).
+inline constexpr const char* external_listener_name = "EXTERNAL";
+inline constexpr const char* external_hosts_file = "external-hosts";
+// On each per-broker external Service: the broker ordinal it selects.
+inline constexpr const char* external_broker_label = "spool.dev/external-broker";
 
 std::string config_map_name(const api::cluster& c);
 std::string headless_service_name(const api::cluster& c);
@@ -26,6 +31,9 @@ std::string client_service_name(const api::cluster& c);
 std::string statefulset_name(const api::cluster& c);
 std::string pdb_name(const api::cluster& c);
 std::string pod_name(const api::cluster& c, int ordinal);
+// The per-broker Service of the external listener.
+std::string external_service_name(const api::cluster& c, int ordinal);
+std::string network_policy_name(const api::cluster& c);
 // host:port clients use to bootstrap, through the client Service.
 std::string bootstrap_address(const api::cluster& c);
 // The stable DNS name of one broker pod through the headless Service.

@@ -28,11 +28,19 @@ std::string emit(const std::map<std::string, std::string>& entries, std::string_
 std::string render_broker_config(const api::cluster& c) {
     std::map<std::string, std::string> entries = c.spec.config;
     entries["listeners"] = fmt::format("PLAINTEXT://0.0.0.0:{}", c.spec.kafka_port);
+    std::string protocols = "PLAINTEXT:PLAINTEXT";
     if (c.spec.pod_address_listener.enabled) {
         entries["listeners"] += fmt::format(",{}://0.0.0.0:{}", pod_address_listener_name,
                                             c.spec.pod_address_listener.port);
-        entries["listener.security.protocol.map"] =
-            fmt::format("PLAINTEXT:PLAINTEXT,{}:PLAINTEXT", pod_address_listener_name);
+        protocols += fmt::format(",{}:PLAINTEXT", pod_address_listener_name);
+    }
+    if (c.spec.external_listener.enabled) {
+        entries["listeners"] +=
+            fmt::format(",{}://0.0.0.0:{}", external_listener_name, c.spec.external_listener.port);
+        protocols += fmt::format(",{}:PLAINTEXT", external_listener_name);
+    }
+    if (c.spec.pod_address_listener.enabled || c.spec.external_listener.enabled) {
+        entries["listener.security.protocol.map"] = protocols;
         // Brokers reach each other by the stable per-pod names, which survive a pod's new IP.
         entries["inter.broker.listener.name"] = "PLAINTEXT";
     }
@@ -71,12 +79,25 @@ std::string config_hash(const api::cluster& c) {
     return out;
 }
 
-json build_config_map(const api::cluster& c) {
+std::string render_external_hosts(const std::map<int, std::string>& hosts) {
+    std::string out;
+    for (const auto& [ordinal, host] : hosts) {
+        out += fmt::format("{}={}\n", ordinal, host);
+    }
+    return out;
+}
+
+json build_config_map(const api::cluster& c, const std::map<int, std::string>& external_hosts) {
+    json data = obj({{broker_config_file, str(render_broker_config(c))},
+                     {cluster_config_file, str(render_cluster_config(c))}});
+    if (c.spec.external_listener.enabled &&
+        c.spec.external_listener.type == api::external_type::load_balancer) {
+        data[external_hosts_file] = str(render_external_hosts(external_hosts));
+    }
     return obj({{"apiVersion", str("v1")},
                 {"kind", str("ConfigMap")},
                 {"metadata", object_metadata(c, config_map_name(c))},
-                {"data", obj({{broker_config_file, str(render_broker_config(c))},
-                              {cluster_config_file, str(render_cluster_config(c))}})}});
+                {"data", data}});
 }
 
 }  // namespace spool::op::builders

@@ -9,10 +9,14 @@
 //   cluster.yaml  what depends on the replica count (controller.quorum.voters), for the
 //                 multi-broker metadata store; not read by the broker yet. Not hashed, so scaling
 //                 never restarts existing pods.
+//   external-hosts with a LoadBalancer external listener: "<ordinal>=<address>" per line, each
+//                 broker's LoadBalancer address once assigned (the broker container waits for
+//                 its line; builders/statefulset.cc). Not hashed: an assignment rolls nothing.
 
 #include "operator/api/cluster.h"
 #include "operator/api/json.h"
 
+#include <map>
 #include <string>
 
 namespace spool::op::builders {
@@ -23,6 +27,10 @@ std::string render_cluster_config(const api::cluster& c);
 // Hex SHA-256 (first 16 bytes) of broker.yaml: the pod template's config-hash annotation.
 std::string config_hash(const api::cluster& c);
 
-json build_config_map(const api::cluster& c);
+// "<ordinal>=<host>" lines, ordinal order.
+std::string render_external_hosts(const std::map<int, std::string>& hosts);
+
+// `external_hosts`: the LoadBalancer addresses assigned so far, by broker ordinal.
+json build_config_map(const api::cluster& c, const std::map<int, std::string>& external_hosts = {});
 
 }  // namespace spool::op::builders

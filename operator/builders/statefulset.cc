@@ -38,6 +38,30 @@ json affinity(const api::cluster& c) {
     return json::object();
 }
 
+// With an external listener the advertised EXTERNAL port (NodePort: nodePortBase + ordinal) or
+// host (LoadBalancer: the address the operator wrote into external-hosts) differs per broker,
+// which neither the downward API nor $(VAR) expansion can compute: the image's /bin/sh does, then
+// execs the broker (which so gets the signals itself). "$$" is the kubelet's escape for a
+// literal "$(" (it expands $(VAR) in commands): the shell gets $(( )) and $( ) as written.
+std::string external_start_script(const api::cluster& c, const std::string& advertised) {
+    const auto& ext = c.spec.external_listener;
+    std::string broker = fmt::format(
+        "exec /usr/local/bin/spool-broker --config=/etc/spool/{} --override=node.id=$NODE_ID "
+        "\"--override=advertised.listeners={},{}://",
+        broker_config_file, advertised, external_listener_name);
+    if (ext.type == api::external_type::node_port) {
+        return broker + fmt::format("$EXTERNAL_HOST:$$(({} + NODE_ID))\"\n", ext.node_port_base);
+    }
+    return fmt::format(
+               "until host=$$(sed -n \"s/^$NODE_ID=//p\" /etc/spool/{0}) && [ -n \"$host\" ]; do\n"
+               "  echo \"broker $NODE_ID: waiting for its LoadBalancer address in "
+               "/etc/spool/{0}\"\n"
+               "  sleep 5\n"
+               "done\n",
+               external_hosts_file) +
+           broker + fmt::format("$host:{}\"\n", ext.port);
+}
+
 json broker_container(const api::cluster& c) {
     // $(VAR) is expanded by the kubelet from the container's env (downward API below).
     std::string advertised = fmt::format("PLAINTEXT://$(POD_NAME).{}.$(POD_NAMESPACE).svc:{}",
@@ -51,20 +75,44 @@ json broker_container(const api::cluster& c) {
     if (c.spec.pod_address_listener.enabled) {
         advertised += fmt::format(",{}://$(POD_IP):{}", pod_address_listener_name,
                                   c.spec.pod_address_listener.port);
-        ports[2] = obj({{"name", str("kafka-pod")},
-                        {"containerPort", num(c.spec.pod_address_listener.port)},
-                        {"protocol", str("TCP")}});
+        ports[ports.size()] = obj({{"name", str("kafka-pod")},
+                                   {"containerPort", num(c.spec.pod_address_listener.port)},
+                                   {"protocol", str("TCP")}});
+    }
+    json env =
+        arr({field_env("POD_NAME", "metadata.name"),
+             field_env("POD_NAMESPACE", "metadata.namespace"), field_env("POD_IP", "status.podIP"),
+             field_env("NODE_ID", "metadata.labels['apps.kubernetes.io/pod-index']")});
+    json command = json::null();
+    json args = arr({str("--config=/etc/spool/broker.yaml"), str("--override=node.id=$(NODE_ID)"),
+                     str("--override=advertised.listeners=" + advertised)});
+    const auto& ext = c.spec.external_listener;
+    if (ext.enabled) {
+        ports[ports.size()] = obj({{"name", str("kafka-external")},
+                                   {"containerPort", num(ext.port)},
+                                   {"protocol", str("TCP")}});
+        if (ext.type == api::external_type::node_port) {
+            env[env.size()] =
+                ext.advertised_host.empty()
+                    ? field_env("EXTERNAL_HOST", "status.hostIP")
+                    : obj({{"name", str("EXTERNAL_HOST")}, {"value", str(ext.advertised_host)}});
+        }
+        // The shell reads the same variables the kubelet would have expanded.
+        std::string shell_advertised = advertised;
+        for (const char* var : {"POD_NAME", "POD_NAMESPACE", "POD_IP"}) {
+            std::string from = fmt::format("$({})", var), to = fmt::format("${}", var);
+            for (size_t at; (at = shell_advertised.find(from)) != std::string::npos;) {
+                shell_advertised.replace(at, from.size(), to);
+            }
+        }
+        command = arr({str("/bin/sh"), str("-c"), str(external_start_script(c, shell_advertised))});
+        args = json::null();
     }
     json container = obj(
         {{"name", str("broker")},
          {"image", str(c.spec.image)},
          {"imagePullPolicy", str(c.spec.image_pull_policy)},
-         {"args", arr({str("--config=/etc/spool/broker.yaml"), str("--override=node.id=$(NODE_ID)"),
-                       str("--override=advertised.listeners=" + advertised)})},
-         {"env", arr({field_env("POD_NAME", "metadata.name"),
-                      field_env("POD_NAMESPACE", "metadata.namespace"),
-                      field_env("POD_IP", "status.podIP"),
-                      field_env("NODE_ID", "metadata.labels['apps.kubernetes.io/pod-index']")})},
+         {"env", env},
          {"ports", ports},
          {"readinessProbe", probe("/readyz", 5, 3)},
          {"livenessProbe", probe("/healthz", 10, 6)},
@@ -76,6 +124,11 @@ json broker_container(const api::cluster& c) {
          {"securityContext", obj({{"allowPrivilegeEscalation", boolean(false)},
                                   {"readOnlyRootFilesystem", boolean(true)},
                                   {"capabilities", obj({{"drop", arr({str("ALL")})}})}})}});
+    if (command.is_null()) {
+        container["args"] = args;
+    } else {
+        container["command"] = command;
+    }
     if (c.spec.resources.is_object() && c.spec.resources.size() > 0) {
         container["resources"] = c.spec.resources;
     }
@@ -102,20 +155,47 @@ json build_pod_template(const api::cluster& c) {
                         {"whenUnsatisfiable", str("ScheduleAnyway")},
                         {"labelSelector",
                          obj({{"matchLabels", from_string_map(selector_labels(c))}})}})})}});
+    const auto& t = c.spec.pod_template;
     json aff = affinity(c);
+    // spec.podTemplate.affinity replaces the built-in anti-affinity key by key.
+    if (t.affinity.is_object()) {
+        for (const auto& [key, value] : t.affinity.as_object()) {
+            aff[key] = value;
+        }
+    }
     if (aff.size() > 0) {
         pod_spec["affinity"] = aff;
     }
     if (!c.spec.node_selector.empty()) {
         pod_spec["nodeSelector"] = from_string_map(c.spec.node_selector);
     }
+    if (t.tolerations.is_array() && t.tolerations.size() > 0) {
+        pod_spec["tolerations"] = t.tolerations;
+    }
+    if (t.topology_spread_constraints.is_array()) {
+        pod_spec["topologySpreadConstraints"] = t.topology_spread_constraints;
+    }
+    if (!t.priority_class_name.empty()) {
+        pod_spec["priorityClassName"] = str(t.priority_class_name);
+    }
+    if (t.termination_grace_period_seconds) {
+        pod_spec["terminationGracePeriodSeconds"] = num(*t.termination_grace_period_seconds);
+    }
+    auto labels = object_labels(c);
+    for (const auto& [k, v] : t.labels) {
+        labels.emplace(k, v);  // never over the operator's (validation refuses the selector's)
+    }
+    json annotations = obj({{config_hash_annotation, str(config_hash(c))},
+                            {"prometheus.io/scrape", str("true")},
+                            {"prometheus.io/port", str(std::to_string(c.spec.http_port))},
+                            {"prometheus.io/path", str("/metrics")}});
+    for (const auto& [k, v] : t.annotations) {
+        if (!annotations.has_field(k)) {
+            annotations[k] = str(v);
+        }
+    }
     return obj(
-        {{"metadata",
-          obj({{"labels", from_string_map(object_labels(c))},
-               {"annotations", obj({{config_hash_annotation, str(config_hash(c))},
-                                    {"prometheus.io/scrape", str("true")},
-                                    {"prometheus.io/port", str(std::to_string(c.spec.http_port))},
-                                    {"prometheus.io/path", str("/metrics")}})}})},
+        {{"metadata", obj({{"labels", from_string_map(labels)}, {"annotations", annotations}})},
          {"spec", pod_spec}});
 }
 

@@ -8,7 +8,11 @@
 //
 // The broker runs as `spool-broker --config=/etc/spool/broker.yaml --override=node.id=<ordinal>
 // --override=advertised.listeners=PLAINTEXT://<pod>.<headless>.<ns>.svc:<port>`
-// (broker/config/cli).
+// (broker/config/cli). With spec.externalListener the image's /bin/sh runs it instead, adding
+// EXTERNAL://<host>:<port> computed per broker (see external_start_script).
+//
+// spec.podTemplate overrides go into the pod template (api/cluster_options.h has the merge
+// rules: affinity key by key, spread constraints replaced, labels/annotations added).
 //
 // Nothing in the pod template depends on spec.replicas; replica-dependent config lives in
 // cluster.yaml, outside the config hash, so scaling never rolls existing pods.

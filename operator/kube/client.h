@@ -25,6 +25,14 @@ struct list_options {
     bool send_initial_events = false;
 };
 
+// DELETE options: the uid precondition and how dependents go (empty: the server's default,
+// Background for most kinds; "Orphan" leaves them running without an owner, which is how a
+// StatefulSet is recreated with a new volumeClaimTemplate while its pods keep running).
+struct delete_options {
+    std::string uid;
+    std::string propagation_policy;  // "", "Orphan", "Background", "Foreground"
+};
+
 struct list_result {
     std::vector<json> items;
     std::string resource_version;  // the list's; a watch resumes from it
@@ -72,6 +80,8 @@ public:
     // DELETE, optionally only if the object still has `uid` (so a recreated pod is not hit).
     virtual result<json> remove(const resource_kind& kind, std::string_view ns,
                                 std::string_view name, std::string_view uid = {}) = 0;
+    virtual result<json> remove(const resource_kind& kind, std::string_view ns,
+                                std::string_view name, const delete_options& options) = 0;
 
     // Aborts in-flight watches and requests (shutdown); later calls fail fast.
     virtual void cancel() = 0;

@@ -340,9 +340,17 @@ result<json> http_client::merge_patch(const resource_kind& kind, std::string_vie
 
 result<json> http_client::remove(const resource_kind& kind, std::string_view ns,
                                  std::string_view name, std::string_view uid) {
+    return remove(kind, ns, name, delete_options{std::string(uid), {}});
+}
+
+result<json> http_client::remove(const resource_kind& kind, std::string_view ns,
+                                 std::string_view name, const delete_options& how) {
     json options = obj({{"apiVersion", str("v1")}, {"kind", str("DeleteOptions")}});
-    if (!uid.empty()) {
-        options["preconditions"] = obj({{"uid", str(uid)}});
+    if (!how.uid.empty()) {
+        options["preconditions"] = obj({{"uid", str(how.uid)}});
+    }
+    if (!how.propagation_policy.empty()) {
+        options["propagationPolicy"] = str(how.propagation_policy);
     }
     std::string body = options.serialize();
     return _impl->call_json(http::methods::DEL, kind.object_path(ns, name), &body);

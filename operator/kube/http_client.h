@@ -40,6 +40,8 @@ public:
                              const json& patch) override;
     result<json> remove(const resource_kind& kind, std::string_view ns, std::string_view name,
                         std::string_view uid = {}) override;
+    result<json> remove(const resource_kind& kind, std::string_view ns, std::string_view name,
+                        const delete_options& options) override;
     void cancel() override;
 
     // Server-side apply of a YAML document as is (the CRDs compiled into the binary).

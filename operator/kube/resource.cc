@@ -24,6 +24,10 @@ const resource_kind event{"", "v1", "Event", "events", true};
 const resource_kind namespace_{"", "v1", "Namespace", "namespaces", false};
 const resource_kind statefulset{"apps", "v1", "StatefulSet", "statefulsets", true};
 const resource_kind pdb{"policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", true};
+const resource_kind persistent_volume_claim{"", "v1", "PersistentVolumeClaim",
+                                            "persistentvolumeclaims", true};
+const resource_kind network_policy{"networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies",
+                                   true};
 const resource_kind lease{"coordination.k8s.io", "v1", "Lease", "leases", true};
 const resource_kind crd{"apiextensions.k8s.io", "v1", "CustomResourceDefinition",
                         "customresourcedefinitions", false};

@@ -31,6 +31,8 @@ extern const resource_kind event;
 extern const resource_kind namespace_;
 extern const resource_kind statefulset;
 extern const resource_kind pdb;
+extern const resource_kind persistent_volume_claim;
+extern const resource_kind network_policy;
 extern const resource_kind lease;
 extern const resource_kind crd;
 extern const resource_kind cluster;

@@ -3,11 +3,14 @@
 #include "common/log.h"
 #include "operator/builders/common.h"
 #include "operator/builders/config_map.h"
+#include "operator/builders/network_policy.h"
 #include "operator/builders/pdb.h"
 #include "operator/builders/services.h"
 #include "operator/builders/statefulset.h"
 #include "operator/kube/leader_elector.h"
+#include "operator/reconcilers/external_hosts.h"
 #include "operator/reconcilers/scale_down.h"
+#include "operator/reconcilers/storage_expansion.h"
 #include "operator/status/cluster_status.h"
 
 #include <fmt/format.h>
@@ -34,6 +37,10 @@ struct cluster_reconciler::context {
     // Set by guard_scale_down when the StatefulSet must stay larger than spec.replicas.
     std::optional<int32_t> held_replicas;
     std::string scale_down_message;
+    // Waits that do not stop the pass (the StatefulSet is still applied): brokers whose
+    // LoadBalancer has no address yet, volumes still growing.
+    int32_t load_balancers_pending = 0;
+    std::string storage_resizing;
 };
 
 cluster_reconciler::cluster_reconciler(kube::client& api, event_recorder& events,
@@ -51,8 +58,10 @@ const std::vector<cluster_reconciler::step>& cluster_reconciler::steps() {
         {"config_map", &cluster_reconciler::apply_config_map},
         {"services", &cluster_reconciler::apply_services},
         {"scale_down", &cluster_reconciler::guard_scale_down},
+        {"storage", &cluster_reconciler::expand_storage},
         {"statefulset", &cluster_reconciler::apply_statefulset},
         {"pdb", &cluster_reconciler::apply_pdb},
+        {"network_policy", &cluster_reconciler::apply_network_policy},
         {"rolling_restart", &cluster_reconciler::rolling_restart},
     };
     return list;
@@ -109,8 +118,25 @@ reconcile_result cluster_reconciler::reconcile(const std::string& key) {
         outcome = {step_outcome::kind::requeue, scale_down_backoff(blocked_for),
                    status::reasons::scale_down_blocked, ctx.scale_down_message, std::nullopt};
     }
+    if (outcome.what == step_outcome::kind::next && !ctx.storage_resizing.empty()) {
+        outcome = {step_outcome::kind::requeue, external_poll, status::reasons::resizing_storage,
+                   ctx.storage_resizing, std::nullopt};
+    }
+    if (outcome.what == step_outcome::kind::next && ctx.load_balancers_pending > 0) {
+        outcome = {step_outcome::kind::requeue, external_poll,
+                   status::reasons::waiting_for_load_balancer,
+                   fmt::format("{} brokers wait for their LoadBalancer address",
+                               ctx.load_balancers_pending),
+                   std::nullopt};
+    }
     return sync_status(ctx, outcome);
 }
+
+namespace {
+// Defined with rolling_restart below.
+int ordinal_of(const std::string& pod, const std::string& sts);
+bool pod_ready(const json& pod);
+}  // namespace
 
 cluster_reconciler::step_outcome cluster_reconciler::validate(context& ctx) {
     auto problems = api::validate_cluster(ctx.cluster);
@@ -143,7 +169,24 @@ cluster_reconciler::step_outcome cluster_reconciler::apply(context& ctx,
 }
 
 cluster_reconciler::step_outcome cluster_reconciler::apply_config_map(context& ctx) {
-    return apply(ctx, kube::kinds::config_map, builders::build_config_map(ctx.cluster));
+    const auto& c = ctx.cluster;
+    std::map<int, std::string> hosts;
+    if (c.spec.external_listener.enabled &&
+        c.spec.external_listener.type == api::external_type::load_balancer) {
+        auto services =
+            _api.list(kube::kinds::service, c.meta.namespace_, {builders::selector_string(c), ""});
+        if (!services) {
+            auto e = services.error();
+            return {step_outcome::kind::fail, 0ms,
+                    status::reason_for_error(e.http_status, e.reason),
+                    "list Services: " + e.message, e};
+        }
+        hosts = load_balancer_hosts(services.value().items);
+        for (int i = 0; i < c.spec.replicas; ++i) {
+            ctx.load_balancers_pending += hosts.contains(i) ? 0 : 1;
+        }
+    }
+    return apply(ctx, kube::kinds::config_map, builders::build_config_map(c, hosts));
 }
 
 cluster_reconciler::step_outcome cluster_reconciler::apply_services(context& ctx) {
@@ -151,7 +194,11 @@ cluster_reconciler::step_outcome cluster_reconciler::apply_services(context& ctx
     if (out.what != step_outcome::kind::next) {
         return out;
     }
-    return apply(ctx, kube::kinds::service, builders::build_client_service(ctx.cluster));
+    out = apply(ctx, kube::kinds::service, builders::build_client_service(ctx.cluster));
+    if (out.what != step_outcome::kind::next) {
+        return out;
+    }
+    return apply_external_services(ctx);
 }
 
 cluster_reconciler::step_outcome cluster_reconciler::guard_scale_down(context& ctx) {
@@ -213,14 +260,179 @@ cluster_reconciler::step_outcome cluster_reconciler::apply_statefulset(context& 
         manifest["spec"]["replicas"] = num(*ctx.held_replicas);
     }
     auto out = apply(ctx, kube::kinds::statefulset, manifest, &applied);
-    if (out.what == step_outcome::kind::next) {
-        ctx.statefulset = std::move(applied);
+    if (out.what != step_outcome::kind::next) {
+        return out;
     }
+    const json* st = find(applied, "status");
+    if (!st || !st->has_field("observedGeneration")) {
+        // Not counted by the StatefulSet controller yet (new, or recreated for bigger volumes):
+        // count the broker pods it is about to adopt, so that a recreation does not show a
+        // Ready Cluster as 0 brokers for a pass.
+        const auto& c = ctx.cluster;
+        auto pods =
+            _api.list(kube::kinds::pod, c.meta.namespace_, {builders::selector_string(c), ""});
+        if (pods && !pods.value().items.empty()) {
+            int64_t ready = 0;
+            for (const auto& pod : pods.value().items) {
+                ready += pod_ready(pod) ? 1 : 0;
+            }
+            applied["status"] =
+                obj({{"replicas", num(pods.value().items.size())}, {"readyReplicas", num(ready)}});
+        }
+    }
+    ctx.statefulset = std::move(applied);
     return out;
 }
 
 cluster_reconciler::step_outcome cluster_reconciler::apply_pdb(context& ctx) {
     return apply(ctx, kube::kinds::pdb, builders::build_pdb(ctx.cluster));
+}
+
+cluster_reconciler::step_outcome cluster_reconciler::apply_external_services(context& ctx) {
+    const auto& c = ctx.cluster;
+    for (const auto& service : builders::build_external_services(c)) {
+        if (auto out = apply(ctx, kube::kinds::service, service);
+            out.what != step_outcome::kind::next) {
+            return out;
+        }
+    }
+    // The Services of brokers that are gone (or of a listener turned off). A broker a held
+    // scale-down keeps keeps its Service: count the StatefulSet's replicas too.
+    auto services =
+        _api.list(kube::kinds::service, c.meta.namespace_, {builders::selector_string(c), ""});
+    if (!services) {
+        auto e = services.error();
+        return {step_outcome::kind::fail, 0ms, status::reason_for_error(e.http_status, e.reason),
+                "list Services: " + e.message, e};
+    }
+    int32_t keep = -1;
+    for (const auto& service : services.value().items) {
+        auto meta = api::parse_meta(service);
+        auto label = meta.labels.find(builders::external_broker_label);
+        if (label == meta.labels.end() || meta.deleting) {
+            continue;
+        }
+        int ordinal = ordinal_of(meta.name, c.meta.name + "-external");
+        if (c.spec.external_listener.enabled && ordinal >= 0 && ordinal < c.spec.replicas) {
+            continue;
+        }
+        if (c.spec.external_listener.enabled && keep < 0) {
+            auto sts = _api.get(kube::kinds::statefulset, c.meta.namespace_,
+                                builders::statefulset_name(c));
+            const json* spec = sts ? find(sts.value(), "spec") : nullptr;
+            keep = std::max<int32_t>(c.spec.replicas,
+                                     spec ? static_cast<int32_t>(get_int(*spec, "replicas")) : 0);
+        }
+        if (c.spec.external_listener.enabled && ordinal >= 0 && ordinal < keep) {
+            continue;
+        }
+        auto removed = _api.remove(kube::kinds::service, c.meta.namespace_, meta.name, meta.uid);
+        if (!removed && !removed.error().is_not_found() && !removed.error().is_conflict()) {
+            auto e = removed.error();
+            return {step_outcome::kind::fail, 0ms,
+                    status::reason_for_error(e.http_status, e.reason),
+                    "delete Service " + meta.name + ": " + e.message, e};
+        }
+    }
+    return {};
+}
+
+cluster_reconciler::step_outcome cluster_reconciler::apply_network_policy(context& ctx) {
+    const auto& c = ctx.cluster;
+    if (c.spec.network_policy.enabled) {
+        return apply(ctx, kube::kinds::network_policy,
+                     builders::build_network_policy(c, _defaults.operator_namespace));
+    }
+    // Turned off: remove ours, if there is one (a get first, so an idle pass writes nothing).
+    auto existing =
+        _api.get(kube::kinds::network_policy, c.meta.namespace_, builders::network_policy_name(c));
+    if (!existing) {
+        return {};  // not found, or unreadable: nothing of ours to remove
+    }
+    auto meta = api::parse_meta(existing.value());
+    auto owner = meta.labels.find("app.kubernetes.io/managed-by");
+    if (owner == meta.labels.end() || owner->second != "spool-operator" || meta.deleting) {
+        return {};
+    }
+    auto removed = _api.remove(kube::kinds::network_policy, c.meta.namespace_, meta.name, meta.uid);
+    if (!removed && !removed.error().is_not_found() && !removed.error().is_conflict()) {
+        auto e = removed.error();
+        return {step_outcome::kind::fail, 0ms, status::reason_for_error(e.http_status, e.reason),
+                "delete NetworkPolicy " + meta.name + ": " + e.message, e};
+    }
+    return {};
+}
+
+cluster_reconciler::step_outcome cluster_reconciler::expand_storage(context& ctx) {
+    const auto& c = ctx.cluster;
+    auto existing =
+        _api.get(kube::kinds::statefulset, c.meta.namespace_, builders::statefulset_name(c));
+    if (!existing && !existing.error().is_not_found()) {
+        return {};  // unreadable: the statefulset step reports it
+    }
+    // None yet, or recreated right after this step: still report claims that are growing.
+    json sts = existing ? existing.value()
+                        : obj({{"metadata", obj({{"name", str(builders::statefulset_name(c))}})}});
+    auto sts_meta = api::parse_meta(sts);
+    if (sts_meta.deleting) {
+        // Our orphaning delete, still removing the pods' owner references.
+        ctx.statefulset = sts;
+        return {step_outcome::kind::requeue, 1s, status::reasons::resizing_storage,
+                "waiting for the StatefulSet to be deleted (orphaning its pods) to recreate it "
+                "with " +
+                    c.spec.storage_size + " volume claims",
+                std::nullopt};
+    }
+    auto claims = _api.list(kube::kinds::persistent_volume_claim, c.meta.namespace_,
+                            {builders::selector_string(c), ""});
+    if (!claims) {
+        auto e = claims.error();
+        return {step_outcome::kind::fail, 0ms, status::reason_for_error(e.http_status, e.reason),
+                "list PersistentVolumeClaims: " + e.message, e};
+    }
+    auto plan = plan_storage(sts, claims.value().items, c.spec.storage_size);
+    if (plan.what == storage_plan::kind::refuse) {
+        ctx.statefulset = sts;
+        return {step_outcome::kind::fail, 0ms, status::reasons::invalid_spec, plan.message,
+                make_error("InvalidSpec", plan.message, false)};
+    }
+    // Claims asking less than the size: the ones to grow now, and those of brokers scaled away
+    // earlier (kept by the Retain policy), so that a later scale-up finds them grown.
+    for (const auto& name : plan.claims_to_grow) {
+        json patch = obj(
+            {{"spec", obj({{"resources",
+                            obj({{"requests", obj({{"storage", str(c.spec.storage_size)}})}})}})}});
+        auto patched =
+            _api.merge_patch(kube::kinds::persistent_volume_claim, c.meta.namespace_, name, patch);
+        if (!patched) {
+            auto e = patched.error();
+            ctx.statefulset = sts;
+            return {step_outcome::kind::fail, 0ms,
+                    status::reason_for_error(e.http_status, e.reason),
+                    fmt::format("grow PersistentVolumeClaim {} to {} (does its StorageClass allow "
+                                "volume expansion?): {}",
+                                name, c.spec.storage_size, e.message),
+                    e};
+        }
+    }
+    if (plan.what == storage_plan::kind::expand) {
+        auto removed = _api.remove(kube::kinds::statefulset, c.meta.namespace_, sts_meta.name,
+                                   kube::delete_options{sts_meta.uid, "Orphan"});
+        if (!removed && !removed.error().is_not_found() && !removed.error().is_conflict()) {
+            auto e = removed.error();
+            ctx.statefulset = sts;
+            return {
+                step_outcome::kind::fail, 0ms, status::reason_for_error(e.http_status, e.reason),
+                "delete StatefulSet (orphan) for its new volume claim template: " + e.message, e};
+        }
+        _events.normal(kube::kinds::cluster, c.meta, status::reasons::resizing_storage.name,
+                       plan.message);
+        ctx.statefulset = sts;
+        return {step_outcome::kind::requeue, 1s, status::reasons::resizing_storage, plan.message,
+                std::nullopt};
+    }
+    ctx.storage_resizing = plan.message;  // empty once every volume has the size
+    return {};
 }
 
 namespace {

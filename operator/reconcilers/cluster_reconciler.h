@@ -5,8 +5,13 @@
 // with backoff). Status is computed last from what the steps saw and written only when it
 // differs from the stored one.
 //
-//   validate -> config_map -> services -> scale_down -> statefulset -> pdb -> rolling_restart
-//   -> (status)
+//   validate -> config_map -> services -> scale_down -> storage -> statefulset -> pdb
+//   -> network_policy -> rolling_restart -> (status)
+//
+// storage: a larger spec.storage.size grows every claim and recreates the StatefulSet
+// (orphaning its pods) with the new claim template (storage_expansion.h); a smaller one is
+// InvalidSpec. services also applies the per-broker external Services (spec.externalListener)
+// and deletes those of brokers that are gone; config_map copies their LoadBalancer addresses.
 //
 // scale_down: when spec.replicas shrinks, the StatefulSet shrinks only as far as no removed
 // broker leads or hosts a partition replica (Metadata through the admin client); otherwise it is
@@ -52,6 +57,8 @@ public:
 
     // Checks for a rolling restart come back this often while pods are outdated.
     static constexpr std::chrono::seconds restart_poll{5};
+    // Checks for LoadBalancer addresses and growing volumes come back this often.
+    static constexpr std::chrono::seconds external_poll{10};
 
 private:
     struct context;
@@ -75,6 +82,9 @@ private:
     step_outcome guard_scale_down(context& ctx);
     step_outcome apply_statefulset(context& ctx);
     step_outcome apply_pdb(context& ctx);
+    step_outcome expand_storage(context& ctx);
+    step_outcome apply_network_policy(context& ctx);
+    step_outcome apply_external_services(context& ctx);
     step_outcome rolling_restart(context& ctx);
     reconcile_result sync_status(context& ctx, const step_outcome& outcome);
 

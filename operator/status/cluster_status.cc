@@ -16,6 +16,10 @@ api::cluster_status compute_cluster_status(const cluster_observation& seen, std:
     s.bootstrap = builders::bootstrap_address(c);
     s.config_hash = builders::config_hash(c);
     s.restart_pending = seen.restart_pending;
+    s.metadata_store_type = api::uses_etcd(c) ? "etcd" : "embedded";
+    s.metadata_store_endpoints =
+        api::uses_etcd(c) ? c.spec.metadata_store.etcd_endpoints : std::vector<std::string>{};
+    s.metadata_store_prefix = api::uses_etcd(c) ? api::etcd_prefix(c) : "";
 
     bool sts_current = false;
     if (seen.statefulset) {

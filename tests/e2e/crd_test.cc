@@ -78,7 +78,7 @@ TEST(crds, test_invalid_deletion_policy_is_rejected) {
     EXPECT_EQ(created.error().http_status, 422);
 }
 
-TEST(crds, test_cluster_defaults_and_immutable_storage) {
+TEST(crds, test_cluster_defaults_and_storage_that_only_grows) {
     auto api = admin_client();
     test_namespace ns(*api);
     auto created = api->create(kinds::cluster, ns.name(), cluster("demo"));
@@ -87,12 +87,18 @@ TEST(crds, test_cluster_defaults_and_immutable_storage) {
     EXPECT_EQ(spec.at("replicas").as_integer(), 3);
     EXPECT_EQ(spec.at("storage").at("size").as_string(), "10Gi");
     EXPECT_EQ(spec.at("ports").at("http").as_integer(), 9644);
+    // Volumes grow (the operator resizes the claims), compared as quantities, never shrink.
     auto resized =
         api->merge_patch(kinds::cluster, ns.name(), "demo",
                          obj({{"spec", obj({{"storage", obj({{"size", str("20Gi")}})}})}}));
-    ASSERT_FALSE(resized);
-    EXPECT_NE(resized.error().message.find("storage.size is immutable"), std::string::npos)
-        << resized.error().message;
+    ASSERT_TRUE(resized) << resized.error().message;
+    auto shrunk =
+        api->merge_patch(kinds::cluster, ns.name(), "demo",
+                         obj({{"spec", obj({{"storage", obj({{"size", str("15000Mi")}})}})}}));
+    ASSERT_FALSE(shrunk);
+    EXPECT_EQ(shrunk.error().http_status, 422);
+    EXPECT_NE(shrunk.error().message.find("storage.size cannot shrink"), std::string::npos)
+        << shrunk.error().message;
 }
 
 TEST(crds, test_scale_subresource_sets_spec_replicas) {

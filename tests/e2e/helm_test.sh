@@ -50,7 +50,8 @@ v = json.load(sys.stdin)
 print("v%s.%s.0" % (v["major"], v["minor"].rstrip("+")))')
     kc create namespace "$ns" >/dev/null
     trap 'kc delete namespace "$ns" --wait=false >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
-    for values in "" "--set watchNamespace=$ns --set applyCRDs=false"; do
+    # The second set also renders the chart's NetworkPolicies (operator, etcd).
+    for values in "" "--set watchNamespace=$ns --set applyCRDs=false --set networkPolicy.enabled=true"; do
         # shellcheck disable=SC2086
         "$helm" template "$(unique t)" "$chart" --namespace "$ns" --include-crds \
             --kube-version "$server_version" $values \

@@ -20,6 +20,7 @@
 #      exactly once.
 set -euo pipefail
 source "$(dirname "$0")/node_lib.sh"
+source "$(dirname "$0")/node_journey_external.sh"
 use_helm
 RECORDS=${RECORDS:-2000}
 ROLL_RATE=${ROLL_RATE:-50} # records per second while the brokers roll
@@ -53,6 +54,7 @@ cleanup() {
         kc delete pv "$pv" --wait=false >/dev/null 2>&1
         rm -rf "${DIR:?}/volumes/$pv"
     done
+    external_cleanup
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -71,7 +73,8 @@ exactly_once() {
 kc create namespace "$ns" >/dev/null
 kc label namespace "$ns" pod-security.kubernetes.io/enforce=restricted >/dev/null
 host_pv "$ns-etcd" "$ns" "data-$release-etcd-0"
-for i in 0 1 2; do host_pv "$ns-data-$i" "$ns" "data-demo-$i"; done
+external_storage_setup
+for i in 0 1 2; do host_pv "$ns-data-$i" "$ns" "data-demo-$i" "$CLUSTER_STORAGE_CLASS"; done
 install_operator "$release" || fail "helm install (operator and etcd) did not become ready"
 [ "$(kc -n "$ns" get pvc "data-$release-etcd-0" -o jsonpath='{.spec.volumeName}')" = "$ns-etcd" ] ||
     fail "etcd's claim is not bound to its PersistentVolume"
@@ -79,7 +82,7 @@ echo "helm install: operator and etcd Ready at $(elapsed)"
 
 # --- 2. three brokers, one cluster; a topic created once ------------------------------------
 apply_cluster 3 "podAddressListener: {enabled: true}" \
-    "resources: {requests: {cpu: 100m, memory: 128Mi}}"
+    "resources: {requests: {cpu: 100m, memory: 128Mi}}" "externalListener: {type: NodePort}"
 kc -n "$ns" wait --for=condition=Ready cluster/demo --timeout 180s >/dev/null ||
     fail "Cluster demo not Ready"
 echo "Cluster demo (3 brokers) Ready at $(elapsed)"
@@ -174,6 +177,7 @@ produce_and_consume() {
 }
 produce_and_consume in-cluster "$bootstrap" "$RECORDS" in_pod
 produce_and_consume host "$host_bootstrap" "$((2 * RECORDS))" env
+external_journey
 echo "clients done at $(elapsed)"
 
 # --- 4. a config roll under steady acks=all load --------------------------------------------
@@ -328,6 +332,7 @@ grep -v -Fx -f "$work/roll.unknown" "$work/roll.all" >"$work/roll.read" || true
 exactly_once "roll (acks=all during the roll)" "$work/roll.sent" "$work/roll.read"
 grep '^in-cluster-' "$work/final.all" >"$work/in-cluster.after" || true
 exactly_once "in-cluster records after the roll" "$work/in-cluster.sent" "$work/in-cluster.after"
+storage_journey
 echo "PASS: 3 brokers are one cluster (one etcd, one controller, RF=3 on 3 brokers), clients in" \
     "and out of the cluster lose nothing, a config roll under load loses and duplicates nothing" \
     "($(elapsed) in all)"

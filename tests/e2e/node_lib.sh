@@ -26,7 +26,8 @@ install_operator() {
 }
 
 # apply_cluster REPLICAS [SPEC LINE...]: the Cluster "demo" in $ns on the local broker image,
-# 1Gi claims; each SPEC LINE is one more YAML line of its spec ("key: value").
+# 1Gi claims (of StorageClass $CLUSTER_STORAGE_CLASS, default none); each SPEC LINE is one more
+# YAML line of its spec ("key: value").
 apply_cluster() {
     local replicas="$1"
     shift
@@ -38,13 +39,14 @@ spec:
   replicas: $replicas
   image: localhost/spool-broker:e2e
   imagePullPolicy: Never
-  storage: {size: 1Gi}
+  storage: {size: 1Gi, storageClassName: "${CLUSTER_STORAGE_CLASS:-}"}
 $(for line in "$@"; do echo "  $line"; done)
 YAML
 }
 
-# host_pv NAME CLAIM_NAMESPACE CLAIM: a hostPath PersistentVolume under $DIR/volumes reserved for
-# that claim, writable by uid 10001 (fsGroup does not apply to hostPath volumes).
+# host_pv NAME CLAIM_NAMESPACE CLAIM [STORAGE_CLASS]: a hostPath PersistentVolume under
+# $DIR/volumes reserved for that claim, writable by uid 10001 (fsGroup does not apply to hostPath
+# volumes), of no StorageClass unless one is given.
 host_pv() {
     mkdir -p "$DIR/volumes/$1"
     chown 10001:10001 "$DIR/volumes/$1"
@@ -55,7 +57,7 @@ metadata: {name: $1}
 spec:
   capacity: {storage: 1Gi}
   accessModes: [ReadWriteOnce]
-  storageClassName: ""
+  storageClassName: "${4:-}"
   persistentVolumeReclaimPolicy: Retain
   claimRef: {namespace: $2, name: $3}
   hostPath: {path: $DIR/volumes/$1, type: Directory}

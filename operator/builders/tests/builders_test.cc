@@ -1,6 +1,8 @@
 #include "operator/builders/common.h"
 #include "operator/builders/config_map.h"
 #include "operator/builders/manifests.h"
+#include "operator/builders/network_policy.h"
+#include "operator/builders/services.h"
 #include "operator/builders/statefulset.h"
 
 #include <gtest/gtest.h>
@@ -54,7 +56,7 @@ std::string container_arg(const json& sts, const std::string& prefix) {
 // Run with SPOOL_UPDATE_GOLDEN=1 to rewrite the golden file after an intended change, then
 // review the diff.
 void check_golden(const std::string& name) {
-    auto manifests = build_all(load_cluster(name));
+    auto manifests = build_all(load_cluster(name), "spool-system");
     json list = json::array(manifests.size());
     for (size_t i = 0; i < manifests.size(); ++i) {
         list[i] = manifests[i];
@@ -73,15 +75,24 @@ TEST(builders_golden, test_minimal_cluster_builds_the_golden_manifests) {
 TEST(builders_golden, test_full_cluster_builds_the_golden_manifests) {
     check_golden("full");
 }
+// Pod template overrides, a NodePort external listener and a NetworkPolicy.
+TEST(builders_golden, test_overrides_cluster_builds_the_golden_manifests) {
+    check_golden("overrides");
+}
+TEST(builders_golden, test_loadbalancer_cluster_builds_the_golden_manifests) {
+    check_golden("loadbalancer");
+}
 
 TEST(builders, test_every_object_has_a_controller_owner_reference_to_the_cluster) {
-    auto c = load_cluster("full");
-    for (const auto& m : build_all(c)) {
-        const auto& refs = m.at("metadata").at("ownerReferences").as_array();
-        ASSERT_EQ(refs.size(), 1u) << m.at("kind").as_string();
-        EXPECT_EQ(refs.at(0).at("uid").as_string(), c.meta.uid);
-        EXPECT_EQ(refs.at(0).at("kind").as_string(), "Cluster");
-        EXPECT_TRUE(refs.at(0).at("controller").as_bool());
+    for (const char* name : {"full", "overrides", "loadbalancer"}) {
+        auto c = load_cluster(name);
+        for (const auto& m : build_all(c, "spool-system")) {
+            const auto& refs = m.at("metadata").at("ownerReferences").as_array();
+            ASSERT_EQ(refs.size(), 1u) << m.at("kind").as_string();
+            EXPECT_EQ(refs.at(0).at("uid").as_string(), c.meta.uid);
+            EXPECT_EQ(refs.at(0).at("kind").as_string(), "Cluster");
+            EXPECT_TRUE(refs.at(0).at("controller").as_bool());
+        }
     }
 }
 
@@ -182,6 +193,191 @@ TEST(builders, test_bootstrap_address_goes_through_the_client_service) {
     EXPECT_EQ(selector_string(load_cluster("minimal")),
               "app.kubernetes.io/component=broker,app.kubernetes.io/instance=demo,"
               "app.kubernetes.io/name=spool");
+}
+
+const json& pod_spec_of(const json& sts) {
+    return sts.at("spec").at("template").at("spec");
+}
+
+TEST(builders_pod_template, test_overrides_reach_the_pod_template_and_keep_the_operators_own) {
+    auto c = load_cluster("overrides");
+    auto sts = build_statefulset(c);
+    const json& pod = pod_spec_of(sts);
+    EXPECT_EQ(pod.at("priorityClassName").as_string(), "kafka-critical");
+    EXPECT_EQ(pod.at("terminationGracePeriodSeconds").as_integer(), 300);
+    EXPECT_EQ(pod.at("tolerations").at(0).at("key").as_string(), "dedicated");
+    // The given spread replaces the built-in zone spread.
+    ASSERT_EQ(pod.at("topologySpreadConstraints").size(), 1u);
+    EXPECT_EQ(pod.at("topologySpreadConstraints").at(0).at("topologyKey").as_string(),
+              "kubernetes.io/hostname");
+    // nodeAffinity added, the built-in anti-affinity (Required) kept, nodeSelector kept.
+    EXPECT_TRUE(pod.at("affinity").has_field("nodeAffinity"));
+    EXPECT_TRUE(pod.at("affinity")
+                    .at("podAntiAffinity")
+                    .has_field("requiredDuringSchedulingIgnoredDuringExecution"));
+    EXPECT_EQ(pod.at("nodeSelector").at("pool").as_string(), "kafka");
+    EXPECT_EQ(pod.at("containers").at(0).at("resources").at("requests").at("cpu").as_string(),
+              "500m");
+    const json& meta = sts.at("spec").at("template").at("metadata");
+    EXPECT_EQ(meta.at("labels").at("team").as_string(), "b");
+    EXPECT_EQ(meta.at("labels").at("app.kubernetes.io/managed-by").as_string(), "spool-operator");
+    EXPECT_EQ(meta.at("annotations").at("example.com/owner").as_string(), "team-b");
+    EXPECT_EQ(meta.at("annotations").at(config_hash_annotation).as_string(), config_hash(c));
+}
+
+TEST(builders_pod_template, test_a_given_pod_anti_affinity_replaces_the_built_in_one) {
+    auto c = load_cluster("overrides");
+    c.spec.pod_template.affinity =
+        obj({{"podAntiAffinity",
+              obj({{"preferredDuringSchedulingIgnoredDuringExecution", json::array()}})}});
+    json aff = pod_spec_of(build_statefulset(c)).at("affinity");
+    EXPECT_FALSE(aff.has_field("nodeAffinity"));
+    EXPECT_FALSE(
+        aff.at("podAntiAffinity").has_field("requiredDuringSchedulingIgnoredDuringExecution"));
+    auto plain = pod_spec_of(build_statefulset(load_cluster("minimal")));
+    EXPECT_EQ(plain.at("terminationGracePeriodSeconds").as_integer(), 120);
+    EXPECT_FALSE(plain.has_field("tolerations"));
+    EXPECT_FALSE(plain.has_field("priorityClassName"));
+}
+
+TEST(builders_pod_template, test_selector_labels_and_operator_annotations_are_refused) {
+    auto c = load_cluster("overrides");
+    c.spec.pod_template.labels["app.kubernetes.io/instance"] = "other";
+    c.spec.pod_template.annotations[config_hash_annotation] = "x";
+    auto problems = api::validate_cluster(c);
+    ASSERT_EQ(problems.size(), 2u);
+    EXPECT_NE(problems[0].find("app.kubernetes.io/instance"), std::string::npos) << problems[0];
+    EXPECT_NE(problems[1].find(config_hash_annotation), std::string::npos) << problems[1];
+    EXPECT_TRUE(api::validate_cluster(load_cluster("overrides")).empty());
+}
+
+const json& broker_of(const json& sts) {
+    return pod_spec_of(sts).at("containers").at(0);
+}
+
+std::string env_field(const json& container, const std::string& name) {
+    for (const auto& env : container.at("env").as_array()) {
+        if (env.at("name").as_string() == name) {
+            return env.has_field("value")
+                       ? env.at("value").as_string()
+                       : env.at("valueFrom").at("fieldRef").at("fieldPath").as_string();
+        }
+    }
+    return "<none>";
+}
+
+// NodePort: broker N is reached at <node IP>:<nodePortBase + N> through its own Service.
+TEST(builders_external, test_node_port_listener_per_broker_service_and_advertised_address) {
+    auto c = load_cluster("overrides");
+    auto broker_yaml = render_broker_config(c);
+    EXPECT_TRUE(has_line(
+        broker_yaml,
+        R"(listeners: "PLAINTEXT://0.0.0.0:9092,POD://0.0.0.0:9093,EXTERNAL://0.0.0.0:9094")"))
+        << broker_yaml;
+    EXPECT_TRUE(has_line(
+        broker_yaml,
+        R"(listener.security.protocol.map: "PLAINTEXT:PLAINTEXT,POD:PLAINTEXT,EXTERNAL:PLAINTEXT")"))
+        << broker_yaml;
+    EXPECT_TRUE(has_line(broker_yaml, R"(inter.broker.listener.name: "PLAINTEXT")")) << broker_yaml;
+    auto services = build_external_services(c);
+    ASSERT_EQ(services.size(), 3u);
+    for (int i = 0; i < 3; ++i) {
+        const json& svc = services[i];
+        EXPECT_EQ(svc.at("metadata").at("name").as_string(), "edge-external-" + std::to_string(i));
+        EXPECT_EQ(svc.at("spec").at("type").as_string(), "NodePort");
+        EXPECT_EQ(svc.at("spec").at("ports").at(0).at("nodePort").as_integer(), 31090 + i);
+        EXPECT_EQ(svc.at("spec").at("ports").at(0).at("targetPort").as_string(), "kafka-external");
+        EXPECT_EQ(
+            svc.at("spec").at("selector").at("statefulset.kubernetes.io/pod-name").as_string(),
+            "edge-" + std::to_string(i));
+    }
+    json broker = broker_of(build_statefulset(c));
+    EXPECT_EQ(env_field(broker, "EXTERNAL_HOST"), "status.hostIP");
+    EXPECT_FALSE(broker.has_field("args"));
+    ASSERT_EQ(broker.at("command").at(0).as_string(), "/bin/sh");
+    std::string script = broker.at("command").at(2).as_string();
+    EXPECT_NE(script.find("exec /usr/local/bin/spool-broker --config=/etc/spool/broker.yaml "
+                          "--override=node.id=$NODE_ID \"--override=advertised.listeners="
+                          "PLAINTEXT://$POD_NAME.edge-brokers.$POD_NAMESPACE.svc:9092,"
+                          "POD://$POD_IP:9093,EXTERNAL://$EXTERNAL_HOST:$$((31090 + NODE_ID))\""),
+              std::string::npos)
+        << script;
+    c.spec.external_listener.advertised_host = "kafka.example.com";
+    EXPECT_EQ(env_field(broker_of(build_statefulset(c)), "EXTERNAL_HOST"), "kafka.example.com");
+    // Without the listener nothing of it is built.
+    auto plain = load_cluster("minimal");
+    EXPECT_TRUE(build_external_services(plain).empty());
+    EXPECT_TRUE(broker_of(build_statefulset(plain)).has_field("args"));
+}
+
+TEST(builders_external, test_node_ports_outside_the_range_and_port_clashes_are_refused) {
+    auto c = load_cluster("overrides");
+    c.spec.external_listener.node_port_base = 32766;  // broker 2 would get 32768
+    auto problems = api::validate_cluster(c);
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_NE(problems[0].find("30000-32767"), std::string::npos) << problems[0];
+    c = load_cluster("overrides");
+    c.spec.external_listener.port = 9093;  // the POD listener's
+    EXPECT_EQ(api::validate_cluster(c).size(), 1u);
+}
+
+// LoadBalancer: the address comes from each Service's status, through the ConfigMap.
+TEST(builders_external, test_load_balancer_brokers_wait_for_their_address_in_the_config_map) {
+    auto c = load_cluster("loadbalancer");
+    auto services = build_external_services(c);
+    ASSERT_EQ(services.size(), 2u);
+    EXPECT_EQ(services[1].at("spec").at("type").as_string(), "LoadBalancer");
+    EXPECT_FALSE(services[1].at("spec").at("ports").at(0).has_field("nodePort"));
+    auto cm = build_config_map(c, {{0, "203.0.113.10"}, {1, "lb-1.example.com"}});
+    EXPECT_EQ(cm.at("data").at(external_hosts_file).as_string(),
+              "0=203.0.113.10\n1=lb-1.example.com\n");
+    EXPECT_EQ(build_config_map(c).at("data").at(external_hosts_file).as_string(), "");
+    // The addresses are not in broker.yaml: assigning them rolls nothing.
+    EXPECT_EQ(cm.at("data").at(broker_config_file).as_string(), render_broker_config(c));
+    std::string script = broker_of(build_statefulset(c)).at("command").at(2).as_string();
+    EXPECT_NE(script.find("until host=$$(sed -n \"s/^$NODE_ID=//p\" /etc/spool/external-hosts)"),
+              std::string::npos)
+        << script;
+    EXPECT_NE(script.find(",EXTERNAL://$host:9094\""), std::string::npos) << script;
+    EXPECT_FALSE(
+        build_config_map(load_cluster("minimal")).at("data").has_field(external_hosts_file));
+}
+
+std::string namespace_label(const json& peer, const std::string& key) {
+    return peer.at("namespaceSelector").at("matchLabels").at(key).as_string();
+}
+
+TEST(builders_network_policy, test_brokers_peers_clients_operator_and_monitoring_are_let_in) {
+    auto c = load_cluster("overrides");
+    auto np = build_network_policy(c, "spool-system");
+    const json& ingress = np.at("spec").at("ingress");
+    ASSERT_EQ(ingress.size(), 3u);
+    // 1: the brokers themselves, every port.
+    EXPECT_FALSE(ingress.at(0).has_field("ports"));
+    EXPECT_EQ(ingress.at(0)
+                  .at("from")
+                  .at(0)
+                  .at("podSelector")
+                  .at("matchLabels")
+                  .at("app.kubernetes.io/instance")
+                  .as_string(),
+              "edge");
+    // 2: the Kafka ports from the listed peers.
+    EXPECT_EQ(ingress.at(1).at("ports").size(), 3u);
+    EXPECT_EQ(namespace_label(ingress.at(1).at("from").at(0), "team"), "b");
+    // 3: the HTTP port from the operator's namespace and monitoring.
+    EXPECT_EQ(ingress.at(2).at("ports").at(0).at("port").as_integer(), 9644);
+    EXPECT_EQ(ingress.at(2).at("from").size(), 2u);
+    EXPECT_EQ(namespace_label(ingress.at(2).at("from").at(0), "kubernetes.io/metadata.name"),
+              "spool-system");
+    // No peers listed: the Kafka port is open to anyone (no "from").
+    c.spec.network_policy.kafka_from = json::array();
+    EXPECT_FALSE(build_network_policy(c, "").at("spec").at("ingress").at(1).has_field("from"));
+    // Off: not built.
+    auto all = build_all(load_cluster("minimal"), "spool-system");
+    for (const auto& m : all) {
+        EXPECT_NE(m.at("kind").as_string(), "NetworkPolicy");
+    }
 }
 
 }  // namespace

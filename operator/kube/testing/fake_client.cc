@@ -128,7 +128,7 @@ std::optional<error> fake_client::take_failure(std::string_view verb, const reso
 
 void fake_client::record(std::string_view verb, const resource_kind& kind, std::string_view ns,
                          std::string_view name) {
-    _writes.push_back({std::string(verb), kind.kind, std::string(ns), std::string(name)});
+    _writes.push_back({std::string(verb), kind.kind, std::string(ns), std::string(name), {}});
 }
 
 json fake_client::stamp_new(const resource_kind& kind, std::string_view ns, json object) {
@@ -318,10 +318,17 @@ result<json> fake_client::merge_patch(const resource_kind& kind, std::string_vie
 
 result<json> fake_client::remove(const resource_kind& kind, std::string_view ns,
                                  std::string_view name, std::string_view uid) {
+    return remove(kind, ns, name, delete_options{std::string(uid), {}});
+}
+
+result<json> fake_client::remove(const resource_kind& kind, std::string_view ns,
+                                 std::string_view name, const delete_options& options) {
+    std::string_view uid = options.uid;
     std::lock_guard lock(_mutex);
     if (auto e = take_failure("remove", kind))
         return *e;
     record("remove", kind, ns, name);
+    _writes.back().detail = options.propagation_policy;
     auto it = _objects.find(key_of(kind, ns, name));
     if (it == _objects.end())
         return not_found(kind, name);

@@ -11,7 +11,9 @@
 //     and the server-set metadata" - field ownership between managers is not modelled;
 //   - replace/replace_status/merge_patch check metadata.resourceVersion when given (409);
 //   - remove honours the uid precondition (409) and finalizers (sets deletionTimestamp);
-//     owner-reference garbage collection is not modelled;
+//     owner-reference garbage collection is not modelled, so a propagationPolicy changes
+//     nothing here (dependents are never removed by the fake; with Orphan the real server removes
+//     their ownerReferences, which no test of the fake reads) - it is recorded in the write;
 //   - list filters by namespace and equality label selectors ("a=b,c=d"); field selectors are
 //     ignored; watch only replays the current objects (send_initial_events) and returns.
 // Every write is recorded (writes()) so a test can assert that a pass made no needless write,
@@ -33,6 +35,7 @@ struct recorded_write {
     std::string kind;  // resource_kind::kind
     std::string ns;
     std::string name;
+    std::string detail;  // remove: the propagationPolicy, when one was given
 };
 
 class fake_client : public client {
@@ -57,6 +60,8 @@ public:
                              const json& patch) override;
     result<json> remove(const resource_kind& kind, std::string_view ns, std::string_view name,
                         std::string_view uid = {}) override;
+    result<json> remove(const resource_kind& kind, std::string_view ns, std::string_view name,
+                        const delete_options& options) override;
     void cancel() override;
 
     // Test helpers. put() stores an object as given (status included, as another controller
