@@ -111,6 +111,11 @@ result<void> operator_app::start(std::function<void()> on_fatal) {
     _clusters->watch(kube::kinds::cluster, _opts.namespace_, {}, reconcilers::controller::key_of);
     kube::list_options owned{"app.kubernetes.io/managed-by=spool-operator", ""};
     _clusters->watch(kube::kinds::statefulset, _opts.namespace_, owned, owner_key);
+    // The other owned objects too, so that a deleted or edited Service, ConfigMap or PDB is put
+    // back within seconds instead of at the next resync.
+    _clusters->watch(kube::kinds::service, _opts.namespace_, owned, owner_key);
+    _clusters->watch(kube::kinds::config_map, _opts.namespace_, owned, owner_key);
+    _clusters->watch(kube::kinds::pdb, _opts.namespace_, owned, owner_key);
     _clusters->watch(kube::kinds::pod, _opts.namespace_,
                      {"app.kubernetes.io/name=spool,app.kubernetes.io/component=broker", ""},
                      owner_key);
@@ -118,6 +123,9 @@ result<void> operator_app::start(std::function<void()> on_fatal) {
         "topic", *_api,
         [this](const std::string& key) { return _topic_reconciler->reconcile(key); }, _probe.get());
     _topics->watch(kube::kinds::topic, _opts.namespace_, {}, reconcilers::controller::key_of);
+    std::chrono::seconds resync(_opts.resync_period_seconds);
+    _clusters->resync_every(kube::kinds::cluster, _opts.namespace_, resync);
+    _topics->resync_every(kube::kinds::topic, _opts.namespace_, resync);
 
     if (!_opts.leader_elect) {
         start_controllers();

@@ -5,8 +5,12 @@
 // with backoff). Status is computed last from what the steps saw and written only when it
 // differs from the stored one.
 //
-//   validate -> config_map -> services -> scale_down -> statefulset -> pdb -> rolling_restart
-//   -> (status)
+//   validate -> config_map -> services -> scale_down -> statefulset -> pdb -> manual_roll
+//   -> rolling_restart -> (status)
+//
+// spool.dev/pause-reconciliation=true (pause.h) skips every step: only ReconciliationPaused=True
+// is written to status. manual_roll hands spool.dev/manual-rolling-update (manual_roll.h) from
+// the Cluster to its broker pods; rolling_restart restarts marked pods like outdated ones.
 //
 // scale_down: when spec.replicas shrinks, the StatefulSet shrinks only as far as no removed
 // broker leads or hosts a partition replica (Metadata through the admin client); otherwise it is
@@ -75,8 +79,10 @@ private:
     step_outcome guard_scale_down(context& ctx);
     step_outcome apply_statefulset(context& ctx);
     step_outcome apply_pdb(context& ctx);
+    step_outcome request_manual_roll(context& ctx);
     step_outcome rolling_restart(context& ctx);
     reconcile_result sync_status(context& ctx, const step_outcome& outcome);
+    reconcile_result sync_paused(context& ctx);
 
     step_outcome apply(context& ctx, const kube::resource_kind& kind, const json& manifest,
                        json* applied = nullptr);
