@@ -298,8 +298,8 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
         bool old_template = rev != meta.labels.end() && rev->second != update_revision;
         if ((old_template || manual_roll_requested(meta)) && !meta.deleting) {
             const json* ps = find(pod, "status");
-            outdated.push_back({ordinal, meta.name, meta.uid, ps ? get_string(*ps, "podIP") : "",
-                                !old_template});
+            outdated.push_back(
+                {ordinal, meta.name, meta.uid, ps ? get_string(*ps, "podIP") : "", !old_template});
         }
     }
     std::sort(outdated.begin(), outdated.end(),
@@ -341,12 +341,12 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
                 "restart pod " + next.name + ": " + e.message, e};
     }
     // The broker's own verdict goes with the event: the record of why this restart was allowed.
-    _events.normal(kube::kinds::cluster, c.meta, "RollingRestart",
-                   fmt::format("restarted {} {} (broker {}: {})", next.name,
-                               next.requested ? std::string("on request (") +
-                                                    manual_roll_annotation + ")"
-                                              : std::string("for the new configuration"),
-                               next.ordinal, verdict.value().reason));
+    _events.normal(
+        kube::kinds::cluster, c.meta, "RollingRestart",
+        fmt::format("restarted {} {} (broker {}: {})", next.name,
+                    next.requested ? std::string("on request (") + manual_roll_annotation + ")"
+                                   : std::string("for the new configuration"),
+                    next.ordinal, verdict.value().reason));
     return {step_outcome::kind::requeue, restart_poll, status::reasons::rolling_restart,
             fmt::format("restarting {} ({} left)", next.name, outdated.size()), std::nullopt};
 }

@@ -136,9 +136,9 @@ private:
         // supported-API table, so it cannot drift from what the codec can encode.
         auto ours = [](int16_t key) -> std::pair<int16_t, int16_t> {
             constexpr proto::api_key used[] = {
-                proto::api_key::metadata, proto::api_key::create_topics,
+                proto::api_key::metadata,          proto::api_key::create_topics,
                 proto::api_key::create_partitions, proto::api_key::incremental_alter_configs,
-                proto::api_key::delete_topics, proto::api_key::describe_configs};
+                proto::api_key::delete_topics,     proto::api_key::describe_configs};
             const auto* info = proto::find_api(key);
             if (info == nullptr ||
                 std::find(std::begin(used), std::end(used), info->key) == std::end(used)) {
@@ -370,8 +370,9 @@ public:
         res.configuration_keys = std::nullopt;  // all of them
         req.resources.push_back(std::move(res));
         // Topic configs are served by any broker: no need to find the controller.
-        auto r = _bootstrap->call<proto::describe_configs_request, proto::describe_configs_response>(
-            req);
+        auto r =
+            _bootstrap->call<proto::describe_configs_request, proto::describe_configs_response>(
+                req);
         if (!r) {
             return r.error();
         }
@@ -385,9 +386,8 @@ public:
             for (const auto& c : result.configs) {
                 // v0 has no source, only IsDefault; a non-default topic config there is an
                 // override.
-                bool topic_override = r.value().second >= 1
-                                          ? c.config_source == dynamic_topic_config
-                                          : !c.is_default;
+                bool topic_override =
+                    r.value().second >= 1 ? c.config_source == dynamic_topic_config : !c.is_default;
                 out[c.name] = {c.value.value_or(""), topic_override};
             }
         }

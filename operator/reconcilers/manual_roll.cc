@@ -19,8 +19,8 @@ result<int> hand_manual_roll_to_pods(kube::client& api, const api::cluster& c,
         if (meta.deleting || manual_roll_requested(meta)) {
             continue;  // already going, or already marked
         }
-        json patch =
-            obj({{"metadata", obj({{"annotations", obj({{manual_roll_annotation, str("true")}})}})}});
+        json patch = obj(
+            {{"metadata", obj({{"annotations", obj({{manual_roll_annotation, str("true")}})}})}});
         auto r = api.merge_patch(kube::kinds::pod, c.meta.namespace_, meta.name, patch);
         if (!r && !r.error().is_not_found()) {
             auto e = r.error();
@@ -31,8 +31,9 @@ result<int> hand_manual_roll_to_pods(kube::client& api, const api::cluster& c,
     }
     // Conditional on the Cluster's resourceVersion: a request made again since we read it is
     // not dropped (409, and the next pass hands it over too).
-    json patch = obj({{"metadata", obj({{"annotations", obj({{manual_roll_annotation, json::null()}})},
-                                        {"resourceVersion", str(c.meta.resource_version)}})}});
+    json patch =
+        obj({{"metadata", obj({{"annotations", obj({{manual_roll_annotation, json::null()}})},
+                               {"resourceVersion", str(c.meta.resource_version)}})}});
     auto r = api.merge_patch(kube::kinds::cluster, c.meta.namespace_, c.meta.name, patch);
     if (!r && !r.error().is_not_found()) {
         auto e = r.error();

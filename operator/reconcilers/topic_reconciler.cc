@@ -196,10 +196,13 @@ topic_reconciler::step_outcome topic_reconciler::read_cluster(context& ctx) {
     auto cluster = _api.get(kube::kinds::cluster, t.meta.namespace_, t.spec.cluster_name);
     if (!cluster) {
         if (cluster.error().is_not_found()) {
-            return {step_outcome::kind::report, false, status::reasons::cluster_not_found,
-                    fmt::format("Cluster {} not found in {}", t.spec.cluster_name,
-                                t.meta.namespace_),
-                    std::nullopt, 30s};
+            return {
+                step_outcome::kind::report,
+                false,
+                status::reasons::cluster_not_found,
+                fmt::format("Cluster {} not found in {}", t.spec.cluster_name, t.meta.namespace_),
+                std::nullopt,
+                30s};
         }
         return {step_outcome::kind::report, false, status::reasons::api_error,
                 "read Cluster: " + cluster.error().message, cluster.error()};
@@ -211,14 +214,14 @@ topic_reconciler::step_outcome topic_reconciler::read_cluster(context& ctx) {
     }
     ctx.cluster = std::move(c).value();
     if (t.spec.replication_factor > ctx.cluster->spec.replicas) {
-        return {step_outcome::kind::report,
-                false,
-                status::reasons::replication_factor_too_high,
-                fmt::format("replicationFactor {} exceeds the {} brokers of Cluster {}",
-                            t.spec.replication_factor, ctx.cluster->spec.replicas,
-                            t.spec.cluster_name),
-                std::nullopt,
-                60s};
+        return {
+            step_outcome::kind::report,
+            false,
+            status::reasons::replication_factor_too_high,
+            fmt::format("replicationFactor {} exceeds the {} brokers of Cluster {}",
+                        t.spec.replication_factor, ctx.cluster->spec.replicas, t.spec.cluster_name),
+            std::nullopt,
+            60s};
     }
     ctx.bootstrap = bootstrap_of(*ctx.cluster);
     return {};
@@ -353,8 +356,8 @@ reconcile_result topic_reconciler::sync_status(context& ctx, const step_outcome&
     bool ready = outcome.ready;
     if (!paused) {
         ctx.next.observed_generation = t.meta.generation;
-        status::set_condition(ctx.next.conditions, status::types::ready, outcome.ready,
-                              outcome.why, outcome.message, t.meta.generation, now);
+        status::set_condition(ctx.next.conditions, status::types::ready, outcome.ready, outcome.why,
+                              outcome.message, t.meta.generation, now);
         if (outcome.failure || !outcome.ready) {
             _events.warning(kube::kinds::topic, t.meta, outcome.why.name, outcome.message);
         }

@@ -3,10 +3,9 @@
 // spool.dev/manual-rolling-update on the Cluster or on one broker pod (restarted one at a time
 // through the rolling_restart gating, shown in status.restartPending, annotation removed).
 
-#include "operator/reconcilers/cluster_reconciler.h"
-
 #include "operator/builders/common.h"
 #include "operator/kube/testing/fake_client.h"
+#include "operator/reconcilers/cluster_reconciler.h"
 #include "operator/reconcilers/manual_roll.h"
 #include "operator/reconcilers/pause.h"
 #include "operator/reconcilers/tests/fake_kafka.h"
@@ -75,11 +74,12 @@ struct cluster_lifecycle_test : ::testing::Test {
         if (annotated) {
             meta["annotations"] = obj({{manual_roll_annotation, str("true")}});
         }
-        (void)api.put(kube::kinds::pod,
-                      obj({{"metadata", meta},
-                           {"status", obj({{"podIP", str("10.0.0." + std::to_string(ordinal))},
-                                           {"conditions", arr({obj({{"type", str("Ready")},
-                                                                    {"status", str("True")}})})}})}}));
+        (void)api.put(
+            kube::kinds::pod,
+            obj({{"metadata", meta},
+                 {"status", obj({{"podIP", str("10.0.0." + std::to_string(ordinal))},
+                                 {"conditions", arr({obj({{"type", str("Ready")},
+                                                          {"status", str("True")}})})}})}}));
     }
     void annotate_cluster(const char* key, const char* value) {
         json c = api.object(kube::kinds::cluster, "ns", "demo").value();

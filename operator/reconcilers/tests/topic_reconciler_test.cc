@@ -69,8 +69,7 @@ struct topic_reconciler_test : ::testing::Test {
 TEST_F(topic_reconciler_test, steps_run_in_the_documented_order) {
     EXPECT_EQ(topic_reconciler::step_names(),
               (std::vector<std::string>{"pause", "validate", "finalizer", "cluster", "conflict",
-                                        "connect", "create", "partitions", "configs",
-                                        "status"}));
+                                        "connect", "create", "partitions", "configs", "status"}));
 }
 
 TEST_F(topic_reconciler_test, first_pass_adds_the_finalizer_and_the_second_creates_the_topic) {
@@ -98,8 +97,8 @@ TEST_F(topic_reconciler_test, a_pass_over_an_unchanged_ready_topic_writes_nothin
     EXPECT_FALSE(r.failure);
     EXPECT_TRUE(kafka.writes.empty()) << kafka.writes.front();
     EXPECT_GT(kafka.reads, 0);  // it did look: Metadata and DescribeConfigs
-    EXPECT_TRUE(api.writes().empty()) << api.writes().front().verb << " "
-                                      << api.writes().front().kind;
+    EXPECT_TRUE(api.writes().empty())
+        << api.writes().front().verb << " " << api.writes().front().kind;
 }
 
 TEST_F(topic_reconciler_test, only_the_drifted_config_key_is_sent) {
@@ -131,7 +130,8 @@ TEST_F(topic_reconciler_test, more_partitions_in_spec_grow_the_topic_once) {
 
 TEST_F(topic_reconciler_test, the_younger_of_two_topics_for_one_kafka_topic_is_a_conflict) {
     (void)api.put(kube::kinds::topic, topic_object("orders", "orders", "2026-01-01T00:00:00Z"));
-    (void)api.put(kube::kinds::topic, topic_object("orders-copy", "orders", "2026-01-02T00:00:00Z"));
+    (void)api.put(kube::kinds::topic,
+                  topic_object("orders-copy", "orders", "2026-01-02T00:00:00Z"));
     make_ready("orders");
     json copy = stored("orders-copy");
     copy["spec"]["partitions"] = num(12);  // would grow the topic if it were allowed to
@@ -162,7 +162,8 @@ TEST_F(topic_reconciler_test, equal_creation_times_are_ordered_by_name) {
 
 TEST_F(topic_reconciler_test, deleting_the_losing_topic_never_deletes_the_kafka_topic) {
     (void)api.put(kube::kinds::topic, topic_object("orders", "orders", "2026-01-01T00:00:00Z"));
-    (void)api.put(kube::kinds::topic, topic_object("orders-copy", "orders", "2026-01-02T00:00:00Z"));
+    (void)api.put(kube::kinds::topic,
+                  topic_object("orders-copy", "orders", "2026-01-02T00:00:00Z"));
     make_ready("orders");
     make_ready("orders-copy");
     ASSERT_TRUE(api.remove(kube::kinds::topic, "ns", "orders-copy"));  // finalizer: marked only
