@@ -237,10 +237,16 @@ topic_reconciler::step_outcome topic_reconciler::check_conflict(context& ctx) {
     if (!owner) {
         return {};
     }
-    return {step_outcome::kind::report, false, status::reasons::topic_conflict,
+    // No event tells this Topic that the owner went away: look again soon, so that it takes
+    // over within seconds rather than at the next resync.
+    return {step_outcome::kind::report,
+            false,
+            status::reasons::topic_conflict,
             fmt::format("Kafka topic {} of Cluster {} is managed by the older Topic {}; this "
                         "one changes nothing",
-                        ctx.topic.spec.topic_name, ctx.topic.spec.cluster_name, *owner)};
+                        ctx.topic.spec.topic_name, ctx.topic.spec.cluster_name, *owner),
+            std::nullopt,
+            30s};
 }
 
 topic_reconciler::step_outcome topic_reconciler::connect(context& ctx) {

@@ -179,6 +179,24 @@ TEST_F(topic_reconciler_test, deleting_the_losing_topic_never_deletes_the_kafka_
     EXPECT_FALSE(api.object(kube::kinds::topic, "ns", "orders"));
 }
 
+TEST_F(topic_reconciler_test, the_younger_topic_takes_over_once_the_owner_is_gone) {
+    json owner = topic_object("orders", "orders", "2026-01-01T00:00:00Z");
+    owner["spec"]["deletionPolicy"] = str("Retain");
+    (void)api.put(kube::kinds::topic, owner);
+    (void)api.put(kube::kinds::topic,
+                  topic_object("orders-copy", "orders", "2026-01-02T00:00:00Z"));
+    make_ready("orders");
+    (void)reconciler.reconcile("ns/orders-copy");
+    auto r = reconciler.reconcile("ns/orders-copy");
+    ASSERT_TRUE(r.requeue_after);  // nothing else would bring it back when the owner goes
+    EXPECT_LE(r.requeue_after->count(), 30000);
+    ASSERT_TRUE(api.remove(kube::kinds::topic, "ns", "orders"));
+    (void)reconciler.reconcile("ns/orders");
+    ASSERT_FALSE(api.object(kube::kinds::topic, "ns", "orders"));
+    (void)reconciler.reconcile("ns/orders-copy");
+    EXPECT_EQ(condition_of("orders-copy", status::types::ready)->status, "True");
+}
+
 TEST_F(topic_reconciler_test, retain_keeps_the_kafka_topic_when_the_resource_goes) {
     json t = topic_object("orders", "orders");
     t["spec"]["deletionPolicy"] = str("Retain");
