@@ -22,8 +22,9 @@ lifecycle_isr_sizes() {
         awk '{ n = split($2, a, ","); print $1, n }'
 }
 
+# The brokers' POD listeners on the pods that have an address (a recreated pod may not yet).
 lifecycle_host_bootstrap() {
-    pod_ips | sed 's/$/:9093/' | paste -sd, -
+    pod_ips | grep . | sed 's/$/:9093/' | paste -sd, -
 }
 
 lifecycle_pod_kill() {
