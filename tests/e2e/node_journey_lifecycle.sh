@@ -134,6 +134,10 @@ YAML
 
 lifecycle_uninstall() {
     local t0; t0=$(date +%s%N)
+    # The listing below must see what there is: before, it shows the StatefulSet and the Lease.
+    local before; before=$(lifecycle_leftovers)
+    [[ "$before" == *statefulset.apps/demo* && "$before" == *lease.coordination.k8s.io/* ]] ||
+        fail "the namespace listing does not show the StatefulSet and the Lease: $before"
     kc -n "$ns" delete pod client --wait=false >/dev/null 2>&1 || true
     # As a user would: the Topics first (the operator runs their finalizers), then the Cluster
     # (its StatefulSet, Services, ConfigMap and PDB go with it: owner references), then the chart.
