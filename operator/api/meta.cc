@@ -19,6 +19,7 @@ object_meta parse_meta(const json& object) {
     m.uid = get_string(*meta, "uid");
     m.resource_version = get_string(*meta, "resourceVersion");
     m.generation = get_int(*meta, "generation");
+    m.creation_timestamp = get_string(*meta, "creationTimestamp");
     m.deleting = find(*meta, "deletionTimestamp") != nullptr;
     if (const json* f = find(*meta, "finalizers")) {
         for (const auto& item : f->as_array()) {

@@ -22,7 +22,8 @@ struct object_meta {
     std::string uid;
     std::string resource_version;
     int64_t generation = 0;
-    bool deleting = false;  // deletionTimestamp is set
+    std::string creation_timestamp;  // RFC 3339 in UTC: orders by text
+    bool deleting = false;           // deletionTimestamp is set
     std::vector<std::string> finalizers;
     std::map<std::string, std::string> labels;
     std::map<std::string, std::string> annotations;

@@ -112,8 +112,12 @@ result<void> operator_app::start(std::function<void()> on_fatal) {
     _clusters->watch(kube::kinds::cluster, _opts.namespace_, {}, reconcilers::controller::key_of);
     kube::list_options owned{"app.kubernetes.io/managed-by=spool-operator", ""};
     _clusters->watch(kube::kinds::statefulset, _opts.namespace_, owned, owner_key);
-    // Services: a LoadBalancer address assigned to a broker's external Service, or drift.
+    // The other owned objects too, so that a deleted or edited Service, ConfigMap or PDB is put
+    // back within seconds instead of at the next resync (and a LoadBalancer address assigned to
+    // a broker's external Service is seen at once).
     _clusters->watch(kube::kinds::service, _opts.namespace_, owned, owner_key);
+    _clusters->watch(kube::kinds::config_map, _opts.namespace_, owned, owner_key);
+    _clusters->watch(kube::kinds::pdb, _opts.namespace_, owned, owner_key);
     _clusters->watch(kube::kinds::pod, _opts.namespace_,
                      {"app.kubernetes.io/name=spool,app.kubernetes.io/component=broker", ""},
                      owner_key);
@@ -121,6 +125,9 @@ result<void> operator_app::start(std::function<void()> on_fatal) {
         "topic", *_api,
         [this](const std::string& key) { return _topic_reconciler->reconcile(key); }, _probe.get());
     _topics->watch(kube::kinds::topic, _opts.namespace_, {}, reconcilers::controller::key_of);
+    std::chrono::seconds resync(_opts.resync_period_seconds);
+    _clusters->resync_every(kube::kinds::cluster, _opts.namespace_, resync);
+    _topics->resync_every(kube::kinds::topic, _opts.namespace_, resync);
 
     if (!_opts.leader_elect) {
         start_controllers();

@@ -36,6 +36,10 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
         ("default-etcd-endpoints", po::value(&etcd_endpoints),
          "etcd client URLs (comma-separated) for Clusters whose spec.metadataStore names none; "
          "the chart sets its own etcd here")  //
+        ("resync-period",
+         po::value(&o.resync_period_seconds)->default_value(o.resync_period_seconds),
+         "seconds between full passes over every Cluster and Topic, event or not (repairs "
+         "drift no event reports); 0 disables")  //
         ("log-level", po::value(&o.log_level)->default_value(o.log_level),
          "trace, debug, info, warn or error");
     po::variables_map vm;
@@ -50,6 +54,11 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
     if (vm.count("help")) {
         std::cout << desc << "\n";
         exit_code = 0;
+        return std::nullopt;
+    }
+    if (o.resync_period_seconds < 0) {
+        std::cerr << "spool-operator: --resync-period must be >= 0\n";
+        exit_code = 2;
         return std::nullopt;
     }
     for (size_t start = 0; start < etcd_endpoints.size();) {

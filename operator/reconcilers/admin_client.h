@@ -1,13 +1,15 @@
 #pragma once
 
 // What the Topic reconciler needs from a Kafka cluster. The implementation speaks the Kafka
-// protocol (Metadata, CreateTopics, CreatePartitions, IncrementalAlterConfigs, DeleteTopics)
+// protocol (Metadata, CreateTopics, CreatePartitions, DescribeConfigs, IncrementalAlterConfigs,
+// DeleteTopics)
 // through the shared protocol library; the interface keeps the reconciler testable without a
 // broker.
 
 #include "operator/api/error.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +37,15 @@ struct cluster_placement {
     std::vector<partition_placement> partitions;
 };
 
+// One topic config as DescribeConfigs reports it. `topic_override` is true when the value is
+// set on the topic itself (config source DYNAMIC_TOPIC_CONFIG), false for broker or built-in
+// defaults: what decides whether a SET or DELETE would change anything.
+struct topic_config_entry {
+    std::string value;
+    bool topic_override = false;
+};
+using topic_configs = std::map<std::string, topic_config_entry>;
+
 struct config_change {
     enum class op { set, remove };  // IncrementalAlterConfigs SET / DELETE (back to default)
     std::string key;
@@ -56,6 +67,8 @@ public:
                                        const std::vector<config_change>& changes) = 0;
     // Succeeds when the topic does not exist.
     virtual result<void> delete_topic(const std::string& name) = 0;
+    // The topic's configs (DescribeConfigs), so that a pass sends only the changes it needs.
+    virtual result<topic_configs> describe_topic_configs(const std::string& name) = 0;
     // Leaders and replicas of every partition of every topic (internal topics included).
     virtual result<cluster_placement> describe_placement() = 0;
 };

@@ -9,6 +9,8 @@
 #include "operator/builders/statefulset.h"
 #include "operator/kube/leader_elector.h"
 #include "operator/reconcilers/external_hosts.h"
+#include "operator/reconcilers/manual_roll.h"
+#include "operator/reconcilers/pause.h"
 #include "operator/reconcilers/scale_down.h"
 #include "operator/reconcilers/storage_expansion.h"
 #include "operator/status/cluster_status.h"
@@ -62,6 +64,7 @@ const std::vector<cluster_reconciler::step>& cluster_reconciler::steps() {
         {"statefulset", &cluster_reconciler::apply_statefulset},
         {"pdb", &cluster_reconciler::apply_pdb},
         {"network_policy", &cluster_reconciler::apply_network_policy},
+        {"manual_roll", &cluster_reconciler::request_manual_roll},
         {"rolling_restart", &cluster_reconciler::rolling_restart},
     };
     return list;
@@ -99,6 +102,9 @@ reconcile_result cluster_reconciler::reconcile(const std::string& key) {
         if (_state)
             _state->cluster_gone(ns, name);
         return reconcile_result::done();
+    }
+    if (reconciliation_paused(ctx.cluster.meta)) {
+        return sync_paused(ctx);
     }
     step_outcome outcome;
     for (const auto& s : steps()) {
@@ -486,6 +492,7 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
     struct outdated_pod {
         int ordinal;
         std::string name, uid, ip;
+        bool requested = false;  // manual-rolling-update, not a template change
     };
     std::vector<outdated_pod> outdated;
     bool all_ready = true;
@@ -500,9 +507,11 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
             all_ready = false;
         }
         auto rev = meta.labels.find("controller-revision-hash");
-        if (rev != meta.labels.end() && rev->second != update_revision && !meta.deleting) {
+        bool old_template = rev != meta.labels.end() && rev->second != update_revision;
+        if ((old_template || manual_roll_requested(meta)) && !meta.deleting) {
             const json* ps = find(pod, "status");
-            outdated.push_back({ordinal, meta.name, meta.uid, ps ? get_string(*ps, "podIP") : ""});
+            outdated.push_back(
+                {ordinal, meta.name, meta.uid, ps ? get_string(*ps, "podIP") : "", !old_template});
         }
     }
     std::sort(outdated.begin(), outdated.end(),
@@ -544,11 +553,48 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
                 "restart pod " + next.name + ": " + e.message, e};
     }
     // The broker's own verdict goes with the event: the record of why this restart was allowed.
-    _events.normal(kube::kinds::cluster, c.meta, "RollingRestart",
-                   fmt::format("restarted {} for the new configuration (broker {}: {})", next.name,
-                               next.ordinal, verdict.value().reason));
+    _events.normal(
+        kube::kinds::cluster, c.meta, "RollingRestart",
+        fmt::format("restarted {} {} (broker {}: {})", next.name,
+                    next.requested ? std::string("on request (") + manual_roll_annotation + ")"
+                                   : std::string("for the new configuration"),
+                    next.ordinal, verdict.value().reason));
     return {step_outcome::kind::requeue, restart_poll, status::reasons::rolling_restart,
             fmt::format("restarting {} ({} left)", next.name, outdated.size()), std::nullopt};
+}
+
+// A manual roll asked on the Cluster is handed to its pods; rolling_restart then restarts them
+// with the same gating as a config roll.
+cluster_reconciler::step_outcome cluster_reconciler::request_manual_roll(context& ctx) {
+    const auto& c = ctx.cluster;
+    auto marked = hand_manual_roll_to_pods(_api, c, builders::selector_string(c), ctx.raw);
+    if (!marked) {
+        auto e = marked.error();
+        return {step_outcome::kind::fail, 0ms, status::reason_for_error(e.http_status, e.reason),
+                e.message, e};
+    }
+    if (marked.value() > 0) {
+        _events.normal(kube::kinds::cluster, c.meta, "ManualRollingUpdate",
+                       fmt::format("{} broker pods to restart on request ({})", marked.value(),
+                                   manual_roll_annotation));
+    }
+    return {};
+}
+
+// Paused: nothing owned is written; only ReconciliationPaused=True goes into status.
+reconcile_result cluster_reconciler::sync_paused(context& ctx) {
+    auto next = ctx.cluster.status;
+    mark_paused(next.conditions, true, ctx.cluster.meta.generation, kube::time_now());
+    if (next != ctx.cluster.status) {
+        json updated = ctx.raw;
+        updated["status"] = api::to_json(next);
+        auto written = _api.replace_status(kube::kinds::cluster, ctx.cluster.meta.namespace_,
+                                           ctx.cluster.meta.name, updated);
+        if (!written) {
+            return reconcile_result::failed(written.error());
+        }
+    }
+    return reconcile_result::done();
 }
 
 reconcile_result cluster_reconciler::sync_status(context& ctx, const step_outcome& outcome) {
@@ -567,6 +613,7 @@ reconcile_result cluster_reconciler::sync_status(context& ctx, const step_outcom
         _events.warning(kube::kinds::cluster, ctx.cluster.meta, outcome.why.name, outcome.message);
     }
     auto next = status::compute_cluster_status(seen, kube::time_now());
+    mark_paused(next.conditions, false, ctx.cluster.meta.generation, kube::time_now());
     if (_state) {
         cluster_state state;
         for (const auto& c : next.conditions) {

@@ -6,12 +6,16 @@
 // differs from the stored one.
 //
 //   validate -> config_map -> services -> scale_down -> storage -> statefulset -> pdb
-//   -> network_policy -> rolling_restart -> (status)
+//   -> network_policy -> manual_roll -> rolling_restart -> (status)
 //
 // storage: a larger spec.storage.size grows every claim and recreates the StatefulSet
 // (orphaning its pods) with the new claim template (storage_expansion.h); a smaller one is
 // InvalidSpec. services also applies the per-broker external Services (spec.externalListener)
 // and deletes those of brokers that are gone; config_map copies their LoadBalancer addresses.
+//
+// spool.dev/pause-reconciliation=true (pause.h) skips every step: only ReconciliationPaused=True
+// is written to status. manual_roll hands spool.dev/manual-rolling-update (manual_roll.h) from
+// the Cluster to its broker pods; rolling_restart restarts marked pods like outdated ones.
 //
 // scale_down: when spec.replicas shrinks, the StatefulSet shrinks only as far as no removed
 // broker leads or hosts a partition replica (Metadata through the admin client); otherwise it is
@@ -85,8 +89,10 @@ private:
     step_outcome expand_storage(context& ctx);
     step_outcome apply_network_policy(context& ctx);
     step_outcome apply_external_services(context& ctx);
+    step_outcome request_manual_roll(context& ctx);
     step_outcome rolling_restart(context& ctx);
     reconcile_result sync_status(context& ctx, const step_outcome& outcome);
+    reconcile_result sync_paused(context& ctx);
 
     step_outcome apply(context& ctx, const kube::resource_kind& kind, const json& manifest,
                        json* applied = nullptr);

@@ -34,14 +34,48 @@ void controller::watch(const kube::resource_kind& kind, const std::string& ns,
         }));
 }
 
+void controller::resync_every(const kube::resource_kind& kind, const std::string& ns,
+                              std::chrono::milliseconds period) {
+    _resync = {&kind, ns, period};
+}
+
+void controller::resync_loop() {
+    auto logger = log::get(_name);
+    std::unique_lock lock(_stop_mutex);
+    while (!_stop_cv.wait_for(lock, _resync.period, [this] { return _stopping; })) {
+        lock.unlock();
+        auto listed = _api.list(*_resync.kind, _resync.ns);
+        if (!listed) {
+            logger->warn("resync: list {}: {}", _resync.kind->plural, listed.error().message);
+        } else {
+            for (const auto& item : listed.value().items) {
+                if (std::string key = key_of(item); !key.empty()) {
+                    _queue.add(key);
+                }
+            }
+            logger->debug("resync: {} {} queued", listed.value().items.size(),
+                          _resync.kind->plural);
+        }
+        lock.lock();
+    }
+}
+
 void controller::start() {
     for (auto& w : _watchers) {
         _threads.emplace_back([&w] { w->run(); });
+    }
+    if (_resync.kind && _resync.period.count() > 0) {
+        _threads.emplace_back([this] { resync_loop(); });
     }
     _threads.emplace_back([this] { work(); });
 }
 
 void controller::stop() {
+    {
+        std::lock_guard lock(_stop_mutex);
+        _stopping = true;
+    }
+    _stop_cv.notify_all();
     for (auto& w : _watchers) {
         w->stop();
     }

@@ -7,6 +7,10 @@
 //   reconcile ok, requeue_after -> add_after (periodic checks, rolling restarts)
 //   reconcile error            -> add_rate_limited (capped exponential backoff), never a hot loop
 //
+// Resync: resync_every() lists the primary kind every period and queues every object, so each
+// one is reconciled at least that often even when no event arrives (drift no watch reports:
+// Kafka-side changes, a missed event).
+//
 // Lifecycle: add watches, start(), stop() (joins the threads). Not restartable.
 
 #include "operator/api/error.h"
@@ -15,8 +19,10 @@
 #include "operator/kube/work_queue.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -54,6 +60,9 @@ public:
 
     void watch(const kube::resource_kind& kind, const std::string& ns, kube::list_options options,
                key_fn to_key);
+    // Set before start(); a zero period disables the resync.
+    void resync_every(const kube::resource_kind& kind, const std::string& ns,
+                      std::chrono::milliseconds period);
     void start();
     void stop();
 
@@ -65,6 +74,7 @@ public:
 
 private:
     void work();
+    void resync_loop();
 
     const std::string _name;
     kube::client& _api;
@@ -73,6 +83,14 @@ private:
     kube::work_queue _queue;
     std::vector<std::unique_ptr<kube::watcher>> _watchers;
     std::vector<std::thread> _threads;
+    struct resync {
+        const kube::resource_kind* kind = nullptr;
+        std::string ns;
+        std::chrono::milliseconds period{0};
+    } _resync;
+    std::mutex _stop_mutex;
+    std::condition_variable _stop_cv;
+    bool _stopping = false;
 };
 
 }  // namespace spool::op::reconcilers

@@ -6,6 +6,7 @@
 #include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/delete_topics.h"
+#include "protocol/messages/describe_configs.h"
 #include "protocol/messages/incremental_alter_configs.h"
 #include "protocol/messages/metadata.h"
 
@@ -135,9 +136,9 @@ private:
         // supported-API table, so it cannot drift from what the codec can encode.
         auto ours = [](int16_t key) -> std::pair<int16_t, int16_t> {
             constexpr proto::api_key used[] = {
-                proto::api_key::metadata, proto::api_key::create_topics,
+                proto::api_key::metadata,          proto::api_key::create_topics,
                 proto::api_key::create_partitions, proto::api_key::incremental_alter_configs,
-                proto::api_key::delete_topics};
+                proto::api_key::delete_topics,     proto::api_key::describe_configs};
             const auto* info = proto::find_api(key);
             if (info == nullptr ||
                 std::find(std::begin(used), std::end(used), info->key) == std::end(used)) {
@@ -359,6 +360,38 @@ public:
             }
         }
         return ok();
+    }
+
+    result<topic_configs> describe_topic_configs(const std::string& name) override {
+        proto::describe_configs_request req;
+        proto::describe_configs_request::describe_configs_resource res;
+        res.resource_type = topic_resource;
+        res.resource_name = name;
+        res.configuration_keys = std::nullopt;  // all of them
+        req.resources.push_back(std::move(res));
+        // Topic configs are served by any broker: no need to find the controller.
+        auto r =
+            _bootstrap->call<proto::describe_configs_request, proto::describe_configs_response>(
+                req);
+        if (!r) {
+            return r.error();
+        }
+        constexpr int8_t dynamic_topic_config = 1;  // DescribeConfigsResponse ConfigSource
+        topic_configs out;
+        for (const auto& result : r.value().first.results) {
+            if (result.error_code != 0) {
+                return kafka_error(result.error_code, result.error_message,
+                                   "describe configs of " + name);
+            }
+            for (const auto& c : result.configs) {
+                // v0 has no source, only IsDefault; a non-default topic config there is an
+                // override.
+                bool topic_override =
+                    r.value().second >= 1 ? c.config_source == dynamic_topic_config : !c.is_default;
+                out[c.name] = {c.value.value_or(""), topic_override};
+            }
+        }
+        return out;
     }
 
     result<void> delete_topic(const std::string& name) override {

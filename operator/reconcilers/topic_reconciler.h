@@ -1,19 +1,35 @@
 #pragma once
 
-// Level-based reconciler for Topic resources. Steps, in order:
+// Level-based reconciler for Topic resources: an ordered list of small named steps, like the
+// Cluster reconciler's, each continuing or stopping the pass with a verdict for status:
 //
-//   finalize  (being deleted) Delete policy: delete the Kafka topic, then drop the finalizer;
-//             Retain policy, the spool.dev/skip-finalizer=true escape hatch, or a Cluster that
-//             no longer exists: drop the finalizer without contacting brokers.
-//   finalizer make sure spool.dev/topic is set before anything exists in Kafka.
-//   validate  names and counts; replication factor <= the Cluster's brokers.
-//   topic     create the topic, or grow its partitions (never shrink).
-//   config    three-state: keys with a value are SET, keys the operator managed that left the
-//             spec are DELETEd (back to the default), null keys are left alone.
-//   (status)  written only when it changed.
+//   pause -> validate -> finalizer -> cluster -> conflict -> connect -> create -> partitions
+//   -> configs -> (status)
 //
-// Topics are re-checked every resync period so that enforced config drift is corrected.
+//   pause      spool.dev/pause-reconciliation=true: nothing is written to Kafka; status shows
+//              ReconciliationPaused=True (and keeps its other conditions as they were).
+//   validate   names and counts.
+//   finalizer  make sure spool.dev/topic is set before anything exists in Kafka.
+//   cluster    the Cluster exists; replication factor <= its brokers.
+//   conflict   another, older Topic for the same Kafka topic owns it: TopicConflict, no writes.
+//   connect    an admin client on the Cluster's bootstrap address.
+//   create     create the topic with its configs when it does not exist.
+//   partitions grow the partitions (never shrink).
+//   configs    three-state: keys with a value are SET, keys the operator managed that left the
+//              spec are DELETEd (back to the default), null keys are left alone; only the keys
+//              whose value in Kafka (DescribeConfigs) differs are sent.
+//   (status)   written only when it changed.
+//
+// A pass over an unchanged, Ready Topic reads (Metadata, DescribeConfigs) and writes nothing,
+// to Kafka or to the API server. Deletion (finalize): Delete policy deletes the Kafka topic, then
+// drops the finalizer; Retain, the spool.dev/skip-finalizer=true escape hatch, a paused Topic, a
+// Cluster that no longer exists, or another Topic still declaring the same Kafka topic: drop the
+// finalizer without deleting anything in Kafka.
+//
+// Topics are re-checked every resync period (the controller's) so enforced config drift is
+// corrected.
 
+#include "operator/api/cluster.h"
 #include "operator/api/topic.h"
 #include "operator/kube/client.h"
 #include "operator/reconcilers/admin_client.h"
@@ -23,7 +39,8 @@
 #include "operator/status/conditions.h"
 
 #include <chrono>
-#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,21 +57,53 @@ public:
     // Receives each Topic's readiness after every pass; optional, set before the controller starts.
     void set_state_probe(state_probe* probe) { _state = probe; }
 
-    static constexpr std::chrono::minutes resync{5};
+    static std::vector<std::string> step_names();
 
-    // The IncrementalAlterConfigs changes that bring a topic to its spec, given the keys the
-    // operator managed before. Pure; exposed for tests.
-    static std::vector<config_change> config_changes(const api::topic& t);
+    // The IncrementalAlterConfigs changes that bring a topic's `current` configs to its spec,
+    // given the keys the operator managed before. Pure; exposed for tests.
+    static std::vector<config_change> config_changes(const api::topic& t,
+                                                     const topic_configs& current);
     // The keys the operator manages after those changes (sorted).
     static std::vector<std::string> managed_keys(const api::topic& t);
 
 private:
-    reconcile_result finalize(const json& raw, const api::topic& t);
+    struct context;
+    struct step_outcome {
+        enum class kind {
+            next,     // continue with the next step
+            report,   // stop; write the verdict below into status
+            hold,     // stop; status keeps its Ready condition (paused)
+            settled,  // stop without touching status (the finalizer patch brings us back)
+        } what = kind::next;
+        bool ready = false;
+        status::reason why{status::reasons::topic_ready};
+        std::string message;
+        std::optional<error> failure;
+        std::chrono::milliseconds requeue{0};  // 0: no requeue beyond the controller's resync
+    };
+    using step_fn = step_outcome (topic_reconciler::*)(context&);
+    struct step {
+        const char* name;
+        step_fn run;
+    };
+    static const std::vector<step>& steps();
+
+    step_outcome check_pause(context& ctx);
+    step_outcome validate(context& ctx);
+    step_outcome ensure_finalizer(context& ctx);
+    step_outcome read_cluster(context& ctx);
+    step_outcome check_conflict(context& ctx);
+    step_outcome connect(context& ctx);
+    step_outcome create_topic(context& ctx);
+    step_outcome grow_partitions(context& ctx);
+    step_outcome sync_configs(context& ctx);
+    step_outcome ready(context& ctx);
+
+    reconcile_result finalize(context& ctx);
     result<void> remove_finalizer(const api::topic& t);
-    reconcile_result report(const json& raw, const api::topic& t, api::topic_status next,
-                            bool ready, const status::reason& why, const std::string& message,
-                            std::optional<error> failure,
-                            std::chrono::milliseconds requeue = resync);
+    result<std::vector<api::topic>> list_topics(const std::string& ns);
+    std::string bootstrap_of(const api::cluster& c) const;
+    reconcile_result sync_status(context& ctx, const step_outcome& outcome);
 
     kube::client& _api;
     event_recorder& _events;

@@ -52,4 +52,10 @@ void set_condition(std::vector<api::condition>& conditions, std::string_view typ
               [](const api::condition& a, const api::condition& b) { return a.type < b.type; });
 }
 
+void remove_condition(std::vector<api::condition>& conditions, std::string_view type) {
+    conditions.erase(std::remove_if(conditions.begin(), conditions.end(),
+                                    [&](const api::condition& c) { return c.type == type; }),
+                     conditions.end());
+}
+
 }  // namespace spool::op::status

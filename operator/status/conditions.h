@@ -19,6 +19,8 @@ namespace types {
 inline constexpr const char* ready = "Ready";
 inline constexpr const char* progressing = "Progressing";
 inline constexpr const char* degraded = "Degraded";
+// Present (True) only while the spool.dev/pause-reconciliation annotation is set.
+inline constexpr const char* reconciliation_paused = "ReconciliationPaused";
 }  // namespace types
 
 struct reason {
@@ -48,6 +50,10 @@ inline constexpr reason cluster_not_found{"ClusterNotFound", true};
 inline constexpr reason replication_factor_too_high{"ReplicationFactorTooHigh", true};
 inline constexpr reason partitions_exceed_spec{"PartitionsExceedSpec", false};
 inline constexpr reason admin_error{"AdminError", true};
+// Another Topic resource, older, already manages the same Kafka topic.
+inline constexpr reason topic_conflict{"TopicConflict", false};
+// Both
+inline constexpr reason paused{"ReconciliationPaused", false};
 }  // namespace reasons
 
 // Maps an error from the kube client or an admin call to the reason shown in conditions.
@@ -57,6 +63,9 @@ reason reason_for_error(int http_status, std::string_view error_reason);
 void set_condition(std::vector<api::condition>& conditions, std::string_view type, bool status,
                    const reason& why, std::string_view message, int64_t generation,
                    std::string_view now);
+
+// Removes the condition of that type if present (a condition that only exists while it holds).
+void remove_condition(std::vector<api::condition>& conditions, std::string_view type);
 
 const api::condition* find_condition(const std::vector<api::condition>& conditions,
                                      std::string_view type);

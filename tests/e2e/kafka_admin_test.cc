@@ -61,6 +61,15 @@ TEST(kafka_admin, test_create_grow_reconfigure_and_delete_a_topic) {
                                                {"segment.bytes", config_change::op::remove, ""}});
     EXPECT_TRUE(altered) << altered.error().message;
 
+    // What the Topic reconciler compares the spec with: the override, and a default as such.
+    auto configs = admin->describe_topic_configs(name);
+    ASSERT_TRUE(configs) << configs.error().message;
+    ASSERT_TRUE(configs.value().count("retention.ms"));
+    EXPECT_EQ(configs.value().at("retention.ms").value, "7200000");
+    EXPECT_TRUE(configs.value().at("retention.ms").topic_override);
+    ASSERT_TRUE(configs.value().count("cleanup.policy"));
+    EXPECT_FALSE(configs.value().at("cleanup.policy").topic_override);
+
     ASSERT_TRUE(admin->delete_topic(name));
     EXPECT_TRUE(eventually([&] { return !admin->describe_topic(name).value().has_value(); }));
     EXPECT_TRUE(admin->delete_topic(name)) << "deleting a missing topic succeeds";

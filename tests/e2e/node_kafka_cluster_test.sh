@@ -18,9 +18,12 @@
 #      no partition is without a live leader for as long as the failure-detection timeout,
 #      every broker restarts with the new config, and every acknowledged record is in the topic
 #      exactly once.
+#   5. node_journey_lifecycle.sh: a broker pod killed with --force catches up, Topic deletion
+#      with Delete and Retain, and helm uninstall leaves nothing but the claims.
 set -euo pipefail
 source "$(dirname "$0")/node_lib.sh"
 source "$(dirname "$0")/node_journey_external.sh"
+source "$(dirname "$0")/node_journey_lifecycle.sh"
 use_helm
 RECORDS=${RECORDS:-2000}
 ROLL_RATE=${ROLL_RATE:-50} # records per second while the brokers roll
@@ -48,7 +51,8 @@ cleanup() {
     [ -z "${sampler_pid:-}" ] || kill "$sampler_pid" 2>/dev/null
     kc -n "$ns" delete topic --all --timeout 60s >/dev/null 2>&1
     kc -n "$ns" delete cluster demo --timeout 60s >/dev/null 2>&1
-    hm uninstall "$release" -n "$ns" >/dev/null 2>&1
+    # The journey ends with helm uninstall: the release may be gone already.
+    if hm status "$release" -n "$ns" >/dev/null 2>&1; then hm uninstall "$release" -n "$ns" >/dev/null 2>&1; fi
     kc delete namespace "$ns" --wait=false >/dev/null 2>&1
     for pv in "${pvs[@]}"; do
         kc delete pv "$pv" --wait=false >/dev/null 2>&1
@@ -333,6 +337,7 @@ exactly_once "roll (acks=all during the roll)" "$work/roll.sent" "$work/roll.rea
 grep '^in-cluster-' "$work/final.all" >"$work/in-cluster.after" || true
 exactly_once "in-cluster records after the roll" "$work/in-cluster.sent" "$work/in-cluster.after"
 storage_journey
+lifecycle_journey # 5. pod kill, Topic deletion, helm uninstall (must stay the last step)
 echo "PASS: 3 brokers are one cluster (one etcd, one controller, RF=3 on 3 brokers), clients in" \
     "and out of the cluster lose nothing, a config roll under load loses and duplicates nothing" \
     "($(elapsed) in all)"

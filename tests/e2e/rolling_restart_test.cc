@@ -16,6 +16,7 @@
 #include <atomic>
 #include <mutex>
 #include <set>
+#include <thread>
 
 namespace spool::e2e {
 namespace {
@@ -170,6 +171,72 @@ TEST(rolling_restart, test_config_change_restarts_one_pod_at_a_time_only_when_sa
         },
         std::chrono::seconds(60)))
         << op.log();
+}
+
+// spool.dev/manual-rolling-update on the Cluster: handed to the pods, removed from the Cluster,
+// every pod restarted through the same gate as a config roll (nothing while the broker says no).
+TEST(rolling_restart, test_a_manual_roll_restarts_every_pod_only_when_safe_and_clears_itself) {
+    auto api = admin_client();
+    test_namespace ns(*api);
+    int http_port = free_port();
+    fake_restart_safe_endpoint endpoint(http_port);
+    json c =
+        obj({{"apiVersion", str("spool.dev/v1alpha1")},
+             {"kind", str("Cluster")},
+             {"metadata", obj({{"name", str("demo")}})},
+             {"spec", obj({{"replicas", num(2)}, {"ports", obj({{"http", num(http_port)}})}})}});
+    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), c));
+    operator_process op({"--namespace", ns.name()});
+    std::map<std::string, std::string> before;
+    ASSERT_TRUE(eventually(
+        [&] {
+            before = ready_all(*api, ns.name());
+            auto got = api->get(kinds::cluster, ns.name(), "demo");
+            return before.size() == 2 && got &&
+                   op::get_int(got.value().at("status"), "readyReplicas") == 2;
+        },
+        std::chrono::seconds(60)))
+        << op.log();
+
+    const char* annotation = "spool.dev/manual-rolling-update";
+    ASSERT_TRUE(api->merge_patch(
+        kinds::cluster, ns.name(), "demo",
+        obj({{"metadata", obj({{"annotations", obj({{annotation, str("true")}})}})}})));
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto got = api->get(kinds::cluster, ns.name(), "demo");
+            if (!got) {
+                return false;
+            }
+            auto parsed = op::api::parse_cluster(got.value()).value();
+            return !parsed.meta.annotations.count(annotation) &&
+                   parsed.status.restart_pending == std::vector<std::string>{"demo-1", "demo-0"};
+        },
+        std::chrono::seconds(30)))
+        << op.log();
+    EXPECT_EQ(ready_all(*api, ns.name()), before) << "no restart while the broker says no";
+
+    endpoint.set_safe(true);
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto now = ready_all(*api, ns.name());
+            return now.size() == 2 && now["demo-0"] != before["demo-0"] &&
+                   now["demo-1"] != before["demo-1"];
+        },
+        std::chrono::seconds(60)))
+        << op.log();
+    ASSERT_TRUE(eventually(
+        [&] {
+            ready_all(*api, ns.name());
+            auto got = api->get(kinds::cluster, ns.name(), "demo");
+            return got &&
+                   op::api::parse_cluster(got.value()).value().status.restart_pending.empty();
+        },
+        std::chrono::seconds(30)))
+        << op.log();
+    auto after = ready_all(*api, ns.name());
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    EXPECT_EQ(ready_all(*api, ns.name()), after) << "restarted once each, not again";
 }
 
 TEST(rbac, test_denied_access_becomes_a_forbidden_condition_with_the_real_error) {

@@ -66,6 +66,16 @@ json merge(const json& target, const json& patch) {
     return out;
 }
 
+// Being deleted and no finalizer left: the API server removes the object.
+bool released(const json& object) {
+    const json* meta = find(object, "metadata");
+    if (!meta || !find(*meta, "deletionTimestamp")) {
+        return false;
+    }
+    const json* finalizers = find(*meta, "finalizers");
+    return !finalizers || !finalizers->is_array() || finalizers->size() == 0;
+}
+
 bool labels_match(const json& object, const std::string& selector) {
     if (selector.empty()) {
         return true;
@@ -267,6 +277,10 @@ result<json> fake_client::replace(const resource_kind& kind, std::string_view ns
     new_meta["generation"] =
         num(get_int(old_meta, "generation") + (content_of(updated) != content_of(current) ? 1 : 0));
     new_meta["resourceVersion"] = str(next_version());
+    if (released(updated)) {
+        _objects.erase(it);
+        return updated;
+    }
     return current = updated;
 }
 
@@ -313,6 +327,10 @@ result<json> fake_client::merge_patch(const resource_kind& kind, std::string_vie
     new_meta["generation"] = num(get_int(current.at("metadata"), "generation") +
                                  (content_of(updated) != content_of(current) ? 1 : 0));
     new_meta["resourceVersion"] = str(next_version());
+    if (released(updated)) {
+        _objects.erase(it);
+        return updated;
+    }
     return current = updated;
 }
 

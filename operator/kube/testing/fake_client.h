@@ -10,7 +10,8 @@
 //   - apply (server-side apply) is approximated by "the manifest replaces everything but status
 //     and the server-set metadata" - field ownership between managers is not modelled;
 //   - replace/replace_status/merge_patch check metadata.resourceVersion when given (409);
-//   - remove honours the uid precondition (409) and finalizers (sets deletionTimestamp);
+//   - remove honours the uid precondition (409) and finalizers (sets deletionTimestamp); a
+//     replace or merge_patch that drops the last finalizer of such an object removes it;
 //     owner-reference garbage collection is not modelled, so a propagationPolicy changes
 //     nothing here (dependents are never removed by the fake; with Orphan the real server removes
 //     their ownerReferences, which no test of the fake reads) - it is recorded in the write;

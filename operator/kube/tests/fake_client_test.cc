@@ -55,6 +55,18 @@ TEST(fake_client, finalizers_turn_delete_into_a_deletion_timestamp) {
     EXPECT_TRUE(still.value().at("metadata").has_field("deletionTimestamp"));
     ASSERT_TRUE(api.merge_patch(kinds::config_map, "ns", "a",
                                 obj({{"metadata", obj({{"finalizers", json::null()}})}})));
+    // The last finalizer gone from an object being deleted: the API server removes it.
+    EXPECT_FALSE(api.object(kinds::config_map, "ns", "a"));
+}
+
+TEST(fake_client, an_object_not_being_deleted_keeps_living_without_finalizers) {
+    fake_client api;
+    json with_finalizer = config_map("a", "1");
+    with_finalizer["metadata"]["finalizers"] = arr({str("spool.dev/topic")});
+    ASSERT_TRUE(api.create(kinds::config_map, "ns", with_finalizer));
+    ASSERT_TRUE(api.merge_patch(kinds::config_map, "ns", "a",
+                                obj({{"metadata", obj({{"finalizers", json::null()}})}})));
+    ASSERT_TRUE(api.object(kinds::config_map, "ns", "a"));
     EXPECT_FALSE(find(api.object(kinds::config_map, "ns", "a")->at("metadata"), "finalizers"));
 }
 

@@ -43,6 +43,9 @@ public:
         return ok();
     }
     result<void> delete_topic(const std::string&) override { return ok(); }
+    result<topic_configs> describe_topic_configs(const std::string&) override {
+        return topic_configs{};
+    }
     result<cluster_placement> describe_placement() override { return _placement; }
 
 private:

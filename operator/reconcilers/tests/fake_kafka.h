@@ -1,0 +1,104 @@
+#pragma once
+
+// An in-memory Kafka cluster behind the admin_client interface, for Topic reconciler unit tests:
+// topics with a partition count, replication factor and per-topic config overrides, and a count
+// of every write (CreateTopics, CreatePartitions, IncrementalAlterConfigs, DeleteTopics) so a
+// test can assert that a pass changed nothing. Not modelled: broker defaults (a config without
+// an override is reported absent), placement, errors other than the injected connect failure.
+
+#include "operator/reconcilers/admin_client.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace spool::op::reconcilers::testing {
+
+struct fake_topic {
+    topic_description desc;
+    std::map<std::string, std::string> overrides;
+};
+
+class fake_kafka : public admin_client_factory {
+public:
+    std::map<std::string, fake_topic> topics;
+    // Writes in order, "verb topic" (create_topic orders, alter_configs orders, ...).
+    std::vector<std::string> writes;
+    std::vector<std::vector<config_change>> alterations;
+    int reads = 0;
+
+    result<std::unique_ptr<admin_client>> connect(const std::string&) override;
+};
+
+namespace detail {
+
+class fake_admin : public admin_client {
+public:
+    explicit fake_admin(fake_kafka& kafka) : _kafka(kafka) {}
+
+    result<std::optional<topic_description>> describe_topic(const std::string& name) override {
+        ++_kafka.reads;
+        auto it = _kafka.topics.find(name);
+        if (it == _kafka.topics.end()) {
+            return std::optional<topic_description>{};
+        }
+        return std::optional(it->second.desc);
+    }
+    result<topic_description> create_topic(
+        const std::string& name, int32_t partitions, int32_t replication_factor,
+        const std::vector<std::pair<std::string, std::string>>& configs) override {
+        _kafka.writes.push_back("create_topic " + name);
+        fake_topic t;
+        t.desc = {"id-" + name, partitions, replication_factor};
+        for (const auto& [k, v] : configs) {
+            t.overrides[k] = v;
+        }
+        _kafka.topics[name] = t;
+        return t.desc;
+    }
+    result<void> create_partitions(const std::string& name, int32_t total) override {
+        _kafka.writes.push_back("create_partitions " + name);
+        _kafka.topics.at(name).desc.partitions = total;
+        return ok();
+    }
+    result<void> alter_configs(const std::string& name,
+                               const std::vector<config_change>& changes) override {
+        _kafka.writes.push_back("alter_configs " + name);
+        _kafka.alterations.push_back(changes);
+        auto& t = _kafka.topics.at(name);
+        for (const auto& c : changes) {
+            if (c.operation == config_change::op::set) {
+                t.overrides[c.key] = c.value;
+            } else {
+                t.overrides.erase(c.key);
+            }
+        }
+        return ok();
+    }
+    result<void> delete_topic(const std::string& name) override {
+        _kafka.writes.push_back("delete_topic " + name);
+        _kafka.topics.erase(name);
+        return ok();
+    }
+    result<topic_configs> describe_topic_configs(const std::string& name) override {
+        ++_kafka.reads;
+        topic_configs out;
+        for (const auto& [k, v] : _kafka.topics.at(name).overrides) {
+            out[k] = {v, true};
+        }
+        return out;
+    }
+    result<cluster_placement> describe_placement() override { return cluster_placement{}; }
+
+private:
+    fake_kafka& _kafka;
+};
+
+}  // namespace detail
+
+inline result<std::unique_ptr<admin_client>> fake_kafka::connect(const std::string&) {
+    return std::unique_ptr<admin_client>(new detail::fake_admin(*this));
+}
+
+}  // namespace spool::op::reconcilers::testing
