@@ -76,7 +76,7 @@ std::string broker_app::start() {
     auto log = log::get("app");
     // Listeners and the address clients are told to use.
     net::server_options opts;
-    for (const auto& uri : _config->get_list("listeners")) {
+    for (const auto& uri : _config->get(config::keys::listeners)) {
         std::string error;
         auto l = net::parse_listener(uri, &error);
         if (!l) {
@@ -90,7 +90,8 @@ std::string broker_app::start() {
     // The address clients are told to use: every advertised listener goes into the broker's
     // registration; the first is this broker's own endpoint in its answers.
     std::vector<net::listener_address> advertised;
-    for (const auto& uri : _config->get_list("advertised.listeners")) {
+    for (const auto& uri :
+         _config->get(config::keys::advertised_listeners).value_or(std::vector<std::string>{})) {
         std::string error;
         auto l = net::parse_listener(uri, &error);
         if (!l) {
@@ -101,8 +102,8 @@ std::string broker_app::start() {
     if (advertised.empty()) {
         advertised = opts.listeners;
     }
-    if (auto problem = net::check_listeners(opts.listeners, advertised,
-                                            _config->get_list("listener.security.protocol.map"));
+    if (auto problem = net::check_listeners(
+            opts.listeners, advertised, _config->get(config::keys::listener_security_protocol_map));
         !problem.empty()) {
         return problem;
     }
@@ -113,17 +114,19 @@ std::string broker_app::start() {
             l.host.empty() || l.host == "0.0.0.0" || l.host == "::" ? hostname() : l.host;
         endpoint.port = l.port;
     }
-    opts.limits.max_request_bytes =
-        static_cast<int32_t>(_config->get_int("socket.request.max.bytes"));
-    opts.limits.max_idle = std::chrono::milliseconds(_config->get_int("connections.max.idle.ms"));
-    opts.limits.queued_max_requests = static_cast<size_t>(_config->get_int("queued.max.requests"));
-    opts.queued_max_request_bytes = _config->get_int("queued.max.request.bytes");
-    opts.max_connections = _config->get_int("max.connections");
-    opts.max_connections_per_ip = _config->get_int("max.connections.per.ip");
-    opts.socket_send_buffer = static_cast<int>(_config->get_int("socket.send.buffer.bytes"));
-    opts.socket_receive_buffer = static_cast<int>(_config->get_int("socket.receive.buffer.bytes"));
+    opts.limits.max_request_bytes = _config->get(config::keys::socket_request_max_bytes);
+    opts.limits.max_idle = _config->get(config::keys::connections_max_idle_ms);
+    opts.limits.queued_max_requests =
+        static_cast<size_t>(_config->get(config::keys::queued_max_requests));
+    opts.queued_max_request_bytes = _config->get(config::keys::queued_max_request_bytes);
+    opts.max_connections = _config->get(config::keys::max_connections);
+    opts.max_connections_per_ip = _config->get(config::keys::max_connections_per_ip);
+    opts.socket_send_buffer =
+        static_cast<int>(_config->get(config::keys::socket_send_buffer_bytes));
+    opts.socket_receive_buffer =
+        static_cast<int>(_config->get(config::keys::socket_receive_buffer_bytes));
 
-    auto dirs = _config->get_list("log.dirs");
+    auto dirs = _config->get(config::keys::log_dirs);
     if (dirs.empty()) {
         return "no log directory configured ('log.dirs' is empty)";
     }
@@ -174,8 +177,8 @@ std::string broker_app::start() {
         }
     }
 
-    _pool =
-        std::make_unique<runtime::shard_pool>(static_cast<size_t>(_config->get_int("spool.cores")));
+    _pool = std::make_unique<runtime::shard_pool>(
+        static_cast<size_t>(_config->get(config::keys::spool_cores)));
     _metadata->attach(*_pool);  // each shard reads its own copy of the metadata from now on
     _pool->start();
     _metadata->start();  // the controller (etcd) campaigns from now on
@@ -187,11 +190,12 @@ std::string broker_app::start() {
     // from open_all() on.
     _fetchers = std::make_unique<replication::replica_fetchers>(
         *_pool, replication::fetcher_options_from(*_config),
-        static_cast<int32_t>(_config->get_int("num.replica.fetchers")),
+        _config->get(config::keys::num_replica_fetchers),
         [partitions = _partitions.get()](const model::topic_partition& tp) {
             return partitions->partition_here(tp);
         },
-        leader_endpoints(*_store, _config->get_string("inter.broker.listener.name")),
+        leader_endpoints(*_store,
+                         _config->get(config::keys::inter_broker_listener_name).value_or("")),
         &_fetcher_probe);
     _partitions->set_role_listener([fetchers = _fetchers.get()](const model::topic_partition& tp,
                                                                 replication::partition_role role,
@@ -208,7 +212,7 @@ std::string broker_app::start() {
     _replica_sync->start(snap);
     _producer_ids = std::make_unique<handlers::producer_id_allocator>(*_store, *_pool);
     _fetch_sessions = std::make_unique<handlers::fetch_session_cache>(
-        static_cast<size_t>(_config->get_int("max.incremental.fetch.session.cache.slots")),
+        static_cast<size_t>(_config->get(config::keys::max_incremental_fetch_session_cache_slots)),
         _pool->shard_count());
     _services = std::make_unique<handlers::services>(handlers::services{
         *_config, *_store, *_partitions, *_pool, *_producer_ids, *_fetch_sessions,
@@ -242,7 +246,7 @@ std::string broker_app::start() {
 }
 
 std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint) {
-    auto listener = _config->get_string("http.listener");
+    auto listener = _config->get(config::keys::http_listener);
     auto http_endpoint = spool::http::parse_endpoint(listener);
     if (!http_endpoint) {
         return fmt::format("http.listener '{}': {}", listener, http_endpoint.error().message());
@@ -303,12 +307,11 @@ void broker_app::stop() {
     // Bounds the whole shutdown (shutdown_watchdog.h): the controlled shutdown has its own
     // bound, the rest spool.shutdown.exit.timeout.ms.
     const bool controlled = _metadata && _server &&
-                            _config->get_bool("controlled.shutdown.enable") &&
-                            _config->get_string("metadata.store") == "etcd";
-    auto bound = std::chrono::milliseconds(_config->get_int("spool.shutdown.exit.timeout.ms"));
+                            _config->get(config::keys::controlled_shutdown_enable) &&
+                            _config->get(config::keys::metadata_store) == "etcd";
+    auto bound = _config->get(config::keys::spool_shutdown_exit_timeout_ms);
     if (controlled && bound.count() > 0) {
-        bound +=
-            std::chrono::milliseconds(_config->get_int("spool.controlled.shutdown.timeout.ms"));
+        bound += _config->get(config::keys::spool_controlled_shutdown_timeout_ms);
     }
     shutdown_watchdog steps(bound, _on_shutdown_overrun);
     if (controlled) {
@@ -317,8 +320,8 @@ void broker_app::stop() {
         // controller, it does the moves itself before resigning below: handing the job over
         // first would add an election and a new controller's first pass to the wait.
         steps.step("controlled shutdown", [&] {
-            _metadata->shut_down_gracefully(std::chrono::milliseconds(
-                _config->get_int("spool.controlled.shutdown.timeout.ms")));
+            _metadata->shut_down_gracefully(
+                _config->get(config::keys::spool_controlled_shutdown_timeout_ms));
         });
     }
     if (_metadata) {
@@ -330,8 +333,7 @@ void broker_app::stop() {
     }
     if (_server) {
         steps.step("draining connections", [&] {
-            _server->drain(
-                std::chrono::milliseconds(_config->get_int("spool.shutdown.timeout.ms")));
+            _server->drain(_config->get(config::keys::spool_shutdown_timeout_ms));
             _server.reset();
         });
     }

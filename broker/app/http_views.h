@@ -49,10 +49,8 @@ public:
         if (s->brokers.empty()) {
             // Not registered (yet): at least this broker, as it advertises itself.
             auto self = model::node_id{static_cast<int32_t>(_config.node_id())};
-            std::string rack = _config.get_string("broker.rack");
-            out.brokers.push_back({self, _host, _port,
-                                   rack.empty() ? std::nullopt : std::optional<std::string>(rack),
-                                   true});
+            out.brokers.push_back(
+                {self, _host, _port, _config.get(config::keys::broker_rack), true});
         }
         for (const auto& [name, t] : s->topics) {
             http::topic_info ti;

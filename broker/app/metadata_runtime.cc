@@ -19,8 +19,8 @@ metadata::broker_registration self_registration(
     metadata::broker_registration self;
     self.node_id = static_cast<int32_t>(config.node_id());
     self.incarnation_id = protocol::uuid::random().to_string();
-    if (auto rack = config.get_string("broker.rack"); !rack.empty()) {
-        self.rack = rack;
+    if (auto rack = config.get(config::keys::broker_rack)) {
+        self.rack = *rack;
     }
     for (const auto& l : advertised) {
         auto host = l.host.empty() || l.host == "0.0.0.0" || l.host == "::" ? hostname : l.host;
@@ -36,7 +36,7 @@ std::unique_ptr<metadata_runtime> metadata_runtime::open(const config::broker_co
     std::unique_ptr<metadata_runtime> out(new metadata_runtime());
     out->_config = &config;
     out->_node_id = self.node_id;
-    *error = config.get_string("metadata.store") == "etcd"
+    *error = config.get(config::keys::metadata_store) == "etcd"
                  ? out->open_etcd(config, log_dir, std::move(self))
                  : out->open_embedded(log_dir, std::move(self));
     if (!error->empty()) {
@@ -85,13 +85,12 @@ std::string metadata_runtime::open_etcd(const config::broker_config& config,
     }
     // Campaigns from start(), once the shards run; subscribes to the store's changes now.
     metadata::plan_options plan;
-    plan.unclean_leader_election = config.get_bool("unclean.leader.election.enable");
+    plan.unclean_leader_election = config.get(config::keys::unclean_leader_election_enable);
     plan.leader_imbalance_percentage =
-        static_cast<int32_t>(config.get_int("leader.imbalance.per.broker.percentage"));
+        config.get(config::keys::leader_imbalance_per_broker_percentage);
     metadata::leader_rebalance_options rebalance;
-    rebalance.enabled = config.get_bool("auto.leader.rebalance.enable");
-    rebalance.check_interval =
-        std::chrono::seconds(config.get_int("leader.imbalance.check.interval.seconds"));
+    rebalance.enabled = config.get(config::keys::auto_leader_rebalance_enable);
+    rebalance.check_interval = config.get(config::keys::leader_imbalance_check_interval_seconds);
     _controller = metadata::controller::make(*_etcd, plan, rebalance);
     log->info("metadata in etcd at {} (prefix {}), registered as node {} (incarnation {})",
               endpoints, options.prefix, self.node_id, self.incarnation_id);

@@ -303,7 +303,7 @@ std::map<std::string, std::string> broker_config::dynamic_values(dynamic_layer l
 }
 
 int64_t broker_config::log_retention_ms() const {
-    const property* p = find_topic_property("retention.ms");
+    const property* p = find_topic_property(topic_keys::retention_ms.name);
     auto d = topic_default(*p);
     return d.value ? std::stoll(*d.value) : -1;
 }

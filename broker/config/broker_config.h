@@ -14,6 +14,7 @@
 // Threading: every method is thread-safe. Readers take an immutable snapshot (one shared_ptr
 // copy under a mutex), so hot paths should keep the snapshot or copy the few values they need.
 
+#include "broker/config/keys.h"
 #include "broker/config/property.h"
 
 #include <map>
@@ -63,7 +64,17 @@ public:
                                                          const std::vector<std::string>& overrides,
                                                          std::string* error);
 
-    // Effective value of a broker key; asserts the key exists in the table.
+    // Effective value of a broker key, typed by the key (keys.h):
+    // get(keys::log_cleaner_backoff_ms) is a std::chrono::milliseconds. Every layer, dynamic
+    // ones included, is seen as by get(name).
+    template <class T>
+    T get(const broker_key<T>& key) const {
+        return typed_value<T>(get(key.name));
+    }
+
+    // The string API, for names that come from the wire or the command line (DescribeConfigs,
+    // AlterConfigs, --override): effective value of a broker key; asserts the key exists in the
+    // table.
     value get(std::string_view name) const;
     int64_t get_int(std::string_view name) const;
     bool get_bool(std::string_view name) const;
@@ -87,7 +98,7 @@ public:
     std::map<std::string, std::string> dynamic_values(dynamic_layer layer) const;
 
     // Convenience accessors for values derived from several keys.
-    int64_t node_id() const { return get_int("node.id"); }
+    int32_t node_id() const { return get(keys::node_id); }
     int64_t log_retention_ms() const;
 
 private:

@@ -4,7 +4,8 @@
 // default, bounds, documentation, scope and whether changing it needs a restart. The same
 // table validates YAML and --override input at start, answers DescribeConfigs, checks
 // AlterConfigs, and generates docs/configuration.md. Key names are Apache Kafka's wherever
-// Kafka has the setting; Spool-only keys start with "spool.".
+// Kafka has the setting; Spool-only keys start with "spool.". The entries are in
+// broker_properties.def and topic_properties.def; keys.h makes the typed keys from the same lists.
 //
 // Topic-level keys (scope topic) name the broker key that provides their default
 // ("synonyms"), e.g. retention.ms <- log.retention.ms <- log.retention.minutes <-

@@ -17,7 +17,7 @@ std::string validate_topic_override(std::string_view name, std::string_view text
         return out.error;
     }
     // Kafka's LogConfig answers this when the broker has no remote log storage, as Spool never has.
-    if (name == "remote.storage.enable" && std::get<bool>(out.parsed)) {
+    if (name == topic_keys::remote_storage_enable.name && std::get<bool>(out.parsed)) {
         return "Tiered Storage functionality is disabled in the broker. Topic cannot be configured "
                "with remote log storage.";
     }
@@ -44,51 +44,47 @@ described_value describe_topic_key(const broker_config& broker, const property& 
     return out;
 }
 
+value topic_value(const broker_config& broker, const topic_overrides& overrides,
+                  std::string_view name) {
+    const property* p = find_topic_property(name);
+    auto d = describe_topic_key(broker, *p, overrides, false);
+    auto out = parse_value(*p, d.value.value_or(std::string(p->default_value.value_or(""))));
+    return out.ok() ? std::move(out.parsed) : value{};
+}
+
 topic_settings resolve_topic(const broker_config& broker, const topic_overrides& overrides) {
-    auto text_of = [&](std::string_view key) -> std::string {
-        const property* p = find_topic_property(key);
-        auto d = describe_topic_key(broker, *p, overrides, false);
-        return d.value.value_or(std::string(p->default_value.value_or("")));
-    };
-    auto int_of = [&](std::string_view key) -> int64_t {
-        const property* p = find_topic_property(key);
-        auto out = parse_value(*p, text_of(key));
-        return out.ok() && std::holds_alternative<int64_t>(out.parsed)
-                   ? std::get<int64_t>(out.parsed)
-                   : 0;
-    };
+    auto get = [&](const auto& key) { return topic_value(broker, overrides, key); };
+    namespace k = topic_keys;
     topic_settings s;
     {
-        auto out = parse_value(*find_topic_property("cleanup.policy"), text_of("cleanup.policy"));
-        if (out.ok()) {
-            const auto& l = std::get<std::vector<std::string>>(out.parsed);
-            s.cleanup_delete = std::find(l.begin(), l.end(), "delete") != l.end();
-            s.cleanup_compact = std::find(l.begin(), l.end(), "compact") != l.end();
+        auto l = topic_value(broker, overrides, k::cleanup_policy.name);
+        if (const auto* policies = std::get_if<std::vector<std::string>>(&l)) {
+            s.cleanup_delete =
+                std::find(policies->begin(), policies->end(), "delete") != policies->end();
+            s.cleanup_compact =
+                std::find(policies->begin(), policies->end(), "compact") != policies->end();
         }
     }
-    s.retention_ms = int_of("retention.ms");
-    s.retention_bytes = int_of("retention.bytes");
-    s.segment_bytes = int_of("segment.bytes");
-    s.segment_ms = int_of("segment.ms");
-    s.max_message_bytes = int_of("max.message.bytes");
-    s.log_append_time = text_of("message.timestamp.type") == "LogAppendTime";
-    s.timestamp_before_max_ms = int_of("message.timestamp.before.max.ms");
-    s.timestamp_after_max_ms = int_of("message.timestamp.after.max.ms");
-    s.flush_messages = int_of("flush.messages");
-    s.flush_ms = int_of("flush.ms");
-    s.index_interval_bytes = int_of("index.interval.bytes");
-    s.segment_index_bytes = int_of("segment.index.bytes");
-    s.min_insync_replicas = int_of("min.insync.replicas");
-    s.delete_retention_ms = int_of("delete.retention.ms");
-    s.min_compaction_lag_ms = int_of("min.compaction.lag.ms");
-    {
-        auto out = parse_value(*find_topic_property("min.cleanable.dirty.ratio"),
-                               text_of("min.cleanable.dirty.ratio"));
-        if (out.ok() && std::holds_alternative<double>(out.parsed)) {
-            s.min_cleanable_dirty_ratio = std::get<double>(out.parsed);
-        }
+    s.retention_ms = get(k::retention_ms).count();
+    s.retention_bytes = get(k::retention_bytes);
+    s.segment_bytes = get(k::segment_bytes);
+    s.segment_ms = get(k::segment_ms).count();
+    s.max_message_bytes = get(k::max_message_bytes);
+    s.log_append_time = get(k::message_timestamp_type) == "LogAppendTime";
+    s.timestamp_before_max_ms = get(k::message_timestamp_before_max_ms).count();
+    s.timestamp_after_max_ms = get(k::message_timestamp_after_max_ms).count();
+    s.flush_messages = get(k::flush_messages);
+    s.flush_ms = get(k::flush_ms).count();
+    s.index_interval_bytes = get(k::index_interval_bytes);
+    s.segment_index_bytes = get(k::segment_index_bytes);
+    s.min_insync_replicas = get(k::min_insync_replicas);
+    s.delete_retention_ms = get(k::delete_retention_ms).count();
+    s.min_compaction_lag_ms = get(k::min_compaction_lag_ms).count();
+    if (auto ratio = topic_value(broker, overrides, k::min_cleanable_dirty_ratio.name);
+        std::holds_alternative<double>(ratio)) {
+        s.min_cleanable_dirty_ratio = std::get<double>(ratio);
     }
-    s.compression_type = text_of("compression.type");
+    s.compression_type = get(k::compression_type);
     return s;
 }
 

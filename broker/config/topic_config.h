@@ -47,6 +47,17 @@ std::string validate_topic_override(std::string_view name, std::string_view text
 described_value describe_topic_key(const broker_config& broker, const property& p,
                                    const topic_overrides& overrides, bool include_synonyms);
 
+// Effective value of one topic key (the override, else the broker synonym, else the table
+// default), by name and typed: topic_value(broker, overrides, topic_keys::retention_ms) is a
+// std::chrono::milliseconds.
+value topic_value(const broker_config& broker, const topic_overrides& overrides,
+                  std::string_view name);
+template <class T>
+T topic_value(const broker_config& broker, const topic_overrides& overrides,
+              const topic_key<T>& key) {
+    return typed_value<T>(topic_value(broker, overrides, key.name));
+}
+
 // The effective typed settings.
 topic_settings resolve_topic(const broker_config& broker, const topic_overrides& overrides);
 

@@ -46,24 +46,30 @@ struct coordinator_service::leadership_feed {
 
 service_config service_config_from(const config::broker_config& broker) {
     service_config c;
-    c.partitions = static_cast<int32_t>(broker.get_int("offsets.topic.num.partitions"));
-    c.replication_factor = static_cast<int16_t>(broker.get_int("offsets.topic.replication.factor"));
-    c.segment_bytes = broker.get_int("offsets.topic.segment.bytes");
-    if (broker.get_string("metadata.store") == "etcd") {
-        c.replicas_wait_ms = broker.get_int("spool.offsets.topic.replicas.wait.ms");
+    c.partitions = broker.get(config::keys::offsets_topic_num_partitions);
+    c.replication_factor =
+        static_cast<int16_t>(broker.get(config::keys::offsets_topic_replication_factor));
+    c.segment_bytes = broker.get(config::keys::offsets_topic_segment_bytes);
+    if (broker.get(config::keys::metadata_store) == "etcd") {
+        c.replicas_wait_ms = broker.get(config::keys::spool_offsets_topic_replicas_wait_ms).count();
     }
     c.node_id = static_cast<int32_t>(broker.node_id());
-    c.commit_timeout_ms = static_cast<int32_t>(broker.get_int("offsets.commit.timeout.ms"));
-    c.min_insync = static_cast<int32_t>(broker.get_int("min.insync.replicas"));
+    c.commit_timeout_ms =
+        static_cast<int32_t>(broker.get(config::keys::offsets_commit_timeout_ms).count());
+    c.min_insync = broker.get(config::keys::min_insync_replicas);
     auto& g = c.coordinator;
-    g.offsets_retention_ms = broker.get_int("offsets.retention.minutes") * 60 * 1000;
-    g.retention_check_interval_ms = broker.get_int("offsets.retention.check.interval.ms");
-    g.max_metadata_bytes = static_cast<int32_t>(broker.get_int("offset.metadata.max.bytes"));
+    g.offsets_retention_ms =
+        std::chrono::milliseconds(broker.get(config::keys::offsets_retention_minutes)).count();
+    g.retention_check_interval_ms =
+        broker.get(config::keys::offsets_retention_check_interval_ms).count();
+    g.max_metadata_bytes = broker.get(config::keys::offset_metadata_max_bytes);
     g.initial_rebalance_delay_ms =
-        static_cast<int32_t>(broker.get_int("group.initial.rebalance.delay.ms"));
-    g.min_session_timeout_ms = static_cast<int32_t>(broker.get_int("group.min.session.timeout.ms"));
-    g.max_session_timeout_ms = static_cast<int32_t>(broker.get_int("group.max.session.timeout.ms"));
-    g.max_group_size = static_cast<int32_t>(broker.get_int("group.max.size"));
+        static_cast<int32_t>(broker.get(config::keys::group_initial_rebalance_delay_ms).count());
+    g.min_session_timeout_ms =
+        static_cast<int32_t>(broker.get(config::keys::group_min_session_timeout_ms).count());
+    g.max_session_timeout_ms =
+        static_cast<int32_t>(broker.get(config::keys::group_max_session_timeout_ms).count());
+    g.max_group_size = broker.get(config::keys::group_max_size);
     return c;
 }
 
@@ -178,8 +184,9 @@ metadata::new_topic offsets_topic_request(const service_config& config,
     t.partitions = config.partitions;
     const auto live = std::max(snap.eligible_broker_count(), int32_t{1});
     t.replication_factor = static_cast<int16_t>(std::min<int32_t>(config.replication_factor, live));
-    t.configs = {{"cleanup.policy", "compact"},
-                 {"segment.bytes", std::to_string(config.segment_bytes)}};
+    t.configs = {{std::string(config::topic_keys::cleanup_policy.name), "compact"},
+                 {std::string(config::topic_keys::segment_bytes.name),
+                  std::to_string(config.segment_bytes)}};
     return t;
 }
 

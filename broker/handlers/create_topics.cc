@@ -79,7 +79,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::create_topics_r
     // Kafka refuses the whole request, before looking at any topic, when it would create more
     // partitions than one request may (counting what each topic asks for, as Kafka does).
     int64_t requested = 0;
-    auto default_partitions = svc.config.get_int("num.partitions");
+    auto default_partitions = svc.config.get(config::keys::num_partitions);
     for (const auto& t : req.topics) {
         if (!t.assignments.empty()) {
             requested += static_cast<int64_t>(t.assignments.size());
@@ -135,12 +135,11 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::create_topics_r
                 nt.assignments.push_back(a.broker_ids);
             }
         } else {
-            nt.partitions = t.num_partitions == -1
-                                ? static_cast<int32_t>(svc.config.get_int("num.partitions"))
-                                : t.num_partitions;
+            nt.partitions = t.num_partitions == -1 ? svc.config.get(config::keys::num_partitions)
+                                                   : t.num_partitions;
             nt.replication_factor =
                 t.replication_factor == -1
-                    ? static_cast<int16_t>(svc.config.get_int("default.replication.factor"))
+                    ? static_cast<int16_t>(svc.config.get(config::keys::default_replication_factor))
                     : t.replication_factor;
         }
         bool bad_config = false;

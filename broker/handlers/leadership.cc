@@ -12,8 +12,8 @@ broker_address self_address(const services& svc) {
     a.node_id = svc.node_id;
     a.host = svc.endpoint.host;
     a.port = svc.endpoint.port;
-    if (auto rack = svc.config.get_string("broker.rack"); !rack.empty()) {
-        a.rack = std::move(rack);
+    if (auto rack = svc.config.get(config::keys::broker_rack)) {
+        a.rack = std::move(*rack);
     }
     return a;
 }

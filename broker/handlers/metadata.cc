@@ -66,7 +66,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_reques
         }
         co_return resp;
     }
-    bool may_create = svc.config.get_bool("auto.create.topics.enable") &&
+    bool may_create = svc.config.get(config::keys::auto_create_topics_enable) &&
                       (ctx.version() < 4 || req.allow_auto_topic_creation);
     if (!charge_items<response_topic>(ctx, req.topics->size(), 64)) {
         co_return resp;
@@ -102,9 +102,9 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_reques
         }
         metadata::new_topic nt;
         nt.name = name;
-        nt.partitions = static_cast<int32_t>(svc.config.get_int("num.partitions"));
+        nt.partitions = svc.config.get(config::keys::num_partitions);
         nt.replication_factor =
-            static_cast<int16_t>(svc.config.get_int("default.replication.factor"));
+            static_cast<int16_t>(svc.config.get(config::keys::default_replication_factor));
         auto created = co_await create_topic(svc, nt, false);
         if (created.topic || created.error == error_code::topic_already_exists) {
             // Kafka's AutoTopicCreationManager answers a topic it just asked to create (or that

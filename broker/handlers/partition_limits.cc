@@ -12,9 +12,9 @@ using protocol::error_code;
 
 partition_budget current_partition_budget(const config::broker_config& config) {
     partition_budget b;
-    b.max_per_request = config.get_int("spool.max.partitions.per.request");
-    b.max_per_broker = config.get_int("spool.max.partitions.per.broker");
-    b.fds_per_partition = config.get_int("spool.topic.fds.per.partition");
+    b.max_per_request = config.get(config::keys::spool_max_partitions_per_request);
+    b.max_per_broker = config.get(config::keys::spool_max_partitions_per_broker);
+    b.fds_per_partition = config.get(config::keys::spool_topic_fds_per_partition);
     b.fd_soft_limit = current_fd_limit().soft;
     b.open_fds = open_fd_count();
     return b;

@@ -190,7 +190,7 @@ boost::asio::awaitable<topic_op_result> delete_topic(services& svc, std::string 
     if (refuse_internal(name, "delete", out)) {
         co_return out;
     }
-    if (!svc.config.get_bool("delete.topic.enable")) {
+    if (!svc.config.get(config::keys::delete_topic_enable)) {
         out.error = error_code::topic_deletion_disabled;
         co_return out;
     }

@@ -22,11 +22,11 @@ using std::chrono::milliseconds;
 
 etcd_store_options etcd_store_options::from_config(const config::broker_config& c) {
     etcd_store_options o;
-    o.client.endpoints = c.get_list("etcd.endpoints");
-    o.client.request_timeout = milliseconds(c.get_int("etcd.request.timeout.ms"));
-    o.client.connect_timeout = milliseconds(c.get_int("etcd.connect.timeout.ms"));
-    o.prefix = c.get_string("etcd.prefix");
-    o.change_timeout = milliseconds(c.get_int("metadata.change.timeout.ms"));
+    o.client.endpoints = c.get(config::keys::etcd_endpoints);
+    o.client.request_timeout = c.get(config::keys::etcd_request_timeout_ms);
+    o.client.connect_timeout = c.get(config::keys::etcd_connect_timeout_ms);
+    o.prefix = c.get(config::keys::etcd_prefix);
+    o.change_timeout = c.get(config::keys::metadata_change_timeout_ms);
     return o;
 }
 
@@ -34,16 +34,16 @@ broker_session_options session_options_from_config(const config::broker_config& 
                                                    std::vector<broker_endpoint> endpoints) {
     broker_session_options o;
     o.self.node_id = static_cast<int32_t>(c.node_id());
-    if (auto rack = c.get_string("broker.rack"); !rack.empty()) {
-        o.self.rack = std::move(rack);
+    if (auto rack = c.get(config::keys::broker_rack)) {
+        o.self.rack = std::move(*rack);
     }
     o.self.endpoints = std::move(endpoints);
-    auto dirs = c.get_list("log.dirs");
+    auto dirs = c.get(config::keys::log_dirs);
     if (!dirs.empty()) {
         o.log_dir = dirs.front();
     }
-    o.session_timeout = milliseconds(c.get_int("broker.session.timeout.ms"));
-    o.heartbeat_interval = milliseconds(c.get_int("broker.heartbeat.interval.ms"));
+    o.session_timeout = c.get(config::keys::broker_session_timeout_ms);
+    o.heartbeat_interval = c.get(config::keys::broker_heartbeat_interval_ms);
     return o;
 }
 

@@ -65,8 +65,7 @@ storage::log_config partition_manager::log_config_of(
     const config::topic_overrides& overrides) const {
     auto c = to_log_config(config::resolve_topic(_config, overrides));
     // A broker setting in Kafka, not a topic one.
-    c.producer_id_expiration_ms =
-        std::chrono::milliseconds(_config.get_int("producer.id.expiration.ms"));
+    c.producer_id_expiration_ms = _config.get(config::keys::producer_id_expiration_ms);
     return c;
 }
 
@@ -176,7 +175,7 @@ std::unique_ptr<replication::partition> partition_manager::make_partition(
     size_t shard, std::unique_ptr<storage::partition_log> log) {
     replication::partition_options o;
     o.self = static_cast<int32_t>(_config.node_id());
-    o.replica_lag_time_max = std::chrono::milliseconds(_config.get_int("replica.lag.time.max.ms"));
+    o.replica_lag_time_max = _config.get(config::keys::replica_lag_time_max_ms);
     o.isr = _isr_writer;
     // Consumers read below the high watermark: a move is what their long polls wait for.
     o.high_watermark_moved = [this] { notify_data_arrived(); };
@@ -325,9 +324,8 @@ result<void> partition_manager::open_all(const cluster_state& state) {
     _checkpoints = std::make_unique<storage::checkpoint_writer>(
         _log_dir, [this] { return gather_checkpoints(); },
         storage::checkpoint_writer::intervals{
-            std::chrono::milliseconds(_config.get_int("log.flush.offset.checkpoint.interval.ms")),
-            std::chrono::milliseconds(
-                _config.get_int("log.flush.start.offset.checkpoint.interval.ms"))});
+            _config.get(config::keys::log_flush_offset_checkpoint_interval_ms),
+            _config.get(config::keys::log_flush_start_offset_checkpoint_interval_ms)});
     log::get("metadata")
         ->info("opened {} partitions in {} ({} start)", total, _log_dir.string(),
                _clean_start ? "clean" : "recovering");
@@ -589,6 +587,12 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
                                                          std::vector<topic_partition> tps,
                                                          std::optional<protocol::uuid> only_id) {
     auto& table = *self->_shards[*runtime::shard_pool::current_shard()];
+    struct pending_rename {
+        topic_partition tp;
+        fs::path dir;
+        fs::path doomed;
+    };
+    std::vector<pending_rename> renames;
     for (const auto& tp : tps) {
         auto it = table.partitions.find(tp);
         if (it == table.partitions.end()) {
@@ -608,20 +612,39 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
         // descriptors, so unlinking under them is safe.
         it->second->log().discard();
         table.partitions.erase(it);
-        // Renamed here (one metadata operation) so the name is free before DeleteTopics answers
-        // and a topic created under it gets a new directory; removed off the shard.
+        // Marked opening until renamed below, so that a namesake's ensure_topic waits
+        // (wait_opened) instead of opening these files meanwhile.
+        table.opening.insert(tp);
         fs::path doomed = dir;
         doomed += "." + protocol::uuid::random().to_string() + std::string(deleted_dir_suffix);
-        std::error_code ec;
-        fs::rename(dir, doomed, ec);
-        if (ec) {
-            log::get("metadata")
-                ->warn("cannot rename {} for deletion: {}", dir.string(), ec.message());
-            doomed = dir;
-        }
-        self->remove_in_background(std::move(doomed));
+        renames.push_back({tp, std::move(dir), std::move(doomed)});
     }
-    co_return;
+    if (renames.empty()) {
+        co_return;
+    }
+    // Renamed (one metadata operation each) before DeleteTopics answers, so the name is free
+    // and a topic created under it gets a new directory; off the shard, because a rename takes
+    // the log directory's lock, which the background threads' mkdir and rmdir of other
+    // partitions hold while they wait on the journal: on the shard it stalled every partition
+    // the shard serves (110-143 ms per rename in a CreateTopics/DeleteTopics loop).
+    std::function<int()> rename_all = [&renames] {
+        for (auto& r : renames) {
+            std::error_code ec;
+            fs::rename(r.dir, r.doomed, ec);
+            if (ec) {
+                log::get("metadata")
+                    ->warn("cannot rename {} for deletion: {}", r.dir.string(), ec.message());
+                r.doomed = r.dir;
+            }
+        }
+        return 0;
+    };
+    (void)co_await runtime::run_blocking<int>(self->_background->executor(), rename_all);
+    for (auto& r : renames) {
+        table.opening.erase(r.tp);
+        self->remove_in_background(std::move(r.doomed));
+    }
+    table.opening_done.notify();
 }
 
 asio::awaitable<void> partition_manager::remove_topic(std::string name, int32_t partitions,
@@ -747,11 +770,10 @@ std::shared_ptr<fetch_wakeups> partition_manager::fetch_wakeups_here(bool replic
 
 asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, size_t shard) {
     std::shared_ptr<housekeeping_control> control = self->_shards[shard]->housekeeping;
-    auto retention_every =
-        std::chrono::milliseconds(self->_config.get_int("log.retention.check.interval.ms"));
+    auto retention_every = self->_config.get(config::keys::log_retention_check_interval_ms);
     auto next_retention = std::chrono::steady_clock::now() + retention_every;
     // The cleaner has its own cadence (Kafka's log.cleaner.backoff.ms), not retention's.
-    auto clean_every = std::chrono::milliseconds(self->_config.get_int("log.cleaner.backoff.ms"));
+    auto clean_every = self->_config.get(config::keys::log_cleaner_backoff_ms);
     auto next_clean = std::chrono::steady_clock::now() + clean_every;
     asio::steady_timer timer(self->_pool.executor(shard));
     control->timer = &timer;

@@ -12,15 +12,14 @@ namespace asio = boost::asio;
 fetcher_options fetcher_options_from(const config::broker_config& config) {
     fetcher_options o;
     o.self = static_cast<int32_t>(config.node_id());
-    o.max_wait = std::chrono::milliseconds(config.get_int("replica.fetch.wait.max.ms"));
-    o.min_bytes = static_cast<int32_t>(config.get_int("replica.fetch.min.bytes"));
-    o.partition_max_bytes = static_cast<int32_t>(config.get_int("replica.fetch.max.bytes"));
-    o.response_max_bytes = static_cast<int32_t>(config.get_int("replica.fetch.response.max.bytes"));
-    o.backoff = std::chrono::milliseconds(config.get_int("replica.fetch.backoff.ms"));
-    o.socket_timeout = std::chrono::milliseconds(config.get_int("replica.socket.timeout.ms"));
-    o.connect_timeout =
-        std::chrono::milliseconds(config.get_int("socket.connection.setup.timeout.ms"));
-    o.max_batch_bytes = static_cast<int32_t>(config.get_int("message.max.bytes"));
+    o.max_wait = config.get(config::keys::replica_fetch_wait_max_ms);
+    o.min_bytes = config.get(config::keys::replica_fetch_min_bytes);
+    o.partition_max_bytes = config.get(config::keys::replica_fetch_max_bytes);
+    o.response_max_bytes = config.get(config::keys::replica_fetch_response_max_bytes);
+    o.backoff = config.get(config::keys::replica_fetch_backoff_ms);
+    o.socket_timeout = config.get(config::keys::replica_socket_timeout_ms);
+    o.connect_timeout = config.get(config::keys::socket_connection_setup_timeout_ms);
+    o.max_batch_bytes = config.get(config::keys::message_max_bytes);
     return o;
 }
 

@@ -118,8 +118,8 @@ std::string in_process_broker::open(const std::vector<std::string>& overrides) {
     }
     _store = std::move(store).value();
     // The same wiring as broker/app's composition root, minus sockets, HTTP and metrics.
-    _pool =
-        std::make_unique<runtime::shard_pool>(static_cast<size_t>(_config->get_int("spool.cores")));
+    _pool = std::make_unique<runtime::shard_pool>(
+        static_cast<size_t>(_config->get(broker::config::keys::spool_cores)));
     _store->attach(*_pool);
     _pool->start();
     _partitions = std::make_unique<broker::metadata::partition_manager>(*_pool, *_config, _dir);
@@ -129,7 +129,8 @@ std::string in_process_broker::open(const std::vector<std::string>& overrides) {
     _logs_open = true;
     _producer_ids = std::make_unique<broker::handlers::producer_id_allocator>(*_store, *_pool);
     _fetch_sessions = std::make_unique<broker::handlers::fetch_session_cache>(
-        static_cast<size_t>(_config->get_int("max.incremental.fetch.session.cache.slots")),
+        static_cast<size_t>(
+            _config->get(broker::config::keys::max_incremental_fetch_session_cache_slots)),
         _pool->shard_count());
     _services = std::make_unique<broker::handlers::services>(
         broker::handlers::services{*_config,
@@ -259,8 +260,8 @@ size_t in_process_broker::stop() {
     if (_partitions) {
         _partitions->begin_stop();  // long polls answer at once
     }
-    auto grace =
-        std::chrono::milliseconds(_config ? _config->get_int("spool.shutdown.timeout.ms") : 1000);
+    auto grace = _config ? _config->get(broker::config::keys::spool_shutdown_timeout_ms)
+                         : std::chrono::milliseconds(1000);
     for (auto& s : _unfinished) {
         wait_for(*s, grace, [&] { return s->done; });
     }

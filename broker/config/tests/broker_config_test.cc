@@ -1,5 +1,7 @@
 #include "broker/config/broker_config.h"
 
+#include "broker/config/tests/must_load.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -7,14 +9,6 @@
 
 namespace spool::broker::config {
 namespace {
-
-std::unique_ptr<broker_config> must_load(std::string_view yaml,
-                                         const std::vector<std::string>& overrides = {}) {
-    std::string error;
-    auto cfg = broker_config::from_yaml_text(yaml, overrides, &error);
-    EXPECT_NE(cfg, nullptr) << error;
-    return cfg;
-}
 
 TEST(broker_config, test_defaults_when_nothing_given) {
     auto cfg = must_load("");

@@ -1,16 +1,11 @@
 #include "broker/config/topic_config.h"
 
+#include "broker/config/tests/must_load.h"
+
 #include <gtest/gtest.h>
 
 namespace spool::broker::config {
 namespace {
-
-std::unique_ptr<broker_config> must_load(std::string_view yaml) {
-    std::string error;
-    auto cfg = broker_config::from_yaml_text(yaml, {}, &error);
-    EXPECT_NE(cfg, nullptr) << error;
-    return cfg;
-}
 
 TEST(topic_config, test_defaults_come_from_broker_keys) {
     auto cfg = must_load("message.max.bytes: 2000000\nlog.segment.bytes: 1048576\n");

@@ -169,6 +169,34 @@ TEST_F(partition_manager_test, test_removed_topic_loses_its_directories) {
     }
 }
 
+TEST_F(partition_manager_test, test_namesake_created_while_a_removal_renames_starts_empty) {
+    // The removal renames the directory off the shard; a topic of the same name ensured
+    // meanwhile (from the other shard) must wait for it and never open the old files.
+    pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
+    ASSERT_TRUE(pm->open_all(cluster_state{}));
+    topic_partition tp{"again", model::partition_id(0)};
+    for (int round = 0; round < 100; ++round) {
+        topic_metadata t{"again", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}};
+        ASSERT_FALSE(asio::co_spawn(pool->context(0), pm->ensure_topic(t), asio::use_future).get());
+        ASSERT_EQ(run(tp, append_one(pm.get(), tp, "old")), 0) << round;
+        auto removed = asio::co_spawn(pool->context(pm->shard_of(tp)), pm->remove_topic("again", 1),
+                                      asio::use_future);
+        topic_metadata fresh{"again", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}};
+        auto created = asio::co_spawn(pool->context(1 - pm->shard_of(tp)), pm->ensure_topic(fresh),
+                                      asio::use_future);
+        removed.get();
+        ASSERT_FALSE(created.get());
+        // Either the create came first (and the removal took its log) or it came after the
+        // rename: it never sees the old record.
+        int64_t end = run(tp, end_offset(pm.get(), tp));
+        EXPECT_TRUE(end == 0 || end == -100) << round << ": " << end;
+        if (end == 0) {
+            asio::co_spawn(pool->context(0), pm->remove_topic("again", 1), asio::use_future).get();
+        }
+    }
+    pm->close_all();
+}
+
 asio::awaitable<int64_t> append_keyed(partition_manager* pm, topic_partition tp, std::string key,
                                       int count) {
     auto* plog = pm->local(tp);
