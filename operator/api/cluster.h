@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,26 @@ struct cluster_spec {
     pod_address_listener_spec pod_address_listener;
 };
 
+// status.scaleDown.brokers[]: a broker the operator drains before the StatefulSet drops it.
+struct draining_broker {
+    int32_t id = 0;
+    std::string phase;  // Draining | Drained
+    int32_t partitions_left = 0;
+
+    bool operator==(const draining_broker&) const = default;
+};
+
+// status.rebalance: the last rebalance asked for with the spool.dev/rebalance annotation.
+struct rebalance_status {
+    std::string token;  // the annotation's value it ran for
+    std::string phase;  // Moving | Done | Failed
+    int32_t moved = 0;  // partitions whose reassignment completed
+    int32_t total = 0;  // partitions reassigned
+    std::string message;
+
+    bool operator==(const rebalance_status&) const = default;
+};
+
 struct cluster_status {
     int64_t observed_generation = 0;
     int32_t replicas = 0;
@@ -61,6 +82,8 @@ struct cluster_status {
     std::string bootstrap;
     std::string config_hash;
     std::vector<std::string> restart_pending;
+    std::vector<draining_broker> scale_down;
+    std::optional<rebalance_status> rebalance;
     std::vector<condition> conditions;
 
     bool operator==(const cluster_status&) const = default;

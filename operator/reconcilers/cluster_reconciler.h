@@ -5,13 +5,23 @@
 // with backoff). Status is computed last from what the steps saw and written only when it
 // differs from the stored one.
 //
-//   validate -> config_map -> services -> scale_down -> statefulset -> pdb -> rolling_restart
-//   -> (status)
+//   validate -> config_map -> services -> drain -> statefulset -> pdb -> rolling_restart
+//   -> rebalance -> (status)
 //
-// scale_down: when spec.replicas shrinks, the StatefulSet shrinks only as far as no removed
-// broker leads or hosts a partition replica (Metadata through the admin client); otherwise it is
-// held with Progressing=False/ScaleDownBlocked naming the partitions, a Warning Event, and a
-// requeue with backoff. The spool.dev/skip-scale-down-check=true annotation skips the check.
+// drain (drain_step.cc): when spec.replicas shrinks, the brokers to remove are drained through
+// the broker's decommission API (all of them at once, so no replica moves twice: onto a broker
+// that is itself removed next) and the StatefulSet shrinks one ordinal at a time, highest first,
+// each once its broker says drained and Metadata shows nothing on it; progress is in
+// status.scaleDown and Progressing=True/DrainingBrokers. A broker that cannot be drained (some
+// partition has nowhere else to go) holds the scale-down with Progressing=False/ScaleDownBlocked,
+// a Warning Event and a requeue with backoff; so does Metadata that cannot be read. Scaling back
+// up cancels the decommissions. spool.dev/skip-scale-down-check=true skips draining and checks.
+//
+// rebalance (rebalance_step.cc): a new value of the spool.dev/rebalance annotation spreads every
+// topic's replicas and preferred leaders over the Cluster's brokers (rebalance_plan.h) with
+// AlterPartitionReassignments, follows it with ListPartitionReassignments and ends with a
+// preferred ElectLeaders; progress in status.rebalance, Progressing=True/Rebalancing. A token
+// that reached Done or Failed is not run again.
 //
 // Threading: reconcile() is called by one controller worker at a time; the reconciler itself
 // holds no per-object state (everything is re-read from the API server each pass).
@@ -52,6 +62,8 @@ public:
 
     // Checks for a rolling restart come back this often while pods are outdated.
     static constexpr std::chrono::seconds restart_poll{5};
+    // Drain and rebalance progress is polled this often.
+    static constexpr std::chrono::seconds drain_poll{3};
 
 private:
     struct context;
@@ -72,11 +84,17 @@ private:
     step_outcome validate(context& ctx);
     step_outcome apply_config_map(context& ctx);
     step_outcome apply_services(context& ctx);
-    step_outcome guard_scale_down(context& ctx);
+    step_outcome drain_before_shrink(context& ctx);
     step_outcome apply_statefulset(context& ctx);
     step_outcome apply_pdb(context& ctx);
     step_outcome rolling_restart(context& ctx);
+    step_outcome rebalance(context& ctx);
     reconcile_result sync_status(context& ctx, const step_outcome& outcome);
+
+    // The address of a ready broker with an ordinal below `below` (one that stays) for the HTTP
+    // admin API: its pod IP, else broker 0's DNS name.
+    std::string admin_host(context& ctx, int32_t below);
+    step_outcome cancel_decommissions(context& ctx, int32_t from, int32_t to);
 
     step_outcome apply(context& ctx, const kube::resource_kind& kind, const json& manifest,
                        json* applied = nullptr);
@@ -96,6 +114,8 @@ private:
 // Annotation on a Cluster that lets a scale-down proceed without the partition check (brokers
 // gone for good, data not needed).
 inline constexpr const char* skip_scale_down_check_annotation = "spool.dev/skip-scale-down-check";
+// Annotation on a Cluster asking for a rebalance; each new value asks again.
+inline constexpr const char* rebalance_annotation = "spool.dev/rebalance";
 
 // Splits "namespace/name".
 std::pair<std::string, std::string> split_key(const std::string& key);

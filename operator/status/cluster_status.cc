@@ -16,6 +16,12 @@ api::cluster_status compute_cluster_status(const cluster_observation& seen, std:
     s.bootstrap = builders::bootstrap_address(c);
     s.config_hash = builders::config_hash(c);
     s.restart_pending = seen.restart_pending;
+    if (seen.scale_down) {
+        s.scale_down = *seen.scale_down;
+    }
+    if (seen.rebalance) {
+        s.rebalance = *seen.rebalance;
+    }
 
     bool sts_current = false;
     if (seen.statefulset) {

@@ -40,6 +40,8 @@ inline constexpr reason api_error{"ApiError", true};
 inline constexpr reason forbidden{"Forbidden", true};
 inline constexpr reason brokers_unreachable{"BrokersUnreachable", true};
 inline constexpr reason scale_down_blocked{"ScaleDownBlocked", true};
+inline constexpr reason draining_brokers{"DrainingBrokers", true};
+inline constexpr reason rebalancing{"Rebalancing", true};
 // Topic
 inline constexpr reason topic_ready{"TopicReady", false};
 inline constexpr reason cluster_not_found{"ClusterNotFound", true};
