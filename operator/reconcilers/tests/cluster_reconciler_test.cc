@@ -17,18 +17,9 @@ namespace {
 
 using kube::testing::fake_client;
 
+using testing::cluster_object;
 using testing::fixed_admins;
 using testing::fixed_health;
-
-json cluster_object(int replicas) {
-    return obj(
-        {{"apiVersion", str("spool.dev/v1alpha1")},
-         {"kind", str("Cluster")},
-         {"metadata", obj({{"name", str("demo")}, {"namespace", str("ns")}})},
-         {"spec", obj({{"replicas", num(replicas)},
-                       {"metadataStore",
-                        obj({{"etcd", obj({{"endpoints", arr({str("http://etcd:2379")})}})}})}})}});
-}
 
 struct reconciler_test : ::testing::Test {
     fake_client api;

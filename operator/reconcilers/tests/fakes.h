@@ -11,7 +11,9 @@
 // Metadata, `ongoing` for ListPartitionReassignments (AlterPartitionReassignments appends its
 // moves there and to `submitted`; the test clears `ongoing` to finish them), and a count of
 // ElectLeaders calls. `refuse_reassignment` makes AlterPartitionReassignments fail.
+// cluster_object: a Cluster to put into the fake API server.
 
+#include "operator/api/json.h"
 #include "operator/reconcilers/admin_client.h"
 #include "operator/reconcilers/broker_health.h"
 
@@ -23,6 +25,17 @@
 #include <vector>
 
 namespace spool::op::reconcilers::testing {
+
+// The Cluster "demo" in namespace "ns" with `replicas` brokers on an external etcd.
+inline json cluster_object(int replicas) {
+    return obj(
+        {{"apiVersion", str("spool.dev/v1alpha1")},
+         {"kind", str("Cluster")},
+         {"metadata", obj({{"name", str("demo")}, {"namespace", str("ns")}})},
+         {"spec", obj({{"replicas", num(replicas)},
+                       {"metadataStore",
+                        obj({{"etcd", obj({{"endpoints", arr({str("http://etcd:2379")})}})}})}})}});
+}
 
 class fixed_health : public broker_health {
 public:

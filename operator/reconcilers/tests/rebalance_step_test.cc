@@ -13,6 +13,7 @@ namespace spool::op::reconcilers {
 namespace {
 
 using kube::testing::fake_client;
+using testing::cluster_object;
 using testing::fixed_admins;
 using testing::fixed_health;
 
@@ -26,15 +27,7 @@ struct rebalance_test : ::testing::Test {
     // A Cluster of 5 whose StatefulSet reports `ready` ready pods; `orders` and the offsets
     // topic on brokers 0..2 only (as after a scale-up).
     void start(int ready = 5) {
-        (void)api.put(
-            kube::kinds::cluster,
-            obj({{"apiVersion", str("spool.dev/v1alpha1")},
-                 {"kind", str("Cluster")},
-                 {"metadata", obj({{"name", str("demo")}, {"namespace", str("ns")}})},
-                 {"spec", obj({{"replicas", num(5)},
-                               {"metadataStore",
-                                obj({{"etcd", obj({{"endpoints",
-                                                    arr({str("http://etcd:2379")})}})}})}})}}));
+        (void)api.put(kube::kinds::cluster, cluster_object(5));
         (void)reconciler.reconcile("ns/demo");
         set_ready(ready);
         admins.placement.brokers = {0, 1, 2, 3, 4};
