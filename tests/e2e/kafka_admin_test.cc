@@ -97,6 +97,46 @@ TEST(kafka_admin, test_placement_names_the_leader_and_replicas_of_every_partitio
     ASSERT_TRUE(admin->delete_topic(name));
 }
 
+// The rebalance's three APIs on the wire (AlterPartitionReassignments, ListPartitionReassignments,
+// ElectLeaders). One broker: the only valid target is the replicas it has (a move that completes
+// at once), a broker that does not exist is refused with Kafka's error name, and every partition
+// already has its preferred leader (ELECTION_NOT_NEEDED, no failure).
+TEST(kafka_admin, test_reassignments_and_preferred_elections_on_a_real_broker) {
+    auto admin = connect();
+    ASSERT_NE(admin, nullptr);
+    std::string name = unique("moved");
+    ASSERT_TRUE(admin->create_topic(name, 2, 1, {}));
+    ASSERT_TRUE(eventually([&] { return kcat_partitions(name) == 2; }));
+
+    auto same = admin->alter_reassignments({{name, 0, {1}}, {name, 1, {1}}});
+    EXPECT_TRUE(same) << same.error().message;
+    std::vector<op::reconcilers::partition_move> ongoing;
+    EXPECT_TRUE(eventually([&] {
+        auto listed = admin->list_reassignments();
+        if (!listed) {
+            return false;
+        }
+        ongoing.clear();
+        for (const auto& m : listed.value())
+            if (m.topic == name)
+                ongoing.push_back(m);
+        return ongoing.empty();
+    })) << ongoing.size()
+        << " reassignments of " << name << " still listed";
+
+    auto refused = admin->alter_reassignments({{name, 0, {1, 4242}}});
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("INVALID_REPLICA_ASSIGNMENT"), std::string::npos)
+        << refused.error().message;
+    EXPECT_NE(refused.error().message.find(name + "-0"), std::string::npos)
+        << refused.error().message;
+
+    auto elected = admin->elect_preferred_leaders();
+    ASSERT_TRUE(elected) << elected.error().message;
+    EXPECT_TRUE(elected.value().empty()) << elected.value().front();
+    ASSERT_TRUE(admin->delete_topic(name));
+}
+
 TEST(kafka_admin, test_invalid_config_is_a_terminal_error_with_kafkas_name) {
     auto admin = connect();
     ASSERT_NE(admin, nullptr);
