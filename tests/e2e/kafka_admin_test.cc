@@ -5,6 +5,7 @@
 
 #include "operator/reconcilers/kafka_admin.h"
 
+#include "operator/reconcilers/broker_health.h"
 #include "tests/e2e/harness.h"
 
 #include <gtest/gtest.h>
@@ -134,6 +135,46 @@ TEST(kafka_admin, test_reassignments_and_preferred_elections_on_a_real_broker) {
     auto elected = admin->elect_preferred_leaders();
     ASSERT_TRUE(elected) << elected.error().message;
     EXPECT_TRUE(elected.value().empty()) << elected.value().front();
+    ASSERT_TRUE(admin->delete_topic(name));
+}
+
+// The drain step's HTTP client against the broker's real admin API. One broker: a broker that
+// hosts a replica has nowhere to move it (409, the broker's reason kept), a broker not being
+// decommissioned reads as "none" and cancelling it is no error, an unknown id is 404.
+TEST(broker_admin_http, test_decommission_answers_of_a_real_broker) {
+    std::string address = broker_http_address();
+    if (address.empty()) {
+        GTEST_SKIP()
+            << "the broker under test has no Spool admin API (SPOOL_E2E_BROKER_TARGET=kafka)";
+    }
+    auto colon = address.rfind(':');
+    std::string host = address.substr(0, colon);
+    int port = std::stoi(address.substr(colon + 1));
+    auto admin = connect();
+    ASSERT_NE(admin, nullptr);
+    std::string name = unique("pinned");
+    ASSERT_TRUE(admin->create_topic(name, 1, 1, {}));
+    ASSERT_TRUE(eventually([&] { return kcat_partitions(name) == 1; }));
+
+    auto http = op::reconcilers::make_http_broker_health();
+    auto status = http->decommission_status(host, port, 1);
+    ASSERT_TRUE(status) << status.error().message;
+    EXPECT_EQ(status.value().phase, op::reconcilers::drain_progress::state::none);
+
+    auto started = http->start_decommission(host, port, 1);
+    ASSERT_FALSE(started);
+    EXPECT_TRUE(started.error().is_conflict()) << started.error().message;
+    EXPECT_FALSE(started.error().transient);
+    EXPECT_NE(started.error().message.find("cannot decommission broker 1"), std::string::npos)
+        << started.error().message;
+
+    auto cancelled = http->cancel_decommission(host, port, 1);
+    ASSERT_TRUE(cancelled) << cancelled.error().message;
+    EXPECT_EQ(cancelled.value().phase, op::reconcilers::drain_progress::state::none);
+
+    auto unknown = http->decommission_status(host, port, 4242);
+    ASSERT_FALSE(unknown);
+    EXPECT_TRUE(unknown.error().is_not_found()) << unknown.error().message;
     ASSERT_TRUE(admin->delete_topic(name));
 }
 

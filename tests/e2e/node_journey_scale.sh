@@ -98,7 +98,7 @@ journey_scale() {
     grep -E '^ +partition [0-9]+, ' "$work/scale-md" >"$work/scale-orders"
     local line replicas on3=0 on4=0
     while read -r line; do
-        replicas=$(sed -E 's/.*replicas: ([0-9,]+).*/\1/' <<<"$line")
+        replicas=$(sed -E 's/.*replicas: ([0-9]+(,[0-9]+)*).*/\1/' <<<"$line")
         [ "$(tr ',' '\n' <<<"$replicas" | sort -u | wc -l)" = 3 ] || fail "not 3 distinct replicas: $line"
         [[ ",$replicas," == *,3,* ]] && on3=$((on3 + 1))
         [[ ",$replicas," == *,4,* ]] && on4=$((on4 + 1))
@@ -140,8 +140,8 @@ journey_scale() {
     grep -E '^ +partition [0-9]+, ' "$work/scale-md" >"$work/scale-all"
     local isrs
     while read -r line; do
-        replicas=$(sed -E 's/.*replicas: ([0-9,]+).*/\1/' <<<"$line")
-        isrs=$(sed -E 's/.*isrs: ([0-9,]+).*/\1/' <<<"$line")
+        replicas=$(sed -E 's/.*replicas: ([0-9]+(,[0-9]+)*).*/\1/' <<<"$line")
+        isrs=$(sed -E 's/.*isrs: ([0-9]+(,[0-9]+)*).*/\1/' <<<"$line")
         [ "$(tr ',' '\n' <<<"$replicas" | sort -u | paste -sd, -)" = 0,1,2 ] ||
             fail "not on brokers 0,1,2: $line"
         [ "$(tr ',' '\n' <<<"$isrs" | sort -u | paste -sd, -)" = 0,1,2 ] ||
