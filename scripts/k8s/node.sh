@@ -258,19 +258,24 @@ remove_containers() {
 }
 
 # An archive's name carries the hash of its inputs (images.sh), so one imported into the
-# persistent root before - and still listed there - is not read again.
+# persistent root before - and still listed there under the same digest - is not read again.
+# The digest matters: the root is shared by every build tree on the machine, and another tree's
+# import retags localhost/spool-operator:e2e to its own binary while this tree's stamp stays.
 import_images() {
-    local tar stamps="$CONTAINERD_ROOT.imported"
+    local tar stamp stamps="$CONTAINERD_ROOT.imported"
     [ -d "$CONTAINERD_ROOT" ] || rm -rf "$stamps"
     mkdir -p "$stamps"
     for tar in "$@"; do
-        if [ -f "$stamps/$(basename "$tar")" ] &&
-            ctr_ images ls -q | grep -qxF "$(cat "$stamps/$(basename "$tar")")"; then
+        stamp="$stamps/$(basename "$tar")"
+        if [ -f "$stamp" ] && ctr_ images ls | awk -v ref="$(cut -d' ' -f1 "$stamp")" \
+            -v digest="$(cut -s -d' ' -f2 "$stamp")" \
+            'digest != "" && $1 == ref && $3 == digest { found = 1 } END { exit !found }'; then
             continue
         fi
         ctr_ images import "$tar" >"$DIR/import.out" 2>&1 || die "ctr images import $tar failed: $(cat "$DIR/import.out")"
         # ctr prints "unpacking NAME (sha256:...)...done" per image in the archive.
-        sed -n 's/^unpacking \([^ ]*\) .*/\1/p' "$DIR/import.out" | head -1 >"$stamps/$(basename "$tar")"
+        sed -n 's/^unpacking \([^ ]*\) (\(sha256:[0-9a-f]*\)).*/\1 \2/p' "$DIR/import.out" |
+            head -1 >"$stamp"
     done
 }
 
