@@ -11,7 +11,8 @@
 // drain (drain_step.cc): when spec.replicas shrinks, the brokers to remove are drained through
 // the broker's decommission API (all of them at once, so no replica moves twice: onto a broker
 // that is itself removed next) and the StatefulSet shrinks one ordinal at a time, highest first,
-// each once its broker says drained and Metadata shows nothing on it; progress is in
+// each once its broker says drained, Metadata shows nothing on it and the pod removed before it
+// is gone; progress is in
 // status.scaleDown and Progressing=True/DrainingBrokers. A broker that cannot be drained (some
 // partition has nowhere else to go) holds the scale-down with Progressing=False/ScaleDownBlocked,
 // a Warning Event and a requeue with backoff; so does Metadata that cannot be read. Scaling back
@@ -95,6 +96,8 @@ private:
     // admin API: its pod IP, else broker 0's DNS name.
     std::string admin_host(context& ctx, int32_t below);
     step_outcome cancel_decommissions(context& ctx, int32_t from, int32_t to);
+    // Whether a broker pod with this ordinal or a higher one still exists (terminating).
+    bool pod_left_above(context& ctx, int32_t ordinal);
 
     step_outcome apply(context& ctx, const kube::resource_kind& kind, const json& manifest,
                        json* applied = nullptr);

@@ -53,6 +53,21 @@ std::string cluster_reconciler::admin_host(context& ctx, int32_t below) {
     return builders::pod_dns_name(c, 0);
 }
 
+bool cluster_reconciler::pod_left_above(context& ctx, int32_t ordinal) {
+    const auto& c = ctx.cluster;
+    auto pods = _api.list(kube::kinds::pod, c.meta.namespace_, {builders::selector_string(c), ""});
+    if (!pods) {
+        return true;  // cannot tell: wait
+    }
+    std::string sts = builders::statefulset_name(c);
+    for (const auto& pod : pods.value().items) {
+        if (ordinal_of(api::parse_meta(pod).name, sts) >= ordinal) {
+            return true;
+        }
+    }
+    return false;
+}
+
 // DELETE /v1/brokers/{id}/decommission for ids [from, to): brokers that stay (a scale-up while
 // draining) or come back (a scale-up after a scale-down left their marks in the metadata store,
 // where placement would keep skipping them).
@@ -180,8 +195,12 @@ cluster_reconciler::step_outcome cluster_reconciler::drain_before_shrink(context
         }
     }
     ctx.scale_down = seen;
-    // One ordinal at a time, as the StatefulSet removes them, each once its broker is empty.
+    // One ordinal at a time, as the StatefulSet removes them, each once its broker is empty and
+    // the pod dropped before it is gone (so a broker leaves the cluster before the next one).
     int32_t next = std::max(keep, current - 1);
+    if (next < current && pod_left_above(ctx, current)) {
+        next = current;
+    }
     std::string detail;
     for (const auto& b : seen) {
         detail += fmt::format("{}broker {}: {}", detail.empty() ? "" : "; ", b.id,

@@ -115,8 +115,22 @@ TEST_F(drain_test, shrinks_one_ordinal_at_a_time_each_once_its_broker_is_drained
     EXPECT_NE(get_string(progressing(), "reason"), "DrainingBrokers");
 }
 
-TEST_F(drain_test, brokers_drained_together_still_leave_one_ordinal_per_pass) {
+// A broker pod as the StatefulSet controller would make it (the fake runs no controllers).
+json broker_pod(int ordinal) {
+    return obj(
+        {{"apiVersion", str("v1")},
+         {"kind", str("Pod")},
+         {"metadata", obj({{"name", str("demo-" + std::to_string(ordinal))},
+                           {"namespace", str("ns")},
+                           {"labels", obj({{"app.kubernetes.io/name", str("spool")},
+                                           {"app.kubernetes.io/instance", str("demo")},
+                                           {"app.kubernetes.io/component", str("broker")}})}})}});
+}
+
+TEST_F(drain_test, brokers_drained_together_still_leave_one_at_a_time) {
     start_at(5);
+    for (int i = 0; i < 5; ++i)
+        (void)api.put(kube::kinds::pod, broker_pod(i));
     set_replicas(3);
     (void)reconciler.reconcile("ns/demo");
     health.drain(4);
@@ -124,6 +138,10 @@ TEST_F(drain_test, brokers_drained_together_still_leave_one_ordinal_per_pass) {
     admins.placement = spread_over(3);
     (void)reconciler.reconcile("ns/demo");
     EXPECT_EQ(sts_replicas(), 4);
+    // demo-4 is still terminating: broker 3 waits for it to leave.
+    (void)reconciler.reconcile("ns/demo");
+    EXPECT_EQ(sts_replicas(), 4);
+    ASSERT_TRUE(api.erase(kube::kinds::pod, "ns", "demo-4"));
     (void)reconciler.reconcile("ns/demo");
     EXPECT_EQ(sts_replicas(), 3);
 }
