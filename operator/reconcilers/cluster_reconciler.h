@@ -95,7 +95,7 @@ private:
     // The address of a ready broker with an ordinal below `below` (one that stays) for the HTTP
     // admin API: its pod IP, else broker 0's DNS name.
     std::string admin_host(context& ctx, int32_t below);
-    step_outcome cancel_decommissions(context& ctx, int32_t from, int32_t to);
+    std::vector<int32_t> cancel_decommissions(context& ctx, int32_t from, int32_t to);
     // Whether a broker pod with this ordinal or a higher one still exists (terminating).
     bool pod_left_above(context& ctx, int32_t ordinal);
 

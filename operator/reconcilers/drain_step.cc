@@ -70,24 +70,27 @@ bool cluster_reconciler::pod_left_above(context& ctx, int32_t ordinal) {
 
 // DELETE /v1/brokers/{id}/decommission for ids [from, to): brokers that stay (a scale-up while
 // draining) or come back (a scale-up after a scale-down left their marks in the metadata store,
-// where placement would keep skipping them).
-cluster_reconciler::step_outcome cluster_reconciler::cancel_decommissions(context& ctx,
-                                                                          int32_t from,
-                                                                          int32_t to) {
+// where placement would keep skipping them). Best effort: a scale-up must not wait for the admin
+// API; a failure is a Warning Event, and the ids that failed are returned.
+std::vector<int32_t> cluster_reconciler::cancel_decommissions(context& ctx, int32_t from,
+                                                              int32_t to) {
     const auto& c = ctx.cluster;
     std::string host;
+    std::vector<int32_t> failed;
     for (int32_t id = from; id < to; ++id) {
         if (host.empty()) {
             host = admin_host(ctx, std::min(from, c.spec.replicas));
         }
         auto r = _health.cancel_decommission(host, c.spec.http_port, id);
         if (!r) {
-            return {step_outcome::kind::requeue, drain_poll, status::reasons::brokers_unreachable,
-                    fmt::format("cancel the decommission of broker {}: {}", id, r.error().message),
-                    std::nullopt};
+            failed.push_back(id);
+            _events.warning(kube::kinds::cluster, c.meta, "DecommissionNotCancelled",
+                            fmt::format("broker {} stays, but its decommission could not be "
+                                        "cancelled: {}",
+                                        id, r.error().message));
         }
     }
-    return {};
+    return failed;
 }
 
 cluster_reconciler::step_outcome cluster_reconciler::drain_before_shrink(context& ctx) {
@@ -106,23 +109,19 @@ cluster_reconciler::step_outcome cluster_reconciler::drain_before_shrink(context
     const json* spec = find(existing.value(), "spec");
     auto current = static_cast<int32_t>(spec ? get_int(*spec, "replicas") : 0);
     const int32_t desired = c.spec.replicas;
-    // Scaled back up while draining: the brokers that stay are drained no more.
+    // Scaled back up while draining: the brokers that stay are drained no more (one whose
+    // cancel failed stays listed, and is tried again next pass).
+    std::vector<api::draining_broker> still_marked;
     for (const auto& b : c.status.scale_down) {
-        if (b.id < desired) {
-            auto out = cancel_decommissions(ctx, b.id, b.id + 1);
-            if (out.what != step_outcome::kind::next) {
-                return out;
-            }
+        if (b.id < desired && !cancel_decommissions(ctx, b.id, b.id + 1).empty()) {
+            still_marked.push_back(b);
         }
     }
     if (current < desired) {
-        auto out = cancel_decommissions(ctx, current, desired);
-        if (out.what != step_outcome::kind::next) {
-            return out;
-        }
+        (void)cancel_decommissions(ctx, current, desired);
     }
     if (current <= desired) {
-        ctx.scale_down = std::vector<api::draining_broker>{};
+        ctx.scale_down = still_marked;
         return {};
     }
     auto skip = c.meta.annotations.find(skip_scale_down_check_annotation);

@@ -209,6 +209,36 @@ TEST_F(drain_test, a_scale_up_clears_the_marks_an_earlier_scale_down_left) {
     EXPECT_EQ(sts_replicas(), 5);
 }
 
+TEST_F(drain_test, a_scale_up_does_not_wait_for_an_unreachable_admin_api) {
+    start_at(3);
+    health.unreachable = true;
+    set_replicas(5);
+    (void)reconciler.reconcile("ns/demo");
+    EXPECT_EQ(sts_replicas(), 5);
+    EXPECT_TRUE(called("DELETE 3"));
+    auto events = api.list(kube::kinds::event, "ns", {});
+    ASSERT_TRUE(events);
+    bool warned = false;
+    for (const auto& e : events.value().items)
+        warned = warned || get_string(e, "reason") == "DecommissionNotCancelled";
+    EXPECT_TRUE(warned);
+}
+
+TEST_F(drain_test, a_cancel_that_failed_is_tried_again) {
+    start_at(5);
+    set_replicas(3);
+    (void)reconciler.reconcile("ns/demo");
+    set_replicas(5);
+    health.unreachable = true;
+    (void)reconciler.reconcile("ns/demo");
+    EXPECT_NE(scale_down_brokers().find("\"id\":4"), std::string::npos);
+    health.unreachable = false;
+    health.calls.clear();
+    (void)reconciler.reconcile("ns/demo");
+    EXPECT_TRUE(called("DELETE 4"));
+    EXPECT_EQ(scale_down_brokers(), "");
+}
+
 TEST_F(drain_test, removed_brokers_that_host_nothing_go_at_once_without_a_drain) {
     start_at(5);
     admins.placement = spread_over(3);

@@ -5,7 +5,7 @@
 // fixed_health: the HTTP admin API. restart-safe answers `safe`; the decommission endpoints keep
 // one drain_progress per broker id in `drains` (the test moves it along), answer 409 for ids in
 // `undrainable`, 404 for ids neither in `drains` nor `known`, and record every call as
-// "POST 4" / "GET 4" / "DELETE 4".
+// "POST 4" / "GET 4" / "DELETE 4"; with `unreachable`, DELETE fails as without a network.
 //
 // fixed_admins: every admin_client it connects shares one kafka_state: `placement` for
 // Metadata, `ongoing` for ListPartitionReassignments (AlterPartitionReassignments appends its
@@ -74,6 +74,9 @@ public:
     }
     result<drain_progress> cancel_decommission(const std::string&, int, int id) override {
         calls.push_back(fmt::format("DELETE {}", id));
+        if (unreachable) {
+            return make_error("BrokersUnreachable", "connect: connection refused");
+        }
         drains.erase(id);
         return drain_progress{};
     }
@@ -81,6 +84,7 @@ public:
     void drain(int id) { drains[id] = {drain_progress::state::drained, 0, 0, initial_moves}; }
 
     bool safe = true;
+    bool unreachable = false;  // cancel_decommission fails as a dead admin API does
     std::vector<int> asked;
     std::map<int, drain_progress> drains;
     std::set<int> known, undrainable;
