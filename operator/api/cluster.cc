@@ -71,6 +71,21 @@ cluster_status parse_status(const json& status) {
             s.restart_pending.push_back(item.as_string());
         }
     }
+    if (const json* sd = find(status, "scaleDown")) {
+        if (const json* brokers = find(*sd, "brokers")) {
+            for (const auto& b : brokers->as_array()) {
+                s.scale_down.push_back({static_cast<int32_t>(get_int(b, "id")),
+                                        get_string(b, "phase"),
+                                        static_cast<int32_t>(get_int(b, "partitionsLeft"))});
+            }
+        }
+    }
+    if (const json* rb = find(status, "rebalance")) {
+        s.rebalance = rebalance_status{get_string(*rb, "token"), get_string(*rb, "phase"),
+                                       static_cast<int32_t>(get_int(*rb, "moved")),
+                                       static_cast<int32_t>(get_int(*rb, "total")),
+                                       get_string(*rb, "message")};
+    }
     s.conditions = parse_conditions(status);
     if (const json* store = find(status, "metadataStore")) {
         s.metadata_store_type = get_string(*store, "type");
@@ -118,6 +133,24 @@ json to_json(const cluster_status& s) {
     }
     if (!s.restart_pending.empty()) {
         out["restartPending"] = from_strings(s.restart_pending);
+    }
+    if (!s.scale_down.empty()) {
+        json brokers = json::array();
+        size_t i = 0;
+        for (const auto& b : s.scale_down) {
+            brokers[i++] = obj({{"id", num(b.id)},
+                                {"phase", str(b.phase)},
+                                {"partitionsLeft", num(b.partitions_left)}});
+        }
+        out["scaleDown"] = obj({{"brokers", brokers}});
+    }
+    if (s.rebalance) {
+        const auto& r = *s.rebalance;
+        out["rebalance"] = obj({{"token", str(r.token)},
+                                {"phase", str(r.phase)},
+                                {"moved", num(r.moved)},
+                                {"total", num(r.total)},
+                                {"message", str(r.message)}});
     }
     out["conditions"] = to_json(s.conditions);
     if (!s.metadata_store_type.empty()) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,26 @@ struct cluster_spec {
     network_policy_spec network_policy;
 };
 
+// status.scaleDown.brokers[]: a broker the operator drains before the StatefulSet drops it.
+struct draining_broker {
+    int32_t id = 0;
+    std::string phase;  // Draining | Drained
+    int32_t partitions_left = 0;
+
+    bool operator==(const draining_broker&) const = default;
+};
+
+// status.rebalance: the last rebalance asked for with the spool.dev/rebalance annotation.
+struct rebalance_status {
+    std::string token;  // the annotation's value it ran for
+    std::string phase;  // Moving | Done | Failed
+    int32_t moved = 0;  // partitions whose reassignment completed
+    int32_t total = 0;  // partitions reassigned
+    std::string message;
+
+    bool operator==(const rebalance_status&) const = default;
+};
+
 struct cluster_status {
     int64_t observed_generation = 0;
     int32_t replicas = 0;
@@ -65,6 +86,8 @@ struct cluster_status {
     std::string bootstrap;
     std::string config_hash;
     std::vector<std::string> restart_pending;
+    std::vector<draining_broker> scale_down;
+    std::optional<rebalance_status> rebalance;
     std::vector<condition> conditions;
     // Where the brokers keep their metadata: "etcd" (endpoints, prefix) or "embedded".
     std::string metadata_store_type;

@@ -1,10 +1,10 @@
 #pragma once
 
-// What the Topic reconciler needs from a Kafka cluster. The implementation speaks the Kafka
-// protocol (Metadata, CreateTopics, CreatePartitions, DescribeConfigs, IncrementalAlterConfigs,
-// DeleteTopics)
-// through the shared protocol library; the interface keeps the reconciler testable without a
-// broker.
+// What the Topic and Cluster reconcilers need from a Kafka cluster. The implementation speaks
+// the Kafka protocol (Metadata, CreateTopics, CreatePartitions, DescribeConfigs,
+// IncrementalAlterConfigs, DeleteTopics, AlterPartitionReassignments, ListPartitionReassignments,
+// ElectLeaders) through the shared protocol library; the interface keeps the reconcilers testable
+// without a broker.
 
 #include "operator/api/error.h"
 
@@ -46,6 +46,16 @@ struct topic_config_entry {
 };
 using topic_configs = std::map<std::string, topic_config_entry>;
 
+// One partition's wanted replicas (AlterPartitionReassignments), or, listed, the target of a
+// reassignment under way.
+struct partition_move {
+    std::string topic;
+    int32_t partition = 0;
+    std::vector<int32_t> replicas;
+
+    bool operator==(const partition_move&) const = default;
+};
+
 struct config_change {
     enum class op { set, remove };  // IncrementalAlterConfigs SET / DELETE (back to default)
     std::string key;
@@ -71,6 +81,14 @@ public:
     virtual result<topic_configs> describe_topic_configs(const std::string& name) = 0;
     // Leaders and replicas of every partition of every topic (internal topics included).
     virtual result<cluster_placement> describe_placement() = 0;
+    // Asks for every move at once; fails with the first partition the cluster refused (Kafka
+    // answers per partition; the others are then under way).
+    virtual result<void> alter_reassignments(const std::vector<partition_move>& moves) = 0;
+    // The reassignments under way, each with its target replicas.
+    virtual result<std::vector<partition_move>> list_reassignments() = 0;
+    // A preferred-leader election of every partition; "topic-N: ERROR" for each partition whose
+    // preferred replica could not take over (ELECTION_NOT_NEEDED is no failure).
+    virtual result<std::vector<std::string>> elect_preferred_leaders() = 0;
 };
 
 // Connects an admin_client to a cluster's bootstrap address ("host:port").

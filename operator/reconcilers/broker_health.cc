@@ -9,33 +9,109 @@ namespace spool::op::reconcilers {
 
 namespace {
 
+struct http_answer {
+    int status = 0;
+    std::string body;
+};
+
+// One request; transport failures become BrokersUnreachable (http_status 0).
+result<http_answer> request(const web::http::method& method, const std::string& host, int port,
+                            const std::string& path) {
+    std::string url = fmt::format("http://{}:{}", host, port);
+    try {
+        web::http::client::http_client_config cc;
+        // POST and DELETE wait for the metadata store's commit on the broker.
+        cc.set_timeout(std::chrono::seconds(method == web::http::methods::GET ? 5 : 15));
+        web::http::client::http_client client(url, cc);
+        auto resp = client.request(method, path).get();
+        return http_answer{resp.status_code(), resp.extract_utf8string(true).get()};
+    } catch (const std::exception& e) {
+        return make_error("BrokersUnreachable", fmt::format("{}{}: {}", url, path, e.what()));
+    }
+}
+
+// The admin API's error body is {"error": "...", "status": N}.
+error http_error(const http_answer& a, const std::string& what) {
+    auto parsed = parse_json(a.body);
+    std::string text = parsed && parsed->is_object() ? get_string(*parsed, "error") : "";
+    if (text.empty()) {
+        text = a.body.substr(0, 256);
+    }
+    bool transient = a.status != 409 && a.status != 400;
+    return error{a.status, a.status == 409 ? "NoReplacement" : "BrokersUnreachable",
+                 fmt::format("{}: HTTP {}: {}", what, a.status, text), transient};
+}
+
+result<drain_progress> parse_progress(const http_answer& a, const std::string& what) {
+    auto parsed = parse_json(a.body);
+    if (!parsed || !parsed->is_object()) {
+        return make_error("BrokersUnreachable", what + ": invalid JSON");
+    }
+    drain_progress p;
+    std::string state = get_string(*parsed, "state");
+    p.phase = state == "drained"    ? drain_progress::state::drained
+              : state == "draining" ? drain_progress::state::draining
+                                    : drain_progress::state::none;
+    p.remaining = static_cast<int32_t>(get_int(*parsed, "partitions_remaining"));
+    p.moving = static_cast<int32_t>(get_int(*parsed, "partitions_moving"));
+    p.done = static_cast<int32_t>(get_int(*parsed, "partitions_done"));
+    return p;
+}
+
 class http_broker_health final : public broker_health {
 public:
     result<restart_verdict> restart_safe(const std::string& host, int port,
                                          int broker_id) override {
-        std::string url = fmt::format("http://{}:{}", host, port);
         std::string path = fmt::format("/v1/brokers/{}/restart-safe", broker_id);
-        try {
-            web::http::client::http_client_config cc;
-            cc.set_timeout(std::chrono::seconds(5));
-            web::http::client::http_client client(url, cc);
-            auto resp = client.request(web::http::methods::GET, path).get();
-            std::string body = resp.extract_utf8string(true).get();
-            if (resp.status_code() != 200) {
-                return make_error("BrokersUnreachable",
-                                  fmt::format("{}{} answered HTTP {}: {}", url, path,
-                                              resp.status_code(), body.substr(0, 256)));
-            }
-            auto parsed = parse_json(body);
-            if (!parsed || !parsed->is_object()) {
-                return make_error("BrokersUnreachable",
-                                  fmt::format("{}{} answered invalid JSON", url, path));
-            }
-            return restart_verdict{get_bool(*parsed, "restart_safe"),
-                                   get_string(*parsed, "summary")};
-        } catch (const std::exception& e) {
-            return make_error("BrokersUnreachable", fmt::format("{}{}: {}", url, path, e.what()));
+        auto r = request(web::http::methods::GET, host, port, path);
+        if (!r) {
+            return r.error();
         }
+        std::string what = fmt::format("http://{}:{}{}", host, port, path);
+        if (r.value().status != 200) {
+            return make_error("BrokersUnreachable",
+                              fmt::format("{} answered HTTP {}: {}", what, r.value().status,
+                                          r.value().body.substr(0, 256)));
+        }
+        auto parsed = parse_json(r.value().body);
+        if (!parsed || !parsed->is_object()) {
+            return make_error("BrokersUnreachable", what + " answered invalid JSON");
+        }
+        return restart_verdict{get_bool(*parsed, "restart_safe"), get_string(*parsed, "summary")};
+    }
+
+    result<drain_progress> start_decommission(const std::string& host, int port,
+                                              int broker_id) override {
+        return decommission(web::http::methods::POST, host, port, broker_id);
+    }
+
+    result<drain_progress> decommission_status(const std::string& host, int port,
+                                               int broker_id) override {
+        return decommission(web::http::methods::GET, host, port, broker_id);
+    }
+
+    result<drain_progress> cancel_decommission(const std::string& host, int port,
+                                               int broker_id) override {
+        auto r = decommission(web::http::methods::DEL, host, port, broker_id);
+        if (!r && r.error().is_not_found()) {
+            return drain_progress{};  // not marked: nothing to cancel
+        }
+        return r;
+    }
+
+private:
+    static result<drain_progress> decommission(const web::http::method& method,
+                                               const std::string& host, int port, int broker_id) {
+        std::string path = fmt::format("/v1/brokers/{}/decommission", broker_id);
+        std::string what = fmt::format("{} http://{}:{}{}", method, host, port, path);
+        auto r = request(method, host, port, path);
+        if (!r) {
+            return r.error();
+        }
+        if (r.value().status != 200 && r.value().status != 202) {
+            return http_error(r.value(), what);
+        }
+        return parse_progress(r.value(), what);
     }
 };
 

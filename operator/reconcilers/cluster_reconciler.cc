@@ -8,6 +8,7 @@
 #include "operator/builders/services.h"
 #include "operator/builders/statefulset.h"
 #include "operator/kube/leader_elector.h"
+#include "operator/reconcilers/cluster_context.h"
 #include "operator/reconcilers/external_hosts.h"
 #include "operator/reconcilers/manual_roll.h"
 #include "operator/reconcilers/pause.h"
@@ -31,20 +32,6 @@ std::pair<std::string, std::string> split_key(const std::string& key) {
     return {key.substr(0, slash), key.substr(slash + 1)};
 }
 
-struct cluster_reconciler::context {
-    json raw;
-    api::cluster cluster;
-    std::optional<json> statefulset;
-    std::vector<std::string> restart_pending;
-    // Set by guard_scale_down when the StatefulSet must stay larger than spec.replicas.
-    std::optional<int32_t> held_replicas;
-    std::string scale_down_message;
-    // Waits that do not stop the pass (the StatefulSet is still applied): brokers whose
-    // LoadBalancer has no address yet, volumes still growing.
-    int32_t load_balancers_pending = 0;
-    std::string storage_resizing;
-};
-
 cluster_reconciler::cluster_reconciler(kube::client& api, event_recorder& events,
                                        broker_health& health, admin_client_factory& admins,
                                        std::string bootstrap_override)
@@ -59,13 +46,14 @@ const std::vector<cluster_reconciler::step>& cluster_reconciler::steps() {
         {"validate", &cluster_reconciler::validate},
         {"config_map", &cluster_reconciler::apply_config_map},
         {"services", &cluster_reconciler::apply_services},
-        {"scale_down", &cluster_reconciler::guard_scale_down},
+        {"drain", &cluster_reconciler::drain_before_shrink},
         {"storage", &cluster_reconciler::expand_storage},
         {"statefulset", &cluster_reconciler::apply_statefulset},
         {"pdb", &cluster_reconciler::apply_pdb},
         {"network_policy", &cluster_reconciler::apply_network_policy},
         {"manual_roll", &cluster_reconciler::request_manual_roll},
         {"rolling_restart", &cluster_reconciler::rolling_restart},
+        {"rebalance", &cluster_reconciler::rebalance},
     };
     return list;
 }
@@ -117,6 +105,10 @@ reconcile_result cluster_reconciler::reconcile(const std::string& key) {
     }
     if (!ctx.held_replicas) {
         _scale_down_blocked_since.erase(key);
+    } else if (outcome.what == step_outcome::kind::next && ctx.draining) {
+        _scale_down_blocked_since.erase(key);
+        outcome = {step_outcome::kind::requeue, drain_poll, status::reasons::draining_brokers,
+                   ctx.scale_down_message, std::nullopt};
     } else if (outcome.what == step_outcome::kind::next) {
         auto now = std::chrono::steady_clock::now();
         auto since = _scale_down_blocked_since.try_emplace(key, now).first->second;
@@ -137,12 +129,6 @@ reconcile_result cluster_reconciler::reconcile(const std::string& key) {
     }
     return sync_status(ctx, outcome);
 }
-
-namespace {
-// Defined with rolling_restart below.
-int ordinal_of(const std::string& pod, const std::string& sts);
-bool pod_ready(const json& pod);
-}  // namespace
 
 cluster_reconciler::step_outcome cluster_reconciler::validate(context& ctx) {
     auto problems = api::validate_cluster(ctx.cluster);
@@ -205,58 +191,6 @@ cluster_reconciler::step_outcome cluster_reconciler::apply_services(context& ctx
         return out;
     }
     return apply_external_services(ctx);
-}
-
-cluster_reconciler::step_outcome cluster_reconciler::guard_scale_down(context& ctx) {
-    const auto& c = ctx.cluster;
-    auto existing =
-        _api.get(kube::kinds::statefulset, c.meta.namespace_, builders::statefulset_name(c));
-    if (!existing) {
-        if (existing.error().is_not_found()) {
-            return {};  // first pass: nothing to shrink
-        }
-        auto e = existing.error();
-        return {step_outcome::kind::fail, 0ms, status::reason_for_error(e.http_status, e.reason),
-                "read StatefulSet: " + e.message, e};
-    }
-    const json* spec = find(existing.value(), "spec");
-    auto current = static_cast<int32_t>(spec ? get_int(*spec, "replicas") : 0);
-    if (current <= c.spec.replicas) {
-        return {};
-    }
-    auto skip = c.meta.annotations.find(skip_scale_down_check_annotation);
-    if (skip != c.meta.annotations.end() && skip->second == "true") {
-        _events.warning(kube::kinds::cluster, c.meta, "ScaleDownUnchecked",
-                        fmt::format("scaling down from {} to {} brokers without checking "
-                                    "partitions ({}=true)",
-                                    current, c.spec.replicas, skip_scale_down_check_annotation));
-        return {};
-    }
-    std::string bootstrap =
-        _bootstrap_override.empty() ? builders::bootstrap_address(c) : _bootstrap_override;
-    auto admin = _admins.connect(bootstrap);
-    auto placement =
-        admin ? admin.value()->describe_placement() : result<cluster_placement>(admin.error());
-    if (!placement) {
-        // Cannot prove the removed brokers are empty: keep them.
-        ctx.held_replicas = current;
-        ctx.scale_down_message = fmt::format(
-            "scale-down from {} to {} brokers held: cannot read partition placement from {}: {} "
-            "(annotate with {}=true to scale down anyway)",
-            current, c.spec.replicas, bootstrap, placement.error().message,
-            skip_scale_down_check_annotation);
-    } else {
-        auto plan = plan_scale_down(current, c.spec.replicas, placement.value());
-        if (plan.blocked) {
-            ctx.held_replicas = plan.replicas;
-            ctx.scale_down_message = plan.message;
-        }
-    }
-    if (ctx.held_replicas) {
-        _events.warning(kube::kinds::cluster, c.meta, status::reasons::scale_down_blocked.name,
-                        ctx.scale_down_message);
-    }
-    return {};
 }
 
 cluster_reconciler::step_outcome cluster_reconciler::apply_statefulset(context& ctx) {
@@ -441,8 +375,6 @@ cluster_reconciler::step_outcome cluster_reconciler::expand_storage(context& ctx
     return {};
 }
 
-namespace {
-
 int ordinal_of(const std::string& pod, const std::string& sts) {
     if (pod.size() <= sts.size() + 1 || pod.compare(0, sts.size() + 1, sts + "-") != 0) {
         return -1;
@@ -467,8 +399,6 @@ bool pod_ready(const json& pod) {
     }
     return false;
 }
-
-}  // namespace
 
 // OnDelete StatefulSet: a pod whose controller-revision-hash differs from the StatefulSet's
 // updateRevision runs an old template. Restart them one at a time, highest ordinal first, only
@@ -602,6 +532,8 @@ reconcile_result cluster_reconciler::sync_status(context& ctx, const step_outcom
     seen.cluster = &ctx.cluster;
     seen.statefulset = ctx.statefulset ? &*ctx.statefulset : nullptr;
     seen.restart_pending = ctx.restart_pending;
+    seen.scale_down = ctx.scale_down;
+    seen.rebalance = ctx.rebalance;
     if (outcome.what == step_outcome::kind::requeue) {
         seen.blocked = outcome.why;
         seen.blocked_message = outcome.message;

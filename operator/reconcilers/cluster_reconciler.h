@@ -5,8 +5,8 @@
 // with backoff). Status is computed last from what the steps saw and written only when it
 // differs from the stored one.
 //
-//   validate -> config_map -> services -> scale_down -> storage -> statefulset -> pdb
-//   -> network_policy -> manual_roll -> rolling_restart -> (status)
+//   validate -> config_map -> services -> drain -> storage -> statefulset -> pdb
+//   -> network_policy -> manual_roll -> rolling_restart -> rebalance -> (status)
 //
 // storage: a larger spec.storage.size grows every claim and recreates the StatefulSet
 // (orphaning its pods) with the new claim template (storage_expansion.h); a smaller one is
@@ -17,10 +17,21 @@
 // is written to status. manual_roll hands spool.dev/manual-rolling-update (manual_roll.h) from
 // the Cluster to its broker pods; rolling_restart restarts marked pods like outdated ones.
 //
-// scale_down: when spec.replicas shrinks, the StatefulSet shrinks only as far as no removed
-// broker leads or hosts a partition replica (Metadata through the admin client); otherwise it is
-// held with Progressing=False/ScaleDownBlocked naming the partitions, a Warning Event, and a
-// requeue with backoff. The spool.dev/skip-scale-down-check=true annotation skips the check.
+// drain (drain_step.cc): when spec.replicas shrinks, the brokers to remove are drained through
+// the broker's decommission API (all of them at once, so no replica moves twice: onto a broker
+// that is itself removed next) and the StatefulSet shrinks one ordinal at a time, highest first,
+// each once its broker says drained, Metadata shows nothing on it and the pod removed before it
+// is gone; progress is in
+// status.scaleDown and Progressing=True/DrainingBrokers. A broker that cannot be drained (some
+// partition has nowhere else to go) holds the scale-down with Progressing=False/ScaleDownBlocked,
+// a Warning Event and a requeue with backoff; so does Metadata that cannot be read. Scaling back
+// up cancels the decommissions. spool.dev/skip-scale-down-check=true skips draining and checks.
+//
+// rebalance (rebalance_step.cc): a new value of the spool.dev/rebalance annotation spreads every
+// topic's replicas and preferred leaders over the Cluster's brokers (rebalance_plan.h) with
+// AlterPartitionReassignments, follows it with ListPartitionReassignments and ends with a
+// preferred ElectLeaders; progress in status.rebalance, Progressing=True/Rebalancing. A token
+// that reached Done or Failed is not run again.
 //
 // Threading: reconcile() is called by one controller worker at a time; the reconciler itself
 // holds no per-object state (everything is re-read from the API server each pass).
@@ -63,6 +74,8 @@ public:
     static constexpr std::chrono::seconds restart_poll{5};
     // Checks for LoadBalancer addresses and growing volumes come back this often.
     static constexpr std::chrono::seconds external_poll{10};
+    // Drain and rebalance progress is polled this often.
+    static constexpr std::chrono::seconds drain_poll{3};
 
 private:
     struct context;
@@ -83,7 +96,7 @@ private:
     step_outcome validate(context& ctx);
     step_outcome apply_config_map(context& ctx);
     step_outcome apply_services(context& ctx);
-    step_outcome guard_scale_down(context& ctx);
+    step_outcome drain_before_shrink(context& ctx);
     step_outcome apply_statefulset(context& ctx);
     step_outcome apply_pdb(context& ctx);
     step_outcome expand_storage(context& ctx);
@@ -91,8 +104,16 @@ private:
     step_outcome apply_external_services(context& ctx);
     step_outcome request_manual_roll(context& ctx);
     step_outcome rolling_restart(context& ctx);
+    step_outcome rebalance(context& ctx);
     reconcile_result sync_status(context& ctx, const step_outcome& outcome);
     reconcile_result sync_paused(context& ctx);
+
+    // The address of a ready broker with an ordinal below `below` (one that stays) for the HTTP
+    // admin API: its pod IP, else broker 0's DNS name.
+    std::string admin_host(context& ctx, int32_t below);
+    std::vector<int32_t> cancel_decommissions(context& ctx, int32_t from, int32_t to);
+    // Whether a broker pod with this ordinal or a higher one still exists (terminating).
+    bool pod_left_above(context& ctx, int32_t ordinal);
 
     step_outcome apply(context& ctx, const kube::resource_kind& kind, const json& manifest,
                        json* applied = nullptr);
@@ -112,6 +133,8 @@ private:
 // Annotation on a Cluster that lets a scale-down proceed without the partition check (brokers
 // gone for good, data not needed).
 inline constexpr const char* skip_scale_down_check_annotation = "spool.dev/skip-scale-down-check";
+// Annotation on a Cluster asking for a rebalance; each new value asks again.
+inline constexpr const char* rebalance_annotation = "spool.dev/rebalance";
 
 // Splits "namespace/name".
 std::pair<std::string, std::string> split_key(const std::string& key);

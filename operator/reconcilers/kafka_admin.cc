@@ -2,12 +2,15 @@
 
 #include "protocol/api/framing.h"
 #include "protocol/errors.h"
+#include "protocol/messages/alter_partition_reassignments.h"
 #include "protocol/messages/api_versions.h"
 #include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/delete_topics.h"
 #include "protocol/messages/describe_configs.h"
+#include "protocol/messages/elect_leaders.h"
 #include "protocol/messages/incremental_alter_configs.h"
+#include "protocol/messages/list_partition_reassignments.h"
 #include "protocol/messages/metadata.h"
 
 #include <boost/asio/connect.hpp>
@@ -135,10 +138,15 @@ private:
         // The APIs the admin client sends; our version range for each comes from the codec's
         // supported-API table, so it cannot drift from what the codec can encode.
         auto ours = [](int16_t key) -> std::pair<int16_t, int16_t> {
-            constexpr proto::api_key used[] = {
-                proto::api_key::metadata,          proto::api_key::create_topics,
-                proto::api_key::create_partitions, proto::api_key::incremental_alter_configs,
-                proto::api_key::delete_topics,     proto::api_key::describe_configs};
+            constexpr proto::api_key used[] = {proto::api_key::metadata,
+                                               proto::api_key::create_topics,
+                                               proto::api_key::create_partitions,
+                                               proto::api_key::incremental_alter_configs,
+                                               proto::api_key::delete_topics,
+                                               proto::api_key::describe_configs,
+                                               proto::api_key::alter_partition_reassignments,
+                                               proto::api_key::list_partition_reassignments,
+                                               proto::api_key::elect_leaders};
             const auto* info = proto::find_api(key);
             if (info == nullptr ||
                 std::find(std::begin(used), std::end(used), info->key) == std::end(used)) {
@@ -447,6 +455,94 @@ public:
             }
         }
         return out;
+    }
+
+    result<void> alter_reassignments(const std::vector<partition_move>& moves) override {
+        using request = proto::alter_partition_reassignments_request;
+        request req;
+        req.timeout_ms = static_cast<int32_t>(_timeout.count());
+        req.allow_replication_factor_change = false;  // a rebalance keeps every RF
+        std::map<std::string, request::reassignable_topic> by_topic;
+        for (const auto& m : moves) {
+            auto& t = by_topic[m.topic];
+            t.name = m.topic;
+            request::reassignable_topic::reassignable_partition p;
+            p.partition_index = m.partition;
+            p.replicas = m.replicas;
+            t.partitions.push_back(std::move(p));
+        }
+        for (auto& [name, t] : by_topic) {
+            req.topics.push_back(std::move(t));
+        }
+        auto r = _bootstrap->call<request, proto::alter_partition_reassignments_response>(req);
+        if (!r) {
+            return r.error();
+        }
+        const auto& resp = r.value().first;
+        if (resp.error_code != 0) {
+            return kafka_error(resp.error_code, resp.error_message, "reassign partitions");
+        }
+        for (const auto& t : resp.responses) {
+            for (const auto& p : t.partitions) {
+                if (p.error_code != 0) {
+                    return kafka_error(p.error_code, p.error_message,
+                                       fmt::format("reassign {}-{}", t.name, p.partition_index));
+                }
+            }
+        }
+        return ok();
+    }
+
+    result<std::vector<partition_move>> list_reassignments() override {
+        proto::list_partition_reassignments_request req;
+        req.timeout_ms = static_cast<int32_t>(_timeout.count());
+        req.topics = std::nullopt;  // every reassignment under way
+        auto r = _bootstrap->call<proto::list_partition_reassignments_request,
+                                  proto::list_partition_reassignments_response>(req);
+        if (!r) {
+            return r.error();
+        }
+        const auto& resp = r.value().first;
+        if (resp.error_code != 0) {
+            return kafka_error(resp.error_code, resp.error_message, "list reassignments");
+        }
+        std::vector<partition_move> out;
+        for (const auto& t : resp.topics) {
+            for (const auto& p : t.partitions) {
+                out.push_back({t.name, p.partition_index, p.replicas});
+            }
+        }
+        return out;
+    }
+
+    result<std::vector<std::string>> elect_preferred_leaders() override {
+        proto::elect_leaders_request req;
+        req.election_type = 0;                // PREFERRED
+        req.topic_partitions = std::nullopt;  // every partition
+        req.timeout_ms = static_cast<int32_t>(_timeout.count());
+        auto r = _bootstrap->call<proto::elect_leaders_request, proto::elect_leaders_response>(req);
+        if (!r) {
+            return r.error();
+        }
+        const auto& resp = r.value().first;
+        if (resp.error_code != 0) {
+            return kafka_error(resp.error_code, std::nullopt, "elect preferred leaders");
+        }
+        std::vector<std::string> failed;
+        for (const auto& t : resp.replica_election_results) {
+            for (const auto& p : t.partition_result) {
+                if (p.error_code == 0 ||
+                    p.error_code == static_cast<int16_t>(proto::error_code::election_not_needed)) {
+                    continue;
+                }
+                auto e = static_cast<proto::error_code>(p.error_code);
+                failed.push_back(fmt::format("{}-{}: {}", t.topic, p.partition_id,
+                                             proto::is_known_error_code(p.error_code)
+                                                 ? std::string(proto::name(e))
+                                                 : std::to_string(p.error_code)));
+            }
+        }
+        return failed;
     }
 
 private:

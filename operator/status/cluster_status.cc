@@ -20,6 +20,12 @@ api::cluster_status compute_cluster_status(const cluster_observation& seen, std:
     s.metadata_store_endpoints =
         api::uses_etcd(c) ? c.spec.metadata_store.etcd_endpoints : std::vector<std::string>{};
     s.metadata_store_prefix = api::uses_etcd(c) ? api::etcd_prefix(c) : "";
+    if (seen.scale_down) {
+        s.scale_down = *seen.scale_down;
+    }
+    if (seen.rebalance) {
+        s.rebalance = *seen.rebalance;
+    }
 
     bool sts_current = false;
     if (seen.statefulset) {

@@ -25,6 +25,10 @@ struct cluster_observation {
     bool stalled = false;
     std::optional<reason> failure;
     std::string failure_message;
+    // What the drain and rebalance steps saw this pass; nullopt keeps the stored value (the
+    // step did not run).
+    std::optional<std::vector<api::draining_broker>> scale_down;
+    std::optional<std::optional<api::rebalance_status>> rebalance;
 };
 
 api::cluster_status compute_cluster_status(const cluster_observation& seen, std::string_view now);

@@ -44,6 +44,8 @@ inline constexpr reason brokers_unreachable{"BrokersUnreachable", true};
 inline constexpr reason scale_down_blocked{"ScaleDownBlocked", true};
 inline constexpr reason resizing_storage{"ResizingStorage", true};
 inline constexpr reason waiting_for_load_balancer{"WaitingForLoadBalancer", true};
+inline constexpr reason draining_brokers{"DrainingBrokers", true};
+inline constexpr reason rebalancing{"Rebalancing", true};
 // Topic
 inline constexpr reason topic_ready{"TopicReady", false};
 inline constexpr reason cluster_not_found{"ClusterNotFound", true};

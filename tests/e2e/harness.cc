@@ -208,6 +208,13 @@ std::string broker_bootstrap() {
     return s;
 }
 
+std::string broker_http_address() {
+    std::ifstream in(root() + "/broker/http");
+    std::string s;
+    std::getline(in, s);
+    return s;
+}
+
 int kcat_partitions(const std::string& topic) {
     std::string out;
     // All topics, not -t: a metadata request naming a topic auto-creates it on Kafka.

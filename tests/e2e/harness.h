@@ -77,6 +77,8 @@ json parse(const std::string& text);
 
 // The broker fixture's bootstrap address (host:port).
 std::string broker_bootstrap();
+// "host:port" of that broker's HTTP admin API; empty when it has none (Apache Kafka).
+std::string broker_http_address();
 // Partition count of `topic` as kcat (an independent client) sees it; -1 when it does not exist.
 int kcat_partitions(const std::string& topic);
 

@@ -5,6 +5,7 @@
 
 #include "operator/reconcilers/kafka_admin.h"
 
+#include "operator/reconcilers/broker_health.h"
 #include "tests/e2e/harness.h"
 
 #include <gtest/gtest.h>
@@ -103,6 +104,86 @@ TEST(kafka_admin, test_placement_names_the_leader_and_replicas_of_every_partitio
         EXPECT_EQ(part.leader, 1) << part.topic << "-" << part.partition;
         EXPECT_EQ(part.replicas, std::vector<int32_t>{1});
     }
+    ASSERT_TRUE(admin->delete_topic(name));
+}
+
+// The rebalance's three APIs on the wire (AlterPartitionReassignments, ListPartitionReassignments,
+// ElectLeaders). One broker: the only valid target is the replicas it has (a move that completes
+// at once), a broker that does not exist is refused with Kafka's error name, and every partition
+// already has its preferred leader (ELECTION_NOT_NEEDED, no failure).
+TEST(kafka_admin, test_reassignments_and_preferred_elections_on_a_real_broker) {
+    auto admin = connect();
+    ASSERT_NE(admin, nullptr);
+    std::string name = unique("moved");
+    ASSERT_TRUE(admin->create_topic(name, 2, 1, {}));
+    ASSERT_TRUE(eventually([&] { return kcat_partitions(name) == 2; }));
+
+    auto same = admin->alter_reassignments({{name, 0, {1}}, {name, 1, {1}}});
+    EXPECT_TRUE(same) << same.error().message;
+    std::vector<op::reconcilers::partition_move> ongoing;
+    EXPECT_TRUE(eventually([&] {
+        auto listed = admin->list_reassignments();
+        if (!listed) {
+            return false;
+        }
+        ongoing.clear();
+        for (const auto& m : listed.value())
+            if (m.topic == name)
+                ongoing.push_back(m);
+        return ongoing.empty();
+    })) << ongoing.size()
+        << " reassignments of " << name << " still listed";
+
+    auto refused = admin->alter_reassignments({{name, 0, {1, 4242}}});
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("INVALID_REPLICA_ASSIGNMENT"), std::string::npos)
+        << refused.error().message;
+    EXPECT_NE(refused.error().message.find(name + "-0"), std::string::npos)
+        << refused.error().message;
+
+    auto elected = admin->elect_preferred_leaders();
+    ASSERT_TRUE(elected) << elected.error().message;
+    EXPECT_TRUE(elected.value().empty()) << elected.value().front();
+    ASSERT_TRUE(admin->delete_topic(name));
+}
+
+// The drain step's HTTP client against the broker's real admin API. One broker: a broker that
+// hosts a replica has nowhere to move it (409, the broker's reason kept), a broker not being
+// decommissioned reads as "none" and cancelling it is no error, an unknown id is 404.
+TEST(broker_admin_http, test_decommission_answers_of_a_real_broker) {
+    std::string address = broker_http_address();
+    if (address.empty()) {
+        GTEST_SKIP()
+            << "the broker under test has no Spool admin API (SPOOL_E2E_BROKER_TARGET=kafka)";
+    }
+    auto colon = address.rfind(':');
+    std::string host = address.substr(0, colon);
+    int port = std::stoi(address.substr(colon + 1));
+    auto admin = connect();
+    ASSERT_NE(admin, nullptr);
+    std::string name = unique("pinned");
+    ASSERT_TRUE(admin->create_topic(name, 1, 1, {}));
+    ASSERT_TRUE(eventually([&] { return kcat_partitions(name) == 1; }));
+
+    auto http = op::reconcilers::make_http_broker_health();
+    auto status = http->decommission_status(host, port, 1);
+    ASSERT_TRUE(status) << status.error().message;
+    EXPECT_EQ(status.value().phase, op::reconcilers::drain_progress::state::none);
+
+    auto started = http->start_decommission(host, port, 1);
+    ASSERT_FALSE(started);
+    EXPECT_TRUE(started.error().is_conflict()) << started.error().message;
+    EXPECT_FALSE(started.error().transient);
+    EXPECT_NE(started.error().message.find("cannot decommission broker 1"), std::string::npos)
+        << started.error().message;
+
+    auto cancelled = http->cancel_decommission(host, port, 1);
+    ASSERT_TRUE(cancelled) << cancelled.error().message;
+    EXPECT_EQ(cancelled.value().phase, op::reconcilers::drain_progress::state::none);
+
+    auto unknown = http->decommission_status(host, port, 4242);
+    ASSERT_FALSE(unknown);
+    EXPECT_TRUE(unknown.error().is_not_found()) << unknown.error().message;
     ASSERT_TRUE(admin->delete_topic(name));
 }
 

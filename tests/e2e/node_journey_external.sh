@@ -93,13 +93,15 @@ storage_journey() {
     [ "$claims" = 2Gi ] || fail "storage: the claims ask '$claims', not 2Gi"
     [ "$tmpl" = 2Gi ] || fail "storage: the StatefulSet's claim template says '$tmpl', not 2Gi"
     [ "$sts_uid" != "$sts_uid_before" ] || fail "storage: the StatefulSet was not recreated"
-    echo "storage: 3 claims ask 2Gi, StatefulSet recreated with a 2Gi template in $((($(date +%s%N) - t0) / 1000000)) ms (Progressing reasons seen:$reasons)"
+    echo "storage: $(kc -n "$ns" get pvc -l app.kubernetes.io/instance=demo -o name | wc -l) claims (those of brokers scaled away too) ask 2Gi, StatefulSet recreated with a 2Gi template in $((($(date +%s%N) - t0) / 1000000)) ms (Progressing reasons seen:$reasons)"
     [[ "$reasons" == *ResizingStorage* ]] || fail "storage: no ResizingStorage in status (saw:$reasons)"
     # Standing in for a CSI external-resizer (none runs here; hostPath cannot grow): the PVs
-    # and the claims' status report the new capacity, as a resizer would once done.
-    for i in 0 1 2; do
-        kc patch pv "$ns-data-$i" --type merge -p '{"spec":{"capacity":{"storage":"2Gi"}}}' >/dev/null
-        kc -n "$ns" patch pvc "data-demo-$i" --subresource status --type merge \
+    # and the claims' status report the new capacity, as a resizer would once done. Every claim
+    # of the Cluster grows, also those the scale-down left behind (a later scale-up reuses them).
+    local claim
+    for claim in $(kc -n "$ns" get pvc -l app.kubernetes.io/instance=demo -o jsonpath='{range .items[*]}{.metadata.name}={.spec.volumeName}{"\n"}{end}'); do
+        kc patch pv "${claim#*=}" --type merge -p '{"spec":{"capacity":{"storage":"2Gi"}}}' >/dev/null
+        kc -n "$ns" patch pvc "${claim%%=*}" --subresource status --type merge \
             -p '{"status":{"capacity":{"storage":"2Gi"}}}' >/dev/null
     done
     deadline=$(($(date +%s) + 60))

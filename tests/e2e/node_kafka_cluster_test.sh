@@ -23,12 +23,13 @@
 set -euo pipefail
 source "$(dirname "$0")/node_lib.sh"
 source "$(dirname "$0")/node_journey_external.sh"
+source "$(dirname "$0")/node_journey_scale.sh"
 source "$(dirname "$0")/node_journey_lifecycle.sh"
 use_helm
 RECORDS=${RECORDS:-2000}
 ROLL_RATE=${ROLL_RATE:-50} # records per second while the brokers roll
 ns="node-kafka-$$" release="kc-$$"
-pvs=("$ns-etcd" "$ns-data-0" "$ns-data-1" "$ns-data-2")
+pvs=("$ns-etcd" "$ns-data-0" "$ns-data-1" "$ns-data-2" "$ns-data-3" "$ns-data-4")
 t_begin=$(date +%s%N)
 elapsed() { echo "$((($(date +%s%N) - t_begin) / 1000000)) ms"; }
 fail() {
@@ -78,7 +79,7 @@ kc create namespace "$ns" >/dev/null
 kc label namespace "$ns" pod-security.kubernetes.io/enforce=restricted >/dev/null
 host_pv "$ns-etcd" "$ns" "data-$release-etcd-0"
 external_storage_setup
-for i in 0 1 2; do host_pv "$ns-data-$i" "$ns" "data-demo-$i" "$CLUSTER_STORAGE_CLASS"; done
+for i in 0 1 2 3 4; do host_pv "$ns-data-$i" "$ns" "data-demo-$i" "$CLUSTER_STORAGE_CLASS"; done
 install_operator "$release" || fail "helm install (operator and etcd) did not become ready"
 [ "$(kc -n "$ns" get pvc "data-$release-etcd-0" -o jsonpath='{.spec.volumeName}')" = "$ns-etcd" ] ||
     fail "etcd's claim is not bound to its PersistentVolume"
@@ -183,6 +184,7 @@ produce_and_consume in-cluster "$bootstrap" "$RECORDS" in_pod
 produce_and_consume host "$host_bootstrap" "$((2 * RECORDS))" env
 external_journey
 echo "clients done at $(elapsed)"
+journey_scale
 
 # --- 4. a config roll under steady acks=all load --------------------------------------------
 declare -A uid_before

@@ -143,6 +143,8 @@ TEST(cluster_api, test_status_round_trips_and_serializes_identically) {
     s.selector = "app=x";
     s.bootstrap = "a-bootstrap.ns.svc:9092";
     s.conditions.push_back({"Ready", "False", 4, "2026-01-01T00:00:00Z", "Rolling", "m"});
+    s.scale_down = {{4, "Drained", 0}, {3, "Draining", 7}};
+    s.rebalance = rebalance_status{"t1", "Moving", 2, 9, "2 of 9 partitions reassigned"};
     json j = json::object();
     j["status"] = to_json(s);
     j["metadata"] = json::object();

@@ -7,6 +7,7 @@
 #include "operator/kube/testing/fake_client.h"
 #include "operator/reconcilers/cluster_reconciler.h"
 #include "operator/reconcilers/storage_expansion.h"
+#include "operator/reconcilers/tests/fakes.h"
 
 #include <gtest/gtest.h>
 
@@ -16,13 +17,7 @@ namespace spool::op::reconcilers {
 namespace {
 
 using kube::testing::fake_client;
-
-class fixed_health : public broker_health {
-public:
-    result<restart_verdict> restart_safe(const std::string&, int, int) override {
-        return restart_verdict{true, "safe: test"};
-    }
-};
+using testing::fixed_health;
 
 class no_admins : public admin_client_factory {
 public:

@@ -9,6 +9,7 @@
 #include "operator/reconcilers/manual_roll.h"
 #include "operator/reconcilers/pause.h"
 #include "operator/reconcilers/tests/fake_kafka.h"
+#include "operator/reconcilers/tests/fakes.h"
 
 #include <gtest/gtest.h>
 
@@ -17,24 +18,10 @@ namespace {
 
 using kube::testing::fake_client;
 
-class answering_health : public broker_health {
-public:
-    result<restart_verdict> restart_safe(const std::string&, int, int broker_id) override {
-        asked.push_back(broker_id);
-        return restart_verdict{safe, safe ? "safe: test" : "not safe: test"};
-    }
-    bool safe = true;
-    std::vector<int> asked;
-};
+using answering_health = testing::fixed_health;
 
 json cluster_object() {
-    return obj(
-        {{"apiVersion", str("spool.dev/v1alpha1")},
-         {"kind", str("Cluster")},
-         {"metadata", obj({{"name", str("demo")}, {"namespace", str("ns")}})},
-         {"spec", obj({{"replicas", num(3)},
-                       {"metadataStore",
-                        obj({{"etcd", obj({{"endpoints", arr({str("http://etcd:2379")})}})}})}})}});
+    return testing::cluster_object(3);
 }
 
 struct cluster_lifecycle_test : ::testing::Test {

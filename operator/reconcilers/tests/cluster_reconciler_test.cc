@@ -6,6 +6,7 @@
 
 #include "operator/builders/common.h"
 #include "operator/kube/testing/fake_client.h"
+#include "operator/reconcilers/tests/fakes.h"
 
 #include <gtest/gtest.h>
 
@@ -16,59 +17,9 @@ namespace {
 
 using kube::testing::fake_client;
 
-// No broker runs in a unit test: the health answer and the placement are the test's.
-class fixed_health : public broker_health {
-public:
-    result<restart_verdict> restart_safe(const std::string&, int, int broker_id) override {
-        asked.push_back(broker_id);
-        return restart_verdict{safe, safe ? "safe: test" : "not safe: test"};
-    }
-    bool safe = true;
-    std::vector<int> asked;
-};
-
-class fixed_admin : public admin_client {
-public:
-    explicit fixed_admin(cluster_placement p) : _placement(std::move(p)) {}
-    result<std::optional<topic_description>> describe_topic(const std::string&) override {
-        return std::optional<topic_description>{};
-    }
-    result<topic_description> create_topic(
-        const std::string&, int32_t, int32_t,
-        const std::vector<std::pair<std::string, std::string>>&) override {
-        return topic_description{};
-    }
-    result<void> create_partitions(const std::string&, int32_t) override { return ok(); }
-    result<void> alter_configs(const std::string&, const std::vector<config_change>&) override {
-        return ok();
-    }
-    result<void> delete_topic(const std::string&) override { return ok(); }
-    result<topic_configs> describe_topic_configs(const std::string&) override {
-        return topic_configs{};
-    }
-    result<cluster_placement> describe_placement() override { return _placement; }
-
-private:
-    cluster_placement _placement;
-};
-
-class fixed_admins : public admin_client_factory {
-public:
-    result<std::unique_ptr<admin_client>> connect(const std::string&) override {
-        return std::unique_ptr<admin_client>(new fixed_admin(placement));
-    }
-    cluster_placement placement;
-};
-
-json cluster_object(int replicas) {
-    return obj(
-        {{"apiVersion", str("spool.dev/v1alpha1")},
-         {"kind", str("Cluster")},
-         {"metadata", obj({{"name", str("demo")}, {"namespace", str("ns")}})},
-         {"spec", obj({{"replicas", num(replicas)},
-                       {"metadataStore",
-                        obj({{"etcd", obj({{"endpoints", arr({str("http://etcd:2379")})}})}})}})}});
-}
+using testing::cluster_object;
+using testing::fixed_admins;
+using testing::fixed_health;
 
 struct reconciler_test : ::testing::Test {
     fake_client api;

@@ -90,6 +90,16 @@ public:
         return out;
     }
     result<cluster_placement> describe_placement() override { return cluster_placement{}; }
+    // The Topic reconciler never moves partitions: a call is a test failure, said as an error.
+    result<void> alter_reassignments(const std::vector<partition_move>&) override {
+        return make_error("Unexpected", "the Topic reconciler does not reassign partitions");
+    }
+    result<std::vector<partition_move>> list_reassignments() override {
+        return std::vector<partition_move>{};
+    }
+    result<std::vector<std::string>> elect_preferred_leaders() override {
+        return make_error("Unexpected", "the Topic reconciler does not elect leaders");
+    }
 
 private:
     fake_kafka& _kafka;
