@@ -178,8 +178,11 @@ TEST_F(cluster_replica_fetch_test, test_followers_hold_the_leaders_batches_and_t
         led = read_replica(cluster, static_cast<size_t>(new_leader));
         followed = read_replica(
             cluster, survivors[0] == static_cast<size_t>(new_leader) ? survivors[1] : survivors[0]);
+        // The epoch checkpoint files are written off the shard (the flusher thread), a moment
+        // after the batches: wait until the new leader's file shows the new epoch too, or both
+        // files may still match each other at the old epochs.
         same = led.batches.size() > expected.batches.size() && followed.batches == led.batches &&
-               followed.epochs == led.epochs;
+               followed.epochs == led.epochs && led.epochs != expected.epochs;
         if (!same) {
             std::this_thread::sleep_for(100ms);
         }
