@@ -515,16 +515,25 @@ cluster_reconciler::step_outcome cluster_reconciler::request_manual_roll(context
 reconcile_result cluster_reconciler::sync_paused(context& ctx) {
     auto next = ctx.cluster.status;
     mark_paused(next.conditions, true, ctx.cluster.meta.generation, kube::time_now());
-    if (next != ctx.cluster.status) {
-        json updated = ctx.raw;
-        updated["status"] = api::to_json(next);
-        auto written = _api.replace_status(kube::kinds::cluster, ctx.cluster.meta.namespace_,
-                                           ctx.cluster.meta.name, updated);
-        if (!written) {
-            return reconcile_result::failed(written.error());
-        }
+    if (auto written = write_status(ctx, next); !written) {
+        return reconcile_result::failed(written.error());
     }
     return reconcile_result::done();
+}
+
+// Writes `next` only when it differs from the stored status (no write on an idle pass).
+result<void> cluster_reconciler::write_status(const context& ctx, const api::cluster_status& next) {
+    if (next == ctx.cluster.status) {
+        return ok();
+    }
+    json updated = ctx.raw;
+    updated["status"] = api::to_json(next);
+    auto written = _api.replace_status(kube::kinds::cluster, ctx.cluster.meta.namespace_,
+                                       ctx.cluster.meta.name, updated);
+    if (!written) {
+        return written.error();
+    }
+    return ok();
 }
 
 reconcile_result cluster_reconciler::sync_status(context& ctx, const step_outcome& outcome) {
@@ -558,15 +567,9 @@ reconcile_result cluster_reconciler::sync_status(context& ctx, const step_outcom
         state.scale_down_blocked = seen.stalled;
         _state->cluster_observed(ctx.cluster.meta.namespace_, ctx.cluster.meta.name, state);
     }
-    if (next != ctx.cluster.status) {
-        json updated = ctx.raw;
-        updated["status"] = api::to_json(next);
-        auto written = _api.replace_status(kube::kinds::cluster, ctx.cluster.meta.namespace_,
-                                           ctx.cluster.meta.name, updated);
-        if (!written) {
-            // 409: someone changed the Cluster since we read it; the next pass sees it.
-            return reconcile_result::failed(written.error());
-        }
+    if (auto written = write_status(ctx, next); !written) {
+        // 409: someone changed the Cluster since we read it; the next pass sees it.
+        return reconcile_result::failed(written.error());
     }
     switch (outcome.what) {
         case step_outcome::kind::next:

@@ -105,6 +105,7 @@ private:
     step_outcome request_manual_roll(context& ctx);
     step_outcome rolling_restart(context& ctx);
     step_outcome rebalance(context& ctx);
+    result<void> write_status(const context& ctx, const api::cluster_status& next);
     reconcile_result sync_status(context& ctx, const step_outcome& outcome);
     reconcile_result sync_paused(context& ctx);
 
