@@ -154,6 +154,43 @@ void ensure_topic(const options& o, const std::string& bootstrap) {
         throw std::runtime_error("create topic " + o.topic + ": " + failure);
 }
 
+// Deletes the topic through the Admin API (the runner drops each produce scenario's topic once
+// measured, so a round's data fits the disk); a topic that does not exist is fine.
+int run_delete_topic(const options& o, const std::string& bootstrap) {
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    set(conf, "bootstrap.servers", bootstrap);
+    auto admin = make_client(RD_KAFKA_PRODUCER, conf);
+    rd_kafka_DeleteTopic_t* topic = rd_kafka_DeleteTopic_new(o.topic.c_str());
+    rd_kafka_queue_t* queue = rd_kafka_queue_new(admin.get());
+    rd_kafka_DeleteTopics(admin.get(), &topic, 1, nullptr, queue);
+    rd_kafka_event_t* ev = rd_kafka_queue_poll(queue, 60000);
+    std::string failure;
+    if (!ev) {
+        failure = "DeleteTopics timed out";
+    } else {
+        const rd_kafka_DeleteTopics_result_t* res = rd_kafka_event_DeleteTopics_result(ev);
+        size_t n = 0;
+        const rd_kafka_topic_result_t** results =
+            res ? rd_kafka_DeleteTopics_result_topics(res, &n) : nullptr;
+        if (rd_kafka_event_error(ev)) {
+            failure = rd_kafka_event_error_string(ev);
+        } else if (n == 1 && rd_kafka_topic_result_error(results[0]) &&
+                   rd_kafka_topic_result_error(results[0]) !=
+                       RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+            failure = rd_kafka_topic_result_error_string(results[0]);
+        }
+        rd_kafka_event_destroy(ev);
+    }
+    rd_kafka_queue_destroy(queue);
+    rd_kafka_DeleteTopic_destroy(topic);
+    if (!failure.empty()) {
+        std::fprintf(stderr, "spool-loadgen: delete topic %s: %s\n", o.topic.c_str(),
+                     failure.c_str());
+        return 1;
+    }
+    return 0;
+}
+
 std::vector<char> make_payload(size_t size) {
     std::vector<char> payload(size);
     std::mt19937 rng(42);
@@ -516,6 +553,8 @@ int run(const options& o) {
             return run_latency(o, o.bootstrap);
         case mode::first_produce:
             return run_first_produce(o, o.bootstrap);
+        case mode::delete_topic:
+            return run_delete_topic(o, o.bootstrap);
     }
     return 2;
 }

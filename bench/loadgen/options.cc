@@ -10,7 +10,7 @@ namespace {
 
 [[noreturn]] void usage(const char* why) {
     std::cerr << "spool-loadgen: " << why << "\n"
-              << "usage: spool-loadgen --mode produce|consume|latency|first-produce\n"
+              << "usage: spool-loadgen --mode produce|consume|latency|first-produce|delete-topic\n"
                  "  (--bootstrap HOST:PORT | --mock) [--topic T] [--partitions N] "
                  "[--replication-factor N]\n"
                  "  [--record-size BYTES] [--records N] [--acks 0|1|-1] [--rate-mb MB/s]\n"
@@ -28,6 +28,8 @@ mode parse_mode(std::string_view s) {
         return mode::latency;
     if (s == "first-produce")
         return mode::first_produce;
+    if (s == "delete-topic")
+        return mode::delete_topic;
     usage("unknown --mode");
 }
 

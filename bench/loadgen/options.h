@@ -9,7 +9,7 @@
 
 namespace spool::bench {
 
-enum class mode { produce, consume, latency, first_produce };
+enum class mode { produce, consume, latency, first_produce, delete_topic };
 
 struct options {
     mode run_mode = mode::produce;
