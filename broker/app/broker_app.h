@@ -37,6 +37,7 @@
 #include "broker/replication/replica_fetchers.h"
 #include "broker/runtime/shard_pool.h"
 #include "broker/storage/log_dir_lock.h"
+#include "common/queued_log_sink.h"
 
 #include <cstdlib>
 #include <functional>
@@ -102,6 +103,7 @@ private:
     bool _logs_open = false;
     bool _stopped = false;
     std::function<void(std::string_view)> _on_shutdown_overrun = [](std::string_view) {
+        spool::log::flush();  // the watchdog's line is still queued
         std::_Exit(3);
     };
 };

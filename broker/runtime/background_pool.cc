@@ -1,6 +1,7 @@
 #include "broker/runtime/background_pool.h"
 
 #include "common/log.h"
+#include "common/queued_log_sink.h"
 
 #include <pthread.h>
 
@@ -17,6 +18,7 @@ background_pool::background_pool(std::string name, size_t threads, thread_priori
                 _ctx.run();
             } catch (const std::exception& e) {
                 log::get("net")->critical("{} stopped by an exception: {}", thread_name, e.what());
+                log::flush();
                 std::terminate();
             }
         });

@@ -1,6 +1,7 @@
 #include "broker/runtime/shard_pool.h"
 
 #include "common/log.h"
+#include "common/queued_log_sink.h"
 
 #include <pthread.h>
 
@@ -47,6 +48,7 @@ void shard_pool::start() {
                 ctx->run();
             } catch (const std::exception& e) {
                 log::get("net")->critical("shard {} stopped by an exception: {}", i, e.what());
+                log::flush();
                 std::terminate();
             }
         });

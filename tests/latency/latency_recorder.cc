@@ -41,8 +41,11 @@ void latency_recorder::run() {
     auto next_due = latency_clock::now();
     while (!_stop) {
         auto now = latency_clock::now();
+        std::chrono::microseconds wake_late{-1};
         if (now < next_due) {
             std::this_thread::sleep_until(next_due);
+            wake_late = std::chrono::duration_cast<std::chrono::microseconds>(latency_clock::now() -
+                                                                              next_due);
         }
         auto due = next_due;
         next_due += _interval;
@@ -64,7 +67,7 @@ void latency_recorder::run() {
         }
         std::lock_guard lock(_mu);
         _samples.push_back(
-            {due, std::chrono::duration_cast<std::chrono::microseconds>(done - due)});
+            {due, std::chrono::duration_cast<std::chrono::microseconds>(done - due), wake_late});
     }
 }
 
@@ -113,6 +116,13 @@ window_stats summarise(const std::vector<latency_sample>& samples,
         return out;
     }
     out.overall_p99_us = quantile_us(samples, 0.99);
+    std::vector<latency_sample> woke;
+    for (const auto& s : samples) {
+        if (s.wake_late.count() >= 0) {
+            woke.push_back({s.due, s.wake_late});
+        }
+    }
+    out.wake_late_p99_us = quantile_us(std::move(woke), 0.99);
     for (const auto& s : samples) {
         out.max_us = std::max(out.max_us, double(s.latency.count()));
     }

@@ -27,6 +27,10 @@ using latency_clock = std::chrono::steady_clock;
 struct latency_sample {
     latency_clock::time_point due;
     std::chrono::microseconds latency;
+    // How late the recorder's own thread woke for this request (it slept until `due`), or -1 when
+    // it did not sleep (behind schedule): the part of `latency` that is the test machine's
+    // scheduler, not the broker.
+    std::chrono::microseconds wake_late{-1};
 };
 
 class latency_recorder {
@@ -73,6 +77,7 @@ struct window_stats {
     double max_us = 0;
     size_t windows = 0;
     size_t samples = 0;
+    double wake_late_p99_us = 0;  // p99 of the recorder's own wake-up delay (latency_sample)
 };
 
 // Splits the samples into consecutive windows of `window` and summarises them.
