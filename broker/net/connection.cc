@@ -1,5 +1,6 @@
 #include "broker/net/connection.h"
 
+#include "broker/net/frame_buffer.h"
 #include "common/log.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -24,7 +25,8 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 
 namespace {
-// The first read of a request frame; most requests fit, larger ones double from here.
+// A frame up to this size is allocated at once and read in one go; most requests fit. A larger
+// claim gets memory only as its bytes arrive (frame_buffer).
 constexpr size_t first_frame_chunk = 64 * 1024;
 // How often a paused reader checks whether the peer hung up: a closed client's connection
 // (and whatever it holds) is released within this, well under a second.
@@ -216,37 +218,7 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
         if (!co_await self->reserve_budget(size_t(size), reserved)) {
             break;
         }
-        // A small frame is read in one go. A larger one grows with the bytes that actually
-        // arrive (what the socket holds, waiting for readability when it holds nothing), so a
-        // peer that only claims a large frame never gets that memory.
-        std::vector<uint8_t> frame;
-        size_t have = 0;
-        if (size_t(size) <= first_frame_chunk) {
-            frame.resize(size_t(size));
-            co_await asio::async_read(self->_socket, asio::buffer(frame),
-                                      asio::redirect_error(asio::use_awaitable, ec));
-            have = ec ? 0 : size_t(size);
-        }
-        while (!ec && have < size_t(size)) {
-            size_t ready = self->_socket.available(ec);
-            if (!ec && ready == 0) {
-                co_await self->_socket.async_wait(asio::ip::tcp::socket::wait_read,
-                                                  asio::redirect_error(asio::use_awaitable, ec));
-                if (!ec) {
-                    ready = self->_socket.available(ec);  // 0 now: end of stream, read says so
-                }
-            }
-            if (ec) {
-                break;
-            }
-            size_t chunk = std::min(size_t(size) - have, std::max<size_t>(ready, 1));
-            frame.resize(have + chunk);
-            size_t n = co_await self->_socket.async_read_some(
-                asio::buffer(frame.data() + have, chunk),
-                asio::redirect_error(asio::use_awaitable, ec));
-            have += n;
-            frame.resize(have);
-        }
+        std::vector<uint8_t> frame = co_await self->read_body(size_t(size), ec);
         if (ec) {
             if (ec != asio::error::operation_aborted) {
                 // A truncated frame: the peer went away mid-request.
@@ -273,6 +245,42 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
     }
     self->_reading_done = true;
     self->_progress.notify();
+}
+
+asio::awaitable<std::vector<uint8_t>> connection::read_body(size_t size, error_code& ec) {
+    // A small frame is read in one go. A larger one is held in chunks as its bytes arrive (what
+    // the socket holds, waiting for readability when it holds nothing), so a peer that only
+    // claims a large frame never gets that memory and trickled bytes are never moved on the
+    // shard; it becomes contiguous once, when its end is in the socket (frame_buffer.h).
+    std::vector<uint8_t> frame;
+    if (size <= first_frame_chunk) {
+        frame.resize(size);
+        co_await asio::async_read(_socket, asio::buffer(frame),
+                                  asio::redirect_error(asio::use_awaitable, ec));
+        co_return frame;
+    }
+    frame_buffer body(size);
+    while (!body.complete()) {
+        size_t ready = _socket.available(ec);
+        if (!ec && ready == 0) {
+            co_await _socket.async_wait(asio::ip::tcp::socket::wait_read,
+                                        asio::redirect_error(asio::use_awaitable, ec));
+            if (!ec) {
+                ready = _socket.available(ec);  // 0 now: end of stream, the read says so
+            }
+        }
+        if (ec) {
+            co_return frame;
+        }
+        auto buffers = body.prepare(std::max<size_t>(ready, 1));
+        size_t n = co_await _socket.async_read_some(buffers,
+                                                    asio::redirect_error(asio::use_awaitable, ec));
+        if (ec) {
+            co_return frame;
+        }
+        body.commit(n);
+    }
+    co_return body.release();
 }
 
 asio::awaitable<void> connection::process(std::shared_ptr<connection> self, std::shared_ptr<slot> s,
