@@ -1,26 +1,45 @@
 #include "broker/net/frame_buffer.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace spool::broker::net {
 
 size_t frame_buffer::allocated_bytes() const {
-    return _is_contiguous ? _contiguous.capacity() : _chunked;
+    if (_is_contiguous) {
+        return _contiguous.capacity();
+    }
+    size_t freed = 0;  // chunks linearise() copied already
+    for (size_t i = 0; i < _linearised; ++i) {
+        freed += _chunks[i].capacity;
+    }
+    return _contiguous.capacity() + _chunked - freed;
 }
 
-void frame_buffer::make_contiguous() {
+bool frame_buffer::linearise(size_t max_bytes) {
+    if (_is_contiguous) {
+        return true;
+    }
     // reserve() then insert(): the bytes are copied once, without zero-filling the buffer first.
     _contiguous.reserve(_size);
-    for (const auto& c : _chunks) {
+    size_t copied = 0;
+    while (_linearised < _chunks.size() && _contiguous.size() < _received && copied < max_bytes) {
+        auto& c = _chunks[_linearised++];
         size_t length = std::min(c.capacity, _received - _contiguous.size());
         _contiguous.insert(_contiguous.end(), c.data.get(), c.data.get() + length);
+        c.data.reset();
+        copied += length;
     }
     _copied = _contiguous.size();
+    if (_contiguous.size() < _received) {
+        return false;
+    }
     std::vector<chunk>().swap(_chunks);
-    _chunked = _fill = _fill_start = 0;
+    _chunked = _fill = _fill_start = _linearised = 0;
     // The tail is about to be read over; zero-filling it costs what the reader always paid.
     _contiguous.resize(_size);
     _is_contiguous = true;
+    return true;
 }
 
 std::vector<boost::asio::mutable_buffer> frame_buffer::prepare(size_t ready) {
@@ -29,8 +48,8 @@ std::vector<boost::asio::mutable_buffer> frame_buffer::prepare(size_t ready) {
     if (n == 0) {
         return out;
     }
-    if (!_is_contiguous && _received + n == _size) {
-        make_contiguous();
+    if (must_linearise(n) || _linearised > 0) {
+        linearise(SIZE_MAX);
     }
     if (_is_contiguous) {
         out.emplace_back(_contiguous.data() + _received, n);
@@ -69,7 +88,7 @@ void frame_buffer::commit(size_t n) {
 
 std::vector<uint8_t> frame_buffer::release() {
     if (!_is_contiguous) {
-        make_contiguous();  // only a frame of size 0 gets here uncopied
+        linearise(SIZE_MAX);  // only a frame of size 0 gets here uncopied
     }
     _contiguous.resize(_received);
     _is_contiguous = false;

@@ -8,9 +8,10 @@
 // reader did before) copied everything received so far at each doubling, megabytes at a time
 // on the shard, which stalled every other connection of that shard (issue #14's slow trickle).
 // The decoder needs the frame contiguous, so the one copy happens when the rest of the frame
-// is in the socket: prepare() then moves the chunks into one buffer of the frame's size and
-// reads the remaining bytes straight into it. A frame whose bytes are all there at its first
-// read (a fast client) is read into that buffer at once and never copied.
+// is in the socket: the chunks move into one buffer of the frame's size, a bounded step at a
+// time (linearise(), so that the reader can let the shard's other connections run between
+// steps), and the remaining bytes are read straight into it. A frame whose bytes are all there
+// at its first read (a fast client) is read into that buffer at once and never copied.
 //
 //     claimed:   [----------------------- size -------------------------]
 //     trickling: [chunk 0][chunk 1][chunk 2][par]                          (received + < 1 chunk)
@@ -28,6 +29,7 @@
 
 #include <boost/asio/buffer.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -57,10 +59,20 @@ public:
     // Bytes copied from chunks into the contiguous buffer (zero for a frame read at once).
     size_t copied_bytes() const { return _copied; }
 
+    // True when the next `ready` bytes end the frame while the bytes so far are still in chunks:
+    // they must first move into one contiguous buffer (linearise()).
+    bool must_linearise(size_t ready) const {
+        return !_is_contiguous && _received + std::min(ready, missing()) == _size;
+    }
+    // Copies up to `max_bytes` more of the chunks into the contiguous buffer (freeing each chunk
+    // once copied); true when the frame is contiguous.
+    bool linearise(size_t max_bytes);
+
     // Buffers for the next bytes of the frame, to read into; `ready` (> 0) is how many the
     // socket holds. They cover min(ready, missing()) bytes, at most max_buffers chunks; when
     // they reach the end of the frame the bytes so far are first moved into one contiguous
-    // buffer (the one copy). The buffers stay valid until the next prepare() or release().
+    // buffer (what linearise() has not copied yet). The buffers stay valid until the next
+    // prepare() or release().
     std::vector<boost::asio::mutable_buffer> prepare(size_t ready);
     // Marks `n` bytes of the last prepare()'s buffers as read (n at most their total).
     void commit(size_t n);
@@ -73,7 +85,6 @@ private:
         std::unique_ptr<uint8_t[]> data;
         size_t capacity = 0;
     };
-    void make_contiguous();
 
     size_t _size;
     size_t _received = 0;
@@ -82,6 +93,7 @@ private:
     size_t _chunked = 0;               // sum of the chunks' capacities
     size_t _fill = 0;                  // the chunk the next byte goes to (may be past the end)
     size_t _fill_start = 0;            // the frame offset of that chunk's first byte
+    size_t _linearised = 0;            // chunks already copied into _contiguous (and freed)
     std::vector<uint8_t> _contiguous;  // the frame, once its end is in the socket
     bool _is_contiguous = false;
 };

@@ -106,6 +106,35 @@ TEST(frame_buffer_test, test_a_trickled_frame_is_copied_once_when_its_last_bytes
     EXPECT_EQ(f.release(), source);
 }
 
+TEST(frame_buffer_test, test_linearising_in_steps_copies_a_step_at_a_time_and_frees_as_it_goes) {
+    auto source = pattern(2 * mib);
+    frame_buffer f(source.size());
+    size_t step = 100'000;
+    size_t at = 0;
+    while (f.missing() > step) {
+        auto buffers = f.prepare(step);
+        at += fill(buffers, source, at, total(buffers));
+        f.commit(total(buffers));
+    }
+    ASSERT_TRUE(f.must_linearise(f.missing()));
+    size_t held = f.allocated_bytes();
+    size_t steps = 0;
+    while (!f.linearise(256 * 1024)) {
+        ++steps;
+        // A step copies whole chunks: at most the step plus one chunk.
+        ASSERT_LE(f.copied_bytes(), steps * (256 * 1024 + frame_buffer::chunk_bytes));
+        // Copied chunks are freed: the frame never holds much more than its size.
+        ASSERT_LE(f.allocated_bytes(), source.size() + held - f.copied_bytes());
+    }
+    EXPECT_GE(steps, f.received() / (256 * 1024 + frame_buffer::chunk_bytes));
+    EXPECT_FALSE(f.must_linearise(f.missing()));
+    auto rest = f.prepare(f.missing());
+    ASSERT_EQ(rest.size(), 1u);
+    f.commit(fill(rest, source, at, total(rest)));
+    EXPECT_EQ(f.copied_bytes(), at);
+    EXPECT_EQ(f.release(), source);
+}
+
 TEST(frame_buffer_test, test_a_short_read_into_the_contiguous_buffer_continues_in_place) {
     auto source = pattern(frame_buffer::chunk_bytes * 3);
     frame_buffer f(source.size());
