@@ -90,6 +90,10 @@ private:
     // the connection closed meanwhile.
     boost::asio::awaitable<bool> reserve_budget(size_t size, size_t& reserved);
     bool peer_hung_up();
+    // Reads the body of a frame of `size` bytes (its prefix already read); on error, ec is set
+    // and the bytes are dropped.
+    boost::asio::awaitable<std::vector<uint8_t>> read_body(size_t size,
+                                                           boost::system::error_code& ec);
     static boost::asio::awaitable<void> process(std::shared_ptr<connection> self,
                                                 std::shared_ptr<slot> s, std::vector<uint8_t> frame,
                                                 std::chrono::steady_clock::time_point received_at);

@@ -7,6 +7,7 @@
 #include "tests/hostile/latency_probe.h"
 #include "tests/hostile/process_stats.h"
 #include "tests/hostile/raw_socket.h"
+#include "tests/hostile/read_only_sink.h"
 #include "tests/integration/broker_process.h"
 #include "tests/integration/kafka_client.h"
 

@@ -79,9 +79,9 @@ TEST_F(hostile_test, test_thousand_connections_declaring_huge_frames_hold_no_mem
     auto back = time_until_fds_at_most(pid(), fds_before, 3000ms);
     std::printf(
         "1000 x 100 MiB claims: RSS %lld -> %lld MB, fds %lld -> %lld -> back in %lld ms; "
-        "p99 %.2f ms (baseline %.2f ms)\n",
+        "p99 %.3f ms (baseline %.3f ms: bound %.3f ms at load %.2f per core)\n",
         (long long)rss_before, (long long)rss_held, (long long)fds_before, (long long)fds_held,
-        (long long)back.count(), during.p99_ms, base.p99_ms);
+        (long long)back.count(), during.p99_ms, base.p99_ms, allowed_p99_ms(base), load_per_core());
     EXPECT_GE(fds_held, fds_before + 990);  // fds_before may still count a closing probe
     EXPECT_LT(rss_held - rss_before, 48) << "claimed bytes must not be allocated";
     EXPECT_EQ(during.answered, during.sent);
@@ -90,52 +90,88 @@ TEST_F(hostile_test, test_thousand_connections_declaring_huge_frames_hold_no_mem
     EXPECT_LE(back, 1000ms);
 }
 
+// 32 connections to the broker and 32 to the control server, each declaring a maximum-size
+// frame; one thread offers 128 KiB every 50 ms to each connection of the side aimed at (2.5 MB/s
+// each, 80 MB/s in all), until the object goes.
+class slow_trickle {
+public:
+    slow_trickle(uint16_t broker_port, uint16_t control_port)
+        : _broker(open(broker_port)), _control(open(control_port)) {
+        _thread = std::thread([this] { run(); });
+    }
+    ~slow_trickle() { stop(); }
+    void aim(bool at_broker) { _at_broker = at_broker; }
+    uint64_t sent_to_broker_mb() const { return _sent / (1024 * 1024); }
+    // Stops the trickle and closes the broker's connections.
+    void close_broker_side() {
+        stop();
+        _broker.clear();
+    }
+
+private:
+    void stop() {
+        _stop = true;
+        if (_thread.joinable()) {
+            _thread.join();
+        }
+    }
+    static std::vector<raw_socket> open(uint16_t port) {
+        std::vector<raw_socket> out;
+        for (int i = 0; i < 32; ++i) {
+            raw_socket s(port);
+            EXPECT_TRUE(s.valid());
+            s.send(be32(max_frame));
+            s.set_non_blocking();
+            out.push_back(std::move(s));
+        }
+        return out;
+    }
+    void run() {
+        std::vector<uint8_t> chunk(128 * 1024, 0x5a);
+        while (!_stop) {
+            bool at_broker = _at_broker;
+            for (auto& s : at_broker ? _broker : _control) {
+                size_t n = s.send(chunk);
+                if (at_broker) {
+                    _sent += n;
+                }
+            }
+            std::this_thread::sleep_for(50ms);
+        }
+    }
+    std::vector<raw_socket> _broker;
+    std::vector<raw_socket> _control;
+    std::atomic<bool> _stop{false};
+    std::atomic<bool> _at_broker{false};
+    std::atomic<uint64_t> _sent{0};
+    std::thread _thread;
+};
+
 TEST_F(hostile_test, test_slow_trickle_of_maximum_size_frames_is_held_to_the_byte_budget) {
-    // 32 MiB over the broker's two shards.
+    // 32 MiB over the broker's two shards: one 100 MiB frame per shard is read at a time.
     start({"queued.max.request.bytes=33554432"});
     auto base = baseline();
     int64_t fds_before = fd_count(pid());
     int64_t rss_before = rss_mb(pid());
-    std::vector<raw_socket> hostile;
-    for (int i = 0; i < 32; ++i) {
-        raw_socket s(port());
-        ASSERT_TRUE(s.valid());
-        s.send(be32(max_frame));
-        s.set_non_blocking();
-        hostile.push_back(std::move(s));
-    }
-    std::atomic<bool> stop{false};
-    std::atomic<uint64_t> sent{0};
-    // Each connection offers 128 KiB every 50 ms (2.5 MB/s): 80 MB/s in all, for ~5 s.
-    std::thread trickle([&] {
-        std::vector<uint8_t> chunk(128 * 1024, 0x5a);
-        while (!stop) {
-            for (auto& s : hostile) {
-                sent += s.send(chunk);
-            }
-            std::this_thread::sleep_for(50ms);
-        }
-    });
+    // The control server reads two connections at a time, as the budget lets the broker.
+    read_only_sink sink(2);
+    slow_trickle load(port(), sink.port());
     rss_sampler sampler(pid());
-    auto during = measure_latency(port(), good_topic, 1000, 3ms);
-    stop = true;
-    trickle.join();
+    auto [control, during] = measure_against_control(port(), good_topic, 20, 50, 3ms,
+                                                     [&](bool at_broker) { load.aim(at_broker); });
     sampler.stop();
-    hostile.clear();
+    load.close_broker_side();
     auto back = time_until_fds_at_most(pid(), fds_before, 3000ms);
     int64_t growth = sampler.peak_mb() - rss_before;
     std::printf(
-        "trickle: %llu MB offered, RSS %lld MB -> peak %lld MB (+%lld), fds back in %lld "
-        "ms; p99 %.2f ms (baseline %.2f ms)\n",
-        (unsigned long long)(sent / (1024 * 1024)), (long long)rss_before,
+        "trickle: %llu MB offered, RSS %lld MB -> peak %lld MB (+%lld), fds back in %lld ms; "
+        "p99 %.3f ms (baseline %.3f ms, control %.3f ms: bound %.3f ms at load %.2f per core)\n",
+        (unsigned long long)load.sent_to_broker_mb(), (long long)rss_before,
         (long long)sampler.peak_mb(), (long long)growth, (long long)back.count(), during.p99_ms,
-        base.p99_ms);
+        base.p99_ms, control.p99_ms, allowed_p99_ms(base, control), load_per_core());
     EXPECT_LT(growth, 96) << "request bytes held must stay near queued.max.request.bytes";
     EXPECT_EQ(during.answered, during.sent);
-    // Known gap (issue #14): beside 32 trickled 100 MiB frames a well-behaved client's p99 is
-    // 0.4-4 ms on this 2-core machine, past the issue's 2x of baseline in some runs; the bound
-    // here is 5x until the trickle's cost to other connections is found.
-    EXPECT_LE(during.p99_ms, 2.5 * allowed_p99_ms(base));
+    EXPECT_LE(during.p99_ms, allowed_p99_ms(base, control));
     EXPECT_GE(back.count(), 0) << "fds did not return to " << fds_before;
     EXPECT_LE(back, 1000ms);
 }
