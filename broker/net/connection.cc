@@ -34,12 +34,12 @@ constexpr size_t first_frame_chunk = 64 * 1024;
 constexpr size_t linearise_step_bytes = 256 * 1024;
 // How often a paused reader checks whether the peer hung up: a closed client's connection
 // (and whatever it holds) is released within this, well under a second.
-constexpr auto hangup_check_interval = std::chrono::milliseconds(200);
 }  // namespace
 
 connection::connection(asio::ip::tcp::socket socket, connection_info info,
                        request_dispatcher& dispatcher, probe& probe, connection_limits limits,
-                       request_bytes_budget& budget, std::function<void(uint64_t)> on_closed,
+                       request_bytes_budget& budget, hangup_watch& hangups,
+                       std::function<void(uint64_t)> on_closed,
                        std::function<void()> on_socket_closed)
     : _socket(std::move(socket)),
       _info(std::move(info)),
@@ -47,6 +47,7 @@ connection::connection(asio::ip::tcp::socket socket, connection_info info,
       _probe(probe),
       _limits(limits),
       _budget(budget),
+      _hangups(hangups),
       _on_closed(std::move(on_closed)),
       _on_socket_closed(std::move(on_socket_closed)),
       _progress(_socket.get_executor()) {
@@ -79,6 +80,7 @@ void connection::begin_drain() {
         return;
     }
     _draining = true;
+    _hangups.unwatch(_info.id);
     // SHUT_RD wakes the pending read with end-of-file; queued responses are still written.
     error_code ec;
     _socket.shutdown(asio::ip::tcp::socket::shutdown_receive, ec);
@@ -94,6 +96,8 @@ void connection::close() {
     // Counted here rather than in the destructor: a request still running (a long poll) keeps
     // the object alive, but the client is gone.
     _probe.connection_closed();
+    // Before the fd is closed: the shard's hang-up poll must never see a reused descriptor.
+    _hangups.unwatch(_info.id);
     error_code ec;
     _socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
     _socket.close(ec);
@@ -114,50 +118,24 @@ void connection::close() {
     _progress.notify();
 }
 
-bool connection::peer_hung_up() {
-    pollfd p{};
-    p.fd = _socket.native_handle();
-    p.events = POLLRDHUP;
-    if (::poll(&p, 1, 0) <= 0) {
-        return false;
-    }
-    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
-}
-
-asio::awaitable<void> connection::hangup_watch(std::weak_ptr<connection> weak) {
-    asio::steady_timer timer(co_await asio::this_coro::executor);
-    for (;;) {
-        timer.expires_after(hangup_check_interval);
-        error_code ec;
-        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-        auto self = weak.lock();
-        // While draining, our own SHUT_RD reads as a hang-up: let in-flight requests answer.
-        if (!self || self->_closed || self->_draining || !self->_read_paused) {
-            if (self) {
-                self->_watching = false;
-            }
-            co_return;
-        }
-        if (self->peer_hung_up()) {
-            log::get("net")->debug(
-                "connection {} from {}: peer closed while requests were "
-                "pending, closing",
-                self->_info.id, self->_info.peer);
-            self->_watching = false;
-            self->close();
-            co_return;
-        }
-    }
-}
-
 asio::awaitable<void> connection::paused_wait() {
     _read_paused = true;
-    if (!_watching) {
-        _watching = true;
-        asio::co_spawn(_socket.get_executor(), hangup_watch(weak_from_this()), asio::detached);
+    // While draining, our own SHUT_RD reads as a hang-up: let in-flight requests answer.
+    if (!_closed && !_draining) {
+        _hangups.watch(_info.id, _socket.native_handle(), [weak = weak_from_this()] {
+            auto self = weak.lock();
+            if (!self || self->_closed || self->_draining || !self->_read_paused) {
+                return;
+            }
+            log::get("net")->debug(
+                "connection {} from {}: peer closed while requests were pending, closing",
+                self->_info.id, self->_info.peer);
+            self->close();
+        });
     }
     co_await _progress.wait();
     _read_paused = false;
+    _hangups.unwatch(_info.id);
 }
 
 asio::awaitable<bool> connection::reserve_budget(size_t size, size_t& reserved) {

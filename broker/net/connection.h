@@ -23,6 +23,7 @@
 // socket for POLLRDHUP then. Threading: every member is touched only on the connection's shard.
 
 #include "broker/net/dispatcher.h"
+#include "broker/net/hangup_watch.h"
 #include "broker/net/probe.h"
 #include "broker/net/request_bytes_budget.h"
 #include "broker/runtime/asio.h"
@@ -58,7 +59,8 @@ public:
     // on_socket_closed runs once, when the socket is closed (connection quotas).
     connection(boost::asio::ip::tcp::socket socket, connection_info info,
                request_dispatcher& dispatcher, probe& probe, connection_limits limits,
-               request_bytes_budget& budget, std::function<void(uint64_t)> on_closed,
+               request_bytes_budget& budget, hangup_watch& hangups,
+               std::function<void(uint64_t)> on_closed,
                std::function<void()> on_socket_closed = nullptr);
     ~connection();
 
@@ -83,13 +85,11 @@ private:
     static boost::asio::awaitable<void> write_loop(std::shared_ptr<connection> self);
     static boost::asio::awaitable<void> idle_watch(std::weak_ptr<connection> weak,
                                                    std::chrono::milliseconds max_idle);
-    static boost::asio::awaitable<void> hangup_watch(std::weak_ptr<connection> weak);
     // Waits for _progress while the reader cannot read; a peer hang-up is noticed meanwhile.
     boost::asio::awaitable<void> paused_wait();
     // Reserves a frame of `size` bytes from the budget, waiting while it is spent; false when
     // the connection closed meanwhile.
     boost::asio::awaitable<bool> reserve_budget(size_t size, size_t& reserved);
-    bool peer_hung_up();
     // Reads the body of a frame of `size` bytes (its prefix already read); on error, ec is set
     // and the bytes are dropped.
     boost::asio::awaitable<std::vector<uint8_t>> read_body(size_t size,
@@ -106,6 +106,7 @@ private:
     probe& _probe;
     connection_limits _limits;
     request_bytes_budget& _budget;
+    hangup_watch& _hangups;  // the shard's: watches this socket while the reader is paused
     std::function<void(uint64_t)> _on_closed;
     std::function<void()> _on_socket_closed;
 
@@ -115,8 +116,8 @@ private:
     runtime::async_event
         _progress;  // a slot completed or was ordered, the reader ended, or space freed
     bool _reading_done = false;
-    bool _read_paused = false;  // the reader waits (ordering, limits, budget): hangup_watch runs
-    bool _watching = false;
+    // The reader waits (ordering, limits, budget): the shard's hangup_watch polls the socket.
+    bool _read_paused = false;
     bool _draining = false;
     std::chrono::steady_clock::time_point _last_request = std::chrono::steady_clock::now();
     bool _closed = false;

@@ -34,7 +34,8 @@ server::server(runtime::shard_pool& pool, request_dispatcher& dispatcher, probe&
             1, static_cast<size_t>(_options.queued_max_request_bytes) / _pool.shard_count());
     }
     for (size_t i = 0; i < _pool.shard_count(); ++i) {
-        _shards.push_back(std::make_shared<shard_state>(per_shard));
+        _shards.push_back(
+            std::make_shared<shard_state>(per_shard, _pool.context(i).get_executor()));
     }
     _quotas->set_on_slot_freed(
         [this] { asio::post(_pool.context(0), [this] { _slot_freed->notify(); }); });
@@ -168,6 +169,7 @@ void server::on_accepted(tcp::socket socket, size_t shard, std::string ip,
     std::weak_ptr<shard_state> state = _shards[shard];
     auto conn = std::make_shared<connection>(
         std::move(socket), info, _dispatcher, _probe, _options.limits, _shards[shard]->budget,
+        _shards[shard]->hangups,
         [state](uint64_t id) {
             if (auto s = state.lock()) {
                 s->connections.erase(id);

@@ -57,11 +57,15 @@ public:
 
 private:
     struct shard_state {
-        explicit shard_state(size_t budget) : budget(budget) {}
+        shard_state(size_t budget, boost::asio::any_io_executor executor)
+            : budget(budget), hangups(std::move(executor), hangup_check_interval) {}
         // Live connections on this shard; touched only on that shard.
         std::unordered_map<uint64_t, std::weak_ptr<connection>> connections;
         request_bytes_budget budget;
+        hangup_watch hangups;
     };
+    // How often paused connections' sockets are polled for a peer hang-up.
+    static constexpr std::chrono::milliseconds hangup_check_interval{200};
 
     static boost::asio::awaitable<void> accept_loop(server* self, size_t listener);
     void on_accepted(boost::asio::ip::tcp::socket socket, size_t shard, std::string ip,

@@ -44,9 +44,10 @@ TEST(connection, test_idle_watch_of_a_connection_gone_before_it_runs_touches_not
     connection_limits limits;
     limits.max_idle = std::chrono::milliseconds(1000);
     request_bytes_budget budget(0);
+    hangup_watch hangups(io.get_executor(), std::chrono::milliseconds(200));
     int closed_callbacks = 0;
     auto conn = std::make_shared<connection>(std::move(accepted), connection_info{1, 0, "peer"},
-                                             dispatcher, metrics, limits, budget,
+                                             dispatcher, metrics, limits, budget, hangups,
                                              [&closed_callbacks](uint64_t) { ++closed_callbacks; });
     std::weak_ptr<connection> weak = conn;
     conn->start();
@@ -87,9 +88,10 @@ TEST(connection, test_a_trickled_large_frame_reaches_the_dispatcher_intact) {
     recording_dispatcher dispatcher;
     probe metrics;
     request_bytes_budget budget(0);
-    auto conn =
-        std::make_shared<connection>(std::move(accepted), connection_info{1, 0, "peer"}, dispatcher,
-                                     metrics, connection_limits{}, budget, [](uint64_t) {});
+    hangup_watch hangups(io.get_executor(), std::chrono::milliseconds(200));
+    auto conn = std::make_shared<connection>(std::move(accepted), connection_info{1, 0, "peer"},
+                                             dispatcher, metrics, connection_limits{}, budget,
+                                             hangups, [](uint64_t) {});
     conn->start();
 
     std::vector<uint8_t> body(700 * 1024 + 17);
