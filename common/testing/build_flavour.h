@@ -22,12 +22,9 @@ inline constexpr bool instrumented_build = false;
 inline constexpr bool instrumented_build = false;
 #endif
 
-// How many times slower an instrumented build runs, at worst, than a release build.
-inline constexpr double instrumented_slowdown = 40.0;
-
 // The factor a time budget is multiplied by in this build.
 inline constexpr double slowdown() {
-    return instrumented_build ? instrumented_slowdown : 1.0;
+    return instrumented_build ? 40.0 : 1.0;
 }
 
 }  // namespace spool::testing

@@ -1,6 +1,5 @@
 #include "tests/integration/broker_process.h"
 
-#include "tests/integration/broker_flavour.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/sanitizer_report.h"
 
@@ -15,6 +14,10 @@
 
 #include <cstdlib>
 #include <thread>
+
+#ifndef SPOOL_BROKER_BIN
+#error "SPOOL_BROKER_BIN must name the spool-broker binary"
+#endif
 
 namespace spool::tests {
 
@@ -76,8 +79,9 @@ void broker_process::spawn() {
         _port = free_port();
     }
     ++_runs;
+    const char* bin = std::getenv("SPOOL_BROKER_BIN");
     std::vector<std::string> args = {
-        broker_binary(),
+        bin != nullptr && *bin != '\0' ? std::string(bin) : std::string(SPOOL_BROKER_BIN),
         "--override",
         "listeners=PLAINTEXT://127.0.0.1:" + std::to_string(_port),
         "--override",
