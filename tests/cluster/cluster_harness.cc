@@ -1,5 +1,6 @@
 #include "tests/cluster/cluster_harness.h"
 
+#include "broker/replication/fetched_records.h"
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/metadata.h"
@@ -18,6 +19,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -328,6 +331,33 @@ cluster_harness::http_answer cluster_harness::http_call(size_t i, const std::str
         }
     } catch (const std::exception&) {
         out.status = 0;
+    }
+    return out;
+}
+
+std::filesystem::path cluster_harness::replica_dir(size_t i, const std::string& topic,
+                                                   int32_t partition) const {
+    return _brokers.at(i)->data_dir() / "data" / (topic + "-" + std::to_string(partition));
+}
+
+std::vector<uint8_t> cluster_harness::replica_batches(size_t i, const std::string& topic,
+                                                      int32_t partition) const {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> segments;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(replica_dir(i, topic, partition), ec)) {
+        if (e.path().extension() == ".log") {
+            segments.push_back(e.path());
+        }
+    }
+    std::sort(segments.begin(), segments.end());  // zero-padded base offsets: offset order
+    std::vector<uint8_t> out;
+    for (const auto& segment : segments) {
+        std::ifstream in(segment, std::ios::binary);
+        std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in),
+                                   std::istreambuf_iterator<char>()};
+        bytes.resize(broker::replication::whole_batches_size(bytes));
+        out.insert(out.end(), bytes.begin(), bytes.end());
     }
     return out;
 }

@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -127,6 +128,14 @@ public:
 
     // The last lines of every broker's log, for failure messages.
     std::string log_tails(size_t lines = 40) const;
+
+    // Broker i's directory of topic-partition (in its log.dirs), whether or not it exists now.
+    std::filesystem::path replica_dir(size_t i, const std::string& topic, int32_t partition) const;
+    // The record batches broker i holds for topic-partition, read from its segment files in
+    // offset order, each without the zero-filled preallocated tail of an active segment (which
+    // storage ignores too): what replicas compare byte for byte. Empty when there are none.
+    std::vector<uint8_t> replica_batches(size_t i, const std::string& topic,
+                                         int32_t partition) const;
 
 private:
     std::vector<std::string> broker_overrides(int32_t node_id, uint16_t http_port) const;

@@ -9,7 +9,6 @@
 // - decommission of broker 3 of 4 moves every replica off it while a producer keeps going
 //   (GET shows the progress reaching "drained"); topics created meanwhile avoid it.
 
-#include "broker/replication/fetched_records.h"
 #include "protocol/messages/alter_partition_reassignments.h"
 #include "protocol/messages/create_topics.h"
 #include "tests/cluster/cluster_clients.h"
@@ -22,7 +21,6 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -161,35 +159,6 @@ bool wait_for_replicas(cluster_harness& cluster, const std::string& topic, int32
     return seen.has_value();
 }
 
-std::vector<uint8_t> file_bytes(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-fs::path replica_dir(cluster_harness& cluster, size_t broker, const std::string& topic, int32_t p) {
-    return cluster.broker(broker).data_dir() / "data" / (topic + "-" + std::to_string(p));
-}
-
-// The record batches of broker i's replica (segments in order, without a preallocated tail).
-std::vector<uint8_t> replica_batches(cluster_harness& cluster, size_t broker,
-                                     const std::string& topic, int32_t p) {
-    std::vector<fs::path> segments;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(replica_dir(cluster, broker, topic, p), ec)) {
-        if (e.path().extension() == ".log") {
-            segments.push_back(e.path());
-        }
-    }
-    std::sort(segments.begin(), segments.end());
-    std::vector<uint8_t> out;
-    for (const auto& s : segments) {
-        auto bytes = file_bytes(s);
-        bytes.resize(broker::replication::whole_batches_size(bytes));
-        out.insert(out.end(), bytes.begin(), bytes.end());
-    }
-    return out;
-}
-
 template <class Pred>
 bool eventually(Pred pred, std::chrono::seconds timeout) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -281,8 +250,8 @@ TEST_F(cluster_reassign_test, test_reassign_tool_moves_a_partition_under_an_acks
     producer.stop();
 
     // Kafka deletes a removed replica: broker 0's directory goes.
-    EXPECT_TRUE(eventually([&] { return !fs::exists(replica_dir(cluster, 0, topic, 0)); }, 30s))
-        << replica_dir(cluster, 0, topic, 0) << " is still there";
+    EXPECT_TRUE(eventually([&] { return !fs::exists(cluster.replica_dir(0, topic, 0)); }, 30s))
+        << cluster.replica_dir(0, topic, 0) << " is still there";
     // The new replica holds the leader's batches, byte for byte.
     auto meta = cluster.metadata(0, {topic});
     ASSERT_TRUE(meta);
@@ -291,8 +260,8 @@ TEST_F(cluster_reassign_test, test_reassign_tool_moves_a_partition_under_an_acks
     std::vector<uint8_t> expected;
     EXPECT_TRUE(eventually(
         [&] {
-            expected = replica_batches(cluster, leader, topic, 0);
-            return !expected.empty() && replica_batches(cluster, follower, topic, 0) == expected;
+            expected = cluster.replica_batches(leader, topic, 0);
+            return !expected.empty() && cluster.replica_batches(follower, topic, 0) == expected;
         },
         30s))
         << "broker " << follower << "'s log differs from the leader's (" << expected.size()
@@ -352,7 +321,7 @@ TEST_F(cluster_reassign_test, test_a_stuck_move_is_listed_and_cancel_reverts_it)
     EXPECT_EQ(reassign_raw(cluster.port(1), topic, 0, std::nullopt), 85)
         << "NO_REASSIGNMENT_IN_PROGRESS";
     cluster.resume(2);
-    EXPECT_TRUE(eventually([&] { return !fs::exists(replica_dir(cluster, 2, topic, 0)); }, 30s))
+    EXPECT_TRUE(eventually([&] { return !fs::exists(cluster.replica_dir(2, topic, 0)); }, 30s))
         << "broker 2 keeps a replica it is not assigned";
 }
 
@@ -459,7 +428,7 @@ TEST(cluster_decommission_test, test_decommission_empties_broker_3_of_4_under_a_
     EXPECT_TRUE(eventually(
         [&] {
             for (int32_t p = 0; p < 4; ++p) {
-                if (fs::exists(replica_dir(cluster, 3, topic, p))) {
+                if (fs::exists(cluster.replica_dir(3, topic, p))) {
                     return false;
                 }
             }

@@ -5,7 +5,6 @@
 // Then the leader is killed; a follower takes over at a newer epoch and the other follower
 // replicates from it.
 
-#include "broker/replication/fetched_records.h"
 #include "protocol/messages/create_topics.h"
 #include "tests/cluster/cluster_clients.h"
 #include "tests/cluster/cluster_fixture.h"
@@ -58,21 +57,8 @@ struct replica_log {
 
 replica_log read_replica(cluster_harness& cluster, size_t i) {
     replica_log out;
-    auto dir = cluster.broker(i).data_dir() / "data" / (topic + "-0");
-    std::vector<fs::path> segments;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-        if (e.path().extension() == ".log") {
-            segments.push_back(e.path());
-        }
-    }
-    std::sort(segments.begin(), segments.end());
-    for (const auto& s : segments) {
-        auto bytes = file_bytes(s);
-        bytes.resize(broker::replication::whole_batches_size(bytes));
-        out.batches.insert(out.batches.end(), bytes.begin(), bytes.end());
-    }
-    out.epochs = file_bytes(dir / "leader-epoch-checkpoint");
+    out.batches = cluster.replica_batches(i, topic, 0);
+    out.epochs = file_bytes(cluster.replica_dir(i, topic, 0) / "leader-epoch-checkpoint");
     return out;
 }
 

@@ -24,24 +24,6 @@ using namespace std::chrono_literals;
 using cluster_replication = started_cluster;
 namespace rf = protocol::records;
 
-// The batches of a partition directory's first segment, without the zero-filled preallocated
-// tail of an active segment (what storage itself ignores): what a replica holds.
-std::vector<uint8_t> partition_log_bytes(const fs::path& dir) {
-    std::ifstream in(dir / "00000000000000000000.log", std::ios::binary);
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                               std::istreambuf_iterator<char>());
-    size_t pos = 0;
-    while (pos + rf::batch_header_size <= bytes.size()) {
-        auto length = rf::load_be32(bytes.data() + pos + rf::batch_offset::batch_length);
-        if (length == 0 || pos + rf::log_overhead + length > bytes.size()) {
-            break;
-        }
-        pos += rf::log_overhead + length;
-    }
-    bytes.resize(pos);
-    return bytes;
-}
-
 // Records in the batches, per their headers.
 int64_t batch_records(const std::vector<uint8_t>& bytes) {
     int64_t n = 0;
@@ -102,7 +84,7 @@ TEST_F(cluster_replication, acks_all_produce_is_replicated_to_identical_logs_on_
     auto deadline = std::chrono::steady_clock::now() + 20s;
     for (;;) {
         for (size_t i = 0; i < 3; ++i) {
-            logs[i] = partition_log_bytes(cluster.broker(i).data_dir() / "data" / "replicated-0");
+            logs[i] = cluster.replica_batches(i, "replicated", 0);
         }
         if ((logs[0] == logs[1] && logs[1] == logs[2] && !logs[0].empty()) ||
             std::chrono::steady_clock::now() > deadline) {

@@ -56,6 +56,13 @@ json parse(const std::string& text) {
     return v.value_or(json::null());
 }
 
+json demo_cluster(int replicas) {
+    return op::obj({{"apiVersion", op::str("spool.dev/v1alpha1")},
+                    {"kind", op::str("Cluster")},
+                    {"metadata", op::obj({{"name", op::str("demo")}})},
+                    {"spec", op::obj({{"replicas", op::num(replicas)}})}});
+}
+
 test_namespace::test_namespace(op::kube::client& api) : _api(api) {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     std::string base = std::string(info->name()).substr(0, 40);
@@ -91,10 +98,14 @@ operator_process::operator_process(std::vector<std::string> extra_args) {
     // rendered broker config and the validation (several brokers need an etcd) see it.
     args.push_back("--default-etcd-endpoints=http://spool-etcd.spool-system.svc:2379");
     args.insert(args.end(), extra_args.begin(), extra_args.end());
+    const pid_t parent = ::getpid();
     _pid = ::fork();
     if (_pid == 0) {
-        // Dies with the test process, even when a crash skips the destructor.
-        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        // Dies with the test process, even when a crash skips the destructor; a parent that
+        // died before prctl() sent nothing (getppid() no longer names it then).
+        if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent) {
+            std::_Exit(127);
+        }
         FILE* log = std::fopen(_log_path.c_str(), "w");
         if (log) {
             ::dup2(fileno(log), 1);

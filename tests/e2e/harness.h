@@ -75,6 +75,9 @@ int run(const std::string& command, std::string* output = nullptr);
 
 json parse(const std::string& text);
 
+// A spool.dev/v1alpha1 Cluster named "demo" with `replicas` brokers and defaults otherwise.
+json demo_cluster(int replicas);
+
 // The broker fixture's bootstrap address (host:port).
 std::string broker_bootstrap();
 // "host:port" of that broker's HTTP admin API; empty when it has none (Apache Kafka).

@@ -24,13 +24,6 @@ using op::num;
 using op::obj;
 using op::str;
 
-json cluster(int replicas) {
-    return obj({{"apiVersion", str("spool.dev/v1alpha1")},
-                {"kind", str("Cluster")},
-                {"metadata", obj({{"name", str("demo")}})},
-                {"spec", obj({{"replicas", num(replicas)}})}});
-}
-
 json topic(const std::string& name, const std::string& kafka_name) {
     return obj({{"apiVersion", str("spool.dev/v1alpha1")},
                 {"kind", str("Topic")},
@@ -78,7 +71,7 @@ json annotations(const char* key, std::optional<std::string> value) {
 TEST(lifecycle, test_a_deleted_service_and_config_map_come_back_within_seconds) {
     auto api = admin_client();
     test_namespace ns(*api);
-    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), cluster(1)));
+    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), demo_cluster(1)));
     // A resync an hour away: only the watches on owned objects can bring them back in time.
     operator_process op({"--namespace", ns.name(), "--resync-period", "3600"});
     ASSERT_TRUE(eventually([&] {
@@ -110,7 +103,7 @@ TEST(lifecycle, test_a_deleted_service_and_config_map_come_back_within_seconds) 
 TEST(lifecycle, test_a_paused_cluster_is_left_alone_until_the_annotation_goes) {
     auto api = admin_client();
     test_namespace ns(*api);
-    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), cluster(1)));
+    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), demo_cluster(1)));
     operator_process op({"--namespace", ns.name()});
     ASSERT_TRUE(eventually([&] { return exists(*api, kinds::statefulset, ns.name(), "demo"); }))
         << op.log();
@@ -148,7 +141,7 @@ std::unique_ptr<op::reconcilers::admin_client> kafka() {
 TEST(lifecycle, test_the_younger_of_two_topics_for_one_kafka_topic_is_a_conflict) {
     auto api = admin_client();
     test_namespace ns(*api);
-    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), cluster(1)));
+    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), demo_cluster(1)));
     std::string name = kafka_name("shared");
     ASSERT_TRUE(api->create(kinds::topic, ns.name(), topic("first", name)));
     operator_process op({"--namespace", ns.name(), "--kafka-bootstrap", broker_bootstrap()});
@@ -182,7 +175,7 @@ TEST(lifecycle, test_the_younger_of_two_topics_for_one_kafka_topic_is_a_conflict
 TEST(lifecycle, test_the_resync_repairs_kafka_side_config_drift_and_writes_nothing_when_idle) {
     auto api = admin_client();
     test_namespace ns(*api);
-    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), cluster(1)));
+    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), demo_cluster(1)));
     std::string name = kafka_name("drift");
     ASSERT_TRUE(api->create(kinds::topic, ns.name(), topic("drift", name)));
     operator_process op({"--namespace", ns.name(), "--kafka-bootstrap", broker_bootstrap(),

@@ -16,13 +16,6 @@ using op::num;
 using op::obj;
 using op::str;
 
-json cluster(int replicas) {
-    return obj({{"apiVersion", str("spool.dev/v1alpha1")},
-                {"kind", str("Cluster")},
-                {"metadata", obj({{"name", str("demo")}})},
-                {"spec", obj({{"replicas", num(replicas)}})}});
-}
-
 bool leading(operator_process& op) {
     return http_get(op.metrics_url()).find("\nspool_operator_leader 1") != std::string::npos;
 }
@@ -30,7 +23,7 @@ bool leading(operator_process& op) {
 TEST(resilience, test_operator_survives_an_api_server_restart_and_resumes) {
     auto api = admin_client();
     test_namespace ns(*api);
-    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), cluster(1)));
+    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), demo_cluster(1)));
     operator_process op({"--namespace", ns.name()});
     ASSERT_TRUE(eventually([&] {
         return static_cast<bool>(api->get(kinds::statefulset, ns.name(), "demo"));
@@ -60,7 +53,7 @@ TEST(resilience, test_operator_survives_an_api_server_restart_and_resumes) {
 TEST(resilience, test_only_the_leader_reconciles_and_a_successor_takes_over) {
     auto api = admin_client();
     test_namespace ns(*api);
-    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), cluster(1)));
+    ASSERT_TRUE(api->create(kinds::cluster, ns.name(), demo_cluster(1)));
     std::vector<std::string> args = {"--namespace", ns.name(), "--leader-elect",
                                      "--leader-election-namespace", ns.name()};
     auto first = std::make_unique<operator_process>(args);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,8 +31,16 @@ pid_t spawn_logged(std::vector<std::string> args, const fs::path& log,
         argv.push_back(a.data());
     }
     argv.push_back(nullptr);
+    const pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid == 0) {
+        // The child dies with the test process even when a crash, a SIGKILL or a CTest timeout
+        // skips the destructor that would kill it: a leaked broker or etcd keeps its ports, its
+        // data directory and a core busy after the run. A parent that died between fork() and
+        // prctl() sent nothing: getppid() no longer names it then.
+        if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) {
+            ::_exit(127);
+        }
         if (in_child != nullptr) {
             in_child(arg);
         }

@@ -20,6 +20,9 @@ std::filesystem::path make_temp_dir(std::string_view prefix);
 
 // fork + execv(args[0], args) with stdout and stderr appended to log; in_child (may be null)
 // runs in the child before exec (only async-signal-safe calls there, e.g. setrlimit).
+// The child gets SIGKILL when the thread that called spawn_logged ends (PR_SET_PDEATHSIG), so
+// a harness that crashes or is killed leaves no process behind: spawn from the test thread (a
+// child spawned from a worker thread dies when that thread exits).
 pid_t spawn_logged(std::vector<std::string> args, const std::filesystem::path& log,
                    void (*in_child)(const void*) = nullptr, const void* arg = nullptr);
 
