@@ -127,7 +127,10 @@ result<void> partition_log::load(const open_options& opts) {
     bool clean = (opts.clean_shutdown || bases.empty()) && !force_recovery;
     _recovery.clean = clean;
     if (!clean) {
+        // recover_segments() lowers it when a closed segment below it must be scanned too.
+        _recovery_point = recover_from;
         SPOOL_TRY(recover_segments(recover_from));
+        recover_from = _recovery_point;
     }
 
     SPOOL_STORAGE_ASSIGN(_log_end, active().next_offset());
@@ -186,6 +189,7 @@ result<void> partition_log::recover_segments(model::offset recovery_point) {
                                       _dir.string(), s.base_offset().value(),
                                       tail.error().message());
             first = i;
+            _recovery_point = std::min(_recovery_point, s.base_offset());
             break;
         }
     }
