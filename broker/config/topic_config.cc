@@ -65,21 +65,21 @@ topic_settings resolve_topic(const broker_config& broker, const topic_overrides&
                 std::find(policies->begin(), policies->end(), "compact") != policies->end();
         }
     }
-    s.retention_ms = get(k::retention_ms).count();
+    s.retention_ms = get(k::retention_ms);
     s.retention_bytes = get(k::retention_bytes);
     s.segment_bytes = get(k::segment_bytes);
-    s.segment_ms = get(k::segment_ms).count();
+    s.segment_ms = get(k::segment_ms);
     s.max_message_bytes = get(k::max_message_bytes);
     s.log_append_time = get(k::message_timestamp_type) == "LogAppendTime";
-    s.timestamp_before_max_ms = get(k::message_timestamp_before_max_ms).count();
-    s.timestamp_after_max_ms = get(k::message_timestamp_after_max_ms).count();
+    s.timestamp_before_max_ms = get(k::message_timestamp_before_max_ms);
+    s.timestamp_after_max_ms = get(k::message_timestamp_after_max_ms);
     s.flush_messages = get(k::flush_messages);
-    s.flush_ms = get(k::flush_ms).count();
+    s.flush_ms = get(k::flush_ms);
     s.index_interval_bytes = get(k::index_interval_bytes);
     s.segment_index_bytes = get(k::segment_index_bytes);
     s.min_insync_replicas = get(k::min_insync_replicas);
-    s.delete_retention_ms = get(k::delete_retention_ms).count();
-    s.min_compaction_lag_ms = get(k::min_compaction_lag_ms).count();
+    s.delete_retention_ms = get(k::delete_retention_ms);
+    s.min_compaction_lag_ms = get(k::min_compaction_lag_ms);
     if (auto ratio = topic_value(broker, overrides, k::min_cleanable_dirty_ratio.name);
         std::holds_alternative<double>(ratio)) {
         s.min_cleanable_dirty_ratio = std::get<double>(ratio);

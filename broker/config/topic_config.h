@@ -8,6 +8,7 @@
 
 #include "broker/config/broker_config.h"
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -17,25 +18,27 @@ namespace spool::broker::config {
 // Per-topic overrides as the user wrote them (validated), keyed by topic property name.
 using topic_overrides = std::map<std::string, std::string, std::less<>>;
 
-// Typed view of the settings the log and the handlers act on.
+// Typed view of the settings the log and the handlers act on. Durations are std::chrono types,
+// as the typed keys return them (keys.h), so a unit cannot be mixed up on the way to the log.
 struct topic_settings {
+    using ms = std::chrono::milliseconds;
     bool cleanup_delete = true;
     bool cleanup_compact = false;
-    int64_t retention_ms = 604800000;
+    ms retention_ms{604800000};
     int64_t retention_bytes = -1;
     int64_t segment_bytes = 1073741824;
-    int64_t segment_ms = 604800000;
+    ms segment_ms{604800000};
     int64_t max_message_bytes = 1048588;
     bool log_append_time = false;
-    int64_t timestamp_before_max_ms = INT64_MAX;
-    int64_t timestamp_after_max_ms = 3600000;
+    ms timestamp_before_max_ms = ms::max();
+    ms timestamp_after_max_ms{3600000};
     int64_t flush_messages = INT64_MAX;
-    int64_t flush_ms = INT64_MAX;
+    ms flush_ms = ms::max();
     int64_t index_interval_bytes = 4096;
     int64_t segment_index_bytes = 10485760;
     int64_t min_insync_replicas = 1;
-    int64_t delete_retention_ms = 86400000;
-    int64_t min_compaction_lag_ms = 0;
+    ms delete_retention_ms{86400000};
+    ms min_compaction_lag_ms{0};
     double min_cleanable_dirty_ratio = 0.5;
     std::string compression_type = "producer";
 };

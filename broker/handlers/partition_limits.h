@@ -11,8 +11,10 @@
 //                                    > 90% of RLIMIT_NOFILE             -> INVALID_PARTITIONS
 //
 // The last two follow Redpanda's partition allocator (core and fd limits answer
-// INVALID_PARTITIONS); Kafka has no per-broker limit. The 10% left over is for sockets and the
-// transient files of rolls and checkpoints.
+// INVALID_PARTITIONS); Kafka has no per-broker limit. A partition holds 3 descriptors for its
+// active segment and 1 per closed segment (storage maps closed indexes without descriptors), so
+// the default of 4 covers a new partition and its first roll; the 10% left over is for sockets,
+// the transient files of rolls and checkpoints, and the closed segments partitions grow.
 //
 // Threading: pure functions over a budget read once per request.
 
@@ -29,7 +31,7 @@ namespace spool::broker::handlers {
 struct partition_budget {
     int64_t max_per_request = 10000;
     int64_t max_per_broker = 4000;
-    int64_t fds_per_partition = 5;
+    int64_t fds_per_partition = 4;
     uint64_t fd_soft_limit = 0;  // RLIMIT_NOFILE now
     uint64_t open_fds = 0;       // descriptors open now
 };

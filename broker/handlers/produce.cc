@@ -92,10 +92,10 @@ error_code validate(const request_ctx& ctx, std::span<const uint8_t> bytes,
         }
         if (!topic.log_append_time && b.ts_type() == rec::timestamp_type::create_time) {
             int64_t ts = b.max_timestamp;
-            if ((topic.timestamp_before_max_ms < INT64_MAX &&
-                 ts < now - topic.timestamp_before_max_ms) ||
-                (topic.timestamp_after_max_ms < INT64_MAX &&
-                 ts > now + topic.timestamp_after_max_ms)) {
+            const auto before = topic.timestamp_before_max_ms;
+            const auto after = topic.timestamp_after_max_ms;
+            if ((before != before.max() && ts < now - before.count()) ||
+                (after != after.max() && ts > now + after.count())) {
                 message = "Timestamp out of range";
                 return error_code::invalid_timestamp;
             }

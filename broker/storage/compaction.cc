@@ -234,6 +234,10 @@ std::unique_ptr<segment> clean_one(compaction_task& t, const sealed_segment& seg
     if (auto r = reopened.value()->rebuild_indexes(); !r) {
         return stop(r.error(), "compaction index");
     }
+    // On disk here, off the owner, so the cleaned segment joins the log holding only its .log.
+    if (auto r = reopened.value()->flush_indexes(); !r) {
+        return stop(r.error(), "compaction index");
+    }
     return std::move(reopened).value();
 }
 

@@ -19,13 +19,15 @@ mapped_index::~mapped_index() {
 }
 
 mapped_index::mapped_index(mapped_index&& o) noexcept
-    : _file(std::move(o._file)),
+    : _path(std::move(o._path)),
+      _file(std::move(o._file)),
       _map(std::exchange(o._map, nullptr)),
       _map_bytes(std::exchange(o._map_bytes, 0)),
       _entry_size(o._entry_size),
       _entries(o._entries),
       _max_entries(o._max_entries),
-      _reserved(o._reserved) {}
+      _reserved(o._reserved),
+      _writable(o._writable) {}
 
 mapped_index& mapped_index::operator=(mapped_index&& o) noexcept {
     if (this != &o) {
@@ -38,14 +40,11 @@ mapped_index& mapped_index::operator=(mapped_index&& o) noexcept {
 result<mapped_index> mapped_index::open(file_ops& ops, const std::filesystem::path& path,
                                         uint32_t entry_size, uint32_t mutable_max_bytes) {
     mapped_index idx;
+    idx._path = path;
     idx._entry_size = entry_size;
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        return make_error_code(errc_from_errno(errno));
-    }
-    idx._file = std::make_shared<file_handle>(fd);
+    SPOOL_TRY(idx.ensure_file());
     struct stat st {};
-    if (::fstat(fd, &st) != 0) {
+    if (::fstat(idx.fd(), &st) != 0) {
         return make_error_code(errc::io_error);
     }
     idx._entries = static_cast<uint32_t>(uint64_t(st.st_size) / entry_size);
@@ -56,6 +55,53 @@ result<mapped_index> mapped_index::open(file_ops& ops, const std::filesystem::pa
         SPOOL_TRY(idx.map(idx.size_bytes()));
     }
     return idx;
+}
+
+result<mapped_index> mapped_index::map_sealed(const std::filesystem::path& path,
+                                              uint32_t entry_size) {
+    mapped_index idx;
+    idx._path = path;
+    idx._entry_size = entry_size;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) {
+            return idx;  // no entries, no mapping
+        }
+        return make_error_code(errc_from_errno(errno));
+    }
+    file_handle closer(fd);  // closed on return: the mapping needs no descriptor
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        return make_error_code(errc::io_error);
+    }
+    idx._entries = static_cast<uint32_t>(uint64_t(st.st_size) / entry_size);
+    idx._max_entries = idx._entries;
+    idx._reserved = idx.size_bytes();
+    if (idx._entries > 0) {
+        void* p = ::mmap(nullptr, idx.size_bytes(), PROT_READ, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            return make_error_code(errc::io_error);
+        }
+        idx._map = static_cast<uint8_t*>(p);
+        idx._map_bytes = idx.size_bytes();
+    }
+    return idx;
+}
+
+result<void> mapped_index::ensure_file() {
+    if (_file) {
+        return success();
+    }
+    int fd = ::open(_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return make_error_code(errc_from_errno(errno));
+    }
+    _file = std::make_shared<file_handle>(fd);
+    return success();
+}
+
+void mapped_index::release_file() {
+    _file.reset();
 }
 
 result<void> mapped_index::map(size_t bytes) {
@@ -69,6 +115,7 @@ result<void> mapped_index::map(size_t bytes) {
     }
     _map = static_cast<uint8_t*>(p);
     _map_bytes = bytes;
+    _writable = true;
     return success();
 }
 
@@ -78,6 +125,7 @@ void mapped_index::unmap() {
         _map = nullptr;
         _map_bytes = 0;
     }
+    _writable = false;
 }
 
 void mapped_index::truncate_entries(uint32_t n) {
@@ -89,6 +137,7 @@ void mapped_index::truncate_entries(uint32_t n) {
 }
 
 result<void> mapped_index::trim(file_ops& ops) {
+    SPOOL_TRY(ensure_file());
     unmap();
     if (ops.ftruncate(fd(), static_cast<off_t>(size_bytes())) != 0) {
         return make_error_code(errc_from_errno(errno));
@@ -99,6 +148,7 @@ result<void> mapped_index::trim(file_ops& ops) {
 }
 
 result<void> mapped_index::make_mutable(file_ops& ops, uint32_t mutable_max_bytes) {
+    SPOOL_TRY(ensure_file());
     uint32_t max_bytes = mutable_max_bytes / _entry_size * _entry_size;
     if (max_bytes < _entry_size) {
         max_bytes = _entry_size;
@@ -126,6 +176,7 @@ result<void> mapped_index::reserve(file_ops& ops, uint64_t entries) {
     if (need <= _reserved) {
         return success();
     }
+    SPOOL_TRY(ensure_file());
     uint64_t target = std::min(limit, (need + step - 1) / step * step);
     if (ops.fallocate(fd(), static_cast<off_t>(_reserved),
                       static_cast<off_t>(target - _reserved)) != 0) {

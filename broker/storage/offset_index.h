@@ -32,6 +32,11 @@ public:
         SPOOL_TRY(idx, mapped_index::open(ops, path, entry_size, mutable_max_bytes));
         return offset_index(base, std::move(idx));
     }
+    // A closed segment's index, mapped read-only without keeping a descriptor (mapped_index).
+    static result<offset_index> map_sealed(const std::filesystem::path& path, model::offset base) {
+        SPOOL_TRY(idx, mapped_index::map_sealed(path, entry_size));
+        return offset_index(base, std::move(idx));
+    }
 
     // Appends (o, position); o must be above the last entry.
     void append(model::offset o, uint32_t position);

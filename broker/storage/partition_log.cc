@@ -200,14 +200,10 @@ result<read_result> partition_log::read(model::offset start, uint32_t max_bytes,
             break;
         }
         const segment& seg = *_segments[i];
-        if (out.next_offset >= seg.next_offset()) {
-            continue;  // past this segment's end (or compacted away): next segment
-        }
         uint32_t room = max_bytes - std::min(max_bytes, out.bytes);
         auto ext = seg.read(out.next_offset, room, upper, min_one && out.slices.empty());
         if (!ext) {
-            _observer.storage_error(storage_failure::read);
-            return make_error_code(errc::io_error);
+            return read_failed(ext.error());
         }
         if (ext.value().batches == 0) {
             if (ext.value().past_end) {
@@ -219,12 +215,29 @@ result<read_result> partition_log::read(model::offset start, uint32_t max_bytes,
         out.bytes += ext.value().bytes;
         out.records += ext.value().records;
         out.next_offset = ext.value().last_offset + 1;
-        if (out.bytes >= max_bytes || i + 1 == _segments.size() ||
-            out.next_offset < seg.next_offset()) {
+        if (out.bytes >= max_bytes || i + 1 == _segments.size() || ext.value().more) {
             break;
         }
     }
+    if (_read_failing) {
+        _read_failing = false;
+        log::get("storage")->info("{}: reads work again", _dir.string());
+    }
     return out;
+}
+
+// A read that cannot map a closed segment's index (out of descriptors, a damaged file) or read
+// its batch headers fails alone: the partition stays online and the next read tries again.
+std::error_code partition_log::read_failed(std::error_code ec) const {
+    _observer.storage_error(storage_failure::read);
+    if (!_read_failing) {
+        _read_failing = true;
+        log::get("storage")->warn(
+            "{}: read failed: {}; the partition stays online, later reads "
+            "try again",
+            _dir.string(), ec.message());
+    }
+    return ec == errc::too_many_open_files ? ec : make_error_code(errc::io_error);
 }
 
 result<std::optional<timestamp_and_offset>> partition_log::offset_for_timestamp(
@@ -243,26 +256,40 @@ result<std::optional<timestamp_and_offset>> partition_log::offset_for_timestamp(
     }
     if (ts == model::max_timestamp_query) {
         const segment* best = nullptr;
+        model::timestamp best_ts = model::no_timestamp;
         for (const auto& s : _segments) {
-            if (!s->empty() && (!best || s->max_timestamp() > best->max_timestamp())) {
+            if (s->empty()) {
+                continue;
+            }
+            SPOOL_TRY(s_ts, s->max_timestamp());
+            if (!best || s_ts > best_ts) {
                 best = s.get();
+                best_ts = s_ts;
             }
         }
-        if (!best || best->offset_of_max_timestamp() >= upper) {
+        if (!best) {
+            return opt{};
+        }
+        SPOOL_TRY(at_offset, best->offset_of_max_timestamp());
+        if (at_offset >= upper) {
             return opt{};
         }
         // The batch holding the max timestamp; then the exact record inside it.
-        SPOOL_TRY(at, best->find(best->offset_of_max_timestamp()));
+        SPOOL_TRY(at, best->find(at_offset));
         if (!at) {
             return opt{};
         }
-        return exact_timestamp(*best, *at, best->max_timestamp());
+        return exact_timestamp(*best, *at, best_ts);
     }
     if (ts.value() < 0) {
         return make_error_code(errc::invalid_argument);
     }
     for (const auto& s : _segments) {
-        if (s->empty() || s->max_timestamp() < ts) {
+        if (s->empty()) {
+            continue;
+        }
+        SPOOL_TRY(s_ts, s->max_timestamp());
+        if (s_ts < ts) {
             continue;
         }
         SPOOL_TRY(at, s->find_timestamp(ts, _log_start));

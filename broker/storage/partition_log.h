@@ -245,6 +245,14 @@ private:
     void defer_epoch_writes();
     void submit_epoch_checkpoint();
     result<void> roll(model::timestamp now);
+    // After a roll: the closed segment's indexes fdatasynced on the flusher, then their
+    // descriptors closed (partition_log_flush.cc).
+    void sync_closed_indexes(const segment& closed);
+    void on_closed_indexes_synced(model::offset base,
+                                  const std::vector<std::shared_ptr<file_handle>>& files,
+                                  std::error_code ec);
+    // What a failed segment read answers (logged once per episode); the partition stays online.
+    std::error_code read_failed(std::error_code ec) const;
     // What a failed roll does to the partition: out of file descriptors it stays online (see
     // roll()); any other failure takes it offline.
     std::error_code roll_failed(std::error_code ec);
@@ -287,6 +295,8 @@ private:
     bool _offline = false;
     // A roll is being refused for want of file descriptors (logged once per episode).
     bool _roll_starved = false;
+    // Reads are failing (a closed segment's index cannot be mapped); logged once per episode.
+    mutable bool _read_failing = false;
     bool _closed = false;
 
     // flush.messages / flush.ms

@@ -15,11 +15,17 @@ std::shared_ptr<compaction_task> partition_log::plan_compaction() {
     }
     model::timestamp now = _clock();
     // Cleanable: closed segments, below the high watermark, all records older than the lag.
+    // Their max timestamps also map both indexes of each here, on the owner, before the cleaner
+    // replaces their files: a segment keeps reading the old index inodes through its mappings
+    // until the swap reaches the owner, never the cleaned file's new ones. A segment whose index
+    // cannot be mapped now (out of descriptors) ends the cleanable prefix for this pass.
     size_t cleanable = 0;
     while (cleanable + 1 < _segments.size() &&
-           _segments[cleanable + 1]->base_offset() <= _high_watermark &&
-           now.value() - _segments[cleanable]->max_timestamp().value() >=
-               _cfg.min_compaction_lag_ms.count()) {
+           _segments[cleanable + 1]->base_offset() <= _high_watermark) {
+        auto ts = _segments[cleanable]->max_timestamp();
+        if (!ts || now.value() - ts.value().value() < _cfg.min_compaction_lag_ms.count()) {
+            break;
+        }
         ++cleanable;
     }
     if (cleanable == 0) {

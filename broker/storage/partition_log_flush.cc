@@ -15,6 +15,15 @@ result<void> partition_log::flush() {
     if (_offline) {
         return make_error_code(errc::partition_offline);
     }
+    // Closed segments still holding index descriptors (rolled without a flusher, or rebuilt by
+    // recovery): their entries go to disk and the descriptors are closed.
+    for (auto& s : _segments) {
+        if (!s->active() && s->holds_index_files()) {
+            if (auto r = s->flush_indexes(); !r) {
+                return fail(r.error(), "fdatasync");
+            }
+        }
+    }
     model::offset target = _log_end;
     if (target <= _recovery_point) {
         return success();
@@ -71,6 +80,42 @@ void partition_log::flush_async(model::offset up_to, flush_callback cb) {
     _waiters.push_back({up_to, std::move(cb)});
     if (!_sync_in_flight) {
         start_sync();
+    }
+}
+
+// A rolled segment's indexes were written through their mappings, and it keeps their
+// descriptors until that is on disk: they are fdatasynced on the flusher (Kafka flushes a rolled
+// segment's indexes too), then closed here, leaving the closed segment one descriptor (.log).
+void partition_log::sync_closed_indexes(const segment& closed) {
+    auto files = closed.index_sync_handles();
+    if (files.empty() || _flusher == nullptr || !_post) {
+        return;  // flush() and close() sync them and let go of them
+    }
+    flusher::job j;
+    j.files = files;
+    std::weak_ptr<bool> alive = _alive;
+    j.done = [this, alive, base = closed.base_offset(), files, post = _post](std::error_code ec) {
+        // On the flusher thread: hand the result to the owner.
+        post([this, alive, base, files, ec] {
+            if (auto a = alive.lock(); a && *a) {
+                on_closed_indexes_synced(base, files, ec);
+            }
+        });
+    };
+    _flusher->submit(std::move(j));
+}
+
+void partition_log::on_closed_indexes_synced(model::offset base,
+                                             const std::vector<std::shared_ptr<file_handle>>& files,
+                                             std::error_code ec) {
+    if (ec) {
+        fail(ec, "fdatasync");
+        return;
+    }
+    // Retention or a truncation may have removed the segment meanwhile.
+    size_t i = segment_index_for(base);
+    if (i < _segments.size() && _segments[i]->base_offset() == base) {
+        _segments[i]->release_synced_index_files(files);
     }
 }
 

@@ -127,10 +127,13 @@ result<void> partition_log::load(const open_options& opts) {
     bool clean = (opts.clean_shutdown || bases.empty()) && !force_recovery;
     _recovery.clean = clean;
     if (!clean) {
+        // recover_segments() lowers it when a closed segment below it must be scanned too.
+        _recovery_point = recover_from;
         SPOOL_TRY(recover_segments(recover_from));
+        recover_from = _recovery_point;
     }
 
-    _log_end = active().next_offset();
+    SPOOL_STORAGE_ASSIGN(_log_end, active().next_offset());
     _log_start = std::max(_segments.front()->base_offset(), start);
     _log_start = std::min(_log_start, _log_end);
     _high_watermark = _log_end;
@@ -168,10 +171,26 @@ result<void> partition_log::recover_segments(model::offset recovery_point) {
     size_t first = segment_index_for(recovery_point);
     for (size_t i = 0; i < first; ++i) {
         auto& s = *_segments[i];
-        bool index_missing = s.index_entries() == 0 && s.size() > 2 * _cfg.index_interval_bytes;
-        if (index_missing || !s.indexes_sane()) {
+        SPOOL_TRY(entries, s.index_entries());
+        SPOOL_TRY(sane, s.indexes_sane());
+        bool index_missing = entries == 0 && s.size() > 2 * _cfg.index_interval_bytes;
+        if (index_missing || !sane) {
             SPOOL_TRY(s.rebuild_indexes());
             _recovery.indexes_rebuilt++;
+        }
+        // Closed segments derive their tail state on first use; after a crash it is checked
+        // here, as open() once did for every segment: batches after the last index entry that
+        // do not add up make this segment the first one scanned.
+        if (auto tail = s.load_tail(); !tail) {
+            if (tail.error() == errc::too_many_open_files) {
+                return tail.error();
+            }
+            log::get("storage")->info("{}: segment {} unreadable ({}), recovering from it",
+                                      _dir.string(), s.base_offset().value(),
+                                      tail.error().message());
+            first = i;
+            _recovery_point = std::min(_recovery_point, s.base_offset());
+            break;
         }
     }
     for (size_t i = first; i < _segments.size(); ++i) {
@@ -184,7 +203,7 @@ result<void> partition_log::recover_segments(model::offset recovery_point) {
             continue;
         }
         _recovery.truncated_bytes += rec.truncated_bytes;
-        _recovery.truncated_at = _segments[i]->next_offset();
+        SPOOL_STORAGE_ASSIGN(_recovery.truncated_at, _segments[i]->next_offset());
         // Everything after a torn batch is unreachable: delete the later segments.
         while (_segments.size() > i + 1) {
             auto& victim = _segments.back();

@@ -73,18 +73,23 @@ result<retention_result> partition_log::apply_retention() {
         return i + 1 < _segments.size() && _segments[i + 1]->base_offset() <= _high_watermark;
     };
     if (_cfg.retention_ms.count() >= 0) {
+        // A closed segment's max timestamp may need its time index mapped first: out of
+        // descriptors that fails, and this check deletes nothing (the next one tries again).
+        auto expired = [&](const segment& s) -> result<bool> {
+            SPOOL_TRY(ts, s.max_timestamp());
+            return now.value() - ts.value() > _cfg.retention_ms.count();
+        };
         // An expired, fully committed active segment is rolled so that it can go too (a quiet
         // topic must still age out).
         auto& last = active();
-        if (!last.empty() && last.max_timestamp().value() >= 0 &&
-            now.value() - last.max_timestamp().value() > _cfg.retention_ms.count() &&
+        SPOOL_TRY(last_ts, last.max_timestamp());
+        if (!last.empty() && last_ts.value() >= 0 &&
+            now.value() - last_ts.value() > _cfg.retention_ms.count() &&
             _log_end <= _high_watermark) {
             bool others_expired = true;
-            for (size_t i = 0; i + 1 < _segments.size(); ++i) {
-                if (now.value() - _segments[i]->max_timestamp().value() <=
-                    _cfg.retention_ms.count()) {
-                    others_expired = false;
-                }
+            for (size_t i = 0; i + 1 < _segments.size() && others_expired; ++i) {
+                SPOOL_TRY(gone, expired(*_segments[i]));
+                others_expired = gone;
             }
             if (others_expired) {
                 if (auto r = roll(now); !r) {
@@ -93,8 +98,11 @@ result<retention_result> partition_log::apply_retention() {
             }
         }
         n = 0;
-        while (deletable(n) &&
-               now.value() - _segments[n]->max_timestamp().value() > _cfg.retention_ms.count()) {
+        while (deletable(n)) {
+            SPOOL_TRY(gone, expired(*_segments[n]));
+            if (!gone) {
+                break;
+            }
             ++n;
         }
         SPOOL_TRY(delete_front_segments(n, &out));
@@ -169,7 +177,7 @@ result<void> partition_log::truncate_to(model::offset end) {
     if (auto r = active().truncate_to(end); !r) {
         return fail(r.error(), "truncate");
     }
-    _log_end = active().next_offset();
+    SPOOL_STORAGE_ASSIGN(_log_end, active().next_offset());
     _high_watermark = std::min(_high_watermark, _log_end);
     _recovery_point = std::min(_recovery_point, _log_end);
     _cleaned_up_to = std::min(_cleaned_up_to, _log_end);  // what comes next is dirty
@@ -230,6 +238,7 @@ result<void> partition_log::roll(model::timestamp now) {
     if (_flusher != nullptr && _post) {
         flush_async(_segments.back()->base_offset(), [](const result<model::offset>&) {});
     }
+    sync_closed_indexes(*_segments[_segments.size() - 2]);
     return success();
 }
 

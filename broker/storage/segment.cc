@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -92,6 +93,7 @@ result<std::unique_ptr<segment>> segment::create(file_ops& ops, const fs::path& 
                          s->_index_capacity * time_index::entry_size));
     s->_index.file().truncate_entries(0);
     s->_time_index.file().truncate_entries(0);
+    s->_index_mapped = s->_time_index_mapped = s->_tail_loaded = true;
     return s;
 }
 
@@ -109,38 +111,108 @@ result<std::unique_ptr<segment>> segment::open(file_ops& ops, const fs::path& di
     }
     s->_size = static_cast<uint32_t>(st.st_size);
     s->_allocated = s->_size;
-    uint32_t index_bytes = active ? s->_index_capacity * offset_index::entry_size : 0;
-    uint32_t time_bytes = active ? s->_index_capacity * time_index::entry_size : 0;
+    if (!active) {
+        return s;  // indexes and tail state on first use
+    }
     SPOOL_STORAGE_ASSIGN(
         s->_index, offset_index::open(ops, layout::segment_path(dir, base, layout::index_suffix),
-                                      base, index_bytes));
+                                      base, s->_index_capacity * offset_index::entry_size));
     SPOOL_STORAGE_ASSIGN(
         s->_time_index,
         time_index::open(ops, layout::segment_path(dir, base, layout::time_index_suffix), base,
-                         time_bytes));
+                         s->_index_capacity * time_index::entry_size));
+    s->_index_mapped = s->_time_index_mapped = true;
     if (load_tail) {
         SPOOL_TRY(s->load_tail_state());
     }
     return s;
 }
 
+// Kafka's cheap index checks at load (OffsetIndex/TimeIndex.sanityCheck): the last entry lies
+// inside the segment. A file cut or overwritten by something else fails them; a full check of
+// every entry is recovery's job (indexes_sane()).
+result<const offset_index*> segment::offsets() const {
+    if (!_index_mapped) {
+        auto path = layout::segment_path(_dir, _base, layout::index_suffix);
+        SPOOL_TRY(idx, offset_index::map_sealed(path, _base));
+        if (idx.entries() > 0) {
+            auto last = idx.entry_at(idx.entries() - 1);
+            if (last.offset < _base || last.position >= _size) {
+                return make_error_code(errc::io_error);
+            }
+        }
+        _index = std::move(idx);
+        _index_mapped = true;
+    }
+    return &_index;
+}
+
+result<const time_index*> segment::times() const {
+    if (!_time_index_mapped) {
+        auto path = layout::segment_path(_dir, _base, layout::time_index_suffix);
+        SPOOL_TRY(idx, time_index::map_sealed(path, _base));
+        if (auto last = idx.last(); last && last->offset < _base) {
+            return make_error_code(errc::io_error);
+        }
+        _time_index = std::move(idx);
+        _time_index_mapped = true;
+    }
+    return &_time_index;
+}
+
+result<void> segment::load_tail() const {
+    if (_tail_loaded) {
+        return success();
+    }
+    return load_tail_state();
+}
+
+result<model::offset> segment::next_offset() const {
+    SPOOL_TRY(load_tail());
+    return _next_offset;
+}
+
+result<model::timestamp> segment::max_timestamp() const {
+    SPOOL_TRY(load_tail());
+    return _max_ts;
+}
+
+result<model::offset> segment::offset_of_max_timestamp() const {
+    SPOOL_TRY(load_tail());
+    return _offset_of_max_ts;
+}
+
+result<uint32_t> segment::index_entries() const {
+    SPOOL_TRY(index, offsets());
+    return index->entries();
+}
+
+result<bool> segment::indexes_sane() const {
+    SPOOL_TRY(index, offsets());
+    SPOOL_TRY(times_index, times());
+    return index->sane(_size) && times_index->sane();
+}
+
 // Derives next offset, max timestamp and the bytes since the last index entry from the indexes
 // plus a scan of the batches after the last index entry (a few KiB).
-result<void> segment::load_tail_state() {
+result<void> segment::load_tail_state() const {
+    SPOOL_TRY(index, offsets());
+    SPOOL_TRY(times_index, times());
     _next_offset = _base;
     _max_ts = model::no_timestamp;
     _offset_of_max_ts = _base;
     _first_ts.reset();
     if (_size == 0) {
+        _tail_loaded = true;
         return success();
     }
-    if (auto last = _time_index.last()) {
+    if (auto last = times_index->last()) {
         _max_ts = last->ts;
         _offset_of_max_ts = last->offset;
     }
     uint32_t from = 0;
-    if (_index.entries() > 0) {
-        from = _index.entry_at(_index.entries() - 1).position;
+    if (index->entries() > 0) {
+        from = index->entry_at(index->entries() - 1).position;
     }
     header_scanner scan(_ops, _log->fd(), _size);
     SPOOL_TRY(first, scan.at(0));
@@ -161,6 +233,7 @@ result<void> segment::load_tail_state() {
         pos += h->size();
     }
     _bytes_since_index = _size - from;
+    _tail_loaded = true;
     return success();
 }
 
@@ -223,7 +296,8 @@ result<void> segment::append(std::span<const uint8_t> bytes) {
 }
 
 result<std::optional<batch_position>> segment::find(model::offset o) const {
-    auto start = _index.lookup(o);
+    SPOOL_TRY(index, offsets());
+    auto start = index->lookup(o);
     std::optional<batch_position> found;
     SPOOL_TRY(for_each_batch(start.position, [&](uint32_t pos, const batch_info& b) {
         if (b.last_offset() >= o) {
@@ -238,9 +312,10 @@ result<std::optional<batch_position>> segment::find(model::offset o) const {
 result<read_extent> segment::read(model::offset o, uint32_t max_bytes, model::offset upper,
                                   bool min_one) const {
     // One scan: index entry -> the batch holding o -> whole batches while they fit.
+    SPOOL_TRY(index, offsets());
     read_extent ext;
     bool found = false;
-    SPOOL_TRY(for_each_batch(_index.lookup(o).position, [&](uint32_t pos, const batch_info& b) {
+    SPOOL_TRY(for_each_batch(index->lookup(o).position, [&](uint32_t pos, const batch_info& b) {
         if (!found) {
             if (b.last_offset() < o) {
                 return true;
@@ -249,10 +324,9 @@ result<read_extent> segment::read(model::offset o, uint32_t max_bytes, model::of
             ext.past_end = false;
             ext.position = pos;
         }
-        if (b.last_offset() >= upper) {
-            return false;
-        }
-        if (uint64_t(ext.bytes) + b.size() > max_bytes && !(min_one && ext.batches == 0)) {
+        if (b.last_offset() >= upper ||
+            (uint64_t(ext.bytes) + b.size() > max_bytes && !(min_one && ext.batches == 0))) {
+            ext.more = true;
             return false;
         }
         ext.bytes += b.size();
@@ -266,11 +340,13 @@ result<read_extent> segment::read(model::offset o, uint32_t max_bytes, model::of
 
 result<std::optional<batch_position>> segment::find_timestamp(model::timestamp ts,
                                                               model::offset from) const {
+    SPOOL_TRY(index, offsets());
+    SPOOL_TRY(times_index, times());
     uint32_t position = 0;
-    if (auto hint = _time_index.lookup(ts)) {
-        position = _index.lookup(std::max(hint->offset, from)).position;
+    if (auto hint = times_index->lookup(ts)) {
+        position = index->lookup(std::max(hint->offset, from)).position;
     } else {
-        position = _index.lookup(from).position;
+        position = index->lookup(from).position;
     }
     std::optional<batch_position> found;
     SPOOL_TRY(for_each_batch(position, [&](uint32_t pos, const batch_info& b) {
@@ -310,13 +386,32 @@ void segment::reset_indexes() {
     _offset_of_max_ts = _base;
     _first_ts.reset();
     _bytes_since_index = 0;
+    _tail_loaded = true;  // rebuilt from here on with the entries
 }
 
 result<void> segment::ensure_index_capacity() {
-    // A closed segment's indexes are trimmed to their entries; rebuilding may need more room.
-    if (_index.file().max_entries() < _index_capacity) {
-        SPOOL_TRY(_index.file().make_mutable(_ops, _index_capacity * offset_index::entry_size));
-        SPOOL_TRY(_time_index.file().make_mutable(_ops, _index_capacity * time_index::entry_size));
+    // A closed segment's indexes are trimmed to their entries, and mapped read-only or not at
+    // all: rebuilding needs them writable with room for a whole segment's entries.
+    const uint32_t index_bytes = _index_capacity * offset_index::entry_size;
+    const uint32_t time_bytes = _index_capacity * time_index::entry_size;
+    if (!_index_mapped) {
+        SPOOL_STORAGE_ASSIGN(
+            _index,
+            offset_index::open(_ops, layout::segment_path(_dir, _base, layout::index_suffix), _base,
+                               index_bytes));
+        _index_mapped = true;
+    } else if (!_index.file().writable() || _index.file().max_entries() < _index_capacity) {
+        SPOOL_TRY(_index.file().make_mutable(_ops, index_bytes));
+    }
+    if (!_time_index_mapped) {
+        SPOOL_STORAGE_ASSIGN(
+            _time_index,
+            time_index::open(_ops, layout::segment_path(_dir, _base, layout::time_index_suffix),
+                             _base, time_bytes));
+        _time_index_mapped = true;
+    } else if (!_time_index.file().writable() ||
+               _time_index.file().max_entries() < _index_capacity) {
+        SPOOL_TRY(_time_index.file().make_mutable(_ops, time_bytes));
     }
     // Rebuilding writes at most one entry per batch of the file.
     uint64_t most = _size / rf::batch_header_size + 2;
@@ -488,16 +583,53 @@ result<void> segment::roll() {
 }
 
 result<void> segment::flush() {
-    for (auto& h : sync_handles()) {
-        if (h && _ops.fdatasync(h->fd()) != 0) {
+    if (_ops.fdatasync(_log->fd()) != 0) {
+        return make_error_code(errc_from_errno(errno));
+    }
+    return flush_indexes();
+}
+
+result<void> segment::flush_indexes() {
+    for (const mapped_index* idx : {&_index.file(), &_time_index.file()}) {
+        if (idx->handle() && _ops.fdatasync(idx->fd()) != 0) {
             return make_error_code(errc_from_errno(errno));
         }
+    }
+    if (!_active) {
+        // On disk now: a closed segment keeps only the mappings.
+        _index.file().release_file();
+        _time_index.file().release_file();
     }
     return success();
 }
 
 std::array<std::shared_ptr<file_handle>, 3> segment::sync_handles() const {
     return {_log, _index.file().handle(), _time_index.file().handle()};
+}
+
+std::vector<std::shared_ptr<file_handle>> segment::index_sync_handles() const {
+    std::vector<std::shared_ptr<file_handle>> out;
+    if (_active) {
+        return out;
+    }
+    for (const mapped_index* idx : {&_index.file(), &_time_index.file()}) {
+        if (idx->handle()) {
+            out.push_back(idx->handle());
+        }
+    }
+    return out;
+}
+
+void segment::release_synced_index_files(const std::vector<std::shared_ptr<file_handle>>& synced) {
+    if (_active) {
+        return;
+    }
+    for (mapped_index* idx : {&_index.file(), &_time_index.file()}) {
+        if (idx->handle() &&
+            std::find(synced.begin(), synced.end(), idx->handle()) != synced.end()) {
+            idx->release_file();
+        }
+    }
 }
 
 result<void> segment::rename_files(std::string_view suffix) {

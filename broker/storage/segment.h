@@ -12,10 +12,20 @@
 // the indexes after the bytes are written. Reads hand out file_slice ranges for sendfile; lookups
 // go offset index -> short scan of batch headers (pread, a few KiB at a time).
 //
+// Descriptors: the active segment holds three (.log, .index, .timeindex); a closed one holds
+// only its .log. A closed segment opened from disk maps each index on its first lookup, read-only,
+// and closes the index's descriptor right after the mmap (Kafka's LazyIndex, KAFKA-7283), so a
+// start opens no index of a closed segment at all; its tail state (next offset, max timestamp)
+// is derived on first use too. A rolled segment keeps its index descriptors until their entries
+// are on disk (flush_indexes(), or the flusher via index_sync_handles() and
+// release_synced_index_files()), then only the mappings. A lazy map that fails (EMFILE, a damaged
+// file) fails that lookup only, and the next one tries again.
+//
 // Lifecycle: create() makes the active segment (indexes preallocated); roll() turns it into a
 // closed one (indexes trimmed, final time index entry written); open() reopens either kind.
-// Threading: owned by one partition_log, single-threaded. The flusher thread only sees the
-// shared file handles returned by sync_handles().
+// Threading: owned by one partition_log, single-threaded (the lazily filled index and tail
+// state are caches behind const lookups, hence mutable, never shared). The flusher thread only
+// sees the shared file handles returned by sync_handles() and index_sync_handles().
 
 #include "broker/model/ids.h"
 #include "broker/storage/batch_info.h"
@@ -30,6 +40,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace spool::broker::storage {
 
@@ -45,6 +56,9 @@ struct read_extent {
     // Sum of the batches' record counts (from their headers): for metrics, at no extra read.
     uint64_t records = 0;
     model::offset last_offset{-1};
+    // The scan stopped before this segment's end (at upper, or for want of room): what follows
+    // the returned batches is here, not in the next segment.
+    bool more = false;
     // No batch here holds o or comes after it (o is in a gap at the end, e.g. left by
     // compaction): the caller goes on with the next segment.
     bool past_end = true;
@@ -70,21 +84,28 @@ public:
     static result<std::unique_ptr<segment>> create(file_ops& ops, const std::filesystem::path& dir,
                                                    model::offset base, const log_config& cfg,
                                                    model::timestamp now);
-    // Existing files. active: preallocate the indexes for appends. Indexes are trusted as found;
-    // rebuild_indexes()/recover() fix them when they cannot be.
+    // Existing files. active: opens and preallocates the indexes for appends and reads the tail
+    // state (load_tail = false leaves that to recover()); a closed segment opens only its .log:
+    // indexes are trusted as found, and mapped on first use. rebuild_indexes()/recover() fix them
+    // when they cannot be trusted.
     static result<std::unique_ptr<segment>> open(file_ops& ops, const std::filesystem::path& dir,
                                                  model::offset base, const log_config& cfg,
                                                  bool active, model::timestamp now,
                                                  bool load_tail = true);
 
     [[nodiscard]] model::offset base_offset() const { return _base; }
-    // One past the last offset stored here (base offset when empty).
-    [[nodiscard]] model::offset next_offset() const { return _next_offset; }
+    // One past the last offset stored here (base offset when empty). Like the max timestamp, a
+    // closed segment opened from disk derives it on first use (its indexes mapped, the batches
+    // after the last index entry scanned), which can fail: too_many_open_files, corrupt_batch.
+    result<model::offset> next_offset() const;
     [[nodiscard]] uint32_t size() const { return _size; }
     [[nodiscard]] bool empty() const { return _size == 0; }
-    [[nodiscard]] model::timestamp max_timestamp() const { return _max_ts; }
-    [[nodiscard]] model::offset offset_of_max_timestamp() const { return _offset_of_max_ts; }
-    // Timestamp of the first batch (Kafka's rollingBasedTimestamp), or nullopt when empty.
+    result<model::timestamp> max_timestamp() const;
+    result<model::offset> offset_of_max_timestamp() const;
+    // Derives the tail state now if it is not known yet (what the three above do on first use).
+    result<void> load_tail() const;
+    // Timestamp of the first batch (Kafka's rollingBasedTimestamp), or nullopt when empty. Known
+    // for the active segment (the only one that rolls).
     [[nodiscard]] std::optional<model::timestamp> first_timestamp() const { return _first_ts; }
     [[nodiscard]] const std::filesystem::path& dir() const { return _dir; }
 
@@ -122,27 +143,43 @@ public:
     result<segment_recovery> recover();
     // Rebuilds both indexes from batch headers (no CRC): an index failed its sanity check.
     result<void> rebuild_indexes();
-    // Index entries strictly increasing and inside the file.
-    [[nodiscard]] bool indexes_sane() const { return _index.sane(_size) && _time_index.sane(); }
+    // Index entries strictly increasing and inside the file (maps the indexes).
+    result<bool> indexes_sane() const;
     // Closes the segment for appends: final time index entry, indexes and .log trimmed to size.
+    // The index descriptors stay until the entries are on disk (see flush_indexes()).
     result<void> roll();
-    // Synchronous fdatasync of .log and both indexes.
+    // Synchronous fdatasync of .log and of the indexes while they hold descriptors.
     result<void> flush();
-    // Handles for the flusher thread: .log, .index, .timeindex.
+    // fdatasync of the indexes' descriptors; a closed segment then lets go of them.
+    result<void> flush_indexes();
+    // Handles for the flusher thread: .log, .index, .timeindex (null: no descriptor held).
     [[nodiscard]] std::array<std::shared_ptr<file_handle>, 3> sync_handles() const;
+    // A closed segment's index descriptors, held until their entries are on disk (empty when
+    // none are held). After an fdatasync of exactly these, release_synced_index_files(them)
+    // closes them; a segment holding other ones (rebuilt meanwhile) keeps its own.
+    [[nodiscard]] std::vector<std::shared_ptr<file_handle>> index_sync_handles() const;
+    [[nodiscard]] bool holds_index_files() const {
+        return _index.file().handle() || _time_index.file().handle();
+    }
+    void release_synced_index_files(const std::vector<std::shared_ptr<file_handle>>& synced);
     // Renames all three files by appending suffix (e.g. ".deleted") / removes them.
     result<void> rename_files(std::string_view suffix);
     void remove_files(std::string_view suffix = {});
     [[nodiscard]] bool active() const { return _active; }
     void set_index_interval(uint32_t bytes) { _index_interval = bytes; }
-    [[nodiscard]] uint32_t index_entries() const { return _index.entries(); }
+    // Entries in the offset index (maps it).
+    result<uint32_t> index_entries() const;
 
 private:
     segment(file_ops& ops, std::filesystem::path dir, model::offset base, const log_config& cfg,
             bool active, model::timestamp created);
-    result<void> load_tail_state();
+    // The indexes for lookups: a closed segment's are mapped read-only on first use.
+    result<const offset_index*> offsets() const;
+    result<const time_index*> times() const;
+    result<void> load_tail_state() const;
     void index_batch(const batch_info& b, uint32_t position);
     void reset_indexes();
+    // Both indexes writable with room for a whole segment's entries (rebuild, recovery).
     result<void> ensure_index_capacity();
     result<void> close_indexes();
     // Preallocates the .log so that bytes more fit; trim_log() gives back what was not used.
@@ -153,15 +190,20 @@ private:
     std::filesystem::path _dir;
     model::offset _base;
     std::shared_ptr<file_handle> _log;
-    offset_index _index;
-    time_index _time_index;
+    // Lookups are const; a closed segment opened from disk fills these on first use (mapping an
+    // index, deriving the tail state), so they are mutable caches.
+    mutable offset_index _index;
+    mutable time_index _time_index;
+    mutable bool _index_mapped = false;
+    mutable bool _time_index_mapped = false;
+    mutable bool _tail_loaded = false;
     uint32_t _size = 0;
-    model::offset _next_offset;
-    model::timestamp _max_ts = model::no_timestamp;
-    model::offset _offset_of_max_ts;
-    std::optional<model::timestamp> _first_ts;
+    mutable model::offset _next_offset;
+    mutable model::timestamp _max_ts = model::no_timestamp;
+    mutable model::offset _offset_of_max_ts;
+    mutable std::optional<model::timestamp> _first_ts;
     model::timestamp _created;  // wall clock when this object was made
-    uint32_t _bytes_since_index = 0;
+    mutable uint32_t _bytes_since_index = 0;
     uint32_t _index_interval;
     uint32_t _index_capacity;  // offset index entries when preallocated
     uint32_t _allocated = 0;   // .log file size (>= _size while preallocated)

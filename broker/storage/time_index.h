@@ -35,6 +35,11 @@ public:
         SPOOL_TRY(idx, mapped_index::open(ops, path, entry_size, mutable_max_bytes));
         return time_index(base, std::move(idx));
     }
+    // A closed segment's index, mapped read-only without keeping a descriptor (mapped_index).
+    static result<time_index> map_sealed(const std::filesystem::path& path, model::offset base) {
+        SPOOL_TRY(idx, mapped_index::map_sealed(path, entry_size));
+        return time_index(base, std::move(idx));
+    }
 
     // Appends (ts, o) if ts is above the last entry's timestamp.
     // allow_full: the final entry written when a segment closes uses the slot reserved for it.

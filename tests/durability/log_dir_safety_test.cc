@@ -6,7 +6,8 @@
 //   - RLIMIT_NOFILE raised to the hard limit at start and logged;
 //   - checkpoints written while serving: a DeleteRecords log start survives kill -9, and the
 //     recovery point moves so a start after kill -9 rescans only recent data;
-//   - the log cleaner runs on log.cleaner.backoff.ms, not on the retention check.
+//   - the log cleaner runs on log.cleaner.backoff.ms, not on the retention check;
+//   - a restarted broker holds one descriptor per closed segment (indexes mapped lazily).
 
 #include "protocol/records/batch_builder.h"
 #include "tests/durability/admin_requests.h"
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <regex>
 #include <thread>
@@ -297,6 +299,77 @@ TEST(log_dir_safety, test_log_cleaner_runs_on_its_backoff_not_on_the_retention_c
     }
     // 10 keys; the active segment is never cleaned, so a few hundred stay.
     EXPECT_LT(records.size(), 500u);
+    broker.stop();
+}
+
+// Descriptors after a restart: a closed segment keeps only its .log open (its indexes are mapped
+// on first use and their descriptors closed at once), so ~200 closed segments cost ~200
+// descriptors, not ~600, and reading the whole partition adds none.
+size_t process_fds(pid_t pid) {
+    size_t n = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+        (void)e;
+        ++n;
+    }
+    return n;
+}
+
+size_t segment_files(const fs::path& partition_dir) {
+    size_t n = 0;
+    for (const auto& e : fs::directory_iterator(partition_dir)) {
+        n += e.path().extension() == ".log";
+    }
+    return n;
+}
+
+long timed_start_ms(broker_process& broker) {
+    auto t0 = clock_type::now();
+    EXPECT_TRUE(broker.start()) << broker.log_text();
+    return static_cast<long>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - t0).count());
+}
+
+TEST(log_dir_safety, test_closed_segments_hold_one_descriptor_each_after_a_restart) {
+    broker_process broker;
+    ASSERT_TRUE(broker.start()) << broker.log_text();
+    {
+        kafka_client c(broker.port());
+        ASSERT_EQ(create_topic(c, "segments", 1, {{"segment.bytes", "16384"}}).error_code, 0);
+    }
+    ASSERT_TRUE(broker.stop().exited);
+    long empty_start_ms = timed_start_ms(broker);
+    size_t baseline = process_fds(broker.pid());
+
+    produce_acked(broker.bootstrap(), "segments", 4000, 0, 1000);  // ~4 MB, ~250 segments
+    ASSERT_TRUE(broker.stop().exited);
+    auto partition_dir = broker.data_dir() / "data" / "segments-0";
+    size_t closed = segment_files(partition_dir) - 1;
+    ASSERT_GE(closed, 200u);
+    long full_start_ms = timed_start_ms(broker);
+    size_t restarted = process_fds(broker.pid());
+    std::printf(
+        "[descriptors after a restart] %zu closed segments: %zu descriptors, %zu with one "
+        "segment (%+ld per closed segment); start %ld ms (%ld ms with one segment)\n",
+        closed, restarted, baseline,
+        std::lround(double(long(restarted) - long(baseline)) / double(closed)), full_start_ms,
+        empty_start_ms);
+    EXPECT_GE(restarted, baseline + closed);
+    EXPECT_LE(restarted, baseline + closed + 8);
+
+    // Reading everything maps every closed segment's index; the descriptors come back to the same
+    // figure once the consumer has gone.
+    std::string error;
+    auto records = read_partition(broker.bootstrap(), "segments", &error);
+    EXPECT_EQ(error, "");
+    EXPECT_EQ(records.size(), 4000u);
+    auto deadline = clock_type::now() + 10s;
+    size_t after_read = process_fds(broker.pid());
+    while (after_read > restarted && clock_type::now() < deadline) {
+        std::this_thread::sleep_for(100ms);
+        after_read = process_fds(broker.pid());
+    }
+    EXPECT_LE(after_read, restarted) << "descriptors after reading every segment";
     broker.stop();
 }
 

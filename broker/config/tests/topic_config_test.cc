@@ -12,7 +12,7 @@ TEST(topic_config, test_defaults_come_from_broker_keys) {
     auto s = resolve_topic(*cfg, {});
     EXPECT_EQ(s.max_message_bytes, 2000000);
     EXPECT_EQ(s.segment_bytes, 1048576);
-    EXPECT_EQ(s.retention_ms, 604800000);
+    EXPECT_EQ(s.retention_ms, std::chrono::milliseconds(604800000));
     EXPECT_TRUE(s.cleanup_delete);
     EXPECT_FALSE(s.cleanup_compact);
 }
@@ -21,7 +21,7 @@ TEST(topic_config, test_overrides_win_and_report_topic_source) {
     auto cfg = must_load("");
     topic_overrides o{{"retention.ms", "1000"}, {"cleanup.policy", "compact"}};
     auto s = resolve_topic(*cfg, o);
-    EXPECT_EQ(s.retention_ms, 1000);
+    EXPECT_EQ(s.retention_ms, std::chrono::milliseconds(1000));
     EXPECT_TRUE(s.cleanup_compact);
     EXPECT_FALSE(s.cleanup_delete);
     auto d = describe_topic_key(*cfg, *find_topic_property("retention.ms"), o, true);

@@ -410,11 +410,11 @@ TEST_F(partition_manager_test, test_partitions_follow_their_records_and_keep_the
 TEST(to_log_config, test_topic_settings_map_onto_storage_fields) {
     config::topic_settings s;
     s.segment_bytes = 2048;
-    s.retention_ms = 5;
+    s.retention_ms = std::chrono::milliseconds(5);
     s.cleanup_compact = true;
     s.cleanup_delete = true;
     s.log_append_time = true;
-    s.min_compaction_lag_ms = 7;
+    s.min_compaction_lag_ms = std::chrono::milliseconds(7);
     s.min_cleanable_dirty_ratio = 0.25;
     auto c = to_log_config(s);
     EXPECT_EQ(c.min_compaction_lag_ms.count(), 7);

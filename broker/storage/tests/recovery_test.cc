@@ -190,7 +190,7 @@ TEST(recovery, test_torn_middle_segment_truncates_there_and_deletes_later_segmen
     ASSERT_NE(log, nullptr);
     EXPECT_EQ(log->segment_count(), 1u);
     EXPECT_EQ(log->recovery().segments_deleted, segments - 1);
-    EXPECT_EQ(log->log_end_offset(), log->segment_at(0).next_offset());
+    EXPECT_EQ(log->log_end_offset(), log->segment_at(0).next_offset().value());
     EXPECT_LT(log->log_end_offset(), w.bases.back());
     expect_healthy(*log);
 }
@@ -206,7 +206,7 @@ TEST(recovery, test_missing_and_garbage_indexes_are_rebuilt) {
     auto log = reopen(w.dir, cfg, w.flushed);
     ASSERT_NE(log, nullptr);
     EXPECT_GE(log->recovery().indexes_rebuilt, 1u);
-    EXPECT_GT(log->segment_at(0).index_entries(), 0u);
+    EXPECT_GT(log->segment_at(0).index_entries().value(), 0u);
     expect_healthy(*log);
     ASSERT_TRUE(log->close());
     log.reset();

@@ -43,7 +43,7 @@ TEST(retention, test_time_retention_deletes_whole_expired_segments_below_high_wa
     auto start = c.log->log_start_offset();
     EXPECT_EQ(start, c.log->segment_at(0).base_offset());
     EXPECT_LE(start, model::offset(10));
-    EXPECT_GT(c.log->segment_at(0).max_timestamp().value(), c.now - 60'000);
+    EXPECT_GT(c.log->segment_at(0).max_timestamp().value().value(), c.now - 60'000);
     EXPECT_FALSE(fs::exists(dir.path() / "t-0" / "00000000000000000000.log"));
     EXPECT_EQ(c.log->read(model::offset(0), 100, c.log->log_end_offset()).error(),
               errc::offset_out_of_range);
@@ -143,7 +143,7 @@ TEST(retention, test_compact_delete_policy_applies_time_and_size_retention) {
         EXPECT_GT(r.value().segments_deleted, 0u) << (by_time ? "time" : "size");
         EXPECT_GT(c.log->log_start_offset(), model::offset(0));
         if (by_time) {
-            EXPECT_GT(c.log->segment_at(0).max_timestamp().value(), c.now - 60'000);
+            EXPECT_GT(c.log->segment_at(0).max_timestamp().value().value(), c.now - 60'000);
         } else {
             EXPECT_GE(c.log->size_bytes(), 2500u);
             EXPECT_LT(c.log->size_bytes() - c.log->segment_at(0).size(), 2500u);
