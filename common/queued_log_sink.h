@@ -12,6 +12,9 @@
 // broker nor grows its memory). flush() waits, bounded, until what was logged before it is
 // written: call it before the process ends without unwinding (_Exit, terminate).
 // Colours (as spdlog's stderr_color sink) when the descriptor is a terminal.
+// Why not spdlog's async_logger: Debian's spdlog 1.10 bounds its queue in messages, not bytes,
+// and when full either blocks the caller or overruns the oldest queued lines; here the caller
+// never blocks, memory is bounded in bytes, and the newest lines are the ones dropped, reported.
 //
 // Lifecycle: the constructor starts the writer; the destructor writes what is queued and joins.
 // Threading: every member from any thread.
