@@ -9,6 +9,7 @@
 #include "broker/metrics/storage_probe.h"
 #include "broker/metrics/thread_cpu.h"
 #include "broker/net/listener.h"
+#include "broker/runtime/cpu_placement.h"
 #include "common/fd_limit.h"
 #include "common/log.h"
 #include "common/version.h"
@@ -23,6 +24,21 @@
 namespace spool::broker::app {
 
 namespace {
+
+// spool.cores shards (0: one per CPU the process may use), pinned when spool.cpu.pinning says so
+// (runtime/cpu_placement.h); the decision is logged once.
+std::unique_ptr<runtime::shard_pool> make_shard_pool(const config::broker_config& config) {
+    auto budget = runtime::read_cpu_budget();
+    auto cores = static_cast<size_t>(config.get(config::keys::spool_cores));
+    size_t shards = cores != 0 ? cores : runtime::default_shard_count(budget);
+    auto placement =
+        runtime::place_shards(shards, budget, config.get(config::keys::spool_cpu_pinning));
+    log::get("app")->info(
+        "{} shards for {} allowed CPUs{}; {}", shards, budget.allowed.size(),
+        budget.limit_cpus ? fmt::format(" (cgroup limit {:.2f})", *budget.limit_cpus) : "",
+        placement.reason);
+    return std::make_unique<runtime::shard_pool>(shards, std::move(placement.cpus));
+}
 
 std::string hostname() {
     char buf[256] = {};
@@ -177,8 +193,7 @@ std::string broker_app::start() {
         }
     }
 
-    _pool = std::make_unique<runtime::shard_pool>(
-        static_cast<size_t>(_config->get(config::keys::spool_cores)));
+    _pool = make_shard_pool(*_config);
     _metadata->attach(*_pool);  // each shard reads its own copy of the metadata from now on
     _pool->start();
     _metadata->start();  // the controller (etcd) campaigns from now on

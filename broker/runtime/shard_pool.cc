@@ -1,10 +1,13 @@
 #include "broker/runtime/shard_pool.h"
 
+#include "broker/runtime/cpu_placement.h"
 #include "common/log.h"
 #include "common/queued_log_sink.h"
 
 #include <pthread.h>
 
+#include <cerrno>
+#include <cstring>
 #include <functional>
 #include <string>
 
@@ -15,9 +18,14 @@ thread_local std::optional<size_t> this_shard;
 thread_local const shard_pool* this_pool = nullptr;
 }  // namespace
 
-shard_pool::shard_pool(size_t count) {
+shard_pool::shard_pool(size_t count, std::vector<int> cpus) : _cpus(std::move(cpus)) {
     if (count == 0) {
-        count = std::max(1u, std::thread::hardware_concurrency());
+        count = default_shard_count(read_cpu_budget());
+    }
+    if (!_cpus.empty() && _cpus.size() != count) {
+        log::get("runtime")->warn("{} CPUs given for {} shards: shards not pinned", _cpus.size(),
+                                  count);
+        _cpus.clear();
     }
     for (size_t i = 0; i < count; ++i) {
         auto s = std::make_unique<shard>();
@@ -44,6 +52,10 @@ void shard_pool::start() {
             this_pool = this;
             std::string name = "shard-" + std::to_string(i);
             pthread_setname_np(pthread_self(), name.c_str());
+            if (!_cpus.empty() && !pin_this_thread(_cpus[i])) {
+                log::get("runtime")->warn("shard {} could not be pinned to CPU {}: {}", i, _cpus[i],
+                                          std::strerror(errno));
+            }
             try {
                 ctx->run();
             } catch (const std::exception& e) {

@@ -1,10 +1,10 @@
 #pragma once
 
-// The broker's executors: one io_context per shard, each run by one thread pinned to nothing in
-// particular (the OS spreads them over the cores). Connections are spread over shards by the
-// server; each partition is owned by exactly one shard (shard_for), and all work on a
-// partition runs on that shard's io_context, so partition state needs no locks. Cross-shard
-// work is an explicit message: co_await run_on(shard, coroutine(...)).
+// The broker's executors: one io_context per shard, each run by one thread, bound to one CPU when
+// the caller passes a placement (cpu_placement.h), else spread over the cores by the OS.
+// Connections are spread over shards by the server; each partition is owned by exactly one shard
+// (shard_for), and all work on a partition runs on that shard's io_context, so partition state
+// needs no locks. Cross-shard work is an explicit message: co_await run_on(shard, coroutine(...)).
 //
 // Lifecycle: construct -> start() -> ... -> stop() (joins the threads). After stop() the
 // io_contexts are stopped; queued handlers are destroyed without running.
@@ -34,8 +34,9 @@ namespace asio = boost::asio;
 
 class shard_pool {
 public:
-    // count == 0 uses std::thread::hardware_concurrency().
-    explicit shard_pool(size_t count);
+    // count == 0: one shard per CPU the process may use (default_shard_count). cpus: shard i's
+    // thread is bound to cpus[i] (empty: not pinned; otherwise one entry per shard).
+    explicit shard_pool(size_t count, std::vector<int> cpus = {});
     ~shard_pool();
     shard_pool(const shard_pool&) = delete;
     shard_pool& operator=(const shard_pool&) = delete;
@@ -64,6 +65,7 @@ private:
         std::thread thread;
     };
     std::vector<std::unique_ptr<shard>> _shards;
+    std::vector<int> _cpus;
     bool _running = false;
 };
 
