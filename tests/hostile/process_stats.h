@@ -41,15 +41,16 @@ inline int64_t fd_count(pid_t pid) {
     return n;
 }
 
-// Polls until the broker holds at most `limit` fds or `within` passed; the time it took, or
-// nullopt-like -1 ms when it never got there.
-inline std::chrono::milliseconds time_until_fds_at_most(pid_t pid, int64_t limit,
-                                                        std::chrono::milliseconds within) {
+// Polls the process's descriptor count every 10 ms until `reached(count)` or `within` passed;
+// the time it took, or -1 ms when it never got there.
+template <class Reached>
+std::chrono::milliseconds time_until_fd_count(pid_t pid, Reached reached,
+                                              std::chrono::milliseconds within) {
     auto start = std::chrono::steady_clock::now();
     for (;;) {
         auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - start);
-        if (fd_count(pid) <= limit) {
+        if (reached(fd_count(pid))) {
             return took;
         }
         if (took > within) {
@@ -57,6 +58,20 @@ inline std::chrono::milliseconds time_until_fds_at_most(pid_t pid, int64_t limit
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+}
+
+// Until the broker holds at most `limit` fds (what closed clients held is released).
+inline std::chrono::milliseconds time_until_fds_at_most(pid_t pid, int64_t limit,
+                                                        std::chrono::milliseconds within) {
+    return time_until_fd_count(
+        pid, [limit](int64_t n) { return n <= limit; }, within);
+}
+
+// Until it holds at least `floor` (accepting connections on a busy machine takes a while).
+inline std::chrono::milliseconds time_until_fds_at_least(pid_t pid, int64_t floor,
+                                                         std::chrono::milliseconds within) {
+    return time_until_fd_count(
+        pid, [floor](int64_t n) { return n >= floor; }, within);
 }
 
 // Samples VmRSS every 20 ms on a thread; peak_mb() is the highest seen.
