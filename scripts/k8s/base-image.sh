@@ -26,7 +26,13 @@ for tool in mmdebstrap podman; do
 done
 if [ ! -f "$TAR" ]; then
     t0=$(date +%s)
-    nice -n 19 mmdebstrap --quiet "${OPTIONS[@]}" "$SUITE" "$TAR.tmp" "${MIRRORS[@]}"
+    # A mirror's hiccup fails the whole bootstrap (seen on a fresh machine: "apt download failed",
+    # then a dpkg step; the next attempt made it in 80 s): one more try before giving up.
+    if ! nice -n 19 mmdebstrap --quiet "${OPTIONS[@]}" "$SUITE" "$TAR.tmp" "${MIRRORS[@]}"; then
+        echo "base-image: mmdebstrap failed; trying once more" >&2
+        rm -f "$TAR.tmp"
+        nice -n 19 mmdebstrap --quiet "${OPTIONS[@]}" "$SUITE" "$TAR.tmp" "${MIRRORS[@]}"
+    fi
     mv "$TAR.tmp" "$TAR"
     echo "base-image: $TAR made in $(($(date +%s) - t0)) s"
 fi
