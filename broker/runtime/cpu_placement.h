@@ -16,8 +16,10 @@
 // a client or another process keeps busy. Measured on the 2-core CI machine, client and broker on
 // the same cores:
 //   - InitProducerId flood (tests/latency): the steady producer's p99 was 12-26 ms unpinned and
-//     2.8-3.8 ms pinned; unpinned, the two shards shared CPU 1 for 15 ms while CPU 0 was idle 60%
-//     of the time (perf sched timehist);
+//     2.8-4.6 ms pinned; unpinned, the two shards shared CPU 1 for 15 ms while CPU 0 was idle 60%
+//     of the time (perf sched timehist). Idle, pinning cost: in alternating blocks the idle p99
+//     was 0.75 ms unpinned and 2.5 ms pinned (a hop to the other shard must wake that one CPU,
+//     where unpinned the woken shard may run on the waker's);
 //   - bench/compare.sh, pinned against unpinned (bench/results/20261202T0625Z-compare-pinning):
 //     produce 0.69-0.89x, consume 0.32-1.14x with up to 4x the broker CPU, produce p99 1.95x.
 // So it is for a broker that has its CPUs to itself (an exclusive cpuset, a dedicated machine),
