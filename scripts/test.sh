@@ -33,11 +33,23 @@ if (($# == 0)); then
     full_run=1
     set -- -LE "latency|scale"
 fi
-ctest --preset "$preset" -j"$(nproc)" --timeout 600 "$@"
+# run_ctest ARGS...: ctest, and when a test fails the tail of each failed test's output after
+# CTest's summary (CI keeps only the end of a run's output, where CTest names but does not explain).
+run_ctest() {
+    local junit
+    junit=$(mktemp --suffix=.xml)
+    if ! ctest "$@" --output-junit "$junit"; then
+        python3 scripts/ci/failed-tests-output.py "$junit" 60 || true
+        rm -f "$junit"
+        return 1
+    fi
+    rm -f "$junit"
+}
+run_ctest --preset "$preset" -j"$(nproc)" --timeout 600 "$@"
 
 if ((full_run)) && [[ ${SPOOL_SKIP_FUZZ:-0} != 1 ]]; then
     cmake --preset fuzz >/dev/null
     cmake --build --preset fuzz --target protocol_request_fuzzer records_batch_fuzz \
         broker_request_fuzzer broker_fuzz_seeds
-    ctest --preset fuzz -j"$(nproc)" --timeout 600
+    run_ctest --preset fuzz -j"$(nproc)" --timeout 600
 fi
