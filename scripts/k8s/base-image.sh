@@ -26,13 +26,16 @@ for tool in mmdebstrap podman; do
 done
 if [ ! -f "$TAR" ]; then
     t0=$(date +%s)
-    # A mirror's hiccup fails the whole bootstrap (seen on a fresh machine: "apt download failed",
-    # then a dpkg step; the next attempt made it in 80 s): one more try before giving up.
-    if ! nice -n 19 mmdebstrap --quiet "${OPTIONS[@]}" "$SUITE" "$TAR.tmp" "${MIRRORS[@]}"; then
-        echo "base-image: mmdebstrap failed; trying once more" >&2
+    # A mirror's hiccup fails the whole bootstrap (seen on fresh machines: "apt download failed"
+    # twice within 7 s, then a bootstrap by hand a minute later made it): up to 4 attempts, the
+    # later ones after a pause that gives the mirror time.
+    for attempt in 1 2 3 4; do
+        nice -n 19 mmdebstrap --quiet "${OPTIONS[@]}" "$SUITE" "$TAR.tmp" "${MIRRORS[@]}" && break
         rm -f "$TAR.tmp"
-        nice -n 19 mmdebstrap --quiet "${OPTIONS[@]}" "$SUITE" "$TAR.tmp" "${MIRRORS[@]}"
-    fi
+        ((attempt < 4)) || { echo "base-image: mmdebstrap failed 4 times" >&2; exit 1; }
+        echo "base-image: mmdebstrap failed (attempt $attempt of 4); again in $((attempt * 20)) s" >&2
+        sleep $((attempt * 20))
+    done
     mv "$TAR.tmp" "$TAR"
     echo "base-image: $TAR made in $(($(date +%s) - t0)) s"
 fi
