@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -403,13 +404,24 @@ store::op<producer_id_block> embedded_store::allocate_producer_ids(int32_t count
     if (count <= 0) {
         co_return errc::invalid_config;
     }
+    if (auto ids = _producer_ids.take(count)) {
+        co_return *ids;
+    }
+    const int32_t chunk = _producer_ids.chunk_for(count);
     change_fn<producer_id_block> change =
-        [count](cluster_state& next) -> result<producer_id_block> {
-        producer_id_block block{next.next_producer_id, count};
-        next.next_producer_id += count;
-        return block;
+        [chunk](cluster_state& next) -> result<producer_id_block> {
+        if (next.next_producer_id > std::numeric_limits<int64_t>::max() - chunk) {
+            return errc::persist_failed;
+        }
+        producer_id_block reserved{next.next_producer_id, chunk};
+        next.next_producer_id += chunk;
+        return reserved;
     };
-    co_return co_await commit(std::move(change));
+    auto reserved = co_await commit(std::move(change));
+    if (!reserved) {
+        co_return reserved.error();
+    }
+    co_return _producer_ids.install(reserved.value(), count);
 }
 
 }  // namespace spool::broker::metadata

@@ -3,13 +3,13 @@
 // The metadata store of a single broker: cluster_state kept in memory and persisted as one
 // YAML file in the data directory, rewritten whole on every change (write temp file, fsync,
 // rename over the old one, fsync the directory), so a crash leaves either the old or the new
-// state, never a mix. Changes are rare (admin operations, producer id blocks), so rewriting the
+// state, never a mix. Changes are rare (admin operations, producer id chunks), so rewriting the
 // whole file is cheap next to the simplicity of having no journal to replay.
 //
 //     <data dir>/spool-metadata.yaml
 //       format: 1
 //       cluster_id: <22-char Kafka uuid>
-//       next_producer_id: <int64>
+//       next_producer_id: <int64>   (end of the last reserved chunk: producer_id_reserve.h)
 //       topics:
 //         - {name: t, id: <uuid>, configs: {k: v}, partitions: [{partition: 0, leader: 0,
 //            leader_epoch: 0, replicas: [0], isr: [0]}]}
@@ -31,6 +31,7 @@
 // Destroyed after the pool (posted installs reference the store).
 // Threading: everything from any thread; see above.
 
+#include "broker/metadata/producer_id_reserve.h"
 #include "broker/metadata/snapshot_publisher.h"
 #include "broker/metadata/store.h"
 #include "broker/runtime/background_pool.h"
@@ -64,6 +65,7 @@ public:
     op<topic_metadata> create_partitions(std::string name, int32_t total) override;
     op<void> set_topic_configs(std::string name, config::topic_overrides c) override;
     op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override;
+    // From a reserved chunk (producer_id_reserve.h): one commit per million ids, not per block.
     op<producer_id_block> allocate_producer_ids(int32_t count) override;
     // Checked as the etcd store checks it (isr_update_check.h), with this broker the leader;
     // persisted like every other change.
@@ -101,6 +103,7 @@ private:
     snapshot_publisher _publisher{nullptr};
     int32_t _local_node = 0;
     std::atomic<bool> _stopped{false};
+    producer_id_reserve _producer_ids;
     // Last: stopped and joined first, while everything it uses still exists. Serialising and
     // fsyncing a commit yields the cores to the shards (commits are admin work).
     runtime::background_pool _writer{"metadata", 1, thread_priority::background};

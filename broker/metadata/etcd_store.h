@@ -19,7 +19,8 @@
 //   create_partitions  modified_at -> put record with the new count
 //   set_topic_configs  modified_at -> put record with the new configs
 //   set_broker_configs put / delete P/broker_configs/<entity>
-//   allocate_producer_ids  CAS loop on P/producer_ids
+//   allocate_producer_ids  CAS loop on P/producer_ids, a chunk of a million ids at a time,
+//                      handed out in blocks from memory (producer_id_reserve.h)
 // and return only once this broker's snapshot, on every shard, shows the transaction's revision
 // (read-your-writes). create_topic and create_partitions also wait (for watch events, nothing is
 // polled) until the controller has placed every partition. Both waits end at
@@ -42,6 +43,7 @@
 #include "broker/metadata/etcd_layout.h"
 #include "broker/metadata/etcd_request_tap.h"
 #include "broker/metadata/etcd_state.h"
+#include "broker/metadata/producer_id_reserve.h"
 #include "broker/metadata/snapshot_publisher.h"
 #include "broker/metadata/store.h"
 #include "broker/runtime/shard_pool.h"
@@ -273,6 +275,7 @@ private:
     snapshot_publisher _publisher{nullptr};
     std::atomic<bool> _stopped{false};
     std::atomic<bool> _thread_started{false};
+    producer_id_reserve _producer_ids;
     std::mutex _lease_listeners_mutex;
     std::vector<broker_session::lease_listener> _lease_listeners;  // _lease_listeners_mutex
     mutable std::mutex _health_mutex;

@@ -356,8 +356,15 @@ store::op<producer_id_block> etcd_store::allocate_producer_ids(int32_t count) {
     if (count <= 0) {
         co_return errc::invalid_config;
     }
-    auto op = finish(allocate_here(this, count));
-    co_return co_await std::move(op);
+    if (auto ids = _producer_ids.take(count)) {
+        co_return *ids;
+    }
+    auto op = finish(allocate_here(this, _producer_ids.chunk_for(count)));
+    auto reserved = co_await std::move(op);
+    if (!reserved) {
+        co_return reserved.error();
+    }
+    co_return _producer_ids.install(reserved.value(), count);
 }
 
 }  // namespace spool::broker::metadata
