@@ -84,12 +84,15 @@ coordinator_service::coordinator_service(metadata::store& store,
     _slots.resize(static_cast<size_t>(_config.partitions));
     _feed = std::make_shared<leadership_feed>(this, _partitions.pool().executor(0));
     std::shared_ptr<leadership_feed> feed = _feed;
-    _store.subscribe(
-        [feed](const metadata::cluster_snapshot&, const metadata::cluster_snapshot& after) {
-            if (!feed->stopped.load(std::memory_order_acquire)) {
-                asio::post(feed->executor, [feed, after] { on_snapshot(feed, after); });
-            }
-        });
+    // Through shard 0's mailbox, as the snapshot itself was published (snapshot_publisher): the
+    // feed then sees `after` after shard 0 installed it, and the store's writer (nice 19) never
+    // holds shard 0's scheduler lock.
+    _store.subscribe([feed, pool = &_partitions.pool()](const metadata::cluster_snapshot&,
+                                                        const metadata::cluster_snapshot& after) {
+        if (!feed->stopped.load(std::memory_order_acquire)) {
+            pool->post(0, [feed, after] { on_snapshot(feed, after); });
+        }
+    });
 }
 
 coordinator_service::~coordinator_service() {

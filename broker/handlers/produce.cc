@@ -204,17 +204,33 @@ boost::asio::awaitable<void> append_on_all_shards(
     size_t remaining = by_shard.size();
     std::exception_ptr failure;
     runtime::async_event all_done(here);
+    const auto home = runtime::shard_pool::current_shard();
+    auto finished = [&](std::exception_ptr e) {
+        if (e && !failure) {
+            failure = e;
+        }
+        if (--remaining == 0) {
+            all_done.notify();
+        }
+    };
     for (auto& [shard, batch] : by_shard) {
-        asio::co_spawn(svc.shards.executor(shard),
-                       append_on_shard(&svc.partitions, params, std::move(batch)),
-                       asio::bind_executor(here, [&](std::exception_ptr e, int) {
-                           if (e && !failure) {
-                               failure = e;
-                           }
-                           if (--remaining == 0) {
-                               all_done.notify();
-                           }
-                       }));
+        auto append = append_on_shard(&svc.partitions, params, std::move(batch));
+        if (!home || shard == *home) {
+            asio::co_spawn(
+                svc.shards.executor(shard), std::move(append),
+                asio::bind_executor(here, [&](std::exception_ptr e, int) { finished(e); }));
+            continue;
+        }
+        // To another shard through its mailbox, as run_on hops (shard_pool.h): one queue per
+        // target, so these appends stay in order with the connection's other requests there.
+        auto& pool = svc.shards;
+        pool.post(shard, [&pool, &finished, from = *home, to = shard,
+                          append = std::move(append)]() mutable {
+            asio::co_spawn(pool.executor(to), std::move(append),
+                           [&pool, &finished, from](std::exception_ptr e, int) {
+                               pool.post(from, [&finished, e] { finished(e); });
+                           });
+        });
     }
     ctx.net.mark_ordered();
     while (remaining > 0) {

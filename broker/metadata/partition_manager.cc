@@ -343,8 +343,8 @@ storage::log_dir_checkpoints partition_manager::gather_checkpoints() {
             return out;
         });
         parts.push_back(task.get_future());
-        asio::post(_pool.context(i),
-                   [t = std::make_shared<decltype(task)>(std::move(task))] { (*t)(); });
+        // From the checkpoint writer (nice 19): the mailbox, not the shard's scheduler lock.
+        _pool.post(i, [t = std::make_shared<decltype(task)>(std::move(task))] { (*t)(); });
     }
     storage::log_dir_checkpoints all;
     for (auto& f : parts) {
@@ -370,8 +370,9 @@ asio::awaitable<std::error_code> partition_manager::write_checkpoints() {
         [this, ex](auto handler) {
             // The writer's callback is copyable; the coroutine's handler is not.
             auto h = std::make_shared<decltype(handler)>(std::move(handler));
+            runtime::resume_point home(ex);
             _checkpoints->request(
-                [ex, h](std::error_code ec) { asio::post(ex, [h, ec] { (*h)(ec); }); });
+                [home, h](std::error_code ec) { home.post([h, ec] { (*h)(ec); }); });
         },
         asio::use_awaitable);
 }

@@ -72,7 +72,10 @@ void replica_sync::start(cluster_snapshot opened) {
         if (st->stopped.load(std::memory_order_acquire)) {
             return;
         }
-        asio::post(st->executor, [st, after] { on_change(st, after); });
+        // Through shard 0's mailbox, as the snapshot itself was published (snapshot_publisher):
+        // the round then runs after shard 0 installed `after`, and the writer (nice 19) never
+        // holds shard 0's scheduler lock.
+        st->partitions.pool().post(0, [st, after] { on_change(st, after); });
     });
 }
 

@@ -21,7 +21,13 @@ void snapshot_publisher::attach(runtime::shard_pool& pool,
 
 cluster_snapshot snapshot_publisher::snapshot() const {
     if (_pool != nullptr && runtime::shard_pool::current_pool() == _pool) {
-        return _shard_copies[*runtime::shard_pool::current_shard()].state;
+        const size_t shard = *runtime::shard_pool::current_shard();
+        const auto& copy = _shard_copies[shard].state;
+        if (!copy || copy->version < _latest_version.load(std::memory_order_acquire)) {
+            // Published, its install not yet run here: take it now (this shard's copy only).
+            const_cast<snapshot_publisher*>(this)->install(shard, latest());
+        }
+        return _shard_copies[shard].state;
     }
     return latest();
 }
@@ -36,17 +42,20 @@ void snapshot_publisher::publish(cluster_snapshot s) {
         std::lock_guard lock(_latest_mutex);
         _latest = s;
     }
+    if (s) {
+        _latest_version.store(s->version, std::memory_order_release);
+    }
     if (_pool == nullptr) {
         return;
     }
     for (size_t i = 0; i < _pool->shard_count(); ++i) {
-        asio::post(_pool->executor(i), [this, i, s] { install(i, s); });
+        _pool->post(i, [this, i, s] { install(i, s); });
     }
 }
 
 void snapshot_publisher::install(size_t shard, const cluster_snapshot& s) {
     auto& copy = _shard_copies[shard].state;
-    if (copy && copy->version >= s->version) {
+    if (!s || (copy && copy->version >= s->version)) {
         return;
     }
     auto old = std::exchange(copy, s);

@@ -11,7 +11,9 @@
 //                   installing s itself if the post has not run yet) and returns once each
 //                   shard's copy is s or newer.
 // A shard never goes back to an older version: installs compare versions, so posts may arrive
-// in any order.
+// in any order. Posts go through the shards' mailboxes (runtime/shard_mailbox.h), a queue apart
+// from asio's: a shard's snapshot() that finds its copy older than the latest version takes the
+// latest state at once, so a read never misses a state published before it.
 //
 // Lifecycle: construct with the first state; attach() before pool.start(); publish() any time.
 // Destroyed after the pool has stopped (posted installs reference the publisher).
@@ -24,6 +26,8 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -60,6 +64,11 @@ private:
 
     mutable std::mutex _latest_mutex;
     cluster_snapshot _latest;  // under _latest_mutex
+    // The version of _latest, set after it: a shard whose copy is older than this (its install
+    // still queued in its mailbox) takes latest() itself, so a state published before a shard's
+    // read is what that read sees, whichever queue the reader's own work came through. Read on
+    // every snapshot(), written once per publication: its cache line stays shared.
+    alignas(64) std::atomic<int64_t> _latest_version{-1};
     runtime::shard_pool* _pool = nullptr;
     std::optional<boost::asio::any_io_executor> _release_on;
     struct alignas(64) shard_copy {

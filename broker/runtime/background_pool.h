@@ -17,6 +17,7 @@
 // Threading: executor()/make_lane() from any thread; stop() from the owning thread.
 
 #include "broker/runtime/asio.h"
+#include "broker/runtime/shard_pool.h"
 #include "common/thread_priority.h"
 
 #include <boost/asio/async_result.hpp>
@@ -70,10 +71,11 @@ template <class R, class Executor>
 asio::awaitable<R> run_blocking(Executor ex, std::function<R()> fn) {
     auto initiate = [ex](auto handler, std::function<R()> work) {
         auto back = asio::make_work_guard(asio::get_associated_executor(handler));
+        // Made here, on the awaiting thread: a shard's coroutine resumes through its mailbox.
+        resume_point home(back.get_executor());
         asio::post(ex, [handler = std::move(handler), work = std::move(work),
-                        back = std::move(back)]() mutable {
-            auto home = back.get_executor();
-            asio::post(home, [handler = std::move(handler), r = work()]() mutable {
+                        back = std::move(back), home = std::move(home)]() mutable {
+            home.post([handler = std::move(handler), r = work()]() mutable {
                 std::move(handler)(std::move(r));
             });
             back.reset();

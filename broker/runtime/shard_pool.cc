@@ -31,6 +31,7 @@ shard_pool::shard_pool(size_t count, std::vector<int> cpus) : _cpus(std::move(cp
         auto s = std::make_unique<shard>();
         // Hint 1: each io_context is run by exactly one thread, so asio may skip locking.
         s->ctx = std::make_unique<asio::io_context>(1);
+        s->mailbox = std::make_unique<shard_mailbox>(*s->ctx);
         _shards.push_back(std::move(s));
     }
 }
@@ -47,7 +48,7 @@ void shard_pool::start() {
     for (size_t i = 0; i < _shards.size(); ++i) {
         auto& s = *_shards[i];
         s.work.emplace(s.ctx->get_executor());
-        s.thread = std::thread([this, ctx = s.ctx.get(), i] {
+        s.thread = std::thread([this, ctx = s.ctx.get(), mailbox = s.mailbox.get(), i] {
             this_shard = i;
             this_pool = this;
             std::string name = "shard-" + std::to_string(i);
@@ -57,6 +58,7 @@ void shard_pool::start() {
                                           std::strerror(errno));
             }
             try {
+                mailbox->start();
                 ctx->run();
             } catch (const std::exception& e) {
                 log::get("net")->critical("shard {} stopped by an exception: {}", i, e.what());

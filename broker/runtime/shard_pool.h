@@ -5,6 +5,8 @@
 // Connections are spread over shards by the server; each partition is owned by exactly one shard
 // (shard_for), and all work on a partition runs on that shard's io_context, so partition state
 // needs no locks. Cross-shard work is an explicit message: co_await run_on(shard, coroutine(...)).
+// Work from other threads reaches a shard through its mailbox (shard_mailbox.h: post(), and
+// resume_point for a coroutine suspended on a shard), which never takes the shard's scheduler lock.
 //
 // Lifecycle: construct -> start() -> ... -> stop() (joins the threads). After stop() the
 // io_contexts are stopped; queued handlers are destroyed without running.
@@ -12,20 +14,25 @@
 // owning (main) thread only.
 
 #include "broker/runtime/asio.h"
+#include "broker/runtime/shard_mailbox.h"
 
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace spool::broker::runtime {
@@ -46,6 +53,23 @@ public:
 
     size_t shard_count() const { return _shards.size(); }
     asio::io_context& context(size_t shard) { return *_shards[shard]->ctx; }
+    const asio::io_context& context(size_t shard) const { return *_shards[shard]->ctx; }
+    // Runs fn on the shard, from any thread, through its mailbox (no scheduler lock taken).
+    template <class F>
+    void post(size_t shard, F&& fn) const {
+        _shards[shard]->mailbox->post(std::forward<F>(fn));
+    }
+    // The shard whose io_context ex runs on, or nullopt (not one of this pool's).
+    template <class Executor>
+    std::optional<size_t> shard_of(const Executor& ex) const {
+        const void* ctx = &asio::query(ex, asio::execution::context);
+        for (size_t i = 0; i < _shards.size(); ++i) {
+            if (ctx == static_cast<const void*>(_shards[i]->ctx.get())) {
+                return i;
+            }
+        }
+        return std::nullopt;
+    }
     asio::io_context::executor_type executor(size_t shard) {
         return _shards[shard]->ctx->get_executor();
     }
@@ -61,6 +85,7 @@ public:
 private:
     struct shard {
         std::unique_ptr<asio::io_context> ctx;
+        std::unique_ptr<shard_mailbox> mailbox;  // destroyed before ctx
         std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
         std::thread thread;
     };
@@ -69,11 +94,43 @@ private:
     bool _running = false;
 };
 
+// Where a coroutine that suspends on this thread resumes, for the thread that completes it:
+// through the shard's mailbox when the coroutine runs on a shard of a pool (the completing
+// thread, often a nice-19 background thread, then never holds the shard's scheduler lock), else
+// asio::post to its executor. Made on the suspending thread; post() from any thread.
+template <class Executor>
+class resume_point {
+public:
+    explicit resume_point(Executor ex) : _ex(std::move(ex)) {
+        const auto* pool = shard_pool::current_pool();
+        auto shard = shard_pool::current_shard();
+        if (pool && shard && pool->shard_of(_ex) == shard) {
+            _pool = pool;
+            _shard = *shard;
+        }
+    }
+    template <class F>
+    void post(F&& fn) const {
+        if (_pool) {
+            _pool->post(_shard, std::forward<F>(fn));
+        } else {
+            asio::post(_ex, std::forward<F>(fn));
+        }
+    }
+    const Executor& executor() const { return _ex; }
+
+private:
+    Executor _ex;
+    const shard_pool* _pool = nullptr;
+    size_t _shard = 0;
+};
+
 // Runs an awaitable on another executor and resumes the caller on its own executor with the
 // result. The awaitable must not reference the caller's stack unless the caller awaits it (it
 // does here). T must be default-constructible (Boost 1.74's co_spawn needs it). When the caller
 // already runs on that executor's context the work runs inline: a spawn would only queue it
-// behind other handlers and allocate a frame for the hop.
+// behind other handlers and allocate a frame for the hop. From one shard to another of the same
+// pool, both hops go through the shards' mailboxes (no scheduler lock of either shard).
 template <class T, class Executor>
 asio::awaitable<T> run_on(Executor ex, asio::awaitable<T> work) {
     auto here = co_await asio::this_coro::executor;
@@ -81,7 +138,41 @@ asio::awaitable<T> run_on(Executor ex, asio::awaitable<T> work) {
         &asio::query(ex, asio::execution::context)) {
         co_return co_await std::move(work);
     }
-    co_return co_await asio::co_spawn(ex, std::move(work), asio::use_awaitable);
+    const auto* pool = shard_pool::current_pool();
+    auto from = shard_pool::current_shard();
+    auto to = pool ? pool->shard_of(ex) : std::nullopt;
+    if (!from || !to || pool->shard_of(here) != from) {
+        co_return co_await asio::co_spawn(ex, std::move(work), asio::use_awaitable);
+    }
+    if constexpr (std::is_void_v<T>) {
+        auto initiate = [pool, from = *from, to = *to, ex](auto handler, asio::awaitable<T> w) {
+            pool->post(to, [pool, from, ex, h = std::move(handler), w = std::move(w)]() mutable {
+                // On the target shard: the spawn queues on this thread's own (lock-free) queue.
+                asio::co_spawn(
+                    ex, std::move(w), [pool, from, h = std::move(h)](std::exception_ptr e) mutable {
+                        pool->post(from, [h = std::move(h), e]() mutable { std::move(h)(e); });
+                    });
+            });
+        };
+        co_return co_await asio::async_initiate<decltype(asio::use_awaitable),
+                                                void(std::exception_ptr)>(
+            initiate, asio::use_awaitable, std::move(work));
+    } else {
+        auto initiate = [pool, from = *from, to = *to, ex](auto handler, asio::awaitable<T> w) {
+            pool->post(to, [pool, from, ex, h = std::move(handler), w = std::move(w)]() mutable {
+                asio::co_spawn(ex, std::move(w),
+                               [pool, from, h = std::move(h)](std::exception_ptr e, T r) mutable {
+                                   pool->post(from,
+                                              [h = std::move(h), e, r = std::move(r)]() mutable {
+                                                  std::move(h)(e, std::move(r));
+                                              });
+                               });
+            });
+        };
+        co_return co_await asio::async_initiate<decltype(asio::use_awaitable),
+                                                void(std::exception_ptr, T)>(
+            initiate, asio::use_awaitable, std::move(work));
+    }
 }
 
 }  // namespace spool::broker::runtime
