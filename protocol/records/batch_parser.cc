@@ -132,9 +132,16 @@ std::error_code validate_records(batch_info& info, std::span<const uint8_t> reco
     if (reader.error() || reader.records_left() != 0 || reader.bytes_left() != 0) {
         return errc::invalid_record;
     }
+    int64_t max_timestamp = -1;
+    // A base timestamp near INT64_MAX plus a positive delta names no representable time (found by
+    // records_batch_fuzz): the batch is corrupt, not a reason for undefined behaviour.
+    if (info.record_count != 0 &&
+        __builtin_add_overflow(info.base_timestamp, int64_t{max_delta}, &max_timestamp)) {
+        return errc::invalid_record;
+    }
     info.records_checked = true;
     info.has_null_key = null_key;
-    info.max_record_timestamp = info.record_count == 0 ? -1 : info.base_timestamp + max_delta;
+    info.max_record_timestamp = max_timestamp;
     return {};
 }
 

@@ -243,6 +243,33 @@ TEST(batch_validation, test_compressed_batch_with_undecodable_payload_is_corrupt
     }
 }
 
+// records_batch_fuzz found it: a base timestamp near INT64_MAX plus a record's positive delta
+// overflowed (undefined behaviour) computing the batch's max timestamp. Such a batch names no
+// representable time: invalid_record.
+TEST(batch_validation, test_a_timestamp_past_int64_max_is_an_invalid_record) {
+    auto record = raw_record([](wire::writer& w) {
+        w.write_i8(0);
+        w.write_varlong(5);  // timestamp delta
+        w.write_varint(0);   // offset delta
+        w.write_varint(-1);  // null key
+        w.write_varint(-1);  // null value
+        w.write_varint(0);   // no headers
+    });
+    auto batch = wrap_records(record, 1, 0);
+    // baseTimestamp: after baseOffset(8) batchLength(4) leaderEpoch(4) magic(1) crc(4)
+    // attributes(2) lastOffsetDelta(4), big-endian.
+    constexpr size_t base_timestamp_at = 27;
+    for (size_t i = 0; i < 8; ++i) {
+        batch[base_timestamp_at + i] = i == 0 ? 0x7f : 0xff;
+    }
+    validate_options o;
+    o.verify_crc = false;  // the header was patched after the CRC was written
+    EXPECT_EQ(validate(batch, o), make_error_code(errc::invalid_record));
+    // The same batch at a representable time passes.
+    batch[base_timestamp_at] = 0x00;
+    EXPECT_FALSE(validate(batch, o));
+}
+
 TEST(batch_validation, test_trailing_bytes_after_the_last_batch_are_corrupt) {
     auto buffer = build_batch(sample_records(2));
     buffer.push_back(0);
