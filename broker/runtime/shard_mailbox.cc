@@ -24,13 +24,49 @@ int make_eventfd() {
 
 }  // namespace
 
-shard_mailbox::shard_mailbox(boost::asio::io_context& ctx) : _wakeup(ctx, make_eventfd()) {}
+shard_mailbox::shard_mailbox(boost::asio::io_context& ctx)
+    : _last(&_stub), _first(&_stub), _wakeup(ctx, make_eventfd()) {}
 
 shard_mailbox::~shard_mailbox() {
-    task* t = nullptr;
-    while (_queue.pop(t)) {
+    // No poster is left (the pool has stopped), so every task is linked and pop() finds it.
+    while (task* t = pop()) {
         delete t;
     }
+}
+
+void shard_mailbox::link(node* n) {
+    n->next.store(nullptr, std::memory_order_relaxed);
+    node* previous = _last.exchange(n, std::memory_order_acq_rel);
+    // Between the exchange and this store the list is broken after `previous`: pop() waits.
+    previous->next.store(n, std::memory_order_release);
+}
+
+shard_mailbox::task* shard_mailbox::pop() {
+    node* first = _first;
+    node* next = first->next.load(std::memory_order_acquire);
+    if (first == &_stub) {
+        if (next == nullptr) {
+            return nullptr;
+        }
+        _first = next;
+        first = next;
+        next = next->next.load(std::memory_order_acquire);
+    }
+    if (next != nullptr) {
+        _first = next;
+        return static_cast<task*>(first);
+    }
+    if (first != _last.load(std::memory_order_acquire)) {
+        return nullptr;  // a poster is linking the next one
+    }
+    // `first` is the last task: put the stub behind it so that it can be taken.
+    link(&_stub);
+    next = first->next.load(std::memory_order_acquire);
+    if (next != nullptr) {
+        _first = next;
+        return static_cast<task*>(first);
+    }
+    return nullptr;
 }
 
 void shard_mailbox::start() {
@@ -38,8 +74,7 @@ void shard_mailbox::start() {
 }
 
 void shard_mailbox::push(task* t) {
-    // Never fails: the queue allocates a node when its free list is empty.
-    _queue.push(t);
+    link(t);
     // The shard sets _waiting only after it has drained; whoever clears it owes the wake-up.
     if (_waiting.exchange(false, std::memory_order_acq_rel)) {
         uint64_t one = 1;
@@ -66,23 +101,26 @@ void shard_mailbox::wait_for_mail() {
 
 void shard_mailbox::drain() {
     for (;;) {
-        task* t = nullptr;
-        while (_queue.pop(t)) {
+        while (task* t = pop()) {
             std::unique_ptr<task> owned(t);
             owned->run();
             _delivered.fetch_add(1, std::memory_order_relaxed);
         }
         // An exchange, not a store: it reads what a poster's exchange wrote, so that poster's
-        // push is visible to the check below. A task pushed between the last pop and here found
-        // _waiting false and wrote nothing: look once more, and take the wake-up back if nobody
-        // has used it yet.
+        // push is visible to the pop below. A task linked between the last pop and here was
+        // pushed by a poster that found _waiting false and wrote nothing: look once more. A push
+        // still being linked is not missed: its poster exchanges _waiting after linking and, now
+        // that it is true, writes the eventfd.
         _waiting.exchange(true, std::memory_order_acq_rel);
-        if (_queue.empty()) {
+        task* late = pop();
+        if (late == nullptr) {
             return;
         }
-        if (!_waiting.exchange(false, std::memory_order_acq_rel)) {
-            return;  // a poster cleared it and wrote the eventfd: the wait will fire
-        }
+        // Keep draining; a wake-up a poster may have written meanwhile only finds nothing to do.
+        _waiting.exchange(false, std::memory_order_acq_rel);
+        std::unique_ptr<task> owned(late);
+        owned->run();
+        _delivered.fetch_add(1, std::memory_order_relaxed);
     }
 }
 

@@ -9,9 +9,15 @@
 // wait lasts whole time slices of every other thread. During a CreateTopics/DeleteTopics loop a
 // shard blocked on its scheduler mutex 550 times a second (perf sched_switch, issue #14 item 7).
 //
-// Here a poster pushes onto a lock-free queue (Boost.Lockfree) and, only when the shard is
-// waiting for mail, writes an eventfd the shard's reactor watches. The shard drains the queue on
-// its own thread; nobody else ever holds a lock the shard needs.
+// Here a poster pushes onto a lock-free queue and, only when the shard is waiting for mail, writes
+// an eventfd the shard's reactor watches. The shard drains the queue on its own thread; nobody
+// else ever holds a lock the shard needs.
+//
+// The queue is Dmitry Vyukov's intrusive multi-producer single-consumer queue: a push is one
+// atomic exchange and one store, wait-free, with no allocation beyond the task itself. Not
+// Boost.Lockfree's queue (used first): its tagged pointers hide its nodes from LeakSanitizer and
+// its freelist reads from ThreadSanitizer, which then reported races in every test that hops
+// between shards; this one is plain std::atomic pointers, which both sanitizers follow.
 //
 // Lifecycle: made by shard_pool for each shard before its thread starts; start() on the shard's
 // io_context (arms the eventfd wait); tasks left when the io_context stops are destroyed unrun
@@ -20,7 +26,6 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/lockfree/queue.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -50,7 +55,10 @@ public:
     uint64_t delivered() const { return _delivered.load(std::memory_order_relaxed); }
 
 private:
-    struct task {
+    struct node {
+        std::atomic<node*> next{nullptr};
+    };
+    struct task : node {
         virtual ~task() = default;
         virtual void run() = 0;
     };
@@ -62,10 +70,17 @@ private:
     };
 
     void push(task* t);
+    void link(node* n);
+    // The oldest task, or nullptr when there is none or the one after the last is still being
+    // linked by a poster (whose wake-up then follows its push).
+    task* pop();
     void wait_for_mail();
     void drain();
 
-    boost::lockfree::queue<task*> _queue{64};
+    // Posters exchange _last; the shard alone reads from _first. _stub keeps the list non-empty.
+    alignas(64) std::atomic<node*> _last;
+    alignas(64) node* _first;
+    node _stub;
     boost::asio::posix::stream_descriptor _wakeup;  // an eventfd
     // True while the shard waits on the eventfd: the next poster writes it (once).
     std::atomic<bool> _waiting{false};
