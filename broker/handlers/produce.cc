@@ -223,14 +223,8 @@ boost::asio::awaitable<void> append_on_all_shards(
         }
         // To another shard through its mailbox, as run_on hops (shard_pool.h): one queue per
         // target, so these appends stay in order with the connection's other requests there.
-        auto& pool = svc.shards;
-        pool.post(shard, [&pool, &finished, from = *home, to = shard,
-                          append = std::move(append)]() mutable {
-            asio::co_spawn(pool.executor(to), std::move(append),
-                           [&pool, &finished, from](std::exception_ptr e, int) {
-                               pool.post(from, [&finished, e] { finished(e); });
-                           });
-        });
+        svc.shards.spawn_between(*home, shard, std::move(append),
+                                 [&finished](std::exception_ptr e, int) { finished(e); });
     }
     ctx.net.mark_ordered();
     while (remaining > 0) {

@@ -14,7 +14,23 @@ void fetch_wakeups::announce_to_waiting(bool always) {
     if (!always && _waiters.load() == 0) {
         return;
     }
-    asio::post(_shard, [self = shared_from_this()] { self->wake_here(); });
+    // A queued announcement that has not run yet covers this one: it clears the flag before it
+    // bumps the generation, so the exchange below either finds the flag set (that clear is yet
+    // to come, reads this exchange's write and so happens after the append that called us) or
+    // queues a new announcement.
+    if (_announcing.exchange(true, std::memory_order_acq_rel)) {
+        return;
+    }
+    auto announce = [self = shared_from_this()] {
+        // An exchange, not a store: it synchronises with every announcement it covers.
+        self->_announcing.exchange(false, std::memory_order_acq_rel);
+        self->wake_here();
+    };
+    if (_pool != nullptr) {
+        _pool->post(_shard_index, std::move(announce));
+    } else {
+        asio::post(_shard, std::move(announce));
+    }
 }
 
 void fetch_wakeups::wake_here() {

@@ -19,6 +19,7 @@
 // the partition manager that created the state is gone.
 
 #include "broker/runtime/asio.h"
+#include "broker/runtime/shard_pool.h"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -34,7 +35,11 @@ namespace spool::broker::metadata {
 
 class fetch_wakeups : public std::enable_shared_from_this<fetch_wakeups> {
 public:
-    explicit fetch_wakeups(boost::asio::io_context::executor_type shard) : _shard(shard) {}
+    // pool/shard_index: announcements reach the shard through its mailbox (shard_pool.h), not
+    // its scheduler lock; without a pool (tests) through asio::post.
+    explicit fetch_wakeups(boost::asio::io_context::executor_type shard,
+                           const runtime::shard_pool* pool = nullptr, size_t shard_index = 0)
+        : _shard(shard), _pool(pool), _shard_index(shard_index) {}
 
     // After records became readable: wakes this shard's waiters, if it has any. `always` posts
     // even without waiters (shutdown, where fetches must see the stop flag promptly).
@@ -45,7 +50,12 @@ public:
 private:
     friend class data_waiter;
     boost::asio::io_context::executor_type _shard;
+    const runtime::shard_pool* _pool;
+    size_t _shard_index;
     std::atomic<int> _waiters{0};
+    // An announcement is queued and has not yet run: further announcements until it runs add
+    // nothing (it bumps the generation after all of them), so they post nothing.
+    std::atomic<bool> _announcing{false};
     uint64_t _generation = 0;                           // shard thread only
     std::vector<boost::asio::steady_timer*> _sleeping;  // shard thread only
 };

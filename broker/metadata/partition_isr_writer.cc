@@ -14,8 +14,8 @@ namespace {
 
 using done_fn = std::function<void(std::error_code)>;
 
-asio::awaitable<void> alter(store* s, isr_update update, asio::io_context::executor_type owner,
-                            done_fn done) {
+asio::awaitable<void> alter(store* s, isr_update update, const runtime::shard_pool* pool,
+                            size_t owner, done_fn done) {
     std::error_code ec;
     try {
         auto r = co_await s->alter_isr(std::move(update));
@@ -27,7 +27,7 @@ asio::awaitable<void> alter(store* s, isr_update update, asio::io_context::execu
         log::get("metadata")->error("alter_isr failed: {}", e.what());
         ec = make_error_code(errc::unavailable);
     }
-    asio::post(owner, [done = std::move(done), ec] { done(ec); });
+    pool->post(owner, [done = std::move(done), ec] { done(ec); });
 }
 
 }  // namespace
@@ -48,8 +48,8 @@ void partition_isr_writer::write(replication::isr_change change, done_fn done) {
     u.record_revision = change.record_revision;
     u.isr = std::move(change.new_isr);
     // Partitions call from their owner shard, where the outcome goes back.
-    auto owner = _pool.executor(runtime::shard_pool::current_shard().value_or(0));
-    asio::co_spawn(_thread.executor(), alter(&_store, std::move(u), owner, std::move(done)),
+    auto owner = runtime::shard_pool::current_shard().value_or(0);
+    asio::co_spawn(_thread.executor(), alter(&_store, std::move(u), &_pool, owner, std::move(done)),
                    asio::detached);
 }
 

@@ -37,8 +37,7 @@ server::server(runtime::shard_pool& pool, request_dispatcher& dispatcher, probe&
         _shards.push_back(
             std::make_shared<shard_state>(per_shard, _pool.context(i).get_executor()));
     }
-    _quotas->set_on_slot_freed(
-        [this] { asio::post(_pool.context(0), [this] { _slot_freed->notify(); }); });
+    _quotas->set_on_slot_freed([this] { _pool.post(0, [this] { _slot_freed->notify(); }); });
 }
 
 server::~server() = default;
@@ -141,12 +140,12 @@ asio::awaitable<void> server::accept_loop(server* self, size_t listener) {
             socket.close(ec);
             continue;
         }
-        asio::post(self->_pool.context(shard),
-                   [self, shard, ip, listener,
-                    s = std::make_shared<tcp::socket>(std::move(socket))]() mutable {
-                       self->on_accepted(std::move(*s), shard, std::move(ip),
-                                         self->_acceptor_listeners[listener]);
-                   });
+        // Through the shard's mailbox: a storm of accepts never holds the shards' scheduler locks.
+        self->_pool.post(shard, [self, shard, ip, listener,
+                                 s = std::make_shared<tcp::socket>(std::move(socket))]() mutable {
+            self->on_accepted(std::move(*s), shard, std::move(ip),
+                              self->_acceptor_listeners[listener]);
+        });
     }
 }
 

@@ -53,11 +53,27 @@ public:
 
     size_t shard_count() const { return _shards.size(); }
     asio::io_context& context(size_t shard) { return *_shards[shard]->ctx; }
-    const asio::io_context& context(size_t shard) const { return *_shards[shard]->ctx; }
     // Runs fn on the shard, from any thread, through its mailbox (no scheduler lock taken).
     template <class F>
     void post(size_t shard, F&& fn) const {
         _shards[shard]->mailbox->post(std::forward<F>(fn));
+    }
+    // Runs work on shard `to` and calls done(exception_ptr[, T]) on shard `from`, both hops
+    // through the shards' mailboxes. On `to` the spawn queues on that thread's own lock-free
+    // queue. Each target's mailbox is one FIFO per poster, so the spawns one shard makes on
+    // another start in the order it made them.
+    template <class T, class Done>
+    void spawn_between(size_t from, size_t to, asio::awaitable<T> work, Done done) const {
+        post(to, [this, from, to, work = std::move(work), done = std::move(done)]() mutable {
+            asio::co_spawn(
+                _shards[to]->ctx->get_executor(), std::move(work),
+                [this, from, done = std::move(done)](std::exception_ptr e, auto... result) mutable {
+                    post(from,
+                         [done = std::move(done), e, ... result = std::move(result)]() mutable {
+                             std::move(done)(e, std::move(result)...);
+                         });
+                });
+        });
     }
     // The shard whose io_context ex runs on, or nullopt (not one of this pool's).
     template <class Executor>
@@ -117,13 +133,24 @@ public:
             asio::post(_ex, std::forward<F>(fn));
         }
     }
-    const Executor& executor() const { return _ex; }
 
 private:
     Executor _ex;
     const shard_pool* _pool = nullptr;
     size_t _shard = 0;
 };
+
+namespace detail {
+// co_spawn's completion signature for an awaitable<T>.
+template <class T>
+struct spawn_signature {
+    using type = void(std::exception_ptr, T);
+};
+template <>
+struct spawn_signature<void> {
+    using type = void(std::exception_ptr);
+};
+}  // namespace detail
 
 // Runs an awaitable on another executor and resumes the caller on its own executor with the
 // result. The awaitable must not reference the caller's stack unless the caller awaits it (it
@@ -144,35 +171,12 @@ asio::awaitable<T> run_on(Executor ex, asio::awaitable<T> work) {
     if (!from || !to || pool->shard_of(here) != from) {
         co_return co_await asio::co_spawn(ex, std::move(work), asio::use_awaitable);
     }
-    if constexpr (std::is_void_v<T>) {
-        auto initiate = [pool, from = *from, to = *to, ex](auto handler, asio::awaitable<T> w) {
-            pool->post(to, [pool, from, ex, h = std::move(handler), w = std::move(w)]() mutable {
-                // On the target shard: the spawn queues on this thread's own (lock-free) queue.
-                asio::co_spawn(
-                    ex, std::move(w), [pool, from, h = std::move(h)](std::exception_ptr e) mutable {
-                        pool->post(from, [h = std::move(h), e]() mutable { std::move(h)(e); });
-                    });
-            });
-        };
-        co_return co_await asio::async_initiate<decltype(asio::use_awaitable),
-                                                void(std::exception_ptr)>(
-            initiate, asio::use_awaitable, std::move(work));
-    } else {
-        auto initiate = [pool, from = *from, to = *to, ex](auto handler, asio::awaitable<T> w) {
-            pool->post(to, [pool, from, ex, h = std::move(handler), w = std::move(w)]() mutable {
-                asio::co_spawn(ex, std::move(w),
-                               [pool, from, h = std::move(h)](std::exception_ptr e, T r) mutable {
-                                   pool->post(from,
-                                              [h = std::move(h), e, r = std::move(r)]() mutable {
-                                                  std::move(h)(e, std::move(r));
-                                              });
-                               });
-            });
-        };
-        co_return co_await asio::async_initiate<decltype(asio::use_awaitable),
-                                                void(std::exception_ptr, T)>(
-            initiate, asio::use_awaitable, std::move(work));
-    }
+    using signature = typename detail::spawn_signature<T>::type;
+    auto initiate = [pool, from = *from, to = *to](auto handler, asio::awaitable<T> w) {
+        pool->spawn_between(from, to, std::move(w), std::move(handler));
+    };
+    co_return co_await asio::async_initiate<decltype(asio::use_awaitable), signature>(
+        initiate, asio::use_awaitable, std::move(work));
 }
 
 }  // namespace spool::broker::runtime

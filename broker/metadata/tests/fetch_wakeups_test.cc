@@ -6,10 +6,14 @@
 #include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
+#include <thread>
+#include <vector>
 
 namespace spool::broker::metadata {
 namespace {
@@ -105,6 +109,63 @@ TEST(fetch_wakeups, waiter_count_follows_registrations) {
     }
     w->announce_to_waiting();
     EXPECT_EQ(ctx.poll(), 0u);
+}
+
+TEST(fetch_wakeups, announcements_while_one_is_queued_post_nothing_more) {
+    asio::io_context ctx;
+    auto busy = asio::make_work_guard(ctx);
+    auto w = std::make_shared<fetch_wakeups>(ctx.get_executor());
+    data_waiter a(w);
+    for (int i = 0; i < 100; ++i) {
+        w->announce_to_waiting();  // 100 appends before the shard runs: one announcement
+    }
+    EXPECT_EQ(ctx.poll(), 1u);
+    w->announce_to_waiting();  // the queued one has run: the next append posts again
+    EXPECT_EQ(ctx.poll(), 1u);
+}
+
+TEST(fetch_wakeups, an_announcement_coalesced_into_a_queued_one_still_wakes_the_waiter) {
+    asio::io_context ctx;
+    auto w = std::make_shared<fetch_wakeups>(ctx.get_executor());
+    waiter_run run;
+    auto start = clock::now();
+    // An announcement is queued before the waiter marks; the one during its "read" is covered
+    // by it, and the queued one runs after the mark, so the waiter does not sleep.
+    w->announce_to_waiting(/*always=*/true);
+    asio::co_spawn(ctx, wait_once(w, start + 10s, &run, [&] { w->announce_to_waiting(); }),
+                   asio::detached);
+    ctx.run_for(2s);
+    ASSERT_TRUE(run.woke_at);
+    EXPECT_LT(*run.woke_at - start, 1s);
+}
+
+TEST(fetch_wakeups, mailbox_announcements_from_other_threads_wake_the_shards_waiter) {
+    // The broker's own path: a pool shard, announced to from four threads at once.
+    runtime::shard_pool pool(1);
+    pool.start();
+    auto w = std::make_shared<fetch_wakeups>(pool.executor(0), &pool, 0);
+    std::promise<void> woke;
+    waiter_run run;
+    asio::co_spawn(pool.executor(0), wait_once(w, clock::now() + 30s, &run),
+                   [&](std::exception_ptr) { woke.set_value(); });
+    // Until the waiter is counted, announcements post nothing; keep announcing until it wakes.
+    auto woken = woke.get_future();
+    std::vector<std::thread> appenders;
+    std::atomic<bool> stop{false};
+    for (int t = 0; t < 4; ++t) {
+        appenders.emplace_back([&] {
+            while (!stop.load()) {
+                w->announce_to_waiting();
+            }
+        });
+    }
+    EXPECT_EQ(woken.wait_for(10s), std::future_status::ready);
+    stop = true;
+    for (auto& a : appenders) {
+        a.join();
+    }
+    pool.stop();
+    EXPECT_TRUE(run.woke_at);
 }
 
 TEST(fetch_wakeups, suspended_waiter_destroyed_with_its_shard_after_the_state_owner) {
