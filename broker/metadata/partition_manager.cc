@@ -80,7 +80,7 @@ partition_manager::partition_manager(runtime::shard_pool& pool, const config::br
           std::make_unique<runtime::background_pool>("log-cleaner", 1, thread_priority::idle)),
       _cleaner(_cleaning->make_lane()) {
     for (size_t i = 0; i < _pool.shard_count(); ++i) {
-        _shards.push_back(std::make_unique<shard_table>(_pool.executor(i)));
+        _shards.push_back(std::make_unique<shard_table>(_pool, i));
     }
 }
 
@@ -124,8 +124,8 @@ storage::open_options partition_manager::options_for(const topic_partition& tp, 
     }
     o.observer = _observer.get();
     o.flush_thread = _flusher.get();
-    auto ex = _pool.executor(shard);
-    o.post = [ex](std::function<void()> fn) { asio::post(ex, std::move(fn)); };
+    // The flush thread completes durable appends through the shard's mailbox.
+    o.post = [pool = &_pool, shard](std::function<void()> fn) { pool->post(shard, std::move(fn)); };
     return o;
 }
 
@@ -234,23 +234,22 @@ result<void> partition_manager::open_all(const cluster_state& state) {
     }
     fs::path marker = _log_dir / storage::layout::clean_shutdown_marker;
     _clean_start = fs::exists(marker);
-    if (auto r = storage::read_offset_checkpoint(_log_dir /
-                                                 storage::layout::recovery_point_checkpoint)) {
-        _recovery_points = std::move(r).value();
-    }
-    if (auto r =
-            storage::read_offset_checkpoint(_log_dir / storage::layout::log_start_checkpoint)) {
-        _log_starts = std::move(r).value();
-    }
+    // A file that cannot be read names unknown partitions: the checkpoint writer then rewrites
+    // the files at each DeleteTopics until it has replaced them.
+    bool checkpoints_read = true;
+    auto read = [&](std::string_view name, storage::offset_checkpoint& into) {
+        if (auto r = storage::read_offset_checkpoint(_log_dir / name)) {
+            into = std::move(r).value();
+        } else {
+            checkpoints_read = false;
+        }
+    };
+    read(storage::layout::recovery_point_checkpoint, _recovery_points);
+    read(storage::layout::log_start_checkpoint, _log_starts);
     // Lost or damaged: high watermarks start at the log start and rise as followers fetch.
-    if (auto r = storage::read_offset_checkpoint(_log_dir /
-                                                 storage::layout::high_watermark_checkpoint)) {
-        _high_watermarks = std::move(r).value();
-    }
+    read(storage::layout::high_watermark_checkpoint, _high_watermarks);
     // Lost or damaged, it only costs one full compaction pass.
-    if (auto r = storage::read_offset_checkpoint(_log_dir / storage::layout::cleaner_checkpoint)) {
-        _cleaned_offsets = std::move(r).value();
-    }
+    read(storage::layout::cleaner_checkpoint, _cleaned_offsets);
     // Directories of deleted topics whose removal a crash interrupted.
     for (const auto& de : fs::directory_iterator(_log_dir, ec)) {
         if (de.is_directory(ec) && de.path().filename().string().ends_with(deleted_dir_suffix)) {
@@ -316,7 +315,16 @@ result<void> partition_manager::open_all(const cluster_state& state) {
         asio::co_spawn(_pool.context(i), housekeeping(this, i), asio::detached);
     }
     // The start-time checkpoints served the opens above; a partition created later is new and
-    // must not inherit an entry left by a deleted namesake.
+    // must not inherit an entry left by a deleted namesake. The writer learns what the files
+    // name from them.
+    std::optional<storage::log_dir_checkpoints> on_disk;
+    if (checkpoints_read) {
+        on_disk.emplace();
+        on_disk->recovery_points = std::exchange(_recovery_points, {});
+        on_disk->log_starts = std::exchange(_log_starts, {});
+        on_disk->cleaned_offsets = std::exchange(_cleaned_offsets, {});
+        on_disk->high_watermarks = std::exchange(_high_watermarks, {});
+    }
     _recovery_points.clear();
     _log_starts.clear();
     _cleaned_offsets.clear();
@@ -325,7 +333,8 @@ result<void> partition_manager::open_all(const cluster_state& state) {
         _log_dir, [this] { return gather_checkpoints(); },
         storage::checkpoint_writer::intervals{
             _config.get(config::keys::log_flush_offset_checkpoint_interval_ms),
-            _config.get(config::keys::log_flush_start_offset_checkpoint_interval_ms)});
+            _config.get(config::keys::log_flush_start_offset_checkpoint_interval_ms)},
+        std::move(on_disk));
     log::get("metadata")
         ->info("opened {} partitions in {} ({} start)", total, _log_dir.string(),
                _clean_start ? "clean" : "recovering");
@@ -362,17 +371,40 @@ storage::log_dir_checkpoints partition_manager::gather_checkpoints() {
 }
 
 asio::awaitable<std::error_code> partition_manager::write_checkpoints() {
+    co_return co_await checkpoint_request(std::nullopt);
+}
+
+asio::awaitable<std::error_code> partition_manager::forget_in_checkpoints(
+    std::vector<topic_partition> removed) {
+    co_return co_await checkpoint_request(std::move(removed));
+}
+
+std::vector<topic_partition> partition_manager::partitions_of(const std::string& name,
+                                                              int32_t partitions) {
+    std::vector<topic_partition> out;
+    for (int32_t p = 0; p < partitions; ++p) {
+        out.push_back({name, model::partition_id(p)});
+    }
+    return out;
+}
+
+asio::awaitable<std::error_code> partition_manager::checkpoint_request(
+    std::optional<std::vector<topic_partition>> removed) {
     if (!_checkpoints) {
         co_return std::make_error_code(std::errc::operation_canceled);
     }
     auto ex = co_await asio::this_coro::executor;
     co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::error_code)>(
-        [this, ex](auto handler) {
+        [this, ex, &removed](auto handler) {
             // The writer's callback is copyable; the coroutine's handler is not.
             auto h = std::make_shared<decltype(handler)>(std::move(handler));
             runtime::resume_point home(ex);
-            _checkpoints->request(
-                [home, h](std::error_code ec) { home.post([h, ec] { (*h)(ec); }); });
+            auto done = [home, h](std::error_code ec) { home.post([h, ec] { (*h)(ec); }); };
+            if (removed) {
+                _checkpoints->request_forget(*removed, std::move(done));
+            } else {
+                _checkpoints->request(std::move(done));
+            }
         },
         asio::use_awaitable);
 }

@@ -105,6 +105,12 @@ public:
     // Writes the three checkpoints with values gathered after this call (off the shards); the
     // error of the write, if any. DeleteRecords answers only after this.
     boost::asio::awaitable<std::error_code> write_checkpoints();
+    // After remove_topic(): the checkpoint files stop naming the removed partitions, which
+    // costs a write only when a file names one of them (checkpoint_writer::request_forget).
+    boost::asio::awaitable<std::error_code> forget_in_checkpoints(
+        std::vector<model::topic_partition> removed);
+    static std::vector<model::topic_partition> partitions_of(const std::string& name,
+                                                             int32_t partitions);
     // Hands each hosted partition of the topic its partition_state, on its owner shard.
     boost::asio::awaitable<void> apply_assignments(topic_metadata topic);
     // Applies changed topic configs to the topic's logs.
@@ -146,10 +152,11 @@ private:
     };
 
     struct shard_table {
-        explicit shard_table(boost::asio::io_context::executor_type ex)
-            : opening_done(ex),
-              wakeups(std::make_shared<fetch_wakeups>(ex)),
-              replica_wakeups(std::make_shared<fetch_wakeups>(ex)) {}
+        shard_table(runtime::shard_pool& pool, size_t shard)
+            : opening_done(pool.executor(shard)),
+              wakeups(std::make_shared<fetch_wakeups>(pool.executor(shard), &pool, shard)),
+              replica_wakeups(std::make_shared<fetch_wakeups>(pool.executor(shard), &pool, shard)) {
+        }
         std::unordered_map<model::topic_partition, std::unique_ptr<replication::partition>>
             partitions;
         // The topic id each log was opened for (a name can be deleted and created again).
@@ -185,6 +192,9 @@ private:
         partition_manager* self, std::vector<std::pair<model::topic_partition, partition_state>> s);
     // On the writer thread: every shard's checkpoint values, collected on the shards.
     storage::log_dir_checkpoints gather_checkpoints();
+    // A write of all the files (nullopt) or request_forget(removed).
+    boost::asio::awaitable<std::error_code> checkpoint_request(
+        std::optional<std::vector<model::topic_partition>> removed);
     struct opened_logs {
         std::vector<std::unique_ptr<storage::partition_log>> logs;
         protocol::uuid topic_id;

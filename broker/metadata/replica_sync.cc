@@ -148,7 +148,7 @@ asio::awaitable<void> replica_sync::apply(state& st, const cluster_state& before
     auto log = log::get("metadata");
     // Gone, or deleted and created again: the old topic's logs go (only those opened for its
     // id, so a namesake's logs a handler already opened stay).
-    bool removed = false;
+    std::vector<model::topic_partition> removed;
     for (const auto& [name, old] : before.topics) {
         const auto* now = after.find(name);
         if (now != nullptr && now->id == old.id) {
@@ -156,13 +156,14 @@ asio::awaitable<void> replica_sync::apply(state& st, const cluster_state& before
         }
         std::string topic = name;
         std::optional<protocol::uuid> id = old.id;
-        co_await st.partitions.remove_topic(std::move(topic),
-                                            static_cast<int32_t>(old.partitions.size()), id);
-        removed = true;
+        auto count = static_cast<int32_t>(old.partitions.size());
+        co_await st.partitions.remove_topic(std::move(topic), count, id);
+        auto tps = partition_manager::partitions_of(name, count);
+        removed.insert(removed.end(), tps.begin(), tps.end());
     }
-    if (removed) {
+    if (!removed.empty()) {
         // As DeleteTopics: a namesake must never pick up the removed logs' checkpoint entries.
-        (void)co_await st.partitions.write_checkpoints();
+        (void)co_await st.partitions.forget_in_checkpoints(std::move(removed));
     }
     // Dynamic broker configs another broker wrote for everyone or for this broker.
     bool broker_configs_changed = false;

@@ -32,10 +32,36 @@ std::error_code write_log_dir_checkpoints(file_ops& ops, const fs::path& dir,
     return first;
 }
 
-checkpoint_writer::checkpoint_writer(fs::path dir, gather_fn gather, intervals every, file_ops& ops)
-    : _dir(std::move(dir)), _gather(std::move(gather)), _every(every), _ops(ops), _thread([this] {
-          run();
-      }) {}
+namespace {
+
+template <class... Maps>
+std::set<model::topic_partition> keys_of(const Maps&... maps) {
+    std::set<model::topic_partition> out;
+    (
+        [&] {
+            for (const auto& [tp, offset] : maps) {
+                out.insert(tp);
+            }
+        }(),
+        ...);
+    return out;
+}
+
+}  // namespace
+
+checkpoint_writer::checkpoint_writer(fs::path dir, gather_fn gather, intervals every,
+                                     std::optional<log_dir_checkpoints> on_disk, file_ops& ops)
+    : _dir(std::move(dir)), _gather(std::move(gather)), _every(every), _ops(ops) {
+    if (on_disk) {
+        _recovery_group.tps =
+            keys_of(on_disk->recovery_points, on_disk->cleaned_offsets, on_disk->high_watermarks);
+        _log_start_file.tps = keys_of(on_disk->log_starts);
+    } else {
+        _recovery_group.known = false;
+        _log_start_file.known = false;
+    }
+    _thread = std::thread([this] { run(); });
+}
 
 checkpoint_writer::~checkpoint_writer() {
     stop();
@@ -47,6 +73,35 @@ void checkpoint_writer::request(done_fn done) {
         _waiting.push_back(std::move(done));
     }
     _cv.notify_one();
+}
+
+void checkpoint_writer::request_forget(const std::vector<model::topic_partition>& removed,
+                                       done_fn done) {
+    {
+        std::lock_guard lk(_mu);
+        bool named =
+            _writing || std::any_of(removed.begin(), removed.end(), [this](const auto& tp) {
+                return _recovery_group.names(tp) || _log_start_file.names(tp);
+            });
+        if (named) {
+            _waiting.push_back(std::move(done));
+            _cv.notify_one();
+            return;
+        }
+        ++_writes_skipped;
+    }
+    done(std::error_code());
+}
+
+void checkpoint_writer::record_written(named_set& group, std::set<model::topic_partition> written,
+                                       bool ok) {
+    if (ok) {
+        group.known = true;
+        group.tps = std::move(written);
+    } else {
+        // A failed write may have left the old file or the new one: it names either's entries.
+        group.tps.merge(written);
+    }
 }
 
 void checkpoint_writer::stop() {
@@ -63,6 +118,11 @@ void checkpoint_writer::stop() {
 uint64_t checkpoint_writer::writes() const {
     std::lock_guard lk(_mu);
     return _writes;
+}
+
+uint64_t checkpoint_writer::writes_skipped() const {
+    std::lock_guard lk(_mu);
+    return _writes_skipped;
 }
 
 void checkpoint_writer::run() {
@@ -96,11 +156,13 @@ void checkpoint_writer::run() {
         auto now = clock::now();
         bool recovery = requested || now >= next_recovery;
         bool starts = requested || now >= next_start;
+        _writing = true;
         lk.unlock();
         std::error_code ec;
+        std::optional<log_dir_checkpoints> values;
         try {
-            auto values = _gather();
-            ec = write_log_dir_checkpoints(_ops, _dir, values, recovery, starts);
+            values = _gather();
+            ec = write_log_dir_checkpoints(_ops, _dir, *values, recovery, starts);
         } catch (const std::exception& e) {
             // gather hops to the shards; a failure there must not kill the process.
             log::get("storage")->error("gathering checkpoints of {} failed: {}", _dir.string(),
@@ -111,11 +173,26 @@ void checkpoint_writer::run() {
             log::get("storage")->warn("writing checkpoints in {} failed: {}", _dir.string(),
                                       ec.message());
         }
+        lk.lock();
+        _writing = false;
+        ++_writes;
+        if (values) {
+            // Before the callbacks: a caller they answer may ask request_forget() next.
+            if (recovery) {
+                record_written(_recovery_group,
+                               keys_of(values->recovery_points, values->cleaned_offsets,
+                                       values->high_watermarks),
+                               !ec);
+            }
+            if (starts) {
+                record_written(_log_start_file, keys_of(values->log_starts), !ec);
+            }
+        }
+        lk.unlock();
         for (auto& d : done) {
             d(ec);
         }
         lk.lock();
-        ++_writes;
         if (recovery) {
             next_recovery = next_deadline(_every.recovery_points);
         }

@@ -8,6 +8,12 @@
 //   log-start-offset-checkpoint        every log.flush.start.offset.checkpoint.interval.ms
 //   all three                          on request(): DeleteRecords and DeleteTopics wait for one
 //
+// DeleteTopics needs the files to stop naming the deleted partitions (a namesake created next
+// must not inherit their log start after a crash); request_forget() skips the write when no file
+// names them, which is the case for a topic created and deleted between two periodic writes
+// (a CreateTopics/DeleteTopics loop then costs no fsync here at all). The writer knows what the
+// files name: what they held at start (`on_disk`) and what each of its writes put there.
+//
 // Without them a kill -9 brings back records below a DeleteRecords log start and makes the next
 // start rescan every segment written since the last clean start.
 //
@@ -27,6 +33,8 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -56,7 +64,10 @@ public:
         std::chrono::milliseconds log_starts{60000};
     };
 
+    // on_disk: what the files held when the logs were opened; nullopt when a file could not be
+    // read (what it names is unknown, so request_forget() writes until a write replaces it).
     checkpoint_writer(std::filesystem::path dir, gather_fn gather, intervals every,
+                      std::optional<log_dir_checkpoints> on_disk = log_dir_checkpoints{},
                       file_ops& ops = file_ops::posix());
     ~checkpoint_writer();
     checkpoint_writer(const checkpoint_writer&) = delete;
@@ -64,13 +75,26 @@ public:
 
     // Writes all three files with values gathered after this call; then done(error).
     void request(done_fn done);
+    // The files must name none of `removed` (logs already removed from what gather collects):
+    // done(success) at once, on the calling thread, when none does and no write is in flight
+    // (whose gather may predate the removal); else as request().
+    void request_forget(const std::vector<model::topic_partition>& removed, done_fn done);
     void stop();
 
     // Completed writes (each one gather + up to three files), for tests.
     [[nodiscard]] uint64_t writes() const;
+    // request_forget() calls answered without a write, for tests.
+    [[nodiscard]] uint64_t writes_skipped() const;
 
 private:
+    // What one group of files names (the recovery-point group, or the log-start file).
+    struct named_set {
+        bool known = true;
+        std::set<model::topic_partition> tps;
+        bool names(const model::topic_partition& tp) const { return !known || tps.contains(tp); }
+    };
     void run();
+    void record_written(named_set& group, std::set<model::topic_partition> written, bool ok);
 
     std::filesystem::path _dir;
     gather_fn _gather;
@@ -79,8 +103,12 @@ private:
     mutable std::mutex _mu;
     std::condition_variable _cv;
     std::vector<done_fn> _waiting;
+    bool _writing = false;
+    named_set _recovery_group;  // recovery-point, cleaner and replication-offset files
+    named_set _log_start_file;
     bool _stopping = false;
     uint64_t _writes = 0;
+    uint64_t _writes_skipped = 0;
     std::thread _thread;
 };
 

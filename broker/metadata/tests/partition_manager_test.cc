@@ -1,6 +1,7 @@
 #include "broker/metadata/partition_manager.h"
 
 #include "broker/metadata/embedded_store.h"
+#include "broker/storage/checkpoint_file.h"
 #include "broker/storage/layout.h"
 #include "protocol/records/batch_builder.h"
 
@@ -167,6 +168,45 @@ TEST_F(partition_manager_test, test_removed_topic_loses_its_directories) {
     for (const auto& de : fs::directory_iterator(dir)) {
         EXPECT_FALSE(de.path().filename().string().starts_with("gone-0")) << de.path();
     }
+}
+
+TEST_F(partition_manager_test,
+       test_a_deleted_topic_leaves_the_checkpoints_and_costs_a_write_only_if_named) {
+    cluster_state state;
+    state.topics.emplace(
+        "old", topic_metadata{"old", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}});
+    topic_partition old_tp{"old", model::partition_id(0)};
+    pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
+    ASSERT_TRUE(pm->open_all(state));
+    EXPECT_EQ(run(old_tp, append_one(pm.get(), old_tp, "v")), 0);
+    pm->close_all();  // the clean close names old-0 in every checkpoint file
+    pm.reset();
+    auto names = [&](const topic_partition& tp) {
+        auto r = storage::read_offset_checkpoint(dir / storage::layout::log_start_checkpoint);
+        EXPECT_TRUE(r);
+        return r && r.value().contains(tp);
+    };
+    ASSERT_TRUE(names(old_tp));
+
+    pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
+    ASSERT_TRUE(pm->open_all(state));
+    auto forget = [&](const std::string& name) {
+        asio::co_spawn(pool->context(0), pm->remove_topic(name, 1), asio::use_future).get();
+        return asio::co_spawn(pool->context(0),
+                              pm->forget_in_checkpoints(partition_manager::partitions_of(name, 1)),
+                              asio::use_future)
+            .get();
+    };
+    // Named by the files read at start: rewritten without it before the answer.
+    EXPECT_FALSE(forget("old"));
+    EXPECT_FALSE(names(old_tp));
+    // Created and deleted between periodic writes (60 s): no file names it, nothing is written.
+    auto written_at = fs::last_write_time(dir / storage::layout::log_start_checkpoint);
+    topic_metadata churn{"churn", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}};
+    ASSERT_FALSE(asio::co_spawn(pool->context(0), pm->ensure_topic(churn), asio::use_future).get());
+    EXPECT_FALSE(forget("churn"));
+    EXPECT_EQ(fs::last_write_time(dir / storage::layout::log_start_checkpoint), written_at);
+    pm->close_all();
 }
 
 TEST_F(partition_manager_test, test_namesake_created_while_a_removal_renames_starts_empty) {

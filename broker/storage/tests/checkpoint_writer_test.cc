@@ -126,6 +126,125 @@ TEST(checkpoint_writer, test_unwritable_dir_reports_the_error) {
     EXPECT_TRUE(fut.get());
 }
 
+// Waits for a request_forget answer; true when it came.
+bool forget(checkpoint_writer& w, std::vector<topic_partition> removed, std::error_code* ec) {
+    std::promise<std::error_code> done;
+    w.request_forget(removed, [&](std::error_code e) { done.set_value(e); });
+    auto fut = done.get_future();
+    if (fut.wait_for(10s) != std::future_status::ready) {
+        return false;
+    }
+    *ec = fut.get();
+    return true;
+}
+
+TEST(checkpoint_writer, test_forgetting_what_no_file_names_writes_nothing) {
+    // A topic created and deleted between two periodic writes: no file ever named it.
+    test::temp_dir dir;
+    fake_shards shards;
+    topic_partition kept{"kept", partition_id(0)};
+    log_dir_checkpoints on_disk;
+    on_disk.recovery_points[kept] = offset(10);
+    on_disk.log_starts[kept] = offset(0);
+    checkpoint_writer w(
+        dir.path(), [&] { return shards.gather(); }, {0ms, 0ms}, on_disk);
+    std::error_code ec;
+    ASSERT_TRUE(forget(w, {{"churn", partition_id(0)}, {"churn", partition_id(1)}}, &ec));
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(w.writes(), 0u);
+    EXPECT_EQ(w.writes_skipped(), 1u);
+    EXPECT_EQ(shards.gathers.load(), 0);
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / layout::log_start_checkpoint));
+}
+
+TEST(checkpoint_writer, test_forgetting_what_the_start_files_name_rewrites_them_without_it) {
+    test::temp_dir dir;
+    fake_shards shards;
+    topic_partition gone{"gone", partition_id(0)};
+    topic_partition kept{"kept", partition_id(0)};
+    log_dir_checkpoints on_disk;
+    on_disk.log_starts[gone] = offset(5000);  // only the log-start file names it
+    on_disk.recovery_points[kept] = offset(10);
+    shards.values.recovery_points[kept] = offset(10);  // what the shards hold after the delete
+    checkpoint_writer w(
+        dir.path(), [&] { return shards.gather(); }, {0ms, 0ms}, on_disk);
+    std::error_code ec;
+    ASSERT_TRUE(forget(w, {gone}, &ec));
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(w.writes(), 1u);
+    EXPECT_FALSE(read(dir.path() / layout::log_start_checkpoint).contains(gone));
+    // Written without it, the files name it no more: the next forget costs nothing.
+    ASSERT_TRUE(forget(w, {gone}, &ec));
+    EXPECT_EQ(w.writes(), 1u);
+    EXPECT_EQ(w.writes_skipped(), 1u);
+}
+
+TEST(checkpoint_writer, test_forgetting_what_an_earlier_write_put_in_the_files_writes_again) {
+    test::temp_dir dir;
+    fake_shards shards;
+    topic_partition tp{"t", partition_id(2)};
+    shards.values.recovery_points[tp] = offset(7);
+    shards.values.log_starts[tp] = offset(3);
+    checkpoint_writer w(dir.path(), [&] { return shards.gather(); }, {0ms, 0ms}, {});
+    std::promise<void> first;
+    w.request([&](std::error_code) { first.set_value(); });
+    ASSERT_EQ(first.get_future().wait_for(10s), std::future_status::ready);
+    {
+        std::lock_guard lk(shards.mu);
+        shards.values = {};  // the topic is removed from the shards
+    }
+    std::error_code ec;
+    ASSERT_TRUE(forget(w, {tp}, &ec));
+    EXPECT_EQ(w.writes(), 2u);
+    EXPECT_EQ(w.writes_skipped(), 0u);
+    EXPECT_FALSE(read(dir.path() / layout::recovery_point_checkpoint).contains(tp));
+    EXPECT_FALSE(read(dir.path() / layout::log_start_checkpoint).contains(tp));
+}
+
+TEST(checkpoint_writer, test_unreadable_start_files_make_every_forget_write_until_replaced) {
+    test::temp_dir dir;
+    fake_shards shards;
+    checkpoint_writer w(
+        dir.path(), [&] { return shards.gather(); }, {0ms, 0ms}, std::nullopt);
+    std::error_code ec;
+    topic_partition tp{"t", partition_id(0)};
+    ASSERT_TRUE(forget(w, {tp}, &ec));
+    EXPECT_EQ(w.writes(), 1u);  // unknown contents: written
+    ASSERT_TRUE(forget(w, {tp}, &ec));
+    EXPECT_EQ(w.writes(), 1u);  // replaced by a write that did not name it
+}
+
+TEST(checkpoint_writer, test_a_forget_during_a_write_waits_for_a_write_gathered_after_it) {
+    // The in-flight write gathered before the removal and may name the partition: a forget that
+    // arrives meanwhile must be answered by a later write, not by the in-flight one's outcome.
+    test::temp_dir dir;
+    topic_partition tp{"t", partition_id(0)};
+    std::promise<void> gathering;
+    std::promise<void> release;
+    auto released = release.get_future().share();
+    std::atomic<int> gathers{0};
+    auto gather = [&] {
+        log_dir_checkpoints v;
+        if (gathers++ == 0) {
+            v.log_starts[tp] = offset(5000);  // gathered before the removal
+            gathering.set_value();
+            released.wait();
+        }
+        return v;
+    };
+    checkpoint_writer w(dir.path(), gather, {0ms, 0ms}, {});
+    w.request([](std::error_code) {});
+    gathering.get_future().wait();
+    std::promise<std::error_code> done;
+    w.request_forget({tp}, [&](std::error_code e) { done.set_value(e); });
+    auto fut = done.get_future();
+    EXPECT_EQ(fut.wait_for(100ms), std::future_status::timeout);
+    release.set_value();
+    ASSERT_EQ(fut.wait_for(10s), std::future_status::ready);
+    EXPECT_EQ(gathers.load(), 2);
+    EXPECT_FALSE(read(dir.path() / layout::log_start_checkpoint).contains(tp));
+}
+
 TEST(log_dir_lock, test_second_holder_is_refused_with_a_message_naming_the_dir) {
     test::temp_dir dir;
     std::string message;
