@@ -288,7 +288,8 @@ asio::awaitable<std::error_code> coordinator_service::start() {
         auto s = std::make_unique<slot>();
         s->partition = p;
         model::topic_partition tp{std::string(offsets_topic), model::partition_id{p}};
-        s->executor = _partitions.pool().executor(_partitions.shard_of(tp));
+        s->shard = _partitions.shard_of(tp);
+        s->executor = _partitions.pool().executor(s->shard);
         _slots[static_cast<size_t>(p)] = std::move(s);
     }
     // Every slot has its coordinator from now on (unloaded where another broker leads), so a

@@ -39,6 +39,7 @@
 #include "broker/metadata/store.h"
 #include "broker/runtime/asio.h"
 #include "broker/runtime/cancellation.h"
+#include "broker/runtime/shard_pool.h"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/post.hpp>
@@ -144,6 +145,7 @@ private:
         int32_t partition = 0;
         bool leads = false;  // loaded as this broker leads it; start/reconcile (serialised) only
         boost::asio::any_io_executor executor;
+        size_t shard = 0;  // the shard `executor` runs on
         std::unique_ptr<partition_group_log> log;
         std::unique_ptr<group_coordinator> coordinator;
         std::unique_ptr<boost::asio::steady_timer> timer;
@@ -170,10 +172,12 @@ private:
     boost::asio::awaitable<std::optional<R>> run_call(slot* s, std::shared_ptr<call_fn<R>> fn,
                                                       runtime::request_cancellation* cancel) {
         namespace asio = boost::asio;
-        auto w = std::make_shared<waiter<R>>(co_await asio::this_coro::executor);
-        std::function<void(R)> done = [w](R r) {
-            auto ex = w->timer.get_executor();
-            asio::post(ex, [w, r = std::move(r)]() mutable {
+        auto here = co_await asio::this_coro::executor;
+        auto w = std::make_shared<waiter<R>>(here);
+        // Both hops through the shards' mailboxes (shard_pool.h), not their scheduler locks.
+        runtime::resume_point home(here);
+        std::function<void(R)> done = [w, home](R r) {
+            home.post([w, r = std::move(r)]() mutable {
                 w->result.emplace(std::move(r));
                 w->timer.cancel();
             });
@@ -181,7 +185,7 @@ private:
         if (!s || !s->coordinator) {
             (*fn)(nullptr, std::move(done));
         } else {
-            asio::post(s->executor, [this, s, fn, done = std::move(done)]() mutable {
+            _partitions.pool().post(s->shard, [this, s, fn, done = std::move(done)]() mutable {
                 (*fn)(s->coordinator.get(), std::move(done));
                 rearm(*s);
             });
