@@ -317,18 +317,13 @@ result<void> partition_manager::open_all(const cluster_state& state) {
     // The start-time checkpoints served the opens above; a partition created later is new and
     // must not inherit an entry left by a deleted namesake. The writer learns what the files
     // name from them.
+    storage::log_dir_checkpoints read_at_start{
+        std::exchange(_recovery_points, {}), std::exchange(_log_starts, {}),
+        std::exchange(_cleaned_offsets, {}), std::exchange(_high_watermarks, {})};
     std::optional<storage::log_dir_checkpoints> on_disk;
     if (checkpoints_read) {
-        on_disk.emplace();
-        on_disk->recovery_points = std::exchange(_recovery_points, {});
-        on_disk->log_starts = std::exchange(_log_starts, {});
-        on_disk->cleaned_offsets = std::exchange(_cleaned_offsets, {});
-        on_disk->high_watermarks = std::exchange(_high_watermarks, {});
+        on_disk = std::move(read_at_start);
     }
-    _recovery_points.clear();
-    _log_starts.clear();
-    _cleaned_offsets.clear();
-    _high_watermarks.clear();
     _checkpoints = std::make_unique<storage::checkpoint_writer>(
         _log_dir, [this] { return gather_checkpoints(); },
         storage::checkpoint_writer::intervals{

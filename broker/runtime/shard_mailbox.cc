@@ -102,9 +102,7 @@ void shard_mailbox::wait_for_mail() {
 void shard_mailbox::drain() {
     for (;;) {
         while (task* t = pop()) {
-            std::unique_ptr<task> owned(t);
-            owned->run();
-            _delivered.fetch_add(1, std::memory_order_relaxed);
+            deliver(t);
         }
         // An exchange, not a store: it reads what a poster's exchange wrote, so that poster's
         // push is visible to the pop below. A task linked between the last pop and here was
@@ -118,10 +116,14 @@ void shard_mailbox::drain() {
         }
         // Keep draining; a wake-up a poster may have written meanwhile only finds nothing to do.
         _waiting.exchange(false, std::memory_order_acq_rel);
-        std::unique_ptr<task> owned(late);
-        owned->run();
-        _delivered.fetch_add(1, std::memory_order_relaxed);
+        deliver(late);
     }
+}
+
+void shard_mailbox::deliver(task* t) {
+    std::unique_ptr<task> owned(t);
+    owned->run();
+    _delivered.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace spool::broker::runtime

@@ -76,6 +76,8 @@ private:
     task* pop();
     void wait_for_mail();
     void drain();
+    // Runs and frees one popped task.
+    void deliver(task* t);
 
     // Posters exchange _last; the shard alone reads from _first. _stub keeps the list non-empty.
     alignas(64) std::atomic<node*> _last;
