@@ -253,8 +253,7 @@ store::op<T> embedded_store::commit(change_fn<T> change) {
     std::function<commit_outcome<T>()> work = [this, change = std::move(change)] {
         return apply(change);
     };
-    auto ex = _writer.executor();
-    auto op = runtime::run_blocking<commit_outcome<T>>(ex, std::move(work));
+    auto op = runtime::run_blocking<commit_outcome<T>>(_writer, std::move(work));
     auto out = co_await std::move(op);
     if (out.published) {
         co_await _publisher.wait_visible(out.published);

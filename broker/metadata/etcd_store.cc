@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <pthread.h>
 
 #include <future>
 
@@ -100,7 +101,10 @@ T etcd_store::block_on(asio::awaitable<T> work) {
 
 result<std::unique_ptr<etcd_store>> etcd_store::open(etcd_store_options options) {
     std::unique_ptr<etcd_store> st(new etcd_store(std::move(options)));
-    st->_thread = std::thread([io = &st->_io] { io->run(); });
+    st->_thread = std::thread([io = &st->_io] {
+        pthread_setname_np(pthread_self(), "etcd-client");
+        io->run();
+    });
     st->_thread_started = true;
     auto loaded = st->block_on(load(st.get()));
     if (!loaded) {

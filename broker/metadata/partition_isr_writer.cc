@@ -49,8 +49,12 @@ void partition_isr_writer::write(replication::isr_change change, done_fn done) {
     u.isr = std::move(change.new_isr);
     // Partitions call from their owner shard, where the outcome goes back.
     auto owner = runtime::shard_pool::current_shard().value_or(0);
-    asio::co_spawn(_thread.executor(), alter(&_store, std::move(u), &_pool, owner, std::move(done)),
-                   asio::detached);
+    // Spawned from the writer's own thread: no shard takes its scheduler lock.
+    _thread.post([this, u = std::move(u), owner, done = std::move(done)]() mutable {
+        asio::co_spawn(_thread.executor(),
+                       alter(&_store, std::move(u), &_pool, owner, std::move(done)),
+                       asio::detached);
+    });
 }
 
 }  // namespace spool::broker::metadata

@@ -97,11 +97,11 @@ partition_manager::~partition_manager() {
 }
 
 storage::post_fn partition_manager::cleaner_post() {
-    return [lane = *_cleaner](std::function<void()> fn) { asio::post(lane, std::move(fn)); };
+    return [lane = *_cleaner](std::function<void()> fn) { lane.post(std::move(fn)); };
 }
 
 void partition_manager::remove_in_background(fs::path dir) {
-    asio::post(_background->executor(), [dir = std::move(dir)] {
+    _background->post([dir = std::move(dir)] {
         std::error_code ec;
         fs::remove_all(dir, ec);
         if (ec) {
@@ -579,8 +579,7 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
                 }
                 return out;
             };
-            auto open =
-                runtime::run_blocking<opened_logs>(_background->executor(), open_all_missing);
+            auto open = runtime::run_blocking<opened_logs>(*_background, open_all_missing);
             auto opened = co_await std::move(open);
             opened.topic_id = topic.id;
             opened.topic = &topic;
@@ -619,6 +618,7 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
         topic_partition tp;
         fs::path dir;
         fs::path doomed;
+        std::function<void()> wait_for_writes;  // the discarded log's checkpoint under way
     };
     std::vector<pending_rename> renames;
     for (const auto& tp : tps) {
@@ -638,14 +638,14 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
         // Nothing is flushed of what is about to be deleted; a cleaning pass is cancelled and
         // touches the directory no more. Open file slices of in-flight fetches keep their
         // descriptors, so unlinking under them is safe.
-        it->second->log().discard();
+        auto wait_for_writes = it->second->log().discard();
         table.partitions.erase(it);
         // Marked opening until renamed below, so that a namesake's ensure_topic waits
         // (wait_opened) instead of opening these files meanwhile.
         table.opening.insert(tp);
         fs::path doomed = dir;
         doomed += "." + protocol::uuid::random().to_string() + std::string(deleted_dir_suffix);
-        renames.push_back({tp, std::move(dir), std::move(doomed)});
+        renames.push_back({tp, std::move(dir), std::move(doomed), std::move(wait_for_writes)});
     }
     if (renames.empty()) {
         co_return;
@@ -657,6 +657,10 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
     // the shard serves (110-143 ms per rename in a CreateTopics/DeleteTopics loop).
     std::function<int()> rename_all = [&renames] {
         for (auto& r : renames) {
+            // Here, not on the shard: a leader-epoch checkpoint the flusher is writing into the
+            // directory ends first (its fsync blocked the shard 300 times in 12 s of a
+            // CreateTopics/DeleteTopics loop when discard() waited for it).
+            r.wait_for_writes();
             std::error_code ec;
             fs::rename(r.dir, r.doomed, ec);
             if (ec) {
@@ -667,7 +671,7 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
         }
         return 0;
     };
-    (void)co_await runtime::run_blocking<int>(self->_background->executor(), rename_all);
+    (void)co_await runtime::run_blocking<int>(*self->_background, rename_all);
     for (auto& r : renames) {
         table.opening.erase(r.tp);
         self->remove_in_background(std::move(r.doomed));

@@ -73,6 +73,12 @@ void shard_mailbox::start() {
     wait_for_mail();
 }
 
+void shard_mailbox::close() {
+    _closed = true;
+    boost::system::error_code ignored;
+    _wakeup.cancel(ignored);
+}
+
 void shard_mailbox::push(task* t) {
     link(t);
     // The shard sets _waiting only after it has drained; whoever clears it owes the wake-up.
@@ -88,8 +94,8 @@ void shard_mailbox::wait_for_mail() {
     _wakeup.async_wait(
         boost::asio::posix::stream_descriptor::wait_read,
         [this](const boost::system::error_code& ec) {
-            if (ec) {
-                return;  // the io_context is stopping or the mailbox is gone
+            if (ec || _closed) {
+                return;  // the io_context is stopping, or the mailbox is closed or gone
             }
             uint64_t count = 0;
             while (::read(_wakeup.native_handle(), &count, sizeof count) < 0 && errno == EINTR) {
@@ -103,6 +109,9 @@ void shard_mailbox::drain() {
     for (;;) {
         while (task* t = pop()) {
             deliver(t);
+            if (_closed) {
+                return;
+            }
         }
         // An exchange, not a store: it reads what a poster's exchange wrote, so that poster's
         // push is visible to the pop below. A task linked between the last pop and here was
@@ -117,6 +126,9 @@ void shard_mailbox::drain() {
         // Keep draining; a wake-up a poster may have written meanwhile only finds nothing to do.
         _waiting.exchange(false, std::memory_order_acq_rel);
         deliver(late);
+        if (_closed) {
+            return;
+        }
     }
 }
 

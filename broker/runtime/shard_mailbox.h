@@ -1,6 +1,7 @@
 #pragma once
 
-// Work handed to a shard by other threads without taking the shard's scheduler lock.
+// Work handed to a shard by other threads without taking the shard's scheduler lock. A
+// background pool's threads (background_pool.h) receive their work the same way.
 //
 // Why: asio::post into an io_context locks that context's scheduler mutex and, when the shard's
 // thread is waiting in epoll, interrupts the reactor (an epoll_ctl syscall) before unlocking.
@@ -43,6 +44,10 @@ public:
 
     // Arms the first wait; on the shard's io_context, before or as it starts running.
     void start();
+    // On the owning thread (from a task): runs nothing more and stops waiting for mail, so the
+    // io_context's run() can return once its other work is done. What is posted later is
+    // destroyed unrun with the mailbox (a background pool's stop()).
+    void close();
 
     // Runs fn on the shard, after what was posted before it by the same thread. fn may be
     // move-only; it is destroyed unrun if the shard has stopped.
@@ -87,6 +92,7 @@ private:
     // True while the shard waits on the eventfd: the next poster writes it (once).
     std::atomic<bool> _waiting{false};
     std::atomic<uint64_t> _delivered{0};
+    bool _closed = false;  // the owning thread's
 };
 
 }  // namespace spool::broker::runtime

@@ -4,6 +4,8 @@
 #include "common/log.h"
 #include "common/thread_priority.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 
 namespace spool::broker::storage {
@@ -126,6 +128,7 @@ uint64_t checkpoint_writer::writes_skipped() const {
 }
 
 void checkpoint_writer::run() {
+    pthread_setname_np(pthread_self(), "checkpoints");
     // Periodic fsyncs of small files: nothing a request waits for but DeleteRecords/DeleteTopics.
     set_this_thread_priority(thread_priority::background);
     auto next_deadline = [](std::chrono::milliseconds every) {

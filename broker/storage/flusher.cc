@@ -42,6 +42,7 @@ uint64_t flusher::syncs() const {
 }
 
 void flusher::run() {
+    pthread_setname_np(pthread_self(), "flusher");
     // fdatasync sleeps on every page's writeback, so this thread wakes dozens of times per
     // sync. As SCHED_BATCH it does not preempt the threads serving requests on each wakeup
     // (measured: 10x fewer preemptions of the appending thread, and bigger commit groups); it

@@ -11,7 +11,7 @@ namespace spool::broker::storage {
 
 result<void> epoch_checkpoint_file::write(uint64_t version, const std::string& contents) {
     std::lock_guard lock(_mu);
-    if (_abandoned || version <= _written) {
+    if (_abandoned.load(std::memory_order_acquire) || version <= _written) {
         return success();
     }
     SPOOL_TRY(write_file_atomic(_ops, _path, contents));
@@ -20,8 +20,11 @@ result<void> epoch_checkpoint_file::write(uint64_t version, const std::string& c
 }
 
 void epoch_checkpoint_file::abandon() {
+    _abandoned.store(true, std::memory_order_release);
+}
+
+void epoch_checkpoint_file::wait_for_writes() {
     std::lock_guard lock(_mu);
-    _abandoned = true;
 }
 
 result<leader_epoch_cache> leader_epoch_cache::load(file_ops& ops, std::filesystem::path dir) {

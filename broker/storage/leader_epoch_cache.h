@@ -27,6 +27,7 @@
 #include "broker/storage/file_ops.h"
 #include "common/result.h"
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -47,21 +48,27 @@ struct epoch_entry {
 // The checkpoint file of one cache, written from the owner (at once, or at close) and from the
 // thread that writes deferred checkpoints: writes are serialised (they share the ".tmp" name) and
 // an older version never overwrites a newer one. abandon() (a log about to be deleted) makes
-// every later write a no-op, so a write still queued never lands in a namesake's new directory.
+// every later write a no-op, so a write still queued never lands in a namesake's new directory;
+// it does not wait for a write already under way (on the flusher, through an fsync): the shard
+// that abandons must not. wait_for_writes(), off the shard, waits for that one before the
+// directory is renamed or removed.
 class epoch_checkpoint_file {
 public:
     epoch_checkpoint_file(file_ops& ops, std::filesystem::path path)
         : _ops(ops), _path(std::move(path)) {}
     // Any thread. Success without writing when `version` is not newer or the file is abandoned.
     result<void> write(uint64_t version, const std::string& contents);
+    // Any thread, never blocks.
     void abandon();
+    // Blocks until no write is under way (may take an fsync). After abandon(), none starts again.
+    void wait_for_writes();
 
 private:
     file_ops& _ops;
     const std::filesystem::path _path;
     std::mutex _mu;
     uint64_t _written = 0;  // under _mu
-    bool _abandoned = false;
+    std::atomic<bool> _abandoned{false};
 };
 
 class leader_epoch_cache {

@@ -227,8 +227,11 @@ public:
     // to its end from now on (flushed_offset()), so the caller must sync `out` before anything
     // relies on that (checkpoints, the clean-shutdown marker).
     result<void> close_unsynced(unsynced_files& out);
-    // Close for a log about to be deleted: cancels a cleaning pass, makes nothing durable.
-    void discard();
+    // Close for a log about to be deleted: cancels a cleaning pass, makes nothing durable, and
+    // makes the checkpoint writes still queued no-ops, without waiting for one under way. Returns
+    // what the caller must run off the shard before it renames or removes the directory: it
+    // waits for that write (a namesake's new directory must never receive it).
+    [[nodiscard]] std::function<void()> discard();
 
 private:
     partition_log(std::filesystem::path dir, model::topic_partition tp, log_config cfg,

@@ -253,13 +253,16 @@ result<void> partition_log::close_unsynced(unsynced_files& out) {
     return success();
 }
 
-void partition_log::discard() {
+std::function<void()> partition_log::discard() {
     cancel_compaction();
     _closed = true;
     // A checkpoint still queued must not land in a directory of the same name created later.
-    if (const auto& file = _epochs.file()) {
-        file->abandon();
+    auto file = _epochs.file();
+    if (!file) {
+        return [] {};
     }
+    file->abandon();
+    return [file = std::move(file)] { file->wait_for_writes(); };
 }
 
 }  // namespace spool::broker::storage

@@ -9,6 +9,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <pthread.h>
 
 #include <charconv>
 #include <exception>
@@ -134,6 +135,7 @@ result<void> server::start() {
     net::co_spawn(s.io, accept_loop(s.acceptor, ctx), on_connection_done);
     s.running = true;
     s.thread = std::thread([&io = s.io] {
+        pthread_setname_np(pthread_self(), "http");
         // The work guard is implicit: the accept loop keeps run() busy until stop().
         io.run();
     });

@@ -9,6 +9,10 @@
 // just before it. Each phase is bounded in time; figures are printed as "[latency] ..." lines.
 //
 // SPOOL_LATENCY_COMPACT_MIB sets the size of the compacted partition (default 1024 = 1 GiB).
+// SPOOL_LATENCY_EXTERNAL_PORT runs the flood and the loop against a broker already listening on
+// that localhost port instead of a spool-broker of its own: Apache Kafka, started with
+// tests/fixtures/start-kafka.sh, for the same figures side by side (the cleaning test needs
+// Spool's log; it is skipped in that mode, with the reason printed).
 
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/delete_topics.h"
@@ -83,6 +87,27 @@ protected:
     static constexpr size_t shards = 2;  // broker_process starts spool-broker with spool.cores=2
 
     void SetUp() override {
+        if (const char* external = std::getenv("SPOOL_LATENCY_EXTERNAL_PORT")) {
+            port = static_cast<uint16_t>(std::stoi(external));
+            std::printf("[latency] against the external broker on localhost:%u\n", port);
+        } else {
+            start_own_broker();
+        }
+        kafka_client admin(port);
+        if (!broker) {
+            // Names of its own per run: an external broker keeps its topics between runs.
+            run_suffix =
+                "-" + std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
+            steady_topic += run_suffix;
+        }
+        ASSERT_EQ(create_topic(admin, steady_topic, 1), 0);
+        recorder = std::make_unique<latency_recorder>(port, steady_topic, 2000us);
+        recorder->start();
+        std::this_thread::sleep_for(2s);  // warm-up: connection, page cache, first segment
+        note_if_behind(recorder->wait_on_schedule(30s));
+    }
+
+    void start_own_broker() {
         broker = std::make_unique<broker_process>();
         // The cleaner runs at the retention check: check every second.
         broker->add_override("log.retention.check.interval.ms=1000");
@@ -90,12 +115,7 @@ protected:
             broker->add_override(extra);  // e.g. spool.cpu.pinning=off, for a before/after
         }
         ASSERT_TRUE(broker->start()) << broker->log_text();
-        kafka_client admin(broker->port());
-        ASSERT_EQ(create_topic(admin, "steady", 1), 0);
-        recorder = std::make_unique<latency_recorder>(broker->port(), "steady", 2000us);
-        recorder->start();
-        std::this_thread::sleep_for(2s);  // warm-up: connection, page cache, first segment
-        note_if_behind(recorder->wait_on_schedule(30s));
+        port = broker->port();
     }
 
     void TearDown() override {
@@ -199,7 +219,10 @@ protected:
         return out;
     }
 
-    std::unique_ptr<broker_process> broker;
+    std::unique_ptr<broker_process> broker;  // null against an external broker
+    uint16_t port = 0;
+    std::string run_suffix;  // empty with a broker of its own
+    std::string steady_topic = "steady";
     std::unique_ptr<latency_recorder> recorder;
     window_stats baseline;
 };
@@ -213,7 +236,7 @@ TEST_F(produce_latency_test, test_p99_stays_within_2x_during_an_init_producer_id
     std::vector<std::thread> threads;
     for (int i = 0; i < flooders; ++i) {
         threads.emplace_back([&] {
-            kafka_client c(broker->port());
+            kafka_client c(port);
             pr::init_producer_id_request req;
             req.transactional_id = std::nullopt;
             req.transaction_timeout_ms = 60000;
@@ -267,6 +290,10 @@ TEST_F(produce_latency_test, test_p99_stays_within_2x_during_an_init_producer_id
 
 TEST_F(produce_latency_test,
        test_p99_stays_within_2x_while_a_large_compacted_partition_is_cleaned) {
+    if (!broker) {
+        GTEST_SKIP()
+            << "the cleaning is watched in spool-broker's log: not against an external broker";
+    }
     int64_t mib = 1024;
     if (const char* env = std::getenv("SPOOL_LATENCY_COMPACT_MIB")) {
         mib = std::max<int64_t>(64, std::atoll(env));
@@ -275,17 +302,17 @@ TEST_F(produce_latency_test,
     std::string topic;
     for (int i = 0; topic.empty(); ++i) {
         auto name = "compacted-" + std::to_string(i);
-        if (shard_of(name, 0, shards) == shard_of("steady", 0, shards)) {
+        if (shard_of(name, 0, shards) == shard_of(steady_topic, 0, shards)) {
             topic = name;
         }
     }
-    kafka_client admin(broker->port());
+    kafka_client admin(port);
     // Written as a plain topic first so that no cleaning overlaps the write.
     ASSERT_EQ(create_topic(admin, topic, 1,
                            {{"segment.bytes", std::to_string(64 << 20)}, {"retention.ms", "-1"}}),
               0);
     {
-        kafka_client w(broker->port());
+        kafka_client w(port);
         constexpr int records_per_batch = 900;
         constexpr int keys = 20000;
         std::string value(1000, 'x');
@@ -354,13 +381,13 @@ TEST_F(produce_latency_test, test_p99_stays_within_2x_during_a_create_delete_top
     std::atomic<int> cycles{0};
     std::atomic<int> failures{0};
     std::thread churn([&] {
-        kafka_client admin(broker->port());
+        kafka_client admin(port);
         while (!stop) {
             if (!load_on) {
                 std::this_thread::sleep_for(1ms);
                 continue;
             }
-            auto name = "churn-" + std::to_string(cycles.load());
+            auto name = "churn-" + std::to_string(cycles.load()) + run_suffix;
             if (create_topic(admin, name, 4) != 0 || delete_topic(admin, name) != 0) {
                 ++failures;
                 return;

@@ -134,7 +134,7 @@ TEST(shard_mailbox, test_run_on_between_shards_carries_exceptions_home) {
 
 asio::awaitable<std::pair<int, int>> blocking_from_shard(background_pool* bg) {
     int before = static_cast<int>(*shard_pool::current_shard());
-    int r = co_await run_blocking<int>(bg->executor(), std::function<int()>([] { return 42; }));
+    int r = co_await run_blocking<int>(*bg, std::function<int()>([] { return 42; }));
     int after = static_cast<int>(*shard_pool::current_shard());
     co_return std::pair{r * 100 + before, after};
 }

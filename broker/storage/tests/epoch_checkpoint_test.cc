@@ -9,6 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <latch>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -136,13 +140,70 @@ TEST(epoch_checkpoint, test_discarded_log_writes_no_checkpoint_into_a_namesakes_
     auto path = dir.path() / "t-0";
     auto log = partition_log::open(path, tp, {}, o).value();
     ASSERT_TRUE(log->begin_leader_epoch(leader_epoch(9)));
-    log->discard();
+    auto wait_for_writes = log->discard();
     log.reset();
+    wait_for_writes();  // returns at once: the write is still queued behind the gate
     fs::remove_all(path);
     fs::create_directories(path);  // the namesake's new directory, empty so far
     hold.unlock();
     thread.stop();
     EXPECT_FALSE(fs::exists(path / layout::leader_epoch_checkpoint));
+}
+
+// An fsync that waits until the test opens the gate.
+class gated_sync_ops : public file_ops {
+public:
+    int fdatasync(int fd) override {
+        _entered.count_down();
+        _gate.wait();
+        return file_ops::fdatasync(fd);
+    }
+    void wait_entered() { _entered.wait(); }
+    void open_gate() { _gate.count_down(); }
+
+private:
+    std::latch _entered{1};
+    std::latch _gate{1};
+};
+
+// The owner's discard() returns while the flusher is inside the checkpoint's fsync (it used to
+// wait for it, on the shard); what it hands back waits for that write, so the directory is
+// renamed only after it.
+TEST(epoch_checkpoint, test_discard_does_not_wait_for_a_checkpoint_being_written) {
+    temp_dir dir;
+    gated_sync_ops ops;
+    flusher thread(ops);
+    owner_queue owner;
+    open_options o;
+    o.ops = &ops;
+    o.flush_thread = &thread;
+    o.post = owner.poster();
+    auto log = partition_log::open(dir.path() / "t-0", tp, {}, o).value();
+    ASSERT_TRUE(log->begin_leader_epoch(leader_epoch(2)));
+    ops.wait_entered();  // the flusher holds the file, inside fdatasync
+    // On another thread, so that a discard() that waits fails the test instead of hanging it.
+    std::promise<std::function<void()>> discarded;
+    auto discarded_future = discarded.get_future();
+    std::thread owner_thread([&] { discarded.set_value(log->discard()); });
+    bool returned = discarded_future.wait_for(std::chrono::seconds(2)) == std::future_status::ready;
+    if (!returned) {
+        ops.open_gate();
+    }
+    owner_thread.join();
+    ASSERT_TRUE(returned) << "discard() waited for the checkpoint's fsync";
+    auto wait_for_writes = discarded_future.get();
+    log.reset();
+    std::atomic<bool> waited{false};
+    std::thread remover([&] {
+        wait_for_writes();
+        waited = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(waited.load()) << "wait_for_writes() returned while the write was under way";
+    ops.open_gate();
+    remover.join();
+    EXPECT_TRUE(waited.load());
+    thread.stop();
 }
 
 }  // namespace
