@@ -37,6 +37,9 @@ background_pool::~background_pool() {
 }
 
 background_pool::worker& background_pool::least_busy() {
+    if (_workers.size() == 1) {
+        return *_workers.front();  // the metadata writer, the ISR writer, the cleaner: no choice
+    }
     // Start the scan at a rotating thread so that full ties spread the work.
     size_t start = _next.fetch_add(1, std::memory_order_relaxed);
     worker* best = nullptr;
