@@ -2,15 +2,12 @@
 
 #include "broker/metadata/errc.h"
 #include "broker/metadata/isr_update_check.h"
+#include "broker/metadata/metadata_journal.h"
+#include "broker/metadata/metadata_snapshot_file.h"
 #include "common/log.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-#include <yaml-cpp/yaml.h>
-
-#include <fstream>
+#include <algorithm>
 #include <limits>
-#include <sstream>
 #include <utility>
 
 namespace spool::broker::metadata {
@@ -32,161 +29,120 @@ bool valid_topic_name(std::string_view name) {
     return true;
 }
 
-std::string serialize(const cluster_state& s) {
-    YAML::Emitter out;
-    out << YAML::BeginMap;
-    out << YAML::Key << "format" << YAML::Value << 1;
-    out << YAML::Key << "cluster_id" << YAML::Value << s.cluster_id;
-    out << YAML::Key << "next_producer_id" << YAML::Value << s.next_producer_id;
-    out << YAML::Key << "topics" << YAML::Value << YAML::BeginSeq;
-    for (const auto& [name, t] : s.topics) {
-        out << YAML::BeginMap;
-        out << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << t.name;
-        out << YAML::Key << "id" << YAML::Value << YAML::DoubleQuoted << t.id.to_string();
-        out << YAML::Key << "configs" << YAML::Value << YAML::BeginMap;
-        for (const auto& [k, v] : t.configs) {
-            out << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
-        }
-        out << YAML::EndMap;
-        out << YAML::Key << "partitions" << YAML::Value << YAML::BeginSeq;
-        for (const auto& p : t.partitions) {
-            out << YAML::Flow << YAML::BeginMap;
-            out << YAML::Key << "partition" << YAML::Value << p.partition;
-            out << YAML::Key << "leader" << YAML::Value << p.leader;
-            out << YAML::Key << "leader_epoch" << YAML::Value << p.leader_epoch;
-            out << YAML::Key << "partition_epoch" << YAML::Value << p.partition_epoch;
-            out << YAML::Key << "replicas" << YAML::Value << YAML::Flow << p.replicas;
-            out << YAML::Key << "isr" << YAML::Value << YAML::Flow << p.isr;
-            out << YAML::EndMap;
-        }
-        out << YAML::EndSeq;
-        out << YAML::EndMap;
-    }
-    out << YAML::EndSeq;
-    out << YAML::Key << "broker_configs" << YAML::Value << YAML::BeginMap;
-    for (const auto& [entity, configs] : s.broker_configs) {
-        out << YAML::Key << YAML::DoubleQuoted << entity << YAML::Value << YAML::BeginMap;
-        for (const auto& [k, v] : configs) {
-            out << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
-        }
-        out << YAML::EndMap;
-    }
-    out << YAML::EndMap;
-    out << YAML::EndMap;
-    return std::string(out.c_str()) + "\n";
-}
-
-result<cluster_state> deserialize(std::string_view yaml) {
-    cluster_state s;
-    try {
-        YAML::Node root = YAML::Load(std::string(yaml));
-        if (root["format"].as<int>() != 1) {
-            return errc::invalid_config;
-        }
-        s.cluster_id = root["cluster_id"].as<std::string>();
-        s.next_producer_id = root["next_producer_id"].as<int64_t>();
-        for (const auto& tn : root["topics"]) {
-            topic_metadata t;
-            t.name = tn["name"].as<std::string>();
-            auto id = protocol::uuid::parse(tn["id"].as<std::string>());
-            if (!id) {
-                return errc::invalid_config;
-            }
-            t.id = *id;
-            for (const auto& kv : tn["configs"]) {
-                t.configs.emplace(kv.first.as<std::string>(), kv.second.as<std::string>());
-            }
-            for (const auto& pn : tn["partitions"]) {
-                partition_state p;
-                p.partition = pn["partition"].as<int32_t>();
-                p.leader = pn["leader"].as<int32_t>();
-                p.leader_epoch = pn["leader_epoch"].as<int32_t>();
-                // Absent in files written before ISR changes were kept.
-                p.partition_epoch =
-                    pn["partition_epoch"] ? pn["partition_epoch"].as<int32_t>() : int32_t{0};
-                p.replicas = pn["replicas"].as<std::vector<int32_t>>();
-                p.isr = pn["isr"].as<std::vector<int32_t>>();
-                t.partitions.push_back(std::move(p));
-            }
-            s.topic_names.emplace(t.id, t.name);
-            s.topics.emplace(t.name, std::move(t));
-        }
-        for (const auto& en : root["broker_configs"]) {
-            auto& m = s.broker_configs[en.first.as<std::string>()];
-            for (const auto& kv : en.second) {
-                m.emplace(kv.first.as<std::string>(), kv.second.as<std::string>());
-            }
-        }
-    } catch (const YAML::Exception&) {
-        return errc::invalid_config;
-    }
-    return s;
-}
-
 namespace {
 
-// Writes text to path atomically and durably.
-bool write_atomically(const fs::path& path, const std::string& text) {
-    fs::path tmp = path;
-    tmp += ".tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        return false;
-    }
-    size_t done = 0;
-    while (done < text.size()) {
-        ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) {
-            continue;
+// Replays the journal files onto snap, in order, from the record after snap.journal_seq on;
+// returns the last seq applied. A torn last line of the last file (a crash during its append,
+// which was never acknowledged) is dropped; damage anywhere else, a gap in the seqs or a record
+// that does not fit the state refuse the whole state.
+result<int64_t> replay(const std::vector<journal::file_entry>& files, metadata_snapshot& snap) {
+    auto logger = log::get("metadata");
+    int64_t seq = snap.journal_seq;
+    for (size_t i = 0; i < files.size(); ++i) {
+        const auto& path = files[i].path;
+        auto contents = journal::read_file(path);
+        if (!contents) {
+            logger->error("cannot read {}: {}", path.string(), contents.error().message());
+            return errc::invalid_config;
         }
-        if (n <= 0) {
-            ::close(fd);
-            return false;
+        if (contents.value().bad_bytes > 0) {
+            if (contents.value().damaged_in_the_middle || i + 1 < files.size()) {
+                logger->error("{} is damaged at byte {}: refusing to start from part of it",
+                              path.string(), contents.value().valid_bytes);
+                return errc::invalid_config;
+            }
+            logger->warn("{}: dropping the last {} bytes, an append cut short (never acknowledged)",
+                         path.string(), contents.value().bad_bytes);
         }
-        done += static_cast<size_t>(n);
+        for (const auto& r : contents.value().records) {
+            if (r.seq <= seq) {
+                continue;  // already in the snapshot
+            }
+            if (r.seq != seq + 1) {
+                logger->error("{}: record {} follows record {}: a record is missing", path.string(),
+                              r.seq, seq);
+                return errc::invalid_config;
+            }
+            if (auto applied = journal::apply(snap.state, r); !applied) {
+                logger->error("{}: record {} does not fit the state before it", path.string(),
+                              r.seq);
+                return errc::invalid_config;
+            }
+            seq = r.seq;
+        }
     }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        return false;
+    return seq;
+}
+
+// Removes the journal files whose records are all in a snapshot of up to seq: those starting
+// at or before it (the file in use starts after it).
+void remove_journals_up_to(const fs::path& dir, int64_t seq) {
+    auto files = journal::list_files(dir);
+    if (!files) {
+        return;
     }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        return false;
+    for (const auto& f : files.value()) {
+        std::error_code ec;
+        if (f.first_seq <= seq && !fs::remove(f.path, ec) && ec) {
+            log::get("metadata")->warn("cannot remove {}: {}", f.path.string(), ec.message());
+        }
     }
-    int dfd = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
-    return true;
 }
 
 }  // namespace
 
-result<std::unique_ptr<embedded_store>> embedded_store::open(const fs::path& data_dir) {
+result<std::unique_ptr<embedded_store>> embedded_store::open(const fs::path& data_dir,
+                                                             embedded_store_options options) {
     std::error_code ec;
     fs::create_directories(data_dir, ec);
     if (ec) {
         return ec;
     }
-    std::unique_ptr<embedded_store> st(new embedded_store(data_dir / "spool-metadata.yaml"));
-    if (fs::exists(st->_file)) {
-        std::ifstream in(st->_file);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        auto loaded = deserialize(ss.str());
-        if (!loaded) {
-            log::get("metadata")->error("cannot parse {}", st->_file.string());
-            return loaded.error();
-        }
-        st->set_committed(std::make_shared<cluster_state>(std::move(loaded).value()));
-        return st;
+    std::unique_ptr<embedded_store> st(new embedded_store(data_dir, options));
+    auto logger = log::get("metadata");
+    auto journals = journal::list_files(data_dir);
+    if (!journals) {
+        return journals.error();
     }
-    // Nothing runs yet: the first state is written on the opening thread.
-    auto fresh = std::make_shared<cluster_state>();
-    fresh->cluster_id = protocol::uuid::random().to_string();
-    fresh->version = 1;
-    SPOOL_TRY(st->persist(*fresh));
-    st->set_committed(fresh);
-    log::get("metadata")->info("created {} (cluster id {})", st->_file.string(), fresh->cluster_id);
+    metadata_snapshot loaded;
+    if (fs::exists(st->_file)) {
+        SPOOL_TRY(snap, read_snapshot(st->_file));
+        loaded = std::move(snap);
+    } else if (!journals.value().empty()) {
+        logger->error("{} is missing but journal files are there: refusing to start without it",
+                      st->_file.string());
+        return errc::invalid_config;
+    } else {
+        // Nothing runs yet: the first state is written on the opening thread.
+        loaded.state.cluster_id = protocol::uuid::random().to_string();
+        loaded.state.version = 1;
+        SPOOL_TRY(written, write_snapshot(st->_file, loaded.state, 0));
+        st->_snapshot_bytes = written;
+        logger->info("created {} (cluster id {})", st->_file.string(), loaded.state.cluster_id);
+    }
+    SPOOL_TRY(seq, replay(journals.value(), loaded));
+    if (seq > loaded.journal_seq) {
+        // Fold what was replayed into a new snapshot: the journal starts empty.
+        SPOOL_TRY(written, write_snapshot(st->_file, loaded.state, seq));
+        st->_snapshot_bytes = written;
+        logger->info("{}: {} journal records since the last snapshot replayed and folded in",
+                     st->_file.string(), seq - loaded.journal_seq);
+    } else if (st->_snapshot_bytes == 0) {
+        auto bytes = fs::file_size(st->_file, ec);
+        st->_snapshot_bytes = ec ? 0 : bytes;
+    }
+    // Every file's records are now in the snapshot (or it had none).
+    remove_journals_up_to(data_dir, std::numeric_limits<int64_t>::max());
+    auto journal = journal::journal_file::create(journal::file_for(data_dir, seq + 1));
+    if (!journal) {
+        logger->error("cannot create {}: {}", journal::file_for(data_dir, seq + 1).string(),
+                      journal.error().message());
+        return errc::persist_failed;
+    }
+    st->_journal.emplace(std::move(journal).value());
+    st->_seq = seq;
+    st->_snapshot_seq = seq;
+    st->set_committed(std::make_shared<cluster_state>(std::move(loaded.state)));
     return st;
 }
 
@@ -214,18 +170,60 @@ void embedded_store::attach(runtime::shard_pool& pool) {
 void embedded_store::stop() {
     _stopped = true;
     _writer.stop();
+    _snapshotter.stop();
+    // A clean stop folds the journal into the snapshot, so the next start replays nothing and
+    // the one file holds the whole state. If the snapshot cannot be written, the journal stays
+    // for the next start to replay.
+    if (!_journal) {
+        return;
+    }
+    _journal.reset();
+    if (_seq == _snapshot_seq.load() || write_snapshot(_file, *_committed, _seq)) {
+        remove_journals_up_to(_dir, _seq + 1);
+    }
 }
 
 cluster_snapshot embedded_store::snapshot() const {
     return _publisher.snapshot();
 }
 
-result<void> embedded_store::persist(const cluster_state& next) {
-    if (!write_atomically(_file, serialize(next))) {
-        log::get("metadata")->error("cannot write {}: {}", _file.string(), std::strerror(errno));
+result<void> embedded_store::persist(const cluster_state& before, const cluster_state& next) {
+    auto record = journal::diff(before, next, _seq + 1);
+    if (record.changes.empty()) {
+        return success();
+    }
+    if (auto appended = _journal->append(journal::encode(record)); !appended) {
+        log::get("metadata")
+            ->error("cannot append to {}: {}", _journal->path().string(),
+                    appended.error().message());
         return errc::persist_failed;
     }
+    _seq = record.seq;
     return success();
+}
+
+void embedded_store::snapshot_if_due(cluster_snapshot committed) {
+    const uint64_t due_at = std::max(_options.journal_snapshot_bytes, _snapshot_bytes.load());
+    if (_journal->size() < due_at || _snapshotting.load()) {
+        return;
+    }
+    // Later records go to a new file; the snapshot then covers every older file.
+    auto next_file = journal::journal_file::create(journal::file_for(_dir, _seq + 1));
+    if (!next_file) {
+        log::get("metadata")
+            ->warn("cannot start a new journal file: {}", next_file.error().message());
+        return;
+    }
+    _journal.emplace(std::move(next_file).value());
+    _snapshotting = true;
+    _snapshotter.post([this, committed = std::move(committed), seq = _seq] {
+        if (auto written = write_snapshot(_file, *committed, seq)) {
+            _snapshot_bytes = written.value();
+            _snapshot_seq = seq;
+            remove_journals_up_to(_dir, seq);
+        }
+        _snapshotting = false;
+    });
 }
 
 template <class T>
@@ -239,12 +237,13 @@ embedded_store::commit_outcome<T> embedded_store::apply(const change_fn<T>& chan
         return {r.error(), nullptr};
     }
     next->version = _committed->version + 1;
-    if (auto w = persist(*next); !w) {
+    if (auto w = persist(*_committed, *next); !w) {
         return {w.error(), nullptr};
     }
     auto before = _committed;
     set_committed(next);
     notify_listeners(before, next);
+    snapshot_if_due(next);
     return {std::move(r), std::move(next)};
 }
 

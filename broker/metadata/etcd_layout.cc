@@ -1,5 +1,6 @@
 #include "broker/metadata/etcd_layout.h"
 
+#include "broker/metadata/json_fields.h"
 #include "broker/metadata/store.h"
 
 #include <algorithm>
@@ -12,6 +13,11 @@
 namespace spool::broker::metadata::etcd_layout {
 
 using json = nlohmann::json;
+using json_fields::int32_member;
+using json_fields::int_in;
+using json_fields::node_list;
+using json_fields::string_map;
+using json_fields::string_member;
 
 namespace {
 
@@ -44,95 +50,6 @@ std::optional<Int> parse_decimal(std::string_view text, bool allow_negative) {
         return std::nullopt;
     }
     return v;
-}
-
-std::optional<json> parse_json(std::string_view value) {
-    // No exceptions: a malformed value yields a discarded value.
-    json j = json::parse(value.begin(), value.end(), nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) {
-        return std::nullopt;
-    }
-    return j;
-}
-
-// An integer member within [lo, hi]; nullopt for a missing key, another type, a float, or a
-// number out of range (nlohmann keeps big positives as uint64: compare without converting).
-std::optional<int64_t> int_in(const json& j, int64_t lo, int64_t hi) {
-    if (j.is_number_unsigned()) {
-        auto u = j.get<uint64_t>();
-        if (hi < 0 || u > static_cast<uint64_t>(hi)) {
-            return std::nullopt;
-        }
-        return static_cast<int64_t>(u) >= lo ? std::optional<int64_t>(static_cast<int64_t>(u))
-                                             : std::nullopt;
-    }
-    if (j.is_number_integer()) {
-        auto v = j.get<int64_t>();
-        if (v < lo || v > hi) {
-            return std::nullopt;
-        }
-        return v;
-    }
-    return std::nullopt;
-}
-
-std::optional<int32_t> int32_member(const json& obj, const char* name, int32_t lo,
-                                    int32_t hi = std::numeric_limits<int32_t>::max()) {
-    auto it = obj.find(name);
-    if (it == obj.end()) {
-        return std::nullopt;
-    }
-    auto v = int_in(*it, lo, hi);
-    if (!v) {
-        return std::nullopt;
-    }
-    return static_cast<int32_t>(*v);
-}
-
-std::optional<std::string> string_member(const json& obj, const char* name) {
-    auto it = obj.find(name);
-    if (it == obj.end() || !it->is_string()) {
-        return std::nullopt;
-    }
-    return it->get<std::string>();
-}
-
-// An array of node ids (>= 0), each at most once.
-std::optional<std::vector<int32_t>> node_list(const json& obj, const char* name) {
-    auto it = obj.find(name);
-    if (it == obj.end() || !it->is_array()) {
-        return std::nullopt;
-    }
-    std::vector<int32_t> out;
-    out.reserve(it->size());
-    for (const auto& e : *it) {
-        auto v = int_in(e, 0, std::numeric_limits<int32_t>::max());
-        if (!v) {
-            return std::nullopt;
-        }
-        auto id = static_cast<int32_t>(*v);
-        if (std::find(out.begin(), out.end(), id) != out.end()) {
-            return std::nullopt;
-        }
-        out.push_back(id);
-    }
-    return out;
-}
-
-// A {"k":"v"} object of strings.
-template <class Map>
-std::optional<Map> string_map(const json& j) {
-    if (!j.is_object()) {
-        return std::nullopt;
-    }
-    Map out;
-    for (const auto& [k, v] : j.items()) {
-        if (!v.is_string()) {
-            return std::nullopt;
-        }
-        out.emplace(k, v.template get<std::string>());
-    }
-    return out;
 }
 
 }  // namespace
@@ -196,7 +113,7 @@ std::string keys::decommission(int32_t id) const {
 
 // ---- codecs ----
 
-std::string encode(const topic_record& r) {
+nlohmann::json to_json(const topic_record& r) {
     json configs = json::object();
     for (const auto& [k, v] : r.configs) {
         configs[k] = v;
@@ -206,31 +123,42 @@ std::string encode(const topic_record& r) {
         j["replication_factor"] = r.replication_factor;
     }
     j["configs"] = std::move(configs);
-    return j.dump();
+    return j;
+}
+
+std::string encode(const topic_record& r) {
+    return json_fields::dump(to_json(r));
 }
 
 result<topic_record> decode_topic(std::string_view value) {
-    auto j = parse_json(value);
-    if (!j || !j->is_object()) {
+    auto j = json_fields::parse(value);
+    if (!j) {
+        return bad();
+    }
+    return topic_from_json(*j);
+}
+
+result<topic_record> topic_from_json(const nlohmann::json& j) {
+    if (!j.is_object()) {
         return bad();
     }
     topic_record r;
-    auto id_text = string_member(*j, "id");
+    auto id_text = string_member(j, "id");
     auto id = id_text ? protocol::uuid::parse(*id_text) : std::nullopt;
-    auto partitions = int32_member(*j, "partitions", 1, max_partitions_per_topic);
+    auto partitions = int32_member(j, "partitions", 1, max_partitions_per_topic);
     if (!id || id->is_zero() || !partitions) {
         return bad();
     }
     r.id = *id;
     r.partitions = *partitions;
-    if (j->contains("replication_factor")) {
-        auto rf = int32_member(*j, "replication_factor", 1, std::numeric_limits<int16_t>::max());
+    if (j.contains("replication_factor")) {
+        auto rf = int32_member(j, "replication_factor", 1, std::numeric_limits<int16_t>::max());
         if (!rf) {
             return bad();
         }
         r.replication_factor = static_cast<int16_t>(*rf);
     }
-    if (auto it = j->find("configs"); it != j->end()) {
+    if (auto it = j.find("configs"); it != j.end()) {
         auto configs = string_map<config::topic_overrides>(*it);
         if (!configs) {
             return bad();
@@ -240,7 +168,7 @@ result<topic_record> decode_topic(std::string_view value) {
     return r;
 }
 
-std::string encode(const partition_record& r) {
+nlohmann::json to_json(const partition_record& r) {
     json j{{"leader", r.leader},
            {"leader_epoch", r.leader_epoch},
            {"partition_epoch", r.partition_epoch},
@@ -256,19 +184,30 @@ std::string encode(const partition_record& r) {
     if (!r.removing_replicas.empty()) {
         j["removing_replicas"] = r.removing_replicas;
     }
-    return j.dump();
+    return j;
+}
+
+std::string encode(const partition_record& r) {
+    return json_fields::dump(to_json(r));
 }
 
 result<partition_record> decode_partition(std::string_view value) {
-    auto j = parse_json(value);
-    if (!j || !j->is_object()) {
+    auto j = json_fields::parse(value);
+    if (!j) {
         return bad();
     }
-    auto leader = int32_member(*j, "leader", -1);
-    auto leader_epoch = int32_member(*j, "leader_epoch", 0);
-    auto partition_epoch = int32_member(*j, "partition_epoch", 0);
-    auto replicas = node_list(*j, "replicas");
-    auto isr = node_list(*j, "isr");
+    return partition_from_json(*j);
+}
+
+result<partition_record> partition_from_json(const nlohmann::json& j) {
+    if (!j.is_object()) {
+        return bad();
+    }
+    auto leader = int32_member(j, "leader", -1);
+    auto leader_epoch = int32_member(j, "leader_epoch", 0);
+    auto partition_epoch = int32_member(j, "partition_epoch", 0);
+    auto replicas = node_list(j, "replicas");
+    auto isr = node_list(j, "isr");
     if (!leader || !leader_epoch || !partition_epoch || !replicas || !isr) {
         return bad();
     }
@@ -282,10 +221,10 @@ result<partition_record> decode_partition(std::string_view value) {
     for (auto [name, out] : {std::pair{"target_replicas", &r.target_replicas},
                              std::pair{"adding_replicas", &r.adding_replicas},
                              std::pair{"removing_replicas", &r.removing_replicas}}) {
-        if (!j->contains(name)) {
+        if (!j.contains(name)) {
             continue;
         }
-        auto list = node_list(*j, name);
+        auto list = node_list(j, name);
         if (!list) {
             return bad();
         }
@@ -308,11 +247,11 @@ std::string encode(const broker_registration& r) {
         j["rack"] = *r.rack;
     }
     j["endpoints"] = std::move(endpoints);
-    return j.dump();
+    return json_fields::dump(j);
 }
 
 result<broker_registration> decode_broker(std::string_view value) {
-    auto j = parse_json(value);
+    auto j = json_fields::parse(value);
     if (!j || !j->is_object()) {
         return bad();
     }
@@ -360,11 +299,11 @@ result<broker_registration> decode_broker(std::string_view value) {
 }
 
 std::string encode(const controller_record& r) {
-    return json{{"node_id", r.node_id}, {"incarnation_id", r.incarnation_id}}.dump();
+    return json_fields::dump(json{{"node_id", r.node_id}, {"incarnation_id", r.incarnation_id}});
 }
 
 result<controller_record> decode_controller(std::string_view value) {
-    auto j = parse_json(value);
+    auto j = json_fields::parse(value);
     if (!j || !j->is_object()) {
         return bad();
     }
@@ -377,11 +316,11 @@ result<controller_record> decode_controller(std::string_view value) {
 }
 
 std::string encode(const shutdown_record& r) {
-    return json{{"incarnation_id", r.incarnation_id}}.dump();
+    return json_fields::dump(json{{"incarnation_id", r.incarnation_id}});
 }
 
 result<shutdown_record> decode_shutdown(std::string_view value) {
-    auto j = parse_json(value);
+    auto j = json_fields::parse(value);
     if (!j || !j->is_object()) {
         return bad();
     }
@@ -397,13 +336,13 @@ std::string encode(const election_request& r) {
     for (const auto& [topic, ps] : r.partitions) {
         partitions[topic] = ps;
     }
-    return json{{"type", r.type == election_type::unclean ? "unclean" : "preferred"},
-                {"partitions", std::move(partitions)}}
-        .dump();
+    return json_fields::dump(
+        json{{"type", r.type == election_type::unclean ? "unclean" : "preferred"},
+             {"partitions", std::move(partitions)}});
 }
 
 result<election_request> decode_election(std::string_view value) {
-    auto j = parse_json(value);
+    auto j = json_fields::parse(value);
     if (!j || !j->is_object()) {
         return bad();
     }
@@ -442,11 +381,11 @@ std::string encode(const decommission_record& r) {
     for (const auto& [topic, p] : r.partitions) {
         parts.push_back(json::array({topic, p}));
     }
-    return json{{"partitions", std::move(parts)}}.dump();
+    return json_fields::dump(json{{"partitions", std::move(parts)}});
 }
 
 result<decommission_record> decode_decommission(std::string_view value) {
-    auto j = parse_json(value);
+    auto j = json_fields::parse(value);
     if (!j || !j->is_object()) {
         return bad();
     }
@@ -474,11 +413,11 @@ std::string encode_broker_configs(const std::map<std::string, std::string>& conf
     for (const auto& [k, v] : configs) {
         j[k] = v;
     }
-    return j.dump();
+    return json_fields::dump(j);
 }
 
 result<std::map<std::string, std::string>> decode_broker_configs(std::string_view value) {
-    auto j = parse_json(value);
+    auto j = json_fields::parse(value);
     if (!j) {
         return bad();
     }

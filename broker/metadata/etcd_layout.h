@@ -48,6 +48,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -134,6 +135,12 @@ std::string encode(const topic_record& r);
 result<topic_record> decode_topic(std::string_view value);
 std::string encode(const partition_record& r);
 result<partition_record> decode_partition(std::string_view value);
+// The same two records as JSON values, for files that embed them (the embedded store's
+// journal, metadata_journal.h); decoding is as strict.
+nlohmann::json to_json(const topic_record& r);
+result<topic_record> topic_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const partition_record& r);
+result<partition_record> partition_from_json(const nlohmann::json& j);
 std::string encode(const broker_registration& r);
 result<broker_registration> decode_broker(std::string_view value);
 std::string encode(const controller_record& r);

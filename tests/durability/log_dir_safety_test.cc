@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <regex>
@@ -43,6 +44,17 @@ size_t partition_dirs(const fs::path& data, const std::string& topic) {
         }
     }
     return n;
+}
+
+// The partition directories of topic once the broker's background removal of a deleted or
+// rolled-back topic had up to 10 s to finish (it answers before the removal is done, as Kafka's
+// asynchronous delete does).
+size_t partition_dirs_after_removal(const fs::path& data, const std::string& topic) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (partition_dirs(data, topic) != 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return partition_dirs(data, topic);
 }
 
 // Produces `count` records with values "v<i>" (keys "k<i % keys>" when keys > 0), acked.
@@ -168,7 +180,7 @@ TEST(log_dir_safety, test_create_that_runs_out_of_descriptors_is_rolled_back_and
         // The descriptors came back: a normal create works at once.
         EXPECT_EQ(create_topic(c, "after", 5).error_code, 0);
     }
-    EXPECT_EQ(partition_dirs(broker.data_dir() / "data", "exhausting"), 0u);
+    EXPECT_EQ(partition_dirs_after_removal(broker.data_dir() / "data", "exhausting"), 0u);
     broker.kill_hard();
     ASSERT_TRUE(broker.start()) << "restart after the failed create:\n" << broker.log_text();
     kafka_client c(broker.port());

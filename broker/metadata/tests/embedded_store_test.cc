@@ -1,13 +1,17 @@
 #include "broker/metadata/embedded_store.h"
 
 #include "broker/metadata/errc.h"
+#include "broker/metadata/metadata_journal_file.h"
+#include "broker/metadata/metadata_snapshot_file.h"
 #include "broker/runtime/shard_pool.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -26,12 +30,27 @@ protected:
                std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
         fs::remove_all(dir);
     }
-    void TearDown() override { fs::remove_all(dir); }
+    void TearDown() override {
+        fs::remove_all(dir);
+        fs::path image = dir;
+        image += "_image";
+        fs::remove_all(image);
+    }
 
-    std::unique_ptr<embedded_store> open_store() {
-        auto s = embedded_store::open(dir);
+    std::unique_ptr<embedded_store> open_store(embedded_store_options options = {}) {
+        auto s = embedded_store::open(dir, options);
         EXPECT_TRUE(s) << s.error().message();
         return std::move(s).value();
+    }
+
+    // The files as a kill -9 would leave them now (every returned commit is fdatasynced), in a
+    // directory of their own.
+    fs::path crash_image() {
+        fs::path image = dir;
+        image += "_image";
+        fs::remove_all(image);
+        fs::copy(dir, image, fs::copy_options::recursive);
+        return image;
     }
 
     fs::path dir;
@@ -66,7 +85,7 @@ TEST_F(embedded_store_test, test_alter_isr_is_checked_as_a_cluster_store_checks_
     st.topics["one"].partitions[0].partition_epoch = 7;
     auto back = deserialize(serialize(st));
     ASSERT_TRUE(back);
-    EXPECT_EQ(back.value().find("one")->partitions[0].partition_epoch, 7);
+    EXPECT_EQ(back.value().state.find("one")->partitions[0].partition_epoch, 7);
 }
 
 TEST_F(embedded_store_test, test_created_topic_has_id_partitions_and_leader) {
@@ -174,18 +193,212 @@ TEST_F(embedded_store_test, test_snapshots_are_immutable) {
     EXPECT_GT(s->snapshot()->version, before->version);
 }
 
+// While alive, no file of this process may grow past `limit` bytes: writes beyond fail with
+// EFBIG (SIGXFSZ ignored), as on a full disk.
+class file_size_limit {
+public:
+    explicit file_size_limit(uint64_t limit) {
+        _old_handler = std::signal(SIGXFSZ, SIG_IGN);
+        ::getrlimit(RLIMIT_FSIZE, &_old);
+        rlimit tight = _old;
+        tight.rlim_cur = limit;
+        ::setrlimit(RLIMIT_FSIZE, &tight);
+    }
+    ~file_size_limit() {
+        ::setrlimit(RLIMIT_FSIZE, &_old);
+        std::signal(SIGXFSZ, _old_handler);
+    }
+    file_size_limit(const file_size_limit&) = delete;
+    file_size_limit& operator=(const file_size_limit&) = delete;
+
+private:
+    rlimit _old{};
+    void (*_old_handler)(int) = nullptr;
+};
+
+fs::path current_journal(const fs::path& dir) {
+    auto files = journal::list_files(dir);
+    return files && !files.value().empty() ? files.value().back().path : fs::path();
+}
+
 TEST_F(embedded_store_test, test_failed_persist_changes_nothing) {
     auto s = open_store();
-    // A directory where the temp file should go makes the write fail.
-    fs::create_directories(dir / "spool-metadata.yaml.tmp");
-    EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}})).error(), errc::persist_failed);
+    ASSERT_TRUE(wait_for(s->create_topic({"before", 1, 1, {}})));
+    {
+        // The journal cannot grow: the append fails.
+        file_size_limit full(fs::file_size(current_journal(dir)) + 10);
+        EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}})).error(), errc::persist_failed);
+    }
     EXPECT_EQ(s->snapshot()->find("t"), nullptr);
+    // Nothing half-written is left behind: the next commit and a restart see a clean journal.
+    ASSERT_TRUE(wait_for(s->create_topic({"after", 1, 1, {}})));
+    auto image = crash_image();
+    auto reopened = embedded_store::open(image);
+    ASSERT_TRUE(reopened);
+    EXPECT_NE(reopened.value()->snapshot()->find("before"), nullptr);
+    EXPECT_EQ(reopened.value()->snapshot()->find("t"), nullptr);
+    EXPECT_NE(reopened.value()->snapshot()->find("after"), nullptr);
 }
 
 TEST_F(embedded_store_test, test_corrupt_file_is_refused_at_open) {
     fs::create_directories(dir);
     std::ofstream(dir / "spool-metadata.yaml") << "format: [\n";
     EXPECT_FALSE(embedded_store::open(dir));
+}
+
+// --- the journal: what a kill -9, a torn append, damage or a failed snapshot leave.
+
+bool eventually(const std::function<bool()>& done) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+}
+
+void make_changes(embedded_store& s) {
+    ASSERT_TRUE(wait_for(s.create_topic({"a", 2, 1, {{"retention.ms", "100"}}})));
+    ASSERT_TRUE(wait_for(s.create_topic({"b", 1, 1, {}})));
+    ASSERT_TRUE(wait_for(s.create_topic({"c", 1, 1, {}})));
+    ASSERT_TRUE(wait_for(s.delete_topic("b")));
+    ASSERT_TRUE(wait_for(s.create_partitions("c", 3)));
+    ASSERT_TRUE(wait_for(s.set_topic_configs("a", {{"cleanup.policy", "compact"}})));
+    ASSERT_TRUE(wait_for(s.set_broker_configs("", {{"log.retention.ms", "5000"}})));
+    ASSERT_TRUE(wait_for(s.allocate_producer_ids(10)));
+}
+
+void expect_same_persisted_state(const cluster_state& a, const cluster_state& b) {
+    EXPECT_EQ(a.cluster_id, b.cluster_id);
+    EXPECT_EQ(a.topics, b.topics);
+    EXPECT_EQ(a.topic_names, b.topic_names);
+    EXPECT_EQ(a.broker_configs, b.broker_configs);
+    EXPECT_EQ(a.next_producer_id, b.next_producer_id);
+}
+
+TEST_F(embedded_store_test, test_every_returned_commit_survives_a_kill) {
+    auto s = open_store();
+    make_changes(*s);
+    auto image = crash_image();
+    auto reopened = embedded_store::open(image);
+    ASSERT_TRUE(reopened) << reopened.error().message();
+    expect_same_persisted_state(*reopened.value()->snapshot(), *s->snapshot());
+    EXPECT_EQ(s->snapshot()->find("b"), nullptr);
+    EXPECT_EQ(s->snapshot()->find("c")->partitions.size(), 3u);
+}
+
+TEST_F(embedded_store_test, test_a_clean_stop_folds_the_journal_into_the_snapshot) {
+    auto s = open_store();
+    make_changes(*s);
+    auto committed = s->snapshot();
+    s.reset();
+    auto files = journal::list_files(dir);
+    ASSERT_TRUE(files);
+    EXPECT_TRUE(files.value().empty()) << "the journal is folded in and removed";
+    auto snap = read_snapshot(dir / "spool-metadata.yaml");
+    ASSERT_TRUE(snap);
+    EXPECT_EQ(snap.value().journal_seq, 8);  // one record per commit
+    expect_same_persisted_state(snap.value().state, *committed);
+}
+
+TEST_F(embedded_store_test, test_a_torn_last_line_is_dropped_and_the_rest_kept) {
+    auto s = open_store();
+    make_changes(*s);
+    auto image = crash_image();
+    std::ofstream(current_journal(image), std::ios::app) << "1234abcd {\"seq\":9,\"chan";
+    auto reopened = embedded_store::open(image);
+    ASSERT_TRUE(reopened) << reopened.error().message();
+    expect_same_persisted_state(*reopened.value()->snapshot(), *s->snapshot());
+    // Folded in at the start: the next start replays nothing.
+    reopened.value().reset();
+    EXPECT_TRUE(embedded_store::open(image));
+}
+
+std::vector<std::string> lines_of(const fs::path& path) {
+    std::ifstream in(path);
+    std::vector<std::string> out;
+    for (std::string line; std::getline(in, line);) {
+        out.push_back(line);
+    }
+    return out;
+}
+
+void write_lines(const fs::path& path, const std::vector<std::string>& lines) {
+    std::ofstream out(path, std::ios::trunc);
+    for (const auto& l : lines) {
+        out << l << '\n';
+    }
+}
+
+TEST_F(embedded_store_test, test_damage_or_a_missing_record_refuses_to_start) {
+    auto s = open_store();
+    make_changes(*s);
+
+    auto damaged = crash_image();
+    auto lines = lines_of(current_journal(damaged));
+    ASSERT_EQ(lines.size(), 8u);
+    lines[2][20] ^= 1;
+    write_lines(current_journal(damaged), lines);
+    EXPECT_FALSE(embedded_store::open(damaged)) << "damage before the last line";
+
+    auto missing = crash_image();
+    lines = lines_of(current_journal(missing));
+    lines.erase(lines.begin() + 3);
+    write_lines(current_journal(missing), lines);
+    EXPECT_FALSE(embedded_store::open(missing)) << "a record missing";
+
+    auto no_snapshot = crash_image();
+    fs::remove(no_snapshot / "spool-metadata.yaml");
+    EXPECT_FALSE(embedded_store::open(no_snapshot)) << "a journal without its snapshot";
+}
+
+TEST_F(embedded_store_test, test_snapshots_keep_the_journal_short) {
+    embedded_store_options options;
+    options.journal_snapshot_bytes = 4096;
+    auto s = open_store(options);
+    uint64_t journalled = 0;
+    for (int i = 0; i < 300; ++i) {
+        auto before = fs::file_size(current_journal(dir));
+        ASSERT_TRUE(wait_for(s->create_topic({"t" + std::to_string(i), 2, 1, {}})));
+        auto now = current_journal(dir);
+        journalled += fs::file_size(now) >= before ? fs::file_size(now) - before : 0;
+    }
+    // Once no snapshot is under way, one journal file is left, shorter than all that was
+    // journalled, and the snapshot took the rest.
+    ASSERT_TRUE(eventually([&] {
+        auto files = journal::list_files(dir);
+        return files && files.value().size() == 1;
+    }));
+    EXPECT_LT(fs::file_size(current_journal(dir)), journalled / 2);
+    auto snap = read_snapshot(dir / "spool-metadata.yaml");
+    ASSERT_TRUE(snap);
+    EXPECT_GT(snap.value().journal_seq, 0);
+    auto reopened = embedded_store::open(crash_image());
+    ASSERT_TRUE(reopened);
+    expect_same_persisted_state(*reopened.value()->snapshot(), *s->snapshot());
+    EXPECT_EQ(reopened.value()->snapshot()->topics.size(), 300u);
+}
+
+TEST_F(embedded_store_test, test_a_failed_snapshot_loses_nothing) {
+    embedded_store_options options;
+    options.journal_snapshot_bytes = 1024;
+    auto s = open_store(options);
+    // A directory where the snapshot's temp file goes makes every snapshot fail; commits go on.
+    fs::create_directories(dir / "spool-metadata.yaml.tmp");
+    for (int i = 0; i < 60; ++i) {
+        ASSERT_TRUE(wait_for(s->create_topic({"t" + std::to_string(i), 1, 1, {}})));
+    }
+    auto files = journal::list_files(dir);
+    ASSERT_TRUE(files);
+    EXPECT_GE(files.value().size(), 2u) << "journal files are kept until a snapshot has them";
+    auto image = crash_image();
+    fs::remove(image / "spool-metadata.yaml.tmp");
+    auto reopened = embedded_store::open(image);
+    ASSERT_TRUE(reopened) << reopened.error().message();
+    EXPECT_EQ(reopened.value()->snapshot()->topics.size(), 60u);
+    fs::remove(dir / "spool-metadata.yaml.tmp");
 }
 
 // --- publication to the shards: every shard reads its own copy, and a commit that returned is
@@ -297,8 +510,10 @@ TEST_F(embedded_store_test, test_a_failed_commit_reaches_no_shard) {
     s->attach(pool);
     pool.start();
     auto before = s->snapshot()->version;
-    fs::create_directories(dir / "spool-metadata.yaml.tmp");
-    EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}})).error(), errc::persist_failed);
+    {
+        file_size_limit full(fs::file_size(current_journal(dir)) + 10);
+        EXPECT_EQ(wait_for(s->create_topic({"t", 1, 1, {}})).error(), errc::persist_failed);
+    }
     for (size_t shard = 0; shard < pool.shard_count(); ++shard) {
         std::promise<int> seen;
         auto f = seen.get_future();
