@@ -343,5 +343,21 @@ TEST(etcd_layout_test, test_cluster_id_must_be_a_kafka_uuid) {
     EXPECT_FALSE(decode_cluster_id(id + "x"));
 }
 
+// Kafka's protocol carries any bytes in a string; nlohmann's default dump() throws on bytes that
+// are not UTF-8, which would take the etcd store's thread down on a hostile AlterConfigs.
+TEST(etcd_layout_test, test_values_that_are_not_utf8_are_written_not_thrown) {
+    topic_record r;
+    r.id = protocol::uuid::random();
+    r.partitions = 1;
+    r.configs = {{"retention.ms", std::string("1\xff", 2)}};
+    std::string text;
+    ASSERT_NO_THROW(text = encode(r));
+    auto back = decode_topic(text);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back.value().configs.at("retention.ms"), "1\xef\xbf\xbd");  // U+FFFD
+    ASSERT_NO_THROW(text = encode_broker_configs({{"k", std::string("\xc3", 1)}}));
+    EXPECT_TRUE(decode_broker_configs(text));
+}
+
 }  // namespace
 }  // namespace spool::broker::metadata::etcd_layout
