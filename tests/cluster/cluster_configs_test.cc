@@ -2,9 +2,11 @@
 // cluster-wide broker default altered through one broker are carried out once (in etcd) and seen
 // through the others; a broker applies a cluster default another broker wrote.
 
+#include "protocol/messages/incremental_alter_configs.h"
 #include "tests/cluster/cluster_clients.h"
 #include "tests/cluster/cluster_fixture.h"
 #include "tests/cluster/cluster_harness.h"
+#include "tests/integration/kafka_client.h"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +17,7 @@ namespace spool::tests::cluster {
 namespace {
 
 using namespace std::chrono_literals;
+namespace pr = spool::protocol;
 
 class cluster_configs : public started_cluster {
 protected:
@@ -76,6 +79,35 @@ TEST_F(cluster_configs, cluster_default_written_through_one_broker_is_applied_by
         EXPECT_NE(seen.find("group.max.size=77"), std::string::npos) << "broker " << i << ":\n"
                                                                      << seen;
     }
+}
+
+// Kafka's protocol carries any bytes in a string. A config value that is not UTF-8 used to make
+// the etcd record's JSON encoder throw on the store's thread (nlohmann's type_error 316): the
+// broker died. Now it is written with U+FFFD in its place, as Kafka's Java decoder reads it.
+TEST_F(cluster_configs, a_config_value_that_is_not_utf8_is_stored_and_the_broker_lives) {
+    kafka_client c(cluster.port(1));
+    pr::incremental_alter_configs_request req;
+    auto& r = req.resources.emplace_back();
+    r.resource_type = 4;  // broker
+    r.resource_name = "1";
+    auto& cfg = r.configs.emplace_back();
+    cfg.name = "sasl.jaas.config";
+    cfg.config_operation = 0;  // SET
+    cfg.value = std::string("x\xff\xfey", 4);
+    auto resp =
+        c.call<pr::incremental_alter_configs_request, pr::incremental_alter_configs_response>(0,
+                                                                                              req);
+    ASSERT_TRUE(resp) << "no answer: the broker died?";
+    ASSERT_EQ(resp->responses.size(), 1u);
+    EXPECT_EQ(resp->responses[0].error_code, 0) << resp->responses[0].error_message.value_or("");
+    // The broker still serves, and the record in etcd holds the value with U+FFFD.
+    EXPECT_EQ(create_topic_via(cluster.port(1), "after-bad-bytes", 1), 0);
+    auto keys =
+        etcdctl_get_prefix(cluster.etcd().endpoint(), cluster.prefix() + "/broker_configs/1");
+    ASSERT_TRUE(keys);
+    ASSERT_EQ(keys->size(), 1u);
+    EXPECT_NE(keys->front().value.find("x\xef\xbf\xbd\xef\xbf\xbdy"), std::string::npos)
+        << keys->front().value;
 }
 
 }  // namespace
