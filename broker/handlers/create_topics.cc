@@ -89,7 +89,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::create_topics_r
             requested += t.num_partitions;
         }
     }
-    if (auto refused = check_request_partitions(requested, current_partition_budget(svc.config))) {
+    if (auto refused =
+            check_request_partitions(requested, configured_partition_limits(svc.config))) {
         for (const auto& t : req.topics) {
             auto& r = resp.topics.emplace_back();
             r.name = t.name;

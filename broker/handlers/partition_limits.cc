@@ -10,11 +10,16 @@ namespace spool::broker::handlers {
 
 using protocol::error_code;
 
-partition_budget current_partition_budget(const config::broker_config& config) {
+partition_budget configured_partition_limits(const config::broker_config& config) {
     partition_budget b;
     b.max_per_request = config.get(config::keys::spool_max_partitions_per_request);
     b.max_per_broker = config.get(config::keys::spool_max_partitions_per_broker);
     b.fds_per_partition = config.get(config::keys::spool_topic_fds_per_partition);
+    return b;
+}
+
+partition_budget current_partition_budget(const config::broker_config& config) {
+    partition_budget b = configured_partition_limits(config);
     b.fd_soft_limit = current_fd_limit().soft;
     b.open_fds = open_fd_count();
     return b;

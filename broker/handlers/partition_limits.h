@@ -41,6 +41,9 @@ struct limit_refusal {
     std::string message;
 };
 
+// The configured limits alone (fd figures zero): enough for check_request_partitions, without
+// listing /proc/self/fd on the shard.
+partition_budget configured_partition_limits(const config::broker_config& config);
 // The configured limits with the process's current descriptor figures.
 partition_budget current_partition_budget(const config::broker_config& config);
 // Partitions this broker holds or may be given (internal ones included): those whose replicas

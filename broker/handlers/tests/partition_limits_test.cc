@@ -29,6 +29,29 @@ TEST(partition_limits, test_request_over_kafkas_limit_is_a_policy_violation) {
     EXPECT_EQ(r->message, "Excessively large number of partitions per request.");
 }
 
+// The request check needs only the configured figures: CreateTopics reads them without
+// listing /proc/self/fd on the shard, which current_partition_budget does.
+TEST(partition_limits, test_configured_limits_read_no_descriptor_figures) {
+    std::string error;
+    auto config = config::broker_config::from_yaml_text(
+        "",
+        {"spool.max.partitions.per.request=7", "spool.max.partitions.per.broker=9",
+         "spool.topic.fds.per.partition=3"},
+        &error);
+    ASSERT_TRUE(config) << error;
+    auto limits = configured_partition_limits(*config);
+    EXPECT_EQ(limits.max_per_request, 7);
+    EXPECT_EQ(limits.max_per_broker, 9);
+    EXPECT_EQ(limits.fds_per_partition, 3);
+    EXPECT_EQ(limits.open_fds, 0u);
+    EXPECT_EQ(limits.fd_soft_limit, 0u);
+    EXPECT_TRUE(check_request_partitions(8, limits));
+    auto current = current_partition_budget(*config);
+    EXPECT_EQ(current.max_per_request, 7);
+    EXPECT_GT(current.open_fds, 0u);  // at least stdin, stdout and stderr
+    EXPECT_GT(current.fd_soft_limit, current.open_fds);
+}
+
 TEST(partition_limits, test_broker_limit_counts_existing_partitions) {
     EXPECT_FALSE(check_broker_capacity(50, 3950, budget()));
     auto r = check_broker_capacity(50, 3951, budget());
