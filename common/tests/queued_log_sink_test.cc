@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <spdlog/logger.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -141,6 +144,30 @@ TEST(queued_log_sink, test_the_destructor_writes_what_is_queued) {
     ASSERT_GT(n, 0);
     std::string text(buf, static_cast<size_t>(n));
     EXPECT_EQ(text.rfind("bye 19\n"), text.size() - 7) << text;
+    ::close(fds[0]);
+    ::close(fds[1]);
+}
+
+// The writer must not preempt the threads that log (queued_log_sink.cc): it runs SCHED_BATCH.
+TEST(queued_log_sink, test_the_writer_thread_runs_sched_batch) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    {
+        auto sink = std::make_shared<queued_log_sink>(fds[1]);
+        spdlog::logger logger("t", sink);
+        logger.info("hello");
+        ASSERT_TRUE(sink->wait_written(5s));  // the writer has run, so it has set its policy
+        int policy = -1;
+        for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+            std::ifstream comm(task.path() / "comm");
+            std::string name;
+            std::getline(comm, name);
+            if (name == "log-writer") {
+                policy = ::sched_getscheduler(std::stoi(task.path().filename().string()));
+            }
+        }
+        EXPECT_EQ(policy, SCHED_BATCH);
+    }
     ::close(fds[0]);
     ::close(fds[1]);
 }
