@@ -32,9 +32,23 @@ if [ ! -f "$TAR" ]; then
     # --quiet would hide apt's own reason ("Err:" lines): its output goes to a log whose errors
     # are printed when an attempt fails (a CI run failed 4 attempts in 2.5 min while the same
     # bootstrap by hand made the image in 28 s; the reason was not kept).
+    # mmdebstrap hands apt a pipe as `cat >&N` for /bin/sh (dash), which takes only one-digit fd
+    # numbers ("Bad fd number", exit 2). Started with fds 3-9 taken (ctest's, this script's
+    # lock), the pipe got fd 11 and every attempt failed with "Sub-process cat >&11 returned an
+    # error code (2)" / "apt download failed" (the fresh-machine CI failures of sessions 11, 13
+    # and 14; by hand, with few fds open, it worked). So it starts with only 0-2 open.
+    with_only_std_fds() {
+        (
+            for fd in /proc/self/fd/*; do
+                n=${fd##*/}
+                if ((n > 2)); then eval "exec $n>&-"; fi
+            done
+            exec "$@"
+        )
+    }
     log="$CACHE/mmdebstrap.log"
     for attempt in 1 2 3 4; do
-        nice -n 19 mmdebstrap "${OPTIONS[@]}" "$SUITE" "$TAR.tmp" "${MIRRORS[@]}" >"$log" 2>&1 && break
+        with_only_std_fds nice -n 19 mmdebstrap "${OPTIONS[@]}" "$SUITE" "$TAR.tmp" "${MIRRORS[@]}" >"$log" 2>&1 && break
         grep -E '^(Err|E|W):|Temporary failure|Could not|timed out' "$log" | tail -15 >&2 || true
         rm -f "$TAR.tmp"
         ((attempt < 4)) || { echo "base-image: mmdebstrap failed 4 times" >&2; exit 1; }
