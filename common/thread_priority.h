@@ -17,10 +17,10 @@
 // Why SCHED_IDLE and not nice 19 for `background`: since EEVDF (Linux 6.6), a running task
 // keeps the CPU until its slice ends (RUN_TO_PARITY), whatever its nice value, so a shard or a
 // client woken by a request waited up to a slice (0.75-3 ms) behind a nice-19 thread; a waking
-// normal task preempts a SCHED_IDLE one at once. Measured (issue #14 item 7, 2 cores, 3 runs
-// of each alternated): during a CreateTopics/DeleteTopics loop the test client's own timer woke
-// 0.72-1.28 ms late at p99 with the storage, metadata and checkpoint threads at nice 19 and
-// 0.46-0.48 ms with them SCHED_IDLE; the steady producer's p99 went 1.62-2.43 -> 1.44-2.05 ms.
+// normal task preempts a SCHED_IDLE one at once. Measured (issue #14 item 7, 2 cores): during
+// a CreateTopics/DeleteTopics loop, the steady producer's p99 was 2.6-3.3 ms with the storage,
+// metadata and checkpoint threads at nice 19 and 1.3-1.7 ms with them SCHED_IDLE (idle
+// 0.4-0.6 ms); the test client's own timer woke 1.1-2.3 ms late at p99, then 0.3-0.6 ms.
 //
 // Linux sets both per thread; elsewhere, or where a sandbox refuses, the thread keeps its
 // priority and a warning is logged once per process.

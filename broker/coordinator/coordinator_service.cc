@@ -85,8 +85,8 @@ coordinator_service::coordinator_service(metadata::store& store,
     _feed = std::make_shared<leadership_feed>(this, _partitions.pool().executor(0));
     std::shared_ptr<leadership_feed> feed = _feed;
     // Through shard 0's mailbox, as the snapshot itself was published (snapshot_publisher): the
-    // feed then sees `after` after shard 0 installed it, and the store's writer (a
-    // background-priority thread) never holds shard 0's scheduler lock.
+    // feed then sees `after` after shard 0 installed it, and the store's writer (nice 19) never
+    // holds shard 0's scheduler lock.
     _store.subscribe([feed, pool = &_partitions.pool()](const metadata::cluster_snapshot&,
                                                         const metadata::cluster_snapshot& after) {
         if (!feed->stopped.load(std::memory_order_acquire)) {

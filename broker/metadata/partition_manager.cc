@@ -347,8 +347,7 @@ storage::log_dir_checkpoints partition_manager::gather_checkpoints() {
             return out;
         });
         parts.push_back(task.get_future());
-        // From the checkpoint writer (background priority): the mailbox, not the shard's scheduler
-        // lock.
+        // From the checkpoint writer (nice 19): the mailbox, not the shard's scheduler lock.
         _pool.post(i, [t = std::make_shared<decltype(task)>(std::move(task))] { (*t)(); });
     }
     storage::log_dir_checkpoints all;

@@ -73,8 +73,8 @@ void replica_sync::start(cluster_snapshot opened) {
             return;
         }
         // Through shard 0's mailbox, as the snapshot itself was published (snapshot_publisher):
-        // the round then runs after shard 0 installed `after`, and the writer (a
-        // background-priority thread) never holds shard 0's scheduler lock.
+        // the round then runs after shard 0 installed `after`, and the writer (nice 19) never
+        // holds shard 0's scheduler lock.
         st->partitions.pool().post(0, [st, after] { on_change(st, after); });
     });
 }

@@ -6,10 +6,9 @@
 // Why: asio::post into an io_context locks that context's scheduler mutex and, when the shard's
 // thread is waiting in epoll, interrupts the reactor (an epoll_ctl syscall) before unlocking.
 // A poster preempted there leaves the shard blocked on its own mutex until the poster runs again;
-// the metadata writer, the checkpoint writer and the storage threads run at background
-// priority, so that wait lasts whole time slices of every other thread. During a
-// CreateTopics/DeleteTopics loop a shard blocked on its scheduler mutex 550 times a second (perf
-// sched_switch, issue #14 item 7).
+// the metadata writer, the checkpoint writer and the storage threads run at nice 19, so that
+// wait lasts whole time slices of every other thread. During a CreateTopics/DeleteTopics loop a
+// shard blocked on its scheduler mutex 550 times a second (perf sched_switch, issue #14 item 7).
 //
 // Here a poster pushes onto a lock-free queue and, only when the shard is waiting for mail, writes
 // an eventfd the shard's reactor watches. The shard drains the queue on its own thread; nobody

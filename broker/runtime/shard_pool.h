@@ -112,7 +112,7 @@ private:
 
 // Where a coroutine that suspends on this thread resumes, for the thread that completes it:
 // through the shard's mailbox when the coroutine runs on a shard of a pool (the completing
-// thread, often a background-priority thread, then never holds the shard's scheduler lock), else
+// thread, often a nice-19 background thread, then never holds the shard's scheduler lock), else
 // asio::post to its executor. Made on the suspending thread; post() from any thread.
 template <class Executor>
 class resume_point {
