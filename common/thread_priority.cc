@@ -50,12 +50,9 @@ void set_this_thread_priority(thread_priority p) {
         case thread_priority::normal:
             return;
         case thread_priority::background: {
-            // SCHED_IDLE rather than nice 19 (thread_priority.h says why); nice 19 where a
-            // sandbox refuses the policy.
-            sched_param param{};
-            if (::sched_setscheduler(0, SCHED_IDLE, &param) != 0) {
-                warn_once("sched_setscheduler(SCHED_IDLE)", errno);
-                (void)::setpriority(PRIO_PROCESS, 0, 19);
+            // PRIO_PROCESS with a thread id (0: the caller) sets that one thread's nice value.
+            if (::setpriority(PRIO_PROCESS, 0, 19) != 0) {
+                warn_once("setpriority", errno);
             }
             if (set_io_priority(ioprio_class_be, 7) != 0) {
                 warn_once("ioprio_set", errno);

@@ -4,8 +4,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -22,47 +20,27 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// The scheduling policy, nice value and I/O priority (class << 13 | level, as ioprio_get(2)
-// returns it) of whichever pool thread runs the task.
-struct priority {
-    int policy;
-    int nice;
-    int io;
-    bool operator==(const priority&) const = default;
-};
-
-priority priority_inside(background_pool& pool) {
-    std::promise<priority> p;
+// The scheduling policy and nice value of whichever pool thread runs the task.
+std::pair<int, int> priority_inside(background_pool& pool) {
+    std::promise<std::pair<int, int>> p;
     auto f = p.get_future();
     pool.post([&p] {
         errno = 0;
         int nice = ::getpriority(PRIO_PROCESS, 0);
-        // IOPRIO_WHO_PROCESS (1) with who 0: the calling thread.
-        int io = static_cast<int>(::syscall(SYS_ioprio_get, 1, 0));
-        p.set_value({::sched_getscheduler(0), nice, io});
+        p.set_value({::sched_getscheduler(0), nice});
     });
     return f.get();
 }
 
 TEST(background_pool, test_threads_run_at_the_priority_the_pool_was_made_with) {
-    constexpr int io_best_effort = 2 << 13;
-    constexpr int io_idle = 3 << 13;
     errno = 0;
     int own_nice = ::getpriority(PRIO_PROCESS, 0);
     background_pool normal("t-normal", 1);
     background_pool low("t-low", 1, thread_priority::background);
     background_pool idle("t-idle", 1, thread_priority::idle);
-    auto own = priority_inside(normal);
-    EXPECT_EQ(own.policy, SCHED_OTHER);
-    EXPECT_EQ(own.nice, own_nice);
-    // SCHED_IDLE, so that a waking shard preempts it at once (thread_priority.h), with the
-    // lowest best-effort I/O priority; the cleaner's I/O is in the idle class.
-    auto background = priority_inside(low);
-    EXPECT_EQ(background.policy, SCHED_IDLE);
-    EXPECT_EQ(background.io, io_best_effort | 7);
-    auto cleaner = priority_inside(idle);
-    EXPECT_EQ(cleaner.policy, SCHED_IDLE);
-    EXPECT_EQ(cleaner.io & ~0x1fff, io_idle);
+    EXPECT_EQ(priority_inside(normal), (std::pair{SCHED_OTHER, own_nice}));
+    EXPECT_EQ(priority_inside(low), (std::pair{SCHED_OTHER, 19}));
+    EXPECT_EQ(priority_inside(idle).first, SCHED_IDLE);
     // Per thread: the caller keeps its own.
     EXPECT_EQ(::sched_getscheduler(0), SCHED_OTHER);
     EXPECT_EQ(::getpriority(PRIO_PROCESS, 0), own_nice);
