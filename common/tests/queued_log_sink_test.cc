@@ -17,6 +17,27 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// A pipe for a sink to write to, both ends closed at the end of the test.
+struct plain_pipe {
+    int read_fd = -1;
+    int write_fd = -1;
+    bool ok = false;
+    plain_pipe() {
+        int fds[2];
+        ok = ::pipe(fds) == 0;
+        read_fd = ok ? fds[0] : -1;
+        write_fd = ok ? fds[1] : -1;
+    }
+    ~plain_pipe() {
+        if (ok) {
+            ::close(read_fd);
+            ::close(write_fd);
+        }
+    }
+    plain_pipe(const plain_pipe&) = delete;
+    plain_pipe& operator=(const plain_pipe&) = delete;
+};
+
 // A pipe whose buffer is full: a write() to it blocks until someone reads.
 struct full_pipe {
     int read_fd = -1;
@@ -87,24 +108,22 @@ TEST(queued_log_sink, test_a_log_call_returns_while_the_output_blocks) {
 }
 
 TEST(queued_log_sink, test_flush_returns_once_every_earlier_line_is_written) {
-    int fds[2];
-    ASSERT_EQ(::pipe(fds), 0);
+    plain_pipe out;
+    ASSERT_TRUE(out.ok);
     {
-        auto sink = std::make_shared<queued_log_sink>(fds[1]);
+        auto sink = std::make_shared<queued_log_sink>(out.write_fd);
         spdlog::logger logger("t", sink);
         logger.set_pattern("%v");
         logger.warn("first");
         logger.error("second");
         logger.flush();  // the sink's flush(): waits for the writer
         char buf[64] = {};
-        int flags = ::fcntl(fds[0], F_GETFL);
-        ::fcntl(fds[0], F_SETFL, flags | O_NONBLOCK);
-        ssize_t n = ::read(fds[0], buf, sizeof buf - 1);
+        int flags = ::fcntl(out.read_fd, F_GETFL);
+        ::fcntl(out.read_fd, F_SETFL, flags | O_NONBLOCK);
+        ssize_t n = ::read(out.read_fd, buf, sizeof buf - 1);
         ASSERT_GT(n, 0);
         EXPECT_EQ(std::string(buf, static_cast<size_t>(n)), "first\nsecond\n");
     }
-    ::close(fds[0]);
-    ::close(fds[1]);
 }
 
 TEST(queued_log_sink, test_a_full_queue_drops_lines_and_says_how_many) {
@@ -129,10 +148,10 @@ TEST(queued_log_sink, test_a_full_queue_drops_lines_and_says_how_many) {
 }
 
 TEST(queued_log_sink, test_the_destructor_writes_what_is_queued) {
-    int fds[2];
-    ASSERT_EQ(::pipe(fds), 0);
+    plain_pipe out;
+    ASSERT_TRUE(out.ok);
     {
-        auto sink = std::make_shared<queued_log_sink>(fds[1]);
+        auto sink = std::make_shared<queued_log_sink>(out.write_fd);
         spdlog::logger logger("t", sink);
         logger.set_pattern("%v");
         for (int i = 0; i < 20; ++i) {
@@ -140,20 +159,18 @@ TEST(queued_log_sink, test_the_destructor_writes_what_is_queued) {
         }
     }
     char buf[4096] = {};
-    ssize_t n = ::read(fds[0], buf, sizeof buf - 1);
+    ssize_t n = ::read(out.read_fd, buf, sizeof buf - 1);
     ASSERT_GT(n, 0);
     std::string text(buf, static_cast<size_t>(n));
     EXPECT_EQ(text.rfind("bye 19\n"), text.size() - 7) << text;
-    ::close(fds[0]);
-    ::close(fds[1]);
 }
 
 // The writer must not preempt the threads that log (queued_log_sink.cc): it runs SCHED_BATCH.
 TEST(queued_log_sink, test_the_writer_thread_runs_sched_batch) {
-    int fds[2];
-    ASSERT_EQ(::pipe(fds), 0);
+    plain_pipe out;
+    ASSERT_TRUE(out.ok);
     {
-        auto sink = std::make_shared<queued_log_sink>(fds[1]);
+        auto sink = std::make_shared<queued_log_sink>(out.write_fd);
         spdlog::logger logger("t", sink);
         logger.info("hello");
         ASSERT_TRUE(sink->wait_written(5s));  // the writer has run, so it has set its policy
@@ -168,8 +185,6 @@ TEST(queued_log_sink, test_the_writer_thread_runs_sched_batch) {
         }
         EXPECT_EQ(policy, SCHED_BATCH);
     }
-    ::close(fds[0]);
-    ::close(fds[1]);
 }
 
 }  // namespace

@@ -188,10 +188,9 @@ protected:
     // Cycles of produce -> cut -> kill -9 -> power on -> restart; then the audit.
     // strict: the producer must end without a fatal error (the control run may lose what the
     // idempotent producer already had acknowledged, which librdkafka can take as fatal).
-    // strict: every record must be answered in the end. acked_before_cut: each cut waits (up to
-    // 30 s) until what was produced is answered, so the records it finds acknowledged were
-    // acknowledged before the cut (else, on a loaded machine, the answers can come only after the
-    // restart, from a broker whose page cache was never cut).
+    // acked_before_cut: each cut waits (up to 30 s) until what was produced is answered, so the
+    // records found acknowledged were acknowledged before the cut (else, on a loaded machine, the
+    // answers can come only after the restart, from a broker whose page cache was never cut).
     ack_audit run_cycles(int cycles, const std::vector<std::string>& overrides, uint64_t* produced,
                          size_t* failed, bool strict = true, bool acked_before_cut = false) {
         broker = std::make_unique<broker_process>(root / "broker");
