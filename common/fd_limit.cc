@@ -1,6 +1,7 @@
 #include "common/fd_limit.h"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -54,6 +55,14 @@ fd_limit_change raise_fd_limit_to_hard() {
 }
 
 uint64_t open_fd_count() {
+    // Linux 6.2 and later report the count as the directory's size: one stat, which counts the
+    // descriptor table's bits, instead of a listing that builds a dentry per descriptor (the
+    // listing took up to 0.7 ms on a shard for each CreateTopics while a CreateTopics/DeleteTopics
+    // loop ran, with 200 descriptors open). Older kernels report 0: list the directory then.
+    struct stat st {};
+    if (::stat("/proc/self/fd", &st) == 0 && st.st_size > 0) {
+        return static_cast<uint64_t>(st.st_size);
+    }
     std::error_code ec;
     uint64_t n = 0;
     for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
