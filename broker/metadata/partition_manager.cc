@@ -74,6 +74,7 @@ partition_manager::partition_manager(runtime::shard_pool& pool, const config::br
     : _pool(pool),
       _config(config),
       _log_dir(std::move(log_dir)),
+      _recycler(std::make_unique<storage::file_recycler>(_log_dir)),
       _background(
           std::make_unique<runtime::background_pool>("storage-bg", 2, thread_priority::background)),
       _cleaning(
@@ -100,13 +101,9 @@ storage::post_fn partition_manager::cleaner_post() {
     return [lane = *_cleaner](std::function<void()> fn) { lane.post(std::move(fn)); };
 }
 
-void partition_manager::remove_in_background(fs::path dir) {
-    _background->post([dir = std::move(dir)] {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-        if (ec) {
-            log::get("metadata")->warn("cannot delete {}: {}", dir.string(), ec.message());
-        }
+void partition_manager::remove_in_background(fs::path dir, bool empty_partition) {
+    _background->post([recycler = _recycler.get(), dir = std::move(dir), empty_partition] {
+        recycler->remove_partition_dir(dir, empty_partition);
     });
 }
 
@@ -123,6 +120,7 @@ storage::open_options partition_manager::options_for(const topic_partition& tp, 
         o.cleaned_offset = it->second;
     }
     o.observer = _observer.get();
+    o.ops = _recycler.get();
     o.flush_thread = _flusher.get();
     // The flush thread completes durable appends through the shard's mailbox.
     o.post = [pool = &_pool, shard](std::function<void()> fn) { pool->post(shard, std::move(fn)); };
@@ -250,6 +248,7 @@ result<void> partition_manager::open_all(const cluster_state& state) {
     read(storage::layout::high_watermark_checkpoint, _high_watermarks);
     // Lost or damaged, it only costs one full compaction pass.
     read(storage::layout::cleaner_checkpoint, _cleaned_offsets);
+    storage::file_recycler::remove_leftovers(_log_dir);
     // Directories of deleted topics whose removal a crash interrupted.
     for (const auto& de : fs::directory_iterator(_log_dir, ec)) {
         if (de.is_directory(ec) && de.path().filename().string().ends_with(deleted_dir_suffix)) {
@@ -453,6 +452,8 @@ void partition_manager::close_all() {
     if (_flusher) {
         _flusher->stop();
     }
+    // Nothing gives or takes now: a closed log directory keeps no spares.
+    _recycler->remove_spares();
     auto& ops = storage::file_ops::posix();
     // Before the checkpoints and the marker that say these logs are durable.
     if (auto ec = storage::sync_closed_logs(ops, to_sync)) {
@@ -619,6 +620,7 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
         fs::path dir;
         fs::path doomed;
         std::function<void()> wait_for_writes;  // the discarded log's checkpoint under way
+        bool empty = false;                     // never held a record: its files can be reused
     };
     std::vector<pending_rename> renames;
     for (const auto& tp : tps) {
@@ -635,6 +637,7 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
                                  it->second->leader_epoch());
         }
         fs::path dir = it->second->log().dir();
+        bool empty = it->second->log().segment_count() == 1 && it->second->log().size_bytes() == 0;
         // Nothing is flushed of what is about to be deleted; a cleaning pass is cancelled and
         // touches the directory no more. Open file slices of in-flight fetches keep their
         // descriptors, so unlinking under them is safe.
@@ -645,7 +648,8 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
         table.opening.insert(tp);
         fs::path doomed = dir;
         doomed += "." + protocol::uuid::random().to_string() + std::string(deleted_dir_suffix);
-        renames.push_back({tp, std::move(dir), std::move(doomed), std::move(wait_for_writes)});
+        renames.push_back(
+            {tp, std::move(dir), std::move(doomed), std::move(wait_for_writes), empty});
     }
     if (renames.empty()) {
         co_return;
@@ -674,7 +678,7 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
     (void)co_await runtime::run_blocking<int>(*self->_background, rename_all);
     for (auto& r : renames) {
         table.opening.erase(r.tp);
-        self->remove_in_background(std::move(r.doomed));
+        self->remove_in_background(std::move(r.doomed), r.empty);
     }
     table.opening_done.notify();
 }

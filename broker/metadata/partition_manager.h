@@ -41,6 +41,7 @@
 #include "broker/storage/checkpoint_file.h"
 #include "broker/storage/checkpoint_writer.h"
 #include "broker/storage/config.h"
+#include "broker/storage/file_recycler.h"
 #include "broker/storage/flusher.h"
 #include "broker/storage/observer.h"
 #include "broker/storage/partition_log.h"
@@ -224,13 +225,16 @@ private:
     static boost::asio::awaitable<void> housekeeping(partition_manager* self, size_t shard);
     // Hands work to the log cleaner's lane (one pass at a time, off the shards).
     storage::post_fn cleaner_post();
-    // Removes directories renamed for deletion, off the shards.
-    void remove_in_background(std::filesystem::path dir);
+    // Removes directories renamed for deletion, off the shards; an empty partition's files go
+    // to the recycler for the next partitions created.
+    void remove_in_background(std::filesystem::path dir, bool empty_partition = false);
 
     runtime::shard_pool& _pool;
     const config::broker_config& _config;
     std::filesystem::path _log_dir;
     std::shared_ptr<storage::storage_observer> _observer;  // outlives _flusher and the logs
+    // Every log's file_ops (the logs and the flusher's checkpoint writes hold it by reference).
+    std::unique_ptr<storage::file_recycler> _recycler;
     std::unique_ptr<storage::flusher> _flusher;
     std::unique_ptr<storage::checkpoint_writer> _checkpoints;  // between open_all and close_all
     // Log opens and directory removals (background priority), and the log cleaner's own thread

@@ -33,7 +33,7 @@ result<void> write_file_atomic(file_ops& ops, const fs::path& path, std::span<co
                                bool durable) {
     fs::path tmp = path;
     tmp += ".tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = ops.open_or_create(tmp.c_str(), O_TRUNC);
     if (fd < 0) {
         return make_error_code(errc_from_errno(errno));
     }

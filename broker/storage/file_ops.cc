@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
+#include <system_error>
 
 namespace spool::broker::storage {
 
@@ -27,6 +29,20 @@ int file_ops::fallocate(int fd, off_t offset, off_t length) {
     int rc = ::posix_fallocate(fd, offset, length);
     if (rc != 0) {
         errno = rc;
+        return -1;
+    }
+    return 0;
+}
+
+int file_ops::open_or_create(const char* path, int flags) {
+    return ::open(path, O_RDWR | O_CREAT | O_CLOEXEC | flags, 0644);
+}
+
+int file_ops::create_directory(const char* path) {
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+    if (ec) {
+        errno = ec.value();
         return -1;
     }
     return 0;

@@ -25,6 +25,14 @@ public:
     virtual int ftruncate(int fd, off_t length);
     // Reserves blocks (posix_fallocate); returns 0 or -1 with errno.
     virtual int fallocate(int fd, off_t offset, off_t length);
+    // Opens path read-write (O_RDWR | O_CLOEXEC | flags, e.g. O_TRUNC), creating it empty when it
+    // does not exist; returns the descriptor or -1 with errno. Every file the engine creates comes
+    // through here (segments, indexes, checkpoints), so that a log directory can hand out reused
+    // files instead (file_recycler.h).
+    virtual int open_or_create(const char* path, int flags = 0);
+    // Makes sure directory path exists (its parents too); 0 or -1 with errno. A partition's
+    // directory comes through here.
+    virtual int create_directory(const char* path);
 
     ssize_t pwrite(int fd, const void* buf, size_t len, off_t offset) {
         iovec v{const_cast<void*>(buf), len};

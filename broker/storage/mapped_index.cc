@@ -42,7 +42,7 @@ result<mapped_index> mapped_index::open(file_ops& ops, const std::filesystem::pa
     mapped_index idx;
     idx._path = path;
     idx._entry_size = entry_size;
-    SPOOL_TRY(idx.ensure_file());
+    SPOOL_TRY(idx.ensure_file(ops));
     struct stat st {};
     if (::fstat(idx.fd(), &st) != 0) {
         return make_error_code(errc::io_error);
@@ -88,11 +88,11 @@ result<mapped_index> mapped_index::map_sealed(const std::filesystem::path& path,
     return idx;
 }
 
-result<void> mapped_index::ensure_file() {
+result<void> mapped_index::ensure_file(file_ops& ops) {
     if (_file) {
         return success();
     }
-    int fd = ::open(_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = ops.open_or_create(_path.c_str());
     if (fd < 0) {
         return make_error_code(errc_from_errno(errno));
     }
@@ -137,7 +137,7 @@ void mapped_index::truncate_entries(uint32_t n) {
 }
 
 result<void> mapped_index::trim(file_ops& ops) {
-    SPOOL_TRY(ensure_file());
+    SPOOL_TRY(ensure_file(ops));
     unmap();
     if (ops.ftruncate(fd(), static_cast<off_t>(size_bytes())) != 0) {
         return make_error_code(errc_from_errno(errno));
@@ -148,7 +148,7 @@ result<void> mapped_index::trim(file_ops& ops) {
 }
 
 result<void> mapped_index::make_mutable(file_ops& ops, uint32_t mutable_max_bytes) {
-    SPOOL_TRY(ensure_file());
+    SPOOL_TRY(ensure_file(ops));
     uint32_t max_bytes = mutable_max_bytes / _entry_size * _entry_size;
     if (max_bytes < _entry_size) {
         max_bytes = _entry_size;
@@ -176,7 +176,7 @@ result<void> mapped_index::reserve(file_ops& ops, uint64_t entries) {
     if (need <= _reserved) {
         return success();
     }
-    SPOOL_TRY(ensure_file());
+    SPOOL_TRY(ensure_file(ops));
     uint64_t target = std::min(limit, (need + step - 1) / step * step);
     if (ops.fallocate(fd(), static_cast<off_t>(_reserved),
                       static_cast<off_t>(target - _reserved)) != 0) {

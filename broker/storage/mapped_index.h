@@ -81,7 +81,7 @@ public:
 
 private:
     // Reopens the file for writing when the descriptor was let go.
-    result<void> ensure_file();
+    result<void> ensure_file(file_ops& ops);
     result<void> map(size_t bytes);
     void unmap();
 

@@ -20,9 +20,7 @@ namespace fs = std::filesystem;
 
 result<std::unique_ptr<partition_log>> partition_log::open(fs::path dir, model::topic_partition tp,
                                                            log_config cfg, open_options opts) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) {
+    if (opts.ops->create_directory(dir.c_str()) != 0) {
         return make_error_code(errc::io_error);
     }
     std::unique_ptr<partition_log> log(new partition_log(dir, std::move(tp), cfg, opts));

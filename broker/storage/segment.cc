@@ -66,8 +66,8 @@ segment::segment(file_ops& ops, fs::path dir, model::offset base, const log_conf
 
 segment::~segment() = default;
 
-static result<std::shared_ptr<file_handle>> open_log(const fs::path& path) {
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+static result<std::shared_ptr<file_handle>> open_log(file_ops& ops, const fs::path& path) {
+    int fd = ops.open_or_create(path.c_str());
     if (fd < 0) {
         return make_error_code(errc_from_errno(errno));
     }
@@ -78,7 +78,8 @@ result<std::unique_ptr<segment>> segment::create(file_ops& ops, const fs::path& 
                                                  model::offset base, const log_config& cfg,
                                                  model::timestamp now) {
     std::unique_ptr<segment> s(new segment(ops, dir, base, cfg, true, now));
-    SPOOL_STORAGE_ASSIGN(s->_log, open_log(layout::segment_path(dir, base, layout::log_suffix)));
+    SPOOL_STORAGE_ASSIGN(s->_log,
+                         open_log(ops, layout::segment_path(dir, base, layout::log_suffix)));
     // A leftover file of the same name (a crash between create and the first append) is empty or
     // garbage from an earlier life of this offset: start clean.
     if (ops.ftruncate(s->_log->fd(), 0) != 0) {
@@ -101,7 +102,8 @@ result<std::unique_ptr<segment>> segment::open(file_ops& ops, const fs::path& di
                                                model::offset base, const log_config& cfg,
                                                bool active, model::timestamp now, bool load_tail) {
     std::unique_ptr<segment> s(new segment(ops, dir, base, cfg, active, now));
-    SPOOL_STORAGE_ASSIGN(s->_log, open_log(layout::segment_path(dir, base, layout::log_suffix)));
+    SPOOL_STORAGE_ASSIGN(s->_log,
+                         open_log(ops, layout::segment_path(dir, base, layout::log_suffix)));
     struct stat st {};
     if (::fstat(s->_log->fd(), &st) != 0) {
         return make_error_code(errc::io_error);
