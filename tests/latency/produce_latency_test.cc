@@ -201,9 +201,37 @@ protected:
             list_us(loaded_p99s).c_str(), idle_samples.size(), loaded_samples.size(),
             idle_stats.wake_late_p99_us, loaded_stats.wake_late_p99_us);
         std::fflush(stdout);
+        print_slowest(phase, loaded_samples);
         ASSERT_GT(idle, 0);
         EXPECT_LE(loaded, allowed_factor * idle)
             << phase << ": p99 " << loaded << " us against " << idle << " us in the idle blocks";
+    }
+
+    // The slowest samples, with when they were due on CLOCK_MONOTONIC (steady_clock here), so a
+    // stall can be matched with a `perf record -k CLOCK_MONOTONIC` of the same run.
+    static void print_slowest(const char* phase, std::vector<latency_sample> samples) {
+        constexpr size_t shown = 5;
+        std::sort(samples.begin(), samples.end(),
+                  [](const auto& a, const auto& b) { return a.latency > b.latency; });
+        std::string out;
+        for (size_t i = 0; i < std::min(shown, samples.size()); ++i) {
+            const auto& x = samples[i];
+            out += fmt_sample(x);
+        }
+        std::printf(
+            "[latency] %-10s slowest loaded samples (due at monotonic s: latency, own "
+            "wake-up lateness):%s\n",
+            phase, out.c_str());
+        std::fflush(stdout);
+    }
+
+    static std::string fmt_sample(const latency_sample& x) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, " %.6f: %lld us, %lld us",
+                      std::chrono::duration<double>(x.due.time_since_epoch()).count(),
+                      static_cast<long long>(x.latency.count()),
+                      static_cast<long long>(x.wake_late.count()));
+        return buf;
     }
 
     static double median(std::vector<double> v) {
