@@ -29,6 +29,14 @@ struct latency_stats {
     size_t answered = 0;
     double p50_ms = 0;
     double p99_ms = 0;
+    // The 5 slowest requests as "<start, CLOCK_MONOTONIC s>: <ms>", so that a p99 can be matched
+    // with a `perf record -k CLOCK_MONOTONIC` of the same run.
+    std::string slowest;
+};
+
+struct latency_sample {
+    std::chrono::steady_clock::time_point start;
+    double ms = 0;
 };
 
 class latency_probe {
@@ -40,7 +48,7 @@ public:
 
     // `count` requests, `pause` apart, their latencies added to `into`; false when a request got
     // no answer within 5 s (the run ends there).
-    bool measure(size_t count, std::chrono::milliseconds pause, std::vector<double>& into) {
+    bool measure(size_t count, std::chrono::milliseconds pause, std::vector<latency_sample>& into) {
         for (size_t i = 0; i < count; ++i) {
             auto start = std::chrono::steady_clock::now();
             auto resp =
@@ -48,9 +56,9 @@ public:
             if (!resp) {
                 return false;
             }
-            into.push_back(
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count());
+            into.push_back({start, std::chrono::duration<double, std::milli>(
+                                       std::chrono::steady_clock::now() - start)
+                                       .count()});
             std::this_thread::sleep_for(pause);
         }
         return true;
@@ -61,14 +69,22 @@ private:
     protocol::metadata_request _request;
 };
 
-inline latency_stats summarize(std::vector<double> ms, size_t sent) {
+inline latency_stats summarize(std::vector<latency_sample> samples, size_t sent) {
     latency_stats out;
     out.sent = sent;
-    out.answered = ms.size();
-    if (!ms.empty()) {
-        std::sort(ms.begin(), ms.end());
-        out.p50_ms = ms[ms.size() / 2];
-        out.p99_ms = ms[std::min(ms.size() - 1, ms.size() * 99 / 100)];
+    out.answered = samples.size();
+    if (!samples.empty()) {
+        std::sort(samples.begin(), samples.end(),
+                  [](const auto& a, const auto& b) { return a.ms < b.ms; });
+        out.p50_ms = samples[samples.size() / 2].ms;
+        out.p99_ms = samples[std::min(samples.size() - 1, samples.size() * 99 / 100)].ms;
+        for (size_t i = 0; i < std::min<size_t>(5, samples.size()); ++i) {
+            const auto& x = samples[samples.size() - 1 - i];
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%s%.6f: %.3f ms", i == 0 ? "" : ", ",
+                          std::chrono::duration<double>(x.start.time_since_epoch()).count(), x.ms);
+            out.slowest += buf;
+        }
     }
     return out;
 }
@@ -78,9 +94,9 @@ inline latency_stats summarize(std::vector<double> ms, size_t sent) {
 inline latency_stats measure_latency(uint16_t port, const std::string& topic, size_t count,
                                      std::chrono::milliseconds pause) {
     latency_probe probe(port, topic);
-    std::vector<double> ms;
-    probe.measure(count, pause, ms);
-    return summarize(std::move(ms), count);
+    std::vector<latency_sample> samples;
+    probe.measure(count, pause, samples);
+    return summarize(std::move(samples), count);
 }
 
 // The control and the broker under load, measured in alternating blocks on one probe
@@ -90,8 +106,8 @@ inline std::pair<latency_stats, latency_stats> measure_against_control(
     uint16_t port, const std::string& topic, size_t blocks, size_t per_block,
     std::chrono::milliseconds pause, Aim aim) {
     latency_probe probe(port, topic);
-    std::vector<double> control;
-    std::vector<double> during;
+    std::vector<latency_sample> control;
+    std::vector<latency_sample> during;
     bool answered = true;
     for (size_t b = 0; b < blocks && answered; ++b) {
         aim(false);
