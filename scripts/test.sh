@@ -22,22 +22,21 @@ bash scripts/peers/fetch-all.sh
 bash scripts/k8s/build.sh
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset"
-# Known gap (issue #14 item 7): the `latency` suite (p99 produce latency within 2x of idle while
-# the broker cleans 1 GiB, loops CreateTopics/DeleteTopics or serves an InitProducerId flood)
-# does not meet its bound yet (the InitProducerId flood now does: 1.5-1.75x; the loop does not:
-# it saturates both cores at 1,100 cycles in 12 s; Apache Kafka 4.1.1 under the same test here,
-# SPOOL_LATENCY_EXTERNAL_PORT, ran 200 cycles at 2.1-2.5x, idle p99 3.3-4.8 ms, loaded 8-10 ms),
-# so a full run leaves it out; `scripts/test.sh -L latency` runs it. The label also holds
-# hostile_p99, the p99 bounds (2x) of the hostile trickle, thousand claims and reconnect storm,
-# which miss by a few percent in about one full run in three at a load under 1 per core; the full
-# run's hostile_test still asserts their memory, fds and answers.
+# The `latency` suite (issue #14 item 7: a steady producer's p99 within 2x of idle while the
+# broker serves an InitProducerId flood, cleans 1 GiB or loops CreateTopics/DeleteTopics) is part
+# of the full run: about 100 s, alone on the machine (RUN_SERIAL).
+# Known gap (issue #14): the `known_gap` label holds hostile_p99, the p99 bounds (2x) of the
+# hostile trickle, thousand claims and reconnect storm, which miss now and then when the load
+# generator shares the broker's two cores (tests/hostile/latency_probe.h says why); the full
+# run's hostile_test still asserts their memory, fds and answers; `scripts/test.sh -L known_gap`
+# asserts the bounds.
 # The `scale` measurements (100,000 partitions in etcd, failover with 10,000, a 60 s
 # steady load; broker/metadata/README.md) take minutes and assert little: `-L scale`.
 # The `cluster` suite (a real etcd + three brokers) is part of the full run.
 full_run=0
 if (($# == 0)); then
     full_run=1
-    set -- -LE "latency|scale"
+    set -- -LE "scale|known_gap"
 fi
 # run_ctest ARGS...: ctest, and when a test fails the tail of each failed test's output after
 # CTest's summary (CI keeps only the end of a run's output, where CTest names but does not explain).

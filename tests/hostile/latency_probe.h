@@ -142,25 +142,31 @@ inline double allowed_p99_ms(const latency_stats& baseline, const latency_stats&
     return factor * std::max(baseline.p99_ms, control.p99_ms);
 }
 
-// Known gap (issue #14): at a load under 1 per core the p99 bounds above miss by a few percent in
-// about one full run in three, a different test each time (trickle 1.54 ms against 0.65 ms;
-// thousand claims 0.461 ms against 0.454 ms and 2.38 ms against 1.31 ms; reconnect storm
-// 0.81 ms against 0.75 ms), so the full run (test.sh) leaves the bounds to the `latency` label,
-// as it does item 7's: the test hostile_p99 (`scripts/test.sh -L latency`) sets this variable and
-// asserts them. The full run still asserts every hostile test's memory, fds and answers.
+// Known gap (issue #14): the p99 bounds above miss now and then, the trickle's most often (2 of
+// 3 runs in session 15: 1.93 ms and 0.53 ms against 0.69 and 0.38 ms). The slowest requests,
+// matched with `perf sched record -k CLOCK_MONOTONIC`, waited for their shard while the load
+// generator's own thread held the other core: its socket wake-up (a sync wake-up) pulled the
+// shard onto the waker's CPU, where that thread then spent about 4 ms in the kernel sending the
+// next chunks (a PREEMPT_NONE kernel does not preempt it), while the shard's own core went idle.
+// The control server's thread is pulled the same way, but the probe does not talk to it. With
+// the shards pinned (spool.cpu.pinning=true) the trickle's p99 was 0.09-0.15 ms in 3 of 3 runs
+// (unpinned 0.23-0.38 ms); pinning is not the default (cpu_placement.h says what it costs when
+// clients share the cores). So the full run (test.sh) leaves these bounds to the `known_gap`
+// label: the test hostile_p99 (`scripts/test.sh -L known_gap`) sets this variable and asserts
+// them. The full run still asserts every hostile test's memory, fds and answers.
 inline bool p99_bounds_asserted() {
     return std::getenv("SPOOL_ASSERT_HOSTILE_P99") != nullptr;
 }
 
 // EXPECT_LE(p99, bound) where the run asserts p99 bounds; else says it did not.
-#define SPOOL_EXPECT_P99_WITHIN(what, p99, bound)                                              \
-    do {                                                                                       \
-        if (::spool::tests::hostile::p99_bounds_asserted()) {                                  \
-            EXPECT_LE(p99, bound) << what;                                                     \
-        } else {                                                                               \
-            std::printf("%s: p99 bound not asserted in this run (label latency asserts it)\n", \
-                        what);                                                                 \
-        }                                                                                      \
+#define SPOOL_EXPECT_P99_WITHIN(what, p99, bound)                                                \
+    do {                                                                                         \
+        if (::spool::tests::hostile::p99_bounds_asserted()) {                                    \
+            EXPECT_LE(p99, bound) << what;                                                       \
+        } else {                                                                                 \
+            std::printf("%s: p99 bound not asserted in this run (label known_gap asserts it)\n", \
+                        what);                                                                   \
+        }                                                                                        \
     } while (false)
 
 }  // namespace spool::tests::hostile
