@@ -828,6 +828,13 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
         bool clean = std::chrono::steady_clock::now() >= next_clean;
         if (clean) {
             next_clean = std::chrono::steady_clock::now() + clean_every;
+            if (shard == 0) {
+                // Spare files no CreateTopics took within Kafka's delay for deleting files go.
+                std::chrono::milliseconds idle =
+                    self->_config.get(config::keys::log_segment_delete_delay_ms);
+                self->_background->post(
+                    [recycler = self->_recycler.get(), idle] { recycler->remove_idle(idle); });
+            }
         }
         for (auto& [tp, p] : table.partitions) {
             // Commit deadlines and ISR shrinks (replica.lag.time.max.ms).

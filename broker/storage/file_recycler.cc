@@ -7,12 +7,15 @@
 #include <stdio.h>  // renameat2
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <string>
 #include <system_error>
 
 namespace spool::broker::storage {
 
 namespace fs = std::filesystem;
+using spare_clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -27,26 +30,58 @@ bool file_of_empty_partition(const std::string& name, uintmax_t size) {
            name == layout::leader_epoch_checkpoint;
 }
 
+bool is_spare_name(const std::string& name) {
+    return name.starts_with(file_recycler::spare_file_prefix) ||
+           (name.starts_with(file_recycler::spare_directory_prefix) &&
+            name.ends_with(file_recycler::spare_directory_suffix));
+}
+
 }  // namespace
 
 file_recycler::file_recycler(fs::path log_dir, size_t capacity)
     : _dir(std::move(log_dir)), _capacity(capacity) {
-    _files.reserve(capacity);
-    _directories.reserve(capacity / 4);
+    _files.ready.reserve(capacity);
+    _directories.ready.reserve(capacity / 4);
 }
 
-fs::path file_recycler::spare_path(uint64_t n) const {
-    return _dir / (std::string(spare_prefix) + std::to_string(n));
+fs::path file_recycler::file_path(uint64_t n) const {
+    return _dir / (std::string(spare_file_prefix) + std::to_string(n));
+}
+
+fs::path file_recycler::directory_path(uint64_t n) const {
+    return _dir / (std::string(spare_directory_prefix) + std::to_string(n) +
+                   std::string(spare_directory_suffix));
 }
 
 size_t file_recycler::spare_files() const {
     std::lock_guard lk(_mu);
-    return _files.size();
+    return _files.ready.size();
 }
 
 size_t file_recycler::spare_directories() const {
     std::lock_guard lk(_mu);
-    return _directories.size();
+    return _directories.ready.size();
+}
+
+std::optional<file_recycler::spare> file_recycler::try_take(pool& p) {
+    if (!_usable.load(std::memory_order_relaxed)) {
+        return std::nullopt;
+    }
+    std::unique_lock lk(_mu, std::try_to_lock);
+    if (!lk || p.ready.empty()) {
+        return std::nullopt;
+    }
+    spare s = p.ready.back();
+    p.ready.pop_back();
+    return s;
+}
+
+void file_recycler::put_back(pool& p, spare s) {
+    std::lock_guard lk(_mu);
+    // Where its age puts it, so remove_idle still finds the oldest first.
+    auto at = std::upper_bound(p.ready.begin(), p.ready.end(), s.given,
+                               [](auto t, const spare& x) { return t < x.given; });
+    p.ready.insert(at, s);
 }
 
 int file_recycler::take(const fs::path& from, const char* to) {
@@ -72,80 +107,52 @@ int file_recycler::open_or_create(const char* path, int flags) {
     if (fd >= 0 || errno != ENOENT) {
         return fd;
     }
-    std::optional<uint64_t> spare;
-    {
-        std::unique_lock lk(_mu, std::try_to_lock);
-        if (lk && !_files.empty()) {
-            spare = _files.back();
-            _files.pop_back();
-        }
-    }
-    if (spare) {
-        int e = take(spare_path(*spare), path);
+    if (auto s = try_take(_files)) {
+        int e = take(file_path(s->n), path);
         if (e == 0) {
             return ::open(path, O_RDWR | O_CLOEXEC | flags);
         }
         if (e == EEXIST) {
-            // Created meanwhile by someone else: the spare stays in the pool. Any other error
-            // (the spare vanished, a parent is missing...) drops it.
-            std::lock_guard lk(_mu);
-            _files.push_back(*spare);
+            put_back(_files, *s);  // created meanwhile by someone else
         }
+        // Any other error (the spare vanished, a parent is missing...) drops the spare.
     }
     return file_ops::open_or_create(path, flags);
 }
 
 int file_recycler::create_directory(const char* path) {
-    std::optional<fs::path> spare;
-    if (_usable.load(std::memory_order_relaxed)) {
-        std::unique_lock lk(_mu, std::try_to_lock);
-        if (lk && !_directories.empty()) {
-            spare = std::move(_directories.back());
-            _directories.pop_back();
-        }
-    }
-    if (spare) {
-        int e = take(*spare, path);
+    if (auto s = try_take(_directories)) {
+        int e = take(directory_path(s->n), path);
         if (e == 0) {
             return 0;
         }
         if (e == EEXIST) {
-            std::lock_guard lk(_mu);
-            _directories.push_back(std::move(*spare));
+            put_back(_directories, *s);
         }
     }
     return file_ops::create_directory(path);
 }
 
-bool file_recycler::give_file(const fs::path& file) {
+bool file_recycler::give(pool& p, size_t limit, const fs::path& from, bool directory) {
     uint64_t n = 0;
     {
         std::lock_guard lk(_mu);
-        if (_files.size() + _claimed >= _capacity) {
+        if (p.ready.size() + p.claimed >= limit) {
             return false;
         }
         n = _next++;
-        ++_claimed;
+        ++p.claimed;
     }
+    auto to = directory ? directory_path(n) : file_path(n);
     bool ok =
-        ::truncate(file.c_str(), 0) == 0 && ::rename(file.c_str(), spare_path(n).c_str()) == 0;
+        (directory || ::truncate(from.c_str(), 0) == 0) && ::rename(from.c_str(), to.c_str()) == 0;
     std::lock_guard lk(_mu);
-    --_claimed;
+    --p.claimed;
     if (ok) {
-        _files.push_back(n);
+        p.ready.push_back({n, spare_clock::now()});
         _given.fetch_add(1, std::memory_order_relaxed);
     }
     return ok;
-}
-
-bool file_recycler::give_directory(const fs::path& dir) {
-    std::lock_guard lk(_mu);
-    if (_directories.size() >= _capacity / 4) {
-        return false;
-    }
-    _directories.push_back(dir);
-    _given.fetch_add(1, std::memory_order_relaxed);
-    return true;
 }
 
 void file_recycler::remove_partition_dir(const fs::path& dir, bool give_files_of_empty) {
@@ -167,9 +174,9 @@ void file_recycler::remove_partition_dir(const fs::path& dir, bool give_files_of
         if (!ec && only_known) {
             bool emptied = true;
             for (const auto& file : files) {
-                emptied = give_file(file) && emptied;
+                emptied = give(_files, _capacity, file, false) && emptied;
             }
-            if (emptied && give_directory(dir)) {
+            if (emptied && give(_directories, _capacity / 4, dir, true)) {
                 return;
             }
         }
@@ -181,20 +188,30 @@ void file_recycler::remove_partition_dir(const fs::path& dir, bool give_files_of
     }
 }
 
+void file_recycler::remove_idle(spare_clock::duration idle) {
+    remove_given_before(spare_clock::now() - idle);
+}
+
 void file_recycler::remove_spares() {
-    std::vector<uint64_t> files;
-    std::vector<fs::path> directories;
+    remove_given_before(spare_clock::time_point::max());
+}
+
+void file_recycler::remove_given_before(spare_clock::time_point before) {
+    std::vector<fs::path> doomed;
     {
         std::lock_guard lk(_mu);
-        files.swap(_files);
-        directories.swap(_directories);
+        for (auto [p, directory] : {std::pair{&_files, false}, std::pair{&_directories, true}}) {
+            auto end = std::find_if(p->ready.begin(), p->ready.end(),
+                                    [before](const spare& s) { return s.given >= before; });
+            for (auto it = p->ready.begin(); it != end; ++it) {
+                doomed.push_back(directory ? directory_path(it->n) : file_path(it->n));
+            }
+            p->ready.erase(p->ready.begin(), end);
+        }
     }
     std::error_code ec;
-    for (uint64_t n : files) {
-        fs::remove(spare_path(n), ec);
-    }
-    for (const auto& d : directories) {
-        fs::remove_all(d, ec);
+    for (const auto& path : doomed) {
+        fs::remove(path, ec);  // an empty file or directory
     }
 }
 
@@ -202,12 +219,12 @@ void file_recycler::remove_leftovers(const fs::path& log_dir) {
     std::error_code ec;
     std::vector<fs::path> leftovers;
     for (const auto& de : fs::directory_iterator(log_dir, ec)) {
-        if (de.path().filename().string().starts_with(spare_prefix)) {
+        if (is_spare_name(de.path().filename().string())) {
             leftovers.push_back(de.path());
         }
     }
     for (const auto& p : leftovers) {
-        fs::remove(p, ec);
+        fs::remove_all(p, ec);
     }
 }
 

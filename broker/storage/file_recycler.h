@@ -12,34 +12,35 @@
 // kernel does not preempt, so a shard woken on that core waited up to 1.6 ms for the storage
 // thread. With the pool the loop allocates and frees nothing.
 //
-// Spare files are empty regular files `.spool-spare-<n>` in the log directory's root, where
-// Kafka's layout has only files it ignores. Spare directories are the removed partitions' own
-// directories, emptied, under the name they were renamed to for deletion
-// (`<topic>-<partition>.<uuid>-delete`, which Kafka and Spool both delete at start). Giving a file:
-// truncate it to 0 bytes and rename it into the pool. Taking: open_or_create() and
-// create_directory() rename a spare onto a path that does not exist (renameat2 RENAME_NOREPLACE);
-// without a spare they create it.
+// Spares live in the log directory's root under names Kafka's layout allows there: a spare file
+// is an empty regular file `.spool-spare-<n>` (Kafka ignores files in the root), a spare
+// directory is an empty `spool-spare-<n>.spare-delete` (a name Kafka and Spool both take for a
+// deleted partition's and delete at start). Giving: a file is truncated to 0 bytes and renamed
+// there, then its emptied directory. Taking: open_or_create() and create_directory() rename a
+// spare onto a path that does not exist (renameat2 RENAME_NOREPLACE); without a spare they create
+// it.
 //
 // Only the files of a partition that never held a record are given (`give_files_of_empty` is the
 // owner's word for it, and the names and sizes are checked again): its `.log` is empty, so no
 // record of a deleted topic can reach a new partition even when a power cut loses the
 // truncation, and nothing maps or reads its files any more (no closed segment, so no cleaning
-// pass or fetch slice). Any other partition is deleted as before. A clean close deletes the
-// spares (remove_spares); those a crash left are deleted at the next start (remove_leftovers for
-// the files, the start's `-delete` sweep for the directories).
+// pass or fetch slice). Any other partition is deleted as before. At most `capacity` files and a
+// quarter as many directories are kept; a spare unused for log.segment.delete.delay.ms is deleted
+// (remove_idle), a clean close deletes them all (remove_spares), and a crash's are deleted at the
+// next start (remove_leftovers, and the start's sweep of `-delete` directories).
 //
 // Threading: open_or_create() and create_directory() from any thread, never blocking: they only
 // try_lock, and a busy pool means a plain create (a shard that rolls a segment must not wait for
-// a nice-19 thread holding the lock). remove_partition_dir() from background threads.
+// a nice-19 thread holding the lock). The rest from background threads.
 
 #include "broker/storage/file_ops.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
 #include <optional>
-#include <string>
 #include <string_view>
 #include <vector>
 
@@ -47,8 +48,10 @@ namespace spool::broker::storage {
 
 class file_recycler final : public file_ops {
 public:
-    static constexpr std::string_view spare_prefix = ".spool-spare-";
-    static constexpr size_t default_capacity = 1024;  // files; directories: a quarter of it
+    static constexpr std::string_view spare_file_prefix = ".spool-spare-";
+    static constexpr std::string_view spare_directory_prefix = "spool-spare-";
+    static constexpr std::string_view spare_directory_suffix = ".spare-delete";
+    static constexpr size_t default_capacity = 256;  // files; directories: a quarter of it
 
     explicit file_recycler(std::filesystem::path log_dir, size_t capacity = default_capacity);
 
@@ -59,13 +62,15 @@ public:
 
     // Deletes a removed partition's directory (already renamed out of the way), first giving
     // its files and itself to the pool when give_files_of_empty says the partition never held a
-    // record. Background threads only.
+    // record.
     void remove_partition_dir(const std::filesystem::path& dir, bool give_files_of_empty);
-
-    // Deletes the spare files a previous run left in log_dir; call before the first take.
-    static void remove_leftovers(const std::filesystem::path& log_dir);
+    // Deletes the spares given longer than `idle` ago.
+    void remove_idle(std::chrono::steady_clock::duration idle);
     // Deletes every spare and empties the pool (at a close, once nothing gives or takes).
     void remove_spares();
+    // Deletes the spare files and directories a previous run left in log_dir; call before the
+    // first take.
+    static void remove_leftovers(const std::filesystem::path& log_dir);
 
     [[nodiscard]] size_t spare_files() const;
     [[nodiscard]] size_t spare_directories() const;
@@ -74,23 +79,36 @@ public:
     [[nodiscard]] uint64_t given() const { return _given.load(std::memory_order_relaxed); }
 
 private:
-    [[nodiscard]] std::filesystem::path spare_path(uint64_t n) const;
+    struct spare {
+        uint64_t n = 0;
+        std::chrono::steady_clock::time_point given;
+    };
+    // One kind of spare: those on disk, oldest first, and the numbers of gives still renaming.
+    struct pool {
+        std::vector<spare> ready;
+        size_t claimed = 0;
+    };
+
+    [[nodiscard]] std::filesystem::path file_path(uint64_t n) const;
+    [[nodiscard]] std::filesystem::path directory_path(uint64_t n) const;
+    // The newest spare of p, unless the lock is busy or p is empty.
+    std::optional<spare> try_take(pool& p);
     // Renames the spare `from` onto `to` unless `to` exists: 0, or the errno (EEXIST: `to` exists
-    // and `from` is still a spare).
+    // and `from` is still a spare, to be put back).
     int take(const std::filesystem::path& from, const char* to);
-    // Truncates file and renames it into the pool; false when it was not taken (pool full,
-    // an error): the caller deletes it.
-    bool give_file(const std::filesystem::path& file);
-    // Keeps an emptied partition directory in the pool; false when full.
-    bool give_directory(const std::filesystem::path& dir);
+    void put_back(pool& p, spare s);
+    // Deletes the spares given before `before`.
+    void remove_given_before(std::chrono::steady_clock::time_point before);
+    // Renames `from` into p under a new number (truncate: a file, emptied first); false when the
+    // pool is full or the rename failed.
+    bool give(pool& p, size_t limit, const std::filesystem::path& from, bool directory);
 
     const std::filesystem::path _dir;
     const size_t _capacity;
     mutable std::mutex _mu;
-    std::vector<uint64_t> _files;  // under _mu: spare files on disk, ready
-    size_t _claimed = 0;           // under _mu: file numbers handed out to gives still renaming
-    uint64_t _next = 0;            // under _mu
-    std::vector<std::filesystem::path> _directories;  // under _mu: spare directories on disk
+    pool _files;         // under _mu
+    pool _directories;   // under _mu
+    uint64_t _next = 0;  // under _mu
     // Cleared when the file system refuses RENAME_NOREPLACE: everything is created from then on.
     std::atomic<bool> _usable{true};
     std::atomic<uint64_t> _reused{0};

@@ -235,7 +235,8 @@ TEST_F(partition_manager_test, test_a_deleted_empty_topics_files_become_the_next
     auto spares = [&] {
         size_t n = 0;
         for (const auto& e : fs::directory_iterator(dir)) {
-            n += e.path().filename().string().starts_with(storage::file_recycler::spare_prefix);
+            n +=
+                e.path().filename().string().starts_with(storage::file_recycler::spare_file_prefix);
         }
         return n;
     };

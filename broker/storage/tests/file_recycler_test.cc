@@ -16,6 +16,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <thread>
 
 namespace spool::broker::storage {
 namespace {
@@ -39,7 +40,7 @@ std::set<ino_t> inodes_in(const fs::path& dir) {
 size_t spares_on_disk(const fs::path& log_dir) {
     size_t n = 0;
     for (const auto& e : fs::directory_iterator(log_dir)) {
-        n += e.path().filename().string().starts_with(file_recycler::spare_prefix);
+        n += e.path().filename().string().starts_with(file_recycler::spare_file_prefix);
     }
     return n;
 }
@@ -84,20 +85,21 @@ TEST(file_recycler, test_an_empty_partitions_files_become_the_next_partitions) {
     auto doomed = doom(std::move(first));
 
     ops.remove_partition_dir(doomed, /*give_files_of_empty=*/true);
-    // The files went to the pool; the emptied directory stays, under its -delete name.
+    // The files went to the pool, then the emptied directory, under a name that no longer says
+    // which topic it held.
     EXPECT_EQ(ops.given(), 5u);
     EXPECT_EQ(ops.spare_files(), 4u);
     EXPECT_EQ(ops.spare_directories(), 1u);
     EXPECT_EQ(spares_on_disk(dir.path()), 4u);
-    ASSERT_TRUE(fs::is_directory(doomed));
-    EXPECT_TRUE(fs::is_empty(doomed));
+    EXPECT_FALSE(fs::exists(doomed));
+    EXPECT_TRUE(fs::is_empty(dir.path() / "spool-spare-4.spare-delete"));
 
     auto second = open_with(ops, dir.path(), "second");
     ASSERT_TRUE(second);
     ASSERT_TRUE(second->begin_leader_epoch(model::leader_epoch(0)));
     // Every file of the new partition, and its directory, is an old inode; none was allocated.
     EXPECT_EQ(inode_of(second->dir()), old_dir);
-    EXPECT_FALSE(fs::exists(doomed));
+    EXPECT_FALSE(fs::exists(dir.path() / "spool-spare-4.spare-delete"));
     auto new_inodes = inodes_in(second->dir());
     EXPECT_EQ(new_inodes.size(), 4u);
     for (ino_t i : new_inodes) {
@@ -208,6 +210,29 @@ TEST(file_recycler, test_a_close_deletes_the_spares) {
     EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
+TEST(file_recycler, test_spares_unused_for_the_delete_delay_are_deleted) {
+    temp_dir dir;
+    file_recycler ops(dir.path());
+    auto first = open_with(ops, dir.path(), "first");
+    auto second = open_with(ops, dir.path(), "second");
+    ASSERT_TRUE(first && second);
+    ops.remove_partition_dir(doom(std::move(first)), true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ops.remove_partition_dir(doom(std::move(second)), true);
+    ASSERT_EQ(ops.spare_files(), 6u);
+    ASSERT_EQ(ops.spare_directories(), 2u);
+    ops.remove_idle(std::chrono::hours(1));
+    EXPECT_EQ(ops.spare_files(), 6u);
+    // Only the first partition's spares are older than 25 ms.
+    ops.remove_idle(std::chrono::milliseconds(25));
+    EXPECT_EQ(ops.spare_files(), 3u);
+    EXPECT_EQ(ops.spare_directories(), 1u);
+    EXPECT_EQ(spares_on_disk(dir.path()), 3u);
+    ops.remove_idle(std::chrono::milliseconds(0));
+    EXPECT_EQ(ops.spare_files(), 0u);
+    EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
 TEST(file_recycler, test_leftover_spares_are_deleted_at_start) {
     temp_dir dir;
     {
@@ -216,7 +241,7 @@ TEST(file_recycler, test_leftover_spares_are_deleted_at_start) {
         ASSERT_EQ(spares_on_disk(dir.path()), 3u);
     }
     file_recycler::remove_leftovers(dir.path());
-    EXPECT_EQ(spares_on_disk(dir.path()), 0u);
+    EXPECT_TRUE(fs::is_empty(dir.path()));  // the spare files and the spare directory
     // A new process's pool starts empty and creates files as usual.
     file_recycler ops(dir.path());
     auto log = open_with(ops, dir.path(), "after-restart");
