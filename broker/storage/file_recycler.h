@@ -8,9 +8,10 @@
 // inode skips every inode freed in the last 5 s, or the last 305 s while its inode table block is
 // dirty (fs/ext4/ialloc.c, recently_deleted()), so each allocation scans past all of them. A
 // CreateTopics/DeleteTopics loop frees 5 inodes per partition and the scan grows with it: in
-// `perf` it was over half of the broker's CPU during the loop, in kernel code that a PREEMPT_NONE
-// kernel does not preempt, so a shard woken on that core waited up to 1.6 ms for the storage
-// thread. With the pool the loop allocates and frees nothing.
+// `perf` it was a third of the broker's CPU during the loop (over half of its storage threads'
+// and flusher's), in kernel code that a PREEMPT_NONE kernel does not preempt, so a shard woken on
+// that core waited up to 1.6 ms for the storage thread. With the pool the loop allocates and
+// frees nothing.
 //
 // Spares live in the log directory's root under names Kafka's layout allows there: a spare file
 // is an empty regular file `.spool-spare-<n>` (Kafka ignores files in the root), a spare
