@@ -37,7 +37,9 @@ std::unique_ptr<runtime::shard_pool> make_shard_pool(const config::broker_config
         "{} shards for {} allowed CPUs{}; {}", shards, budget.allowed.size(),
         budget.limit_cpus ? fmt::format(" (cgroup limit {:.2f})", *budget.limit_cpus) : "",
         placement.reason);
-    return std::make_unique<runtime::shard_pool>(shards, std::move(placement.cpus));
+    return std::make_unique<runtime::shard_pool>(
+        shards, std::move(placement.cpus),
+        std::chrono::microseconds(config.get(config::keys::spool_shard_turn_us)));
 }
 
 std::string hostname() {

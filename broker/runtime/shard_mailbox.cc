@@ -1,5 +1,6 @@
 #include "broker/runtime/shard_mailbox.h"
 
+#include "broker/runtime/cooperative_turn.h"
 #include "common/log.h"
 
 #include <sys/eventfd.h>
@@ -136,6 +137,8 @@ void shard_mailbox::deliver(task* t) {
     std::unique_ptr<task> owned(t);
     owned->run();
     _delivered.fetch_add(1, std::memory_order_relaxed);
+    // A drain can run many tasks in one handler: a shard's turn counts each of them.
+    cooperative_turn::after_work();
 }
 
 }  // namespace spool::broker::runtime

@@ -1,5 +1,6 @@
 #include "broker/runtime/shard_pool.h"
 
+#include "broker/runtime/cooperative_turn.h"
 #include "broker/runtime/cpu_placement.h"
 #include "common/log.h"
 #include "common/queued_log_sink.h"
@@ -16,9 +17,23 @@ namespace spool::broker::runtime {
 namespace {
 thread_local std::optional<size_t> this_shard;
 thread_local const shard_pool* this_pool = nullptr;
+
+// io_context::run(), with a yield after every `turn` of running without a wait: run_one() waits
+// for work when there is none, and its handler starts a turn; poll_one() then runs what is ready
+// without waiting, and returns 0 once nothing is, so the next run_one() waits again.
+void run_in_turns(asio::io_context& ctx, std::chrono::microseconds turn) {
+    cooperative_turn::enable(turn);
+    while (ctx.run_one() > 0) {
+        cooperative_turn::start();
+        while (ctx.poll_one() > 0) {
+            cooperative_turn::after_work();
+        }
+    }
+}
 }  // namespace
 
-shard_pool::shard_pool(size_t count, std::vector<int> cpus) : _cpus(std::move(cpus)) {
+shard_pool::shard_pool(size_t count, std::vector<int> cpus, std::chrono::microseconds turn)
+    : _cpus(std::move(cpus)), _turn(turn) {
     if (count == 0) {
         count = default_shard_count(read_cpu_budget());
     }
@@ -59,7 +74,7 @@ void shard_pool::start() {
             }
             try {
                 mailbox->start();
-                ctx->run();
+                run_in_turns(*ctx, _turn);
             } catch (const std::exception& e) {
                 log::get("net")->critical("shard {} stopped by an exception: {}", i, e.what());
                 log::flush();

@@ -25,6 +25,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -42,8 +43,12 @@ namespace asio = boost::asio;
 class shard_pool {
 public:
     // count == 0: one shard per CPU the process may use (default_shard_count). cpus: shard i's
-    // thread is bound to cpus[i] (empty: not pinned; otherwise one entry per shard).
-    explicit shard_pool(size_t count, std::vector<int> cpus = {});
+    // thread is bound to cpus[i] (empty: not pinned; otherwise one entry per shard). turn: how
+    // long a shard runs without waiting before it yields its core (cooperative_turn.h; 0: never).
+    explicit shard_pool(size_t count, std::vector<int> cpus = {},
+                        std::chrono::microseconds turn = default_turn);
+
+    static constexpr std::chrono::microseconds default_turn{250};
     ~shard_pool();
     shard_pool(const shard_pool&) = delete;
     shard_pool& operator=(const shard_pool&) = delete;
@@ -107,6 +112,7 @@ private:
     };
     std::vector<std::unique_ptr<shard>> _shards;
     std::vector<int> _cpus;
+    std::chrono::microseconds _turn;
     bool _running = false;
 };
 
