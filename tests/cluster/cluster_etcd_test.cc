@@ -9,8 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace spool::tests::cluster {
 namespace {
@@ -103,10 +106,19 @@ TEST_F(cluster_etcd, etcd_stopped_brokers_serve_produce_and_fetch_and_refuse_cha
 }
 
 TEST_F(cluster_etcd, etcd_killed_and_restarted_loses_nothing) {
+    std::vector<std::string> kept;
     for (int t = 0; t < 5; ++t) {
-        ASSERT_EQ(create_topic_via(cluster.port(t % 3), "kept-" + std::to_string(t), 4), 0);
+        kept.push_back("kept-" + std::to_string(t));
+        ASSERT_EQ(create_topic_via(cluster.port(t % 3), kept.back(), 4), 0);
     }
-    auto view_before = cluster.metadata(0);
+    // A topic created through another broker reaches broker 0's view a moment later, leaders
+    // last (Kafka's clients see LEADER_NOT_AVAILABLE meanwhile): compare against settled leaders.
+    auto view_before = cluster.wait_for_metadata(
+        0,
+        [&](const metadata_view& m) {
+            return std::ranges::all_of(kept, [&](const auto& name) { return m.all_led(name, 4); });
+        },
+        10s, kept);
     ASSERT_TRUE(view_before);
     auto keys_before = etcdctl_get_prefix(cluster.etcd().endpoint(), cluster.prefix() + "/");
     ASSERT_TRUE(keys_before);
