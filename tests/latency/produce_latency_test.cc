@@ -210,28 +210,23 @@ protected:
     // The slowest samples, with when they were due on CLOCK_MONOTONIC (steady_clock here), so a
     // stall can be matched with a `perf record -k CLOCK_MONOTONIC` of the same run.
     static void print_slowest(const char* phase, std::vector<latency_sample> samples) {
-        constexpr size_t shown = 5;
-        std::sort(samples.begin(), samples.end(),
-                  [](const auto& a, const auto& b) { return a.latency > b.latency; });
+        auto shown = samples.begin() + std::min<ptrdiff_t>(5, std::ssize(samples));
+        std::partial_sort(samples.begin(), shown, samples.end(),
+                          [](const auto& a, const auto& b) { return a.latency > b.latency; });
         std::string out;
-        for (size_t i = 0; i < std::min(shown, samples.size()); ++i) {
-            const auto& x = samples[i];
-            out += fmt_sample(x);
+        for (auto it = samples.begin(); it != shown; ++it) {
+            char buf[96];
+            std::snprintf(buf, sizeof buf, " %.6f: %lld us, %lld us",
+                          std::chrono::duration<double>(it->due.time_since_epoch()).count(),
+                          static_cast<long long>(it->latency.count()),
+                          static_cast<long long>(it->wake_late.count()));
+            out += buf;
         }
         std::printf(
             "[latency] %-10s slowest loaded samples (due at monotonic s: latency, own "
             "wake-up lateness):%s\n",
             phase, out.c_str());
         std::fflush(stdout);
-    }
-
-    static std::string fmt_sample(const latency_sample& x) {
-        char buf[96];
-        std::snprintf(buf, sizeof buf, " %.6f: %lld us, %lld us",
-                      std::chrono::duration<double>(x.due.time_since_epoch()).count(),
-                      static_cast<long long>(x.latency.count()),
-                      static_cast<long long>(x.wake_late.count()));
-        return buf;
     }
 
     static double median(std::vector<double> v) {
