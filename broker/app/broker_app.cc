@@ -225,6 +225,7 @@ std::string broker_app::start() {
         return fmt::format("cannot open the logs in {}: {}", log_dir.string(), r.error().message());
     }
     _logs_open = true;
+    _store->logs_recovered();  // the controller may unfence this incarnation from now on
     _replica_sync = std::make_unique<metadata::replica_sync>(*_store, *_partitions, *_config);
     _replica_sync->start(snap);
     _producer_ids = std::make_unique<handlers::producer_id_allocator>(*_store, *_pool);

@@ -5,6 +5,7 @@
 #include "broker/metadata/embedded_store.h"
 #include "broker/metadata/etcd_store.h"
 #include "broker/metadata/partition_health_metrics.h"
+#include "broker/storage/layout.h"
 #include "common/log.h"
 #include "protocol/wire/uuid.h"
 
@@ -75,6 +76,12 @@ std::string metadata_runtime::open_etcd(const config::broker_config& config,
     auto session = metadata::session_options_from_config(config, self.endpoints);
     session.self.incarnation_id = self.incarnation_id;
     session.log_dir = log_dir;
+    // A broker process is a new incarnation: fenced until its logs are recovered and the
+    // controller has moved its leaderships (cluster_state.h). The marker is read before
+    // open_all() consumes it.
+    session.start_fenced = true;
+    session.unclean_shutdown =
+        !std::filesystem::exists(log_dir / storage::layout::clean_shutdown_marker);
     std::string why;
     if (auto r = _etcd->start_session(std::move(session), &why); !r) {
         auto message = why.empty() ? fmt::format("cannot register node.id {} in etcd at {}: {}",
@@ -88,6 +95,7 @@ std::string metadata_runtime::open_etcd(const config::broker_config& config,
     plan.unclean_leader_election = config.get(config::keys::unclean_leader_election_enable);
     plan.leader_imbalance_percentage =
         config.get(config::keys::leader_imbalance_per_broker_percentage);
+    plan.min_insync_replicas = config.get(config::keys::min_insync_replicas);
     metadata::leader_rebalance_options rebalance;
     rebalance.enabled = config.get(config::keys::auto_leader_rebalance_enable);
     rebalance.check_interval = config.get(config::keys::leader_imbalance_check_interval_seconds);

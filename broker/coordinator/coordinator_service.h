@@ -182,7 +182,10 @@ private:
                 w->timer.cancel();
             });
         };
-        if (!s || !s->coordinator) {
+        // A broker that may not lead now (fenced: a new incarnation not yet unfenced, or a
+        // session that may have expired) coordinates nothing: another broker may lead its
+        // __consumer_offsets partitions already. NOT_COORDINATOR makes clients look again.
+        if (!s || !s->coordinator || !_store.may_lead()) {
             (*fn)(nullptr, std::move(done));
         } else {
             _partitions.pool().post(s->shard, [this, s, fn, done = std::move(done)]() mutable {

@@ -46,6 +46,11 @@ std::vector<broker_address> live_brokers(const services& svc, const metadata::cl
     }
     out.reserve(s.brokers.size());
     for (const auto& [id, b] : s.brokers) {
+        // As Kafka's Metadata: a fenced broker (a new incarnation not yet unfenced by the
+        // controller) is not listed, so clients and tests see it once it may serve.
+        if (b.fenced) {
+            continue;
+        }
         if (auto a = address_of(b, listener)) {
             out.push_back(std::move(*a));
         }

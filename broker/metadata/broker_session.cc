@@ -78,18 +78,26 @@ broker_session::broker_session(etcd::client& client, asio::any_io_executor ex,
     if (_self.incarnation_id.empty()) {
         _self.incarnation_id = protocol::uuid::random().to_string();
     }
+    if (_options.start_fenced) {
+        _self.fenced = true;
+        _self.recovered = false;
+        _self.unclean_shutdown = _options.unclean_shutdown;
+        _unfenced.store(false, std::memory_order_release);
+    }
 }
 
 bool broker_session::may_lead() const {
-    if (!registered()) {
+    if (!registered() || !unfenced()) {
         return false;
     }
     auto since = now_ns() - _last_attempt_completed.load(std::memory_order_acquire);
     return since < std::chrono::nanoseconds(_options.session_timeout).count();
 }
 
-void broker_session::mark_attempt_completed() {
-    _last_attempt_completed.store(now_ns(), std::memory_order_release);
+void broker_session::mark_attempt_completed(int64_t sent_ns) {
+    // From when the request was sent, not answered: etcd extended the lease at some moment in
+    // between, so only the send time bounds it from below.
+    _last_attempt_completed.store(sent_ns, std::memory_order_release);
 }
 
 void broker_session::report(std::error_code e) const {
@@ -127,6 +135,7 @@ std::string broker_session::refusal(const std::optional<broker_registration>& ho
 asio::awaitable<broker_session::outcome> broker_session::register_once(std::string* why,
                                                                        std::error_code* error) {
     auto ttl_s = (_options.session_timeout.count() + 999) / 1000;
+    const int64_t sent = now_ns();
     auto granted_op = _client.grant_lease(std::chrono::seconds(std::max<int64_t>(1, ttl_s)));
     auto granted = co_await std::move(granted_op);
     if (!granted) {
@@ -149,7 +158,7 @@ asio::awaitable<broker_session::outcome> broker_session::register_once(std::stri
             break;
         }
         if (created.value().succeeded) {
-            mark_attempt_completed();
+            mark_attempt_completed(sent);
             set_lease(lease);
             co_return outcome::registered;
         }
@@ -189,7 +198,7 @@ asio::awaitable<broker_session::outcome> broker_session::register_once(std::stri
                     "node {}: replaced the stale registration of incarnation {} (same log "
                     "directory)",
                     _self.node_id, holder.value().incarnation_id);
-            mark_attempt_completed();
+            mark_attempt_completed(sent);
             set_lease(lease);
             co_return outcome::registered;
         }
@@ -213,17 +222,113 @@ asio::awaitable<result<void>> broker_session::start(std::string* why) {
         _self.log_dir_id = std::move(id).value();
     }
     std::error_code error;
+    if (_options.start_fenced) {
+        // Which directory this node id registered with last: a different one is a replaced
+        // volume (KIP-858), whose replicas hold nothing they held before.
+        auto known_op = _client.range(_keys.broker_dir(_self.node_id));
+        auto known = co_await std::move(known_op);
+        if (!known) {
+            *why = fmt::format("cannot read {} from etcd: {}", _keys.broker_dir(_self.node_id),
+                               known.error().message());
+            co_return known.error();
+        }
+        if (!known.value().kvs.empty() && known.value().kvs.front().value != _self.log_dir_id) {
+            _self.directory_changed = true;
+            log::get("metadata")
+                ->warn(
+                    "node {}: log directory {} (id {}) is not the one this node registered with "
+                    "before (id {}): its replicas rejoin only by copying from the others",
+                    _self.node_id, _options.log_dir.string(), _self.log_dir_id,
+                    known.value().kvs.front().value);
+        }
+    }
     auto out = co_await register_once(why, &error);
     if (out == outcome::registered) {
         log::get("metadata")
-            ->info("node {} registered in etcd (incarnation {}, lease {:x})", _self.node_id,
-                   _self.incarnation_id, lease_id());
+            ->info("node {} registered in etcd (incarnation {}, lease {:x}{}{})", _self.node_id,
+                   _self.incarnation_id, lease_id(), _self.fenced ? ", fenced" : "",
+                   _self.unclean_shutdown ? ", after an unclean shutdown" : "");
+        if (_options.start_fenced) {
+            co_await note_directory();
+        }
         co_return success();
     }
     if (why->empty()) {
         *why = fmt::format("cannot register node {} in etcd: {}", _self.node_id, error.message());
     }
     co_return error;
+}
+
+asio::awaitable<void> broker_session::note_directory() {
+    // Best effort: a failure only means the next start cannot tell a replaced directory.
+    auto put_op = _client.put(_keys.broker_dir(_self.node_id), _self.log_dir_id);
+    auto put = co_await std::move(put_op);
+    if (!put) {
+        log::get("metadata")
+            ->warn("node {}: cannot record its log directory id in etcd: {}", _self.node_id,
+                   put.error().message());
+    }
+}
+
+asio::awaitable<void> broker_session::mark_recovered() {
+    if (_self.recovered) {
+        co_return;
+    }
+    _self.recovered = true;  // a registration from now on says so
+    const std::string key = _keys.broker(_self.node_id);
+    for (int round = 0; round < 5 && !_stopping; ++round) {
+        auto read_op = _client.range(key);
+        auto read = co_await std::move(read_op);
+        if (!read || read.value().kvs.empty()) {
+            // Not registered now: the next registration carries recovered.
+            co_return;
+        }
+        const auto& kv = read.value().kvs.front();
+        auto held = etcd_layout::decode_broker(kv.value);
+        if (!held || held.value().incarnation_id != _self.incarnation_id ||
+            kv.lease != lease_id()) {
+            co_return;
+        }
+        auto next = std::move(held).value();
+        next.recovered = true;
+        etcd::txn_request update;
+        update.compares.push_back(etcd::compare::modified_at(key, kv.mod_revision));
+        update.success.emplace_back(etcd::put_op{key, etcd_layout::encode(next), kv.lease});
+        auto updated_op = _client.txn(std::move(update));
+        auto updated = co_await std::move(updated_op);
+        if (updated && updated.value().succeeded) {
+            log::get("metadata")->info("node {}: logs recovered; waiting to be unfenced",
+                                       _self.node_id);
+            co_return;
+        }
+    }
+    log::get("metadata")
+        ->warn("node {}: could not mark its registration recovered; the next registration will",
+               _self.node_id);
+}
+
+void broker_session::observe(const cluster_state& state) {
+    if (!_options.start_fenced) {
+        return;
+    }
+    auto it = state.brokers.find(_self.node_id);
+    const bool unfenced = it != state.brokers.end() &&
+                          it->second.incarnation_id == _self.incarnation_id &&
+                          it->second.lease == lease_id() && lease_id() != 0 && !it->second.fenced;
+    if (unfenced == _unfenced.load(std::memory_order_acquire)) {
+        return;
+    }
+    _unfenced.store(unfenced, std::memory_order_release);
+    if (unfenced) {
+        // What this incarnation lost at its start is settled now: a later registration (after
+        // an expiry) is fenced again, but this process has not lost anything since.
+        _self.unclean_shutdown = false;
+        _self.directory_changed = false;
+        log::get("metadata")->info("node {} unfenced by the controller", _self.node_id);
+    } else {
+        log::get("metadata")->info("node {} fenced until the controller unfences it",
+                                   _self.node_id);
+    }
 }
 
 void broker_session::run() {
@@ -235,6 +340,7 @@ void broker_session::run() {
 }
 
 asio::awaitable<void> broker_session::keep_alive_once() {
+    const int64_t sent = now_ns();
     auto renewed_op = _client.keep_alive_once(lease_id());
     auto renewed = co_await std::move(renewed_op);
     if (_stopping) {
@@ -243,7 +349,7 @@ asio::awaitable<void> broker_session::keep_alive_once() {
     report(renewed ? std::error_code{} : renewed.error());
     if (renewed || renewed.error() != etcd::errc::lease_not_found) {
         // Whatever else happened (even etcd unreachable), this process is demonstrably running.
-        mark_attempt_completed();
+        mark_attempt_completed(sent);
         co_return;
     }
     log::get("metadata")

@@ -12,10 +12,20 @@
 //    needs its own node.id".
 // log_dir_id is a uuid kept in <log dir>/spool-dir-id, created on first start.
 //
-// Keep-alive every heartbeat interval. may_lead() = registered AND the last keep-alive attempt
-// completed (any outcome but lease_not_found) less than a session timeout ago. So a process that
-// was paused (SIGSTOP) longer than that stops leading the moment it resumes, until a keep-alive
-// confirms its lease; an etcd outage alone does not fence (attempts still complete, with errors).
+// Incarnations (cluster_state.h): with start_fenced, every registration is fenced, and this
+// broker's own "recovered" false until mark_recovered() (the logs are open); the registration
+// also says whether this incarnation started without the clean-shutdown marker and whether the
+// log directory differs from the one P/broker_dirs/<id> remembers for this node id (the key is
+// then rewritten). The controller unfences the registration; observe() (each snapshot) notices,
+// and may_lead() stays false until then. A registration after an expiry is fenced again (as
+// Kafka fences a broker whose session lapsed), but no longer unclean: this process lost nothing.
+//
+// Keep-alive every heartbeat interval. may_lead() = registered AND unfenced AND the last
+// keep-alive attempt that completed (any outcome but lease_not_found) was sent less than a
+// session timeout ago (from the send: etcd renewed the lease at some moment after it). So a
+// process that was paused (SIGSTOP) longer than that stops leading the moment it resumes, until
+// a keep-alive confirms its lease; an etcd outage alone does not fence (attempts still complete,
+// with errors).
 // A keep-alive answered lease_not_found means etcd expired the session: may_lead() turns false,
 // the session registers again under a new lease (logged once each way), and the lease listeners
 // hear 0 and then the new lease id (the controller campaigns under it).
@@ -50,6 +60,11 @@ struct broker_session_options {
     std::filesystem::path log_dir;
     std::chrono::milliseconds session_timeout{9000};
     std::chrono::milliseconds heartbeat_interval{2000};
+    // Register fenced until the controller unfences (a broker process); false: registered
+    // unfenced, as before incarnations existed (the store's own tests, tools).
+    bool start_fenced = false;
+    // The log dir's clean-shutdown marker was missing at start (registration's unclean_shutdown).
+    bool unclean_shutdown = false;
 };
 
 // The uuid in <log_dir>/spool-dir-id, created (durably) when missing. A file that holds anything
@@ -75,6 +90,14 @@ public:
     boost::asio::awaitable<void> stop();
 
     bool may_lead() const;
+    // The logs are open and recovered: the registration says so (the controller may unfence
+    // it from then on). On the client's executor.
+    boost::asio::awaitable<void> mark_recovered();
+    // Each published snapshot, on the client's executor: notices the controller's unfencing of
+    // this incarnation's registration.
+    void observe(const cluster_state& state);
+    // Unfenced by the controller (always true without start_fenced). Any thread.
+    bool unfenced() const { return _unfenced.load(std::memory_order_acquire); }
     bool registered() const { return _registered.load(std::memory_order_acquire); }
     int64_t lease_id() const { return _lease.load(std::memory_order_acquire); }
     // etcd dropped this session's lease and it has not registered again yet. Any thread.
@@ -92,10 +115,11 @@ public:
 private:
     enum class outcome { registered, refused, failed };
     boost::asio::awaitable<outcome> register_once(std::string* why, std::error_code* error);
+    boost::asio::awaitable<void> note_directory();
     static boost::asio::awaitable<void> keep_alive_loop(broker_session* self);
     boost::asio::awaitable<void> keep_alive_once();
     void set_lease(int64_t id);
-    void mark_attempt_completed();
+    void mark_attempt_completed(int64_t sent_ns);
     void report(std::error_code e) const;
     std::string refusal(const std::optional<broker_registration>& holder) const;
 
@@ -110,10 +134,12 @@ private:
     bool _stopping = false;
     bool _loop_running = false;
     std::atomic<bool> _registered{false};
+    std::atomic<bool> _unfenced{true};
     std::atomic<int64_t> _lease{0};
     std::atomic<bool> _expired{false};
     std::atomic<uint64_t> _reregistrations{0};
-    // steady_clock nanoseconds of the last completed keep-alive attempt (or registration).
+    // steady_clock nanoseconds when the last completed keep-alive attempt (or registration) was
+    // sent.
     std::atomic<int64_t> _last_attempt_completed{0};
 };
 

@@ -35,12 +35,34 @@ struct broker_endpoint {
 // A live broker: present while its registration (an etcd lease, or the embedded store's own
 // broker) lives. incarnation_id is new on every process start; log_dir_id is stable for a data
 // directory (a restarted broker on the same directory replaces its own stale registration).
+//
+// Incarnations (Kafka's broker epochs and fencing): every registration of an etcd cluster's
+// broker starts fenced. A fenced broker is live but not eligible: it may not lead, join an ISR
+// or take new replicas, and the controller moves its leaderships at epoch + 1 and takes it out
+// of every ISR (controller_plan.h). The controller unfences it (rewrites the registration with
+// fenced false) once its logs are recovered and nothing of that is left to do. So a broker that
+// restarted quickly, possibly with less on disk than it had acknowledged, never leads at the
+// epoch of its previous life, and followers never truncate to what it lost.
 struct broker_registration {
     int32_t node_id = -1;
     std::string incarnation_id;
     std::string log_dir_id;
     std::optional<std::string> rack;
     std::vector<broker_endpoint> endpoints;
+    // Written by the broker: false until its logs are open and recovered (only then may the
+    // controller unfence it).
+    bool fenced = false;
+    bool recovered = true;
+    // How this incarnation started (KIP-966): without the log dir's clean-shutdown marker
+    // (kill -9, a crash, a power cut: unsynced records may be gone), and whether its log
+    // directory is not the one this node id last registered with (a replaced or wiped volume,
+    // KIP-858: everything it held is gone).
+    bool unclean_shutdown = false;
+    bool directory_changed = false;
+    // The registration record's etcd mod_revision and lease (0 embedded), for the controller's
+    // compare-and-swap when it unfences the broker. Not part of the stored value.
+    int64_t record_revision = 0;
+    int64_t lease = 0;
 
     const broker_endpoint* endpoint(std::string_view listener) const {
         for (const auto& e : endpoints) {
@@ -73,6 +95,15 @@ struct partition_state {
     std::vector<int32_t> target_replicas;
     std::vector<int32_t> adding_replicas;
     std::vector<int32_t> removing_replicas;
+    // KIP-966's eligible leader replicas: members the controller took out of the ISR while it
+    // had fewer than min.insync.replicas members. The high watermark of an acks=all topic cannot
+    // pass what such a member holds, so it may be elected when no ISR member is eligible.
+    // Removed when it rejoins the ISR, when it comes back from an unclean shutdown or with
+    // another directory, and cleared once the ISR has min.insync.replicas members again.
+    std::vector<int32_t> elr;
+    // The leader before the partition went leaderless (-1: it has a leader, or never had one):
+    // what an operator reads to know whose log was the newest.
+    int32_t last_known_leader = -1;
 
     bool placed() const { return !replicas.empty(); }
     // A reassignment is asked for or under way.
@@ -145,14 +176,22 @@ struct cluster_state {
     std::map<std::string, election_request, std::less<>> elections;
 
     bool is_live(int32_t node_id) const { return brokers.contains(node_id); }
-    // May lead, join an ISR and take new replicas: live and not in controlled shutdown.
+    // Live, but a new incarnation the controller has not unfenced yet.
+    bool is_fenced(int32_t node_id) const {
+        auto it = brokers.find(node_id);
+        return it != brokers.end() && it->second.fenced;
+    }
+    // May lead, join an ISR and take new replicas: live, unfenced and not in controlled
+    // shutdown.
     bool eligible(int32_t node_id) const {
-        return is_live(node_id) && !shutting_down.contains(node_id);
+        auto it = brokers.find(node_id);
+        return it != brokers.end() && !it->second.fenced && !shutting_down.contains(node_id);
     }
     int32_t eligible_broker_count() const {
         return static_cast<int32_t>(
-            std::count_if(brokers.begin(), brokers.end(),
-                          [this](const auto& b) { return !shutting_down.contains(b.first); }));
+            std::count_if(brokers.begin(), brokers.end(), [this](const auto& b) {
+                return !b.second.fenced && !shutting_down.contains(b.first);
+            }));
     }
     // The replicas of p whose broker is not live (Metadata's offline_replicas).
     std::vector<int32_t> offline_replicas(const partition_state& p) const {

@@ -317,7 +317,8 @@ asio::awaitable<void> controller::one_pass() {
     options.rebalance_leaders = std::exchange(_rebalance_due, false);
     pass->planned = plan(*snapshot, options);
     log_unplaceable(pass->planned.unplaceable);
-    if (pass->planned.writes.empty() && pass->planned.elections_done.empty()) {
+    if (pass->planned.writes.empty() && pass->planned.elections_done.empty() &&
+        pass->planned.unfence.empty()) {
         co_return;
     }
     pass->epoch = _epoch;
@@ -326,6 +327,9 @@ asio::awaitable<void> controller::one_pass() {
     for (auto& t :
          election_cleanup_txns(_options.keys, pass->epoch, pass->planned.elections_done)) {
         pass->txns.push_back(std::move(t));
+    }
+    for (const auto& b : pass->planned.unfence) {
+        pass->txns.push_back(unfence_txn(_options.keys, pass->epoch, b));
     }
     pass->writers = std::min(std::max<size_t>(_options.txns_in_flight, 1), pass->txns.size());
     for (size_t w = 0; w < pass->writers; ++w) {
@@ -396,6 +400,10 @@ bool controller::txn_done(pass_writes& pass, const controller_txn& txn,
             })),
         std::memory_order_relaxed);
     log_committed(pass.planned.writes, txn.first, txn.count);
+    if (txn.unfences >= 0) {
+        logger()->info("broker {} unfenced: its logs are recovered and it leads nothing",
+                       txn.unfences);
+    }
     return true;
 }
 

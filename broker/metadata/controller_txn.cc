@@ -40,6 +40,18 @@ std::vector<controller_txn> controller_txns(const etcd_layout::keys& keys, int64
     return out;
 }
 
+controller_txn unfence_txn(const etcd_layout::keys& keys, int64_t epoch,
+                           const broker_registration& b) {
+    controller_txn t;
+    t.unfences = b.node_id;
+    auto key = keys.broker(b.node_id);
+    t.request.compares.push_back(etcd::compare::created_at(keys.controller(), epoch));
+    t.request.compares.push_back(etcd::compare::modified_at(key, b.record_revision));
+    t.request.success.push_back(etcd::put_op{key, etcd_layout::encode(b), b.lease});
+    t.request.failure.push_back(etcd::range_op{keys.controller(), {}, 0});
+    return t;
+}
+
 etcd::txn_request campaign_txn(const etcd_layout::keys& keys,
                                const etcd_layout::controller_record& me, int64_t lease) {
     etcd::txn_request r;

@@ -26,6 +26,7 @@ struct controller_txn {
     etcd::txn_request request;
     size_t first = 0;  // the writes this txn carries: [first, first + count) of the plan
     size_t count = 0;
+    int32_t unfences = -1;  // >= 0: this txn unfences that broker (no partition writes)
 };
 
 inline constexpr size_t max_txn_ops = 100;
@@ -33,6 +34,12 @@ inline constexpr size_t max_txn_ops = 100;
 std::vector<controller_txn> controller_txns(const etcd_layout::keys& keys, int64_t epoch,
                                             const std::vector<partition_write>& writes,
                                             size_t max_ops = max_txn_ops);
+
+// Unfencing (controller_plan.h rule 5): the registration rewritten with fenced false under its
+// own lease, only while the controller key is ours and the registration is still the one the
+// plan read (a broker that registered again meanwhile is judged again from the next snapshot).
+controller_txn unfence_txn(const etcd_layout::keys& keys, int64_t epoch,
+                           const broker_registration& b);
 
 // The campaign: absent(P/controller) -> put our record under the session lease; else read the
 // holder back.

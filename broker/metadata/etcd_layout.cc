@@ -68,6 +68,9 @@ std::string keys::brokers() const {
 std::string keys::broker(int32_t id) const {
     return brokers() + std::to_string(id);
 }
+std::string keys::broker_dir(int32_t id) const {
+    return prefix + "/broker_dirs/" + std::to_string(id);
+}
 std::string keys::controller() const {
     return prefix + "/controller";
 }
@@ -184,6 +187,12 @@ nlohmann::json to_json(const partition_record& r) {
     if (!r.removing_replicas.empty()) {
         j["removing_replicas"] = r.removing_replicas;
     }
+    if (!r.elr.empty()) {
+        j["elr"] = r.elr;
+    }
+    if (r.last_known_leader >= 0) {
+        j["last_known_leader"] = r.last_known_leader;
+    }
     return j;
 }
 
@@ -220,7 +229,8 @@ result<partition_record> partition_from_json(const nlohmann::json& j) {
     // Optional lists: absent is empty; present, each must be a valid node list.
     for (auto [name, out] : {std::pair{"target_replicas", &r.target_replicas},
                              std::pair{"adding_replicas", &r.adding_replicas},
-                             std::pair{"removing_replicas", &r.removing_replicas}}) {
+                             std::pair{"removing_replicas", &r.removing_replicas},
+                             std::pair{"elr", &r.elr}}) {
         if (!j.contains(name)) {
             continue;
         }
@@ -229,6 +239,13 @@ result<partition_record> partition_from_json(const nlohmann::json& j) {
             return bad();
         }
         *out = std::move(*list);
+    }
+    if (j.contains("last_known_leader")) {
+        auto last = int32_member(j, "last_known_leader", 0);
+        if (!last) {
+            return bad();
+        }
+        r.last_known_leader = *last;
     }
     return r;
 }
@@ -247,6 +264,20 @@ std::string encode(const broker_registration& r) {
         j["rack"] = *r.rack;
     }
     j["endpoints"] = std::move(endpoints);
+    // Written only when they differ from what a registration of a broker without incarnations
+    // meant (unfenced, recovered, clean): such a record reads as before.
+    if (r.fenced) {
+        j["fenced"] = true;
+    }
+    if (!r.recovered) {
+        j["recovered"] = false;
+    }
+    if (r.unclean_shutdown) {
+        j["unclean_shutdown"] = true;
+    }
+    if (r.directory_changed) {
+        j["directory_changed"] = true;
+    }
     return json_fields::dump(j);
 }
 
@@ -271,6 +302,16 @@ result<broker_registration> decode_broker(std::string_view value) {
             return bad();
         }
         r.rack = it->get<std::string>();
+    }
+    for (auto [name, out] : {std::pair{"fenced", &r.fenced}, std::pair{"recovered", &r.recovered},
+                             std::pair{"unclean_shutdown", &r.unclean_shutdown},
+                             std::pair{"directory_changed", &r.directory_changed}}) {
+        if (auto it = j->find(name); it != j->end()) {
+            if (!it->is_boolean()) {
+                return bad();
+            }
+            *out = it->get<bool>();
+        }
     }
     for (const auto& e : *endpoints) {
         if (!e.is_object()) {
@@ -460,6 +501,8 @@ partition_state to_state(int32_t partition, const partition_record& r, int64_t m
     p.target_replicas = r.target_replicas;
     p.adding_replicas = r.adding_replicas;
     p.removing_replicas = r.removing_replicas;
+    p.elr = r.elr;
+    p.last_known_leader = r.last_known_leader;
     return p;
 }
 
@@ -473,6 +516,8 @@ partition_record to_record(const partition_state& p) {
     r.target_replicas = p.target_replicas;
     r.adding_replicas = p.adding_replicas;
     r.removing_replicas = p.removing_replicas;
+    r.elr = p.elr;
+    r.last_known_leader = p.last_known_leader;
     return r;
 }
 

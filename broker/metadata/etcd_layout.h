@@ -6,7 +6,12 @@
 //
 //     P = etcd.prefix (no trailing slash)
 //     P/cluster_id                the 22-char Kafka cluster id, plain text
-//     P/brokers/<node id>         broker_registration JSON, under the broker's session lease
+//     P/brokers/<node id>         broker_registration JSON, under the broker's session lease;
+//                                 "fenced", "recovered", "unclean_shutdown" and
+//                                 "directory_changed" only when they differ from false, true,
+//                                 false, false (cluster_state.h: incarnations)
+//     P/broker_dirs/<node id>     the log_dir_id this node id last registered with, plain text
+//                                 (no lease: it outlives the broker, so a replaced volume shows)
 //     P/controller                controller_record JSON, under the controller's session lease;
 //                                 the controller epoch is this key's create_revision
 //     P/topics/<name>             topic_record JSON: {"id", "partitions", "replication_factor"
@@ -14,7 +19,7 @@
 //     P/partitions/<name>/<p>     partition_record JSON; absent = not placed yet. A reassignment
 //                                 adds "target_replicas" (the request), "adding_replicas" and
 //                                 "removing_replicas" (the controller's move), each only while
-//                                 not empty
+//                                 not empty; "elr" and "last_known_leader" (KIP-966) likewise
 //     P/decommission/<node id>    decommission_record JSON {"partitions":[["t",0],...]}: the
 //                                 broker is being drained (no lease: it outlives restarts); the
 //                                 partitions are those the decommission reassigned
@@ -71,6 +76,7 @@ struct keys {
     std::string cluster_id() const;
     std::string brokers() const;  // "P/brokers/"
     std::string broker(int32_t id) const;
+    std::string broker_dir(int32_t id) const;  // "P/broker_dirs/<id>"
     std::string controller() const;
     std::string topics() const;  // "P/topics/"
     std::string topic(std::string_view name) const;
@@ -108,6 +114,9 @@ struct partition_record {
     std::vector<int32_t> target_replicas;
     std::vector<int32_t> adding_replicas;
     std::vector<int32_t> removing_replicas;
+    // KIP-966 (cluster_state.h): written only when not empty / not -1.
+    std::vector<int32_t> elr;
+    int32_t last_known_leader = -1;
 
     bool operator==(const partition_record&) const = default;
 };

@@ -66,7 +66,10 @@ void etcd_state::apply_put(const etcd::key_value& kv) {
                 _state.brokers.erase(key.number);
                 return;
             }
-            _state.brokers[key.number] = std::move(r).value();
+            auto& b = _state.brokers[key.number];
+            b = std::move(r).value();
+            b.record_revision = kv.mod_revision;
+            b.lease = kv.lease;
             return;
         }
         case kind::controller: {

@@ -222,6 +222,18 @@ bool etcd_store::may_lead() const {
     return _session && _session->may_lead();
 }
 
+namespace {
+asio::awaitable<void> mark_recovered_on(broker_session* session) {
+    co_await session->mark_recovered();
+}
+}  // namespace
+
+void etcd_store::logs_recovered() {
+    if (_session) {
+        spawn(mark_recovered_on(_session.get()));
+    }
+}
+
 cluster_snapshot etcd_store::snapshot() const {
     return _publisher.snapshot();
 }
@@ -266,6 +278,10 @@ void etcd_store::note_reachable(bool from_watch) {
 }
 
 std::optional<std::string> etcd_store::unready_reason() const {
+    if (_session && _session->registered() && !_session->unfenced()) {
+        // A new incarnation: it serves nothing until the controller has moved what it led.
+        return std::string("fenced: waiting for the controller to unfence this broker");
+    }
     std::lock_guard lock(_health_mutex);
     if (!_unreachable_since) {
         return std::nullopt;
@@ -282,6 +298,9 @@ void etcd_store::publish_state() {
     _published = _state.build();
     _stats->applied_revision.store(_published->version, std::memory_order_relaxed);
     _publisher.publish(_published);
+    if (_session) {
+        _session->observe(*_published);
+    }
     if (before) {
         notify_listeners(before, _published);
     }

@@ -41,8 +41,8 @@ asio::awaitable<etcd_store::committed<partition_state>> etcd_store::alter_isr_he
     using out = committed<partition_state>;
     auto deadline = clock::now() + self->_options.change_timeout;
     const int64_t lease = self->lease_id();
-    if (!self->_session || lease == 0) {
-        co_return out{errc::stale_partition, nullptr};  // not registered: fenced until it is
+    if (!self->_session || lease == 0 || !self->_session->unfenced()) {
+        co_return out{errc::stale_partition, nullptr};  // not registered, or fenced
     }
     const int32_t me = self->_session->self().node_id;
     // Checked against the record at u.record_revision as this snapshot holds it; the txn's
@@ -60,8 +60,13 @@ asio::awaitable<etcd_store::committed<partition_state>> etcd_store::alter_isr_he
     t.compares.push_back(etcd::compare::modified_at(key, u.record_revision));
     t.compares.push_back(registered_under(self->_keys, me, lease));
     for (int32_t r : checked.value().joining) {
-        // Still registered, and not (since the snapshot) in controlled shutdown.
-        t.compares.push_back(exists(self->_keys.broker(r)));
+        // Still the registration the check found eligible (KIP-903: the same incarnation,
+        // unfenced), and not (since the snapshot) in controlled shutdown.
+        auto b = self->_published->brokers.find(r);
+        t.compares.push_back(b != self->_published->brokers.end() && b->second.record_revision > 0
+                                 ? etcd::compare::modified_at(self->_keys.broker(r),
+                                                              b->second.record_revision)
+                                 : exists(self->_keys.broker(r)));
         t.compares.push_back(etcd::compare::absent(self->_keys.shutdown(r)));
     }
     t.success.emplace_back(etcd::put_op{key, etcd_layout::encode(etcd_layout::to_record(next)), 0});

@@ -46,6 +46,9 @@ result<checked_isr_update> check_isr_update(const cluster_state& state, int32_t 
     out.unchanged = u.isr == p.isr;
     if (!out.unchanged) {
         out.next.isr = u.isr;
+        // A member back in the ISR is no longer an eligible leader replica (KIP-966); the
+        // controller clears the rest once the ISR has min.insync.replicas members again.
+        std::erase_if(out.next.elr, [&](int32_t r) { return contains(u.isr, r); });
         ++out.next.partition_epoch;
     }
     return out;

@@ -151,6 +151,9 @@ public:
     // expired (a paused process, a lease etcd reports gone) until it has registered again. Cheap
     // (an atomic load); the produce path checks it. The embedded store always may.
     virtual bool may_lead() const { return true; }
+    // This broker's logs are open and recovered: a cluster store tells the controller, which may
+    // unfence this incarnation from then on (cluster_state.h). Returns at once.
+    virtual void logs_recovered() {}
     // Why the store cannot serve metadata changes now (e.g. "etcd unreachable since ..."), for
     // /readyz; nullopt when it can.
     virtual std::optional<std::string> unready_reason() const { return std::nullopt; }

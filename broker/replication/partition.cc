@@ -66,6 +66,7 @@ void partition::apply(const partition_assignment& assignment) {
                 become_leader();
             } else {
                 sync_followers(false);
+                forget_removed_members(before.isr);
             }
             // A smaller ISR (or one member) may let the high watermark move at once.
             maybe_advance_high_watermark();
@@ -129,6 +130,22 @@ void partition::sync_followers(bool reset) {
             f.last_caught_up = now;
         }
         _followers.push_back(f);
+    }
+}
+
+void partition::forget_removed_members(const std::vector<int32_t>& previous_isr) {
+    // A member the metadata took out of the ISR (the controller fenced a new incarnation of it,
+    // or it stopped fetching) may come back with less than it fetched before (a power cut): only
+    // what it fetches from now on may bring it back in (KIP-903's check of the fetcher's broker
+    // epoch, by the order of events: its old process is gone before the controller removes it).
+    for (int32_t r : previous_isr) {
+        if (r == _options.self || contains(_assignment.isr, r)) {
+            continue;
+        }
+        if (auto* f = follower(r)) {
+            f->log_end = model::offset(-1);
+            f->leader_end_at_last_fetch = model::offset(-1);
+        }
     }
 }
 

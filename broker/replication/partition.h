@@ -198,6 +198,7 @@ private:
     void become_follower();
     // Keeps one follower_progress per other replica; reset: a new leader term starts afresh.
     void sync_followers(bool reset);
+    void forget_removed_members(const std::vector<int32_t>& previous_isr);
     follower_progress* follower(int32_t replica);
     // The ISR plus a member the change in flight adds: what the high watermark must wait for.
     [[nodiscard]] std::vector<int32_t> maximal_isr() const;

@@ -272,6 +272,53 @@ TEST(etcd_layout_test, test_broker_registration_round_trips_with_and_without_rac
     EXPECT_EQ(decode_broker(text).value(), r);
 }
 
+TEST(etcd_layout_test, test_incarnation_fields_round_trip_and_default_to_a_clean_unfenced_broker) {
+    broker_registration r{3, "inc-1", "dir-1", std::nullopt,
+                          {{"PLAINTEXT", "127.0.0.1", 9092, "PLAINTEXT"}}};
+    auto plain = encode(r);
+    EXPECT_EQ(plain.find("fenced"), std::string::npos) << "an unfenced record reads as before";
+    EXPECT_EQ(decode_broker(plain).value(), r);
+    r.fenced = true;
+    r.recovered = false;
+    r.unclean_shutdown = true;
+    r.directory_changed = true;
+    auto text = encode(r);
+    EXPECT_NE(text.find(R"("fenced":true)"), std::string::npos) << text;
+    EXPECT_NE(text.find(R"("recovered":false)"), std::string::npos) << text;
+    EXPECT_EQ(decode_broker(text).value(), r);
+    // The revision and lease come from etcd, never from the value.
+    r.record_revision = 7;
+    r.lease = 9;
+    auto back = decode_broker(encode(r)).value();
+    EXPECT_EQ(back.record_revision, 0);
+    EXPECT_EQ(back.lease, 0);
+    const std::string head =
+        R"({"node_id":0,"incarnation_id":"i","log_dir_id":"d","endpoints":[],)";
+    for (std::string bad : {head + R"("fenced":1})", head + R"("recovered":"yes"})",
+                            head + R"("unclean_shutdown":null})", head + R"("directory_changed":[]})"}) {
+        EXPECT_FALSE(decode_broker(bad)) << bad;
+    }
+}
+
+TEST(etcd_layout_test, test_eligible_leader_replicas_round_trip_only_while_set) {
+    partition_record r;
+    r.leader = -1;
+    r.replicas = {0, 1, 2};
+    r.isr = {0};
+    auto plain = encode(r);
+    EXPECT_EQ(plain.find("elr"), std::string::npos) << plain;
+    EXPECT_EQ(plain.find("last_known_leader"), std::string::npos) << plain;
+    r.elr = {2, 1};
+    r.last_known_leader = 0;
+    auto text = encode(r);
+    EXPECT_EQ(decode_partition(text).value(), r);
+    EXPECT_EQ(to_record(to_state(0, r, 5)), r);
+    EXPECT_FALSE(decode_partition(
+        R"({"leader":0,"leader_epoch":0,"partition_epoch":0,"replicas":[0],"isr":[0],"elr":[-1]})"));
+    EXPECT_FALSE(decode_partition(
+        R"({"leader":0,"leader_epoch":0,"partition_epoch":0,"replicas":[0],"isr":[0],"last_known_leader":-2})"));
+}
+
 TEST(etcd_layout_test, test_broker_endpoint_without_protocol_is_plaintext) {
     auto r = decode_broker(
         R"({"node_id":0,"incarnation_id":"i","log_dir_id":"d","endpoints":[{"listener":"L","host":"h","port":1}]})");

@@ -59,6 +59,7 @@ TEST(etcd_state_test, test_a_full_load_builds_every_table) {
     EXPECT_EQ(s->version, 12);
     EXPECT_EQ(s->cluster_id, cluster);
     ASSERT_EQ(s->brokers.size(), 1u);
+    b.record_revision = 3;  // the record's mod_revision, for the controller's unfencing compare
     EXPECT_EQ(s->brokers.at(1), b);
     EXPECT_EQ(s->controller_id, 1);
     const auto* t = s->find("t");
