@@ -31,7 +31,9 @@
 #include <boost/asio/use_future.hpp>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 namespace spool::broker::handlers {
 namespace {
@@ -111,9 +113,9 @@ protected:
         }
     }
 
-    void start_groups() {
-        groups = std::make_unique<coordinator::coordinator_service>(
-            store, *partitions, coordinator::service_config_from(*config), clock);
+    void start_groups() { start_groups(coordinator::service_config_from(*config)); }
+    void start_groups(const coordinator::service_config& sc) {
+        groups = std::make_unique<coordinator::coordinator_service>(store, *partitions, sc, clock);
         ASSERT_FALSE(groups->start_blocking());
         svc->groups = groups.get();
     }
@@ -466,6 +468,64 @@ TEST_F(cluster_handlers_test, test_find_coordinator_names_the_leader_on_another_
     EXPECT_EQ(fc.coordinators[0].error_code, err(error_code::coordinator_not_available));
     EXPECT_EQ(fc.coordinators[1].error_code, 0);
     EXPECT_EQ(fc.coordinators[1].node_id, offsets->partitions[0].leader);
+}
+
+// Kafka answers FindCoordinator with COORDINATOR_NOT_AVAILABLE while __consumer_offsets cannot be
+// created with offsets.topic.replication.factor replicas; so does a cluster broker here, until
+// enough brokers registered and the topic exists with exactly that many replicas.
+TEST_F(cluster_handlers_test, test_find_coordinator_is_not_available_until_enough_brokers) {
+    auto s = three_brokers();
+    s.brokers.erase(2);
+    s.brokers.erase(1);
+    set(s);
+    auto sc = coordinator::service_config_from(*config);
+    sc.wait_for_replicas = true;  // what metadata.store=etcd sets
+    sc.replication_factor = 3;
+    start_groups(sc);
+    auto find = [&] {
+        pr::find_coordinator_request req;
+        req.key_type = 0;
+        req.coordinator_keys = {"g"};
+        auto fc = call<pr::find_coordinator_response>(4, req);
+        return fc.coordinators.empty() ? int16_t(-1) : fc.coordinators[0].error_code;
+    };
+    EXPECT_EQ(find(), 15);  // COORDINATOR_NOT_AVAILABLE
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_EQ(find(), err(error_code::coordinator_not_available));
+    EXPECT_EQ(store.snapshot()->find(coordinator::offsets_topic), nullptr);
+
+    store.set(three_brokers());
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (store.snapshot()->find(coordinator::offsets_topic) == nullptr &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_NE(store.snapshot()->find(coordinator::offsets_topic), nullptr);
+    EXPECT_EQ(store.last_replication_factor, 3);
+    EXPECT_EQ(find(), 0);
+}
+
+// A Metadata request that may auto-create topics never creates an internal topic as an ordinary
+// one (1 partition, default.replication.factor): __consumer_offsets is the coordinator's to create.
+TEST_F(cluster_handlers_test, test_metadata_never_auto_creates_internal_topics) {
+    set(three_brokers());
+    for (const char* name : {"__consumer_offsets", "__transaction_state"}) {
+        pr::metadata_request req;
+        req.allow_auto_topic_creation = true;
+        req.topics = std::vector<pr::metadata_request::metadata_request_topic>{{{}, name, {}}};
+        auto md = call<pr::metadata_response>(12, req);
+        ASSERT_EQ(md.topics.size(), 1u);
+        EXPECT_EQ(md.topics[0].error_code,
+                  std::string(name) == "__consumer_offsets"
+                      ? err(error_code::leader_not_available)
+                      : err(error_code::unknown_topic_or_partition))
+            << name;
+        EXPECT_TRUE(md.topics[0].is_internal) << name;
+        EXPECT_EQ(store.snapshot()->find(name), nullptr) << name;
+    }
+    // An ordinary name is still auto-created.
+    EXPECT_EQ(metadata_of("plain").topics.at(0).error_code, err(error_code::leader_not_available));
+    EXPECT_NE(store.snapshot()->find("plain"), nullptr);
 }
 
 }  // namespace
