@@ -113,6 +113,31 @@ protected:
         }
     }
 
+    // Sets the snapshot and hands every hosted partition its new record (as replica_sync does).
+    void apply(const cluster_state& s) {
+        set(s);
+        for (const auto& [name, t] : store.snapshot()->topics) {
+            asio::co_spawn(pool->executor(0), partitions->apply_assignments(t), asio::use_future)
+                .get();
+        }
+    }
+    // ListOffsets of one partition: its answer.
+    pr::list_offsets_response::list_offsets_topic_response::list_offsets_partition_response
+    list_offset(const std::string& t, int32_t p, int64_t ts, int16_t version,
+                int32_t replica_id = -1) {
+        pr::list_offsets_request lo;
+        lo.replica_id = replica_id;
+        auto& lt = lo.topics.emplace_back();
+        lt.name = t;
+        lt.partitions.push_back({p, -1, ts, 1});
+        auto lr = call<pr::list_offsets_response>(version, lo);
+        if (lr.topics.empty() || lr.topics[0].partitions.empty()) {
+            ADD_FAILURE() << "no partition in the ListOffsets answer";
+            return {};
+        }
+        return lr.topics[0].partitions[0];
+    }
+
     void start_groups() { start_groups(coordinator::service_config_from(*config)); }
     void start_groups(const coordinator::service_config& sc) {
         groups = std::make_unique<coordinator::coordinator_service>(store, *partitions, sc, clock);
@@ -526,6 +551,51 @@ TEST_F(cluster_handlers_test, test_metadata_never_auto_creates_internal_topics) 
     // An ordinary name is still auto-created.
     EXPECT_EQ(metadata_of("plain").topics.at(0).error_code, err(error_code::leader_not_available));
     EXPECT_NE(store.snapshot()->find("plain"), nullptr);
+}
+
+// KIP-207: a leader whose high watermark is below the start offset of its leader epoch (its
+// followers have not caught up with the previous leader's records yet) answers "latest" and
+// timestamp lookups with OFFSET_NOT_AVAILABLE (LEADER_NOT_AVAILABLE before v5), so a consumer
+// never resets to an offset lower than one it may have seen; "earliest" is answered. As Kafka's
+// Partition.fetchOffsetForTimestamp, for clients' requests only.
+TEST_F(cluster_handlers_test, test_list_offsets_waits_for_the_new_leaders_high_watermark) {
+    auto s = three_brokers();
+    auto t = topic("orders", {0});
+    t.partitions[0].replicas = {0, 1};
+    t.partitions[0].isr = {0, 1};  // broker 1 never fetches here: the HW stays where it is
+    t.partitions[0].leader_epoch = 1;
+    add(s, t);
+    apply(s);
+    ASSERT_EQ(produce("orders", 0).responses[0].partition_responses[0].error_code, 0);
+    // Epoch 1 began at 0; the HW (0) is not below it: answered, below the unreplicated record.
+    EXPECT_EQ(list_offset("orders", 0, -1, 7).error_code, 0);
+    EXPECT_EQ(list_offset("orders", 0, -1, 7).offset, 0);
+
+    // Led again at epoch 2, which begins at the log end offset 1, above the HW 0.
+    s.topics["orders"].partitions[0].leader_epoch = 2;
+    apply(s);
+    EXPECT_EQ(list_offset("orders", 0, -1, 7).error_code, err(error_code::offset_not_available));
+    EXPECT_EQ(list_offset("orders", 0, -1, 5).error_code, 78);  // OFFSET_NOT_AVAILABLE from v5
+    EXPECT_EQ(list_offset("orders", 0, -1, 4).error_code, err(error_code::leader_not_available));
+    EXPECT_EQ(list_offset("orders", 0, -1, 1).error_code, err(error_code::leader_not_available));
+    EXPECT_EQ(list_offset("orders", 0, 0, 7).error_code, err(error_code::offset_not_available));
+    EXPECT_EQ(list_offset("orders", 0, -3, 7).error_code, err(error_code::offset_not_available));
+    auto earliest = list_offset("orders", 0, -2, 7);
+    EXPECT_EQ(earliest.error_code, 0);
+    EXPECT_EQ(earliest.offset, 0);
+    EXPECT_EQ(list_offset("orders", 0, -4, 9).error_code, 0);  // earliest-local as well
+    // Not a client's request (a debugging tool's replica id -2), or v0: no such check.
+    EXPECT_EQ(list_offset("orders", 0, -1, 7, -2).error_code, 0);
+    EXPECT_EQ(list_offset("orders", 0, -1, 0).error_code, 0);
+
+    // The ISR shrinks to the leader alone: the HW reaches the log end, past the epoch start.
+    s.topics["orders"].partitions[0].isr = {0};
+    s.topics["orders"].partitions[0].partition_epoch = 1;
+    apply(s);
+    auto latest = list_offset("orders", 0, -1, 7);
+    EXPECT_EQ(latest.error_code, 0);
+    EXPECT_EQ(latest.offset, 1);
+    EXPECT_EQ(list_offset("orders", 0, 0, 7).error_code, 0);
 }
 
 }  // namespace
