@@ -50,9 +50,7 @@ service_config service_config_from(const config::broker_config& broker) {
     c.replication_factor =
         static_cast<int16_t>(broker.get(config::keys::offsets_topic_replication_factor));
     c.segment_bytes = broker.get(config::keys::offsets_topic_segment_bytes);
-    if (broker.get(config::keys::metadata_store) == "etcd") {
-        c.replicas_wait_ms = broker.get(config::keys::spool_offsets_topic_replicas_wait_ms).count();
-    }
+    c.wait_for_replicas = broker.get(config::keys::metadata_store) == "etcd";
     c.node_id = static_cast<int32_t>(broker.node_id());
     c.commit_timeout_ms =
         static_cast<int32_t>(broker.get(config::keys::offsets_commit_timeout_ms).count());
@@ -177,16 +175,17 @@ int32_t coordinator_service::partition_for(std::string_view group_id) const {
 
 namespace {
 
-// __consumer_offsets as this broker would create it now. The replication factor is capped to the
-// brokers that may take replicas now, as Kafka does at creation: a cluster smaller than
-// offsets.topic.replication.factor still gets its group coordinator.
-metadata::new_topic offsets_topic_request(const service_config& config,
-                                          const metadata::cluster_state& snap) {
+// __consumer_offsets as this broker creates it. In a cluster: with exactly
+// offsets.topic.replication.factor replicas, as Kafka does (never fewer: the replication factor
+// cannot grow later without a reassignment). The embedded store is one broker for good, which can
+// hold one replica only: the developer broker gets its group coordinator with Kafka's default
+// factor of 3, where Kafka itself would answer COORDINATOR_NOT_AVAILABLE for ever (which is why
+// every single-node Kafka configuration sets offsets.topic.replication.factor=1).
+metadata::new_topic offsets_topic_request(const service_config& config) {
     metadata::new_topic t;
     t.name = std::string(offsets_topic);
     t.partitions = config.partitions;
-    const auto live = std::max(snap.eligible_broker_count(), int32_t{1});
-    t.replication_factor = static_cast<int16_t>(std::min<int32_t>(config.replication_factor, live));
+    t.replication_factor = config.wait_for_replicas ? config.replication_factor : int16_t{1};
     t.configs = {{std::string(config::topic_keys::cleanup_policy.name), "compact"},
                  {std::string(config::topic_keys::segment_bytes.name),
                   std::to_string(config.segment_bytes)}};
@@ -195,35 +194,52 @@ metadata::new_topic offsets_topic_request(const service_config& config,
 
 }  // namespace
 
-// A new cluster's brokers register one after another (a StatefulSet starts them in order): the
-// first one to start must not create __consumer_offsets with fewer replicas than asked for, for
-// good. So with a cluster store it waits, in the background and bounded by replicas_wait_ms, for
-// offsets.topic.replication.factor brokers, then creates it; meanwhile the group APIs answer
-// COORDINATOR_NOT_AVAILABLE (retriable), and once the topic is in the metadata the leadership
-// feed opens, leads and loads its partitions like any other change.
+// A new cluster's brokers register one after another (a StatefulSet starts them in order, and
+// an operator may bring the others up much later): the first one to start must not create
+// __consumer_offsets with fewer replicas than asked for, for good. So with a cluster store a
+// broker that finds no offsets topic waits in the background, as long as it takes, until
+// offsets.topic.replication.factor brokers may take replicas, then creates it with exactly that
+// factor (a creation refused meanwhile, say a broker left again, is retried). Until then the
+// group APIs answer COORDINATOR_NOT_AVAILABLE (retriable), as Kafka's do while its creation fails
+// with INVALID_REPLICATION_FACTOR; once the topic is in the metadata the leadership feed opens,
+// leads and loads its partitions like any other change.
 asio::awaitable<void> coordinator_service::create_when_replicas(
     std::shared_ptr<leadership_feed> feed, metadata::store* store, service_config config) {
     asio::steady_timer timer(co_await asio::this_coro::executor);
-    const auto give_up =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(config.replicas_wait_ms);
     auto pending = [&] {
         return !feed->stopped.load(std::memory_order_acquire) &&
                store->snapshot()->find(offsets_topic) == nullptr;
     };
-    while (pending() && std::chrono::steady_clock::now() < give_up &&
-           store->snapshot()->eligible_broker_count() < config.replication_factor) {
-        timer.expires_after(std::chrono::milliseconds(100));
-        co_await timer.async_wait(asio::use_awaitable);
-    }
+    int32_t reported = -1;  // the broker count last logged
+    // A rollout's brokers register within seconds; a wait past this is worth a warning (once).
+    auto warn_at = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (pending()) {
-        auto snap = store->snapshot();
-        metadata::new_topic t = offsets_topic_request(config, *snap);
+        const int32_t eligible = store->snapshot()->eligible_broker_count();
+        if (eligible < config.replication_factor) {
+            const bool warn = std::chrono::steady_clock::now() >= warn_at;
+            if (eligible != reported || warn) {
+                reported = eligible;
+                if (warn) {
+                    warn_at = std::chrono::steady_clock::time_point::max();
+                }
+                log::get("coordinator")
+                    ->log(warn ? spdlog::level::warn : spdlog::level::info,
+                          "{} not created yet: offsets.topic.replication.factor is {} and {} "
+                          "broker(s) may take replicas; group APIs answer "
+                          "COORDINATOR_NOT_AVAILABLE until enough brokers register",
+                          offsets_topic, config.replication_factor, eligible);
+            }
+            timer.expires_after(std::chrono::milliseconds(100));
+            co_await timer.async_wait(asio::use_awaitable);
+            continue;
+        }
+        metadata::new_topic t = offsets_topic_request(config);
         auto create = store->create_topic(t);
         auto created = co_await std::move(create);
         if (created || created.error() == metadata::errc::topic_exists) {
             log::get("coordinator")
-                ->info("{} created with replication factor {} ({} asked for)", offsets_topic,
-                       t.replication_factor, config.replication_factor);
+                ->info("{} created with replication factor {}", offsets_topic,
+                       t.replication_factor);
             co_return;
         }
         log::get("coordinator")
@@ -248,7 +264,13 @@ asio::awaitable<std::error_code> coordinator_service::ensure_topic() {
             co_return make_error_code(errc::coordinator_not_available);
         }
     } else {
-        metadata::new_topic t = offsets_topic_request(_config, *snap);
+        metadata::new_topic t = offsets_topic_request(_config);
+        if (t.replication_factor != _config.replication_factor) {
+            log::get("coordinator")
+                ->info("creating {} with 1 replica: the embedded metadata store is one broker "
+                       "(offsets.topic.replication.factor {} applies to clusters)",
+                       offsets_topic, _config.replication_factor);
+        }
         auto create = _store.create_topic(t);
         auto created = co_await std::move(create);
         if (created) {
@@ -276,11 +298,14 @@ asio::awaitable<std::error_code> coordinator_service::ensure_topic() {
 
 asio::awaitable<std::error_code> coordinator_service::start() {
     const auto first_look = _store.snapshot();
-    const bool create_later = first_look->find(offsets_topic) == nullptr &&
-                              _config.replicas_wait_ms > 0 &&
-                              first_look->eligible_broker_count() < _config.replication_factor;
+    bool create_later = first_look->find(offsets_topic) == nullptr && _config.wait_for_replicas &&
+                        first_look->eligible_broker_count() < _config.replication_factor;
     if (!create_later) {
-        if (auto ec = co_await ensure_topic()) {
+        auto ec = co_await ensure_topic();
+        if (ec == metadata::errc::invalid_replication_factor && _config.wait_for_replicas) {
+            // A broker counted above went away (or is shutting down) before the creation.
+            create_later = true;
+        } else if (ec) {
             co_return ec;
         }
     }

@@ -22,8 +22,9 @@
 // later group request for it too). With one broker it leads every partition: all load at start.
 //
 // Lifecycle: construct (subscribes to the store; before the store publishes changes from other
-// brokers) -> co_await start() (creates __consumer_offsets when missing, opens its logs, replays
-// the partitions led here on their shards) -> serve -> co_await stop() (ends the following of
+// brokers) -> co_await start() (creates __consumer_offsets when missing, or in a cluster leaves
+// that to a background task until offsets.topic.replication.factor brokers are registered; opens
+// its logs, replays the partitions led here on their shards) -> serve -> co_await stop() (ends the following of
 // the snapshot, answers parked requests with not_coordinator) -> destroy. The store's listener
 // outlives the service harmlessly (it holds only a shared flag the service clears).
 // Threading: call()/start()/stop() from any shard coroutine; partition_for() and snapshots from
@@ -67,10 +68,12 @@ struct service_config {
     coordinator_config coordinator;
     int32_t partitions = 50;         // offsets.topic.num.partitions
     int16_t replication_factor = 1;  // offsets.topic.replication.factor
-    // How long a broker that finds no offsets topic waits for replication_factor brokers before
-    // creating it with fewer, in the background (spool.offsets.topic.replicas.wait.ms; 0 with
-    // the embedded store: one broker only, created at start).
-    int64_t replicas_wait_ms = 0;
+    // A cluster store (metadata.store=etcd): the offsets topic is created with exactly
+    // replication_factor replicas, in the background once that many brokers may take replicas,
+    // however long that takes (Kafka's FindCoordinator answers COORDINATOR_NOT_AVAILABLE while
+    // the creation fails with INVALID_REPLICATION_FACTOR). false: the embedded store, one broker
+    // for good: created at start with the one replica there can ever be.
+    bool wait_for_replicas = false;
     int64_t segment_bytes = 104857600;  // offsets.topic.segment.bytes
     int32_t node_id = 0;                // this broker: it serves the partitions it leads
     int32_t commit_timeout_ms = 5000;   // offsets.commit.timeout.ms

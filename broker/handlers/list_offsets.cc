@@ -21,14 +21,30 @@ constexpr int64_t max_timestamp = -3;
 constexpr int64_t earliest_local = -4;
 constexpr int64_t latest_tiered = -5;
 
-partition_response lookup(storage::partition_log* plog, int16_t version, int32_t current_epoch,
-                          int32_t our_epoch, int64_t ts) {
+// Kafka's replica id of a consumer's request (a follower's id, or -2 for a debugging tool,
+// otherwise).
+constexpr int32_t consumer_replica_id = -1;
+
+// KIP-207, as Kafka's Partition.fetchOffsetForTimestamp: a leader whose high watermark is still
+// below the start offset of its leader epoch (a new leader whose followers have not caught up yet)
+// may not answer what its consumers could read: "latest", and a timestamp lookup whose record is
+// not below the high watermark, fail with OFFSET_NOT_AVAILABLE (v5+; LEADER_NOT_AVAILABLE
+// before), both retriable; "earliest" is answered. Only for clients' requests (v1+, replica id
+// -1: those with an isolation level; Kafka's v0 path has no such check).
+struct lagging_check {
+    bool client = false;   // the request is a consumer's (v1+, replica id -1)
+    int16_t version = 0;
+};
+
+partition_response lookup(replication::partition* part, int16_t version, int32_t current_epoch,
+                          int32_t our_epoch, int64_t ts, lagging_check check) {
     partition_response out;
-    if (plog == nullptr) {
+    if (part == nullptr) {
         // Led here per metadata, but the log is not open yet: retriable.
         out.error_code = code(error_code::not_leader_or_follower);
         return out;
     }
+    storage::partition_log* plog = &part->log();
     if (current_epoch >= 0 && current_epoch != our_epoch) {
         out.error_code = code(current_epoch > our_epoch ? error_code::unknown_leader_epoch
                                                         : error_code::fenced_leader_epoch);
@@ -40,16 +56,34 @@ partition_response lookup(storage::partition_log* plog, int16_t version, int32_t
         out.timestamp = -1;
         return out;
     }
+    const auto hw = plog->high_watermark();
+    const auto epoch_start = part->leader_epoch_start();
+    const bool lagging = check.client && epoch_start && *epoch_start > hw;
+    const auto not_available = [&] {
+        partition_response e;
+        e.error_code = code(check.version >= 5 ? error_code::offset_not_available
+                                               : error_code::leader_not_available);
+        return e;
+    };
     if (ts == earliest_local) {
         ts = earliest;
     }
+    if (lagging && ts == latest) {
+        return not_available();
+    }
     // No transactions: the last stable offset is the high watermark.
-    auto r = plog->offset_for_timestamp(model::timestamp(ts), plog->high_watermark());
+    auto r = plog->offset_for_timestamp(model::timestamp(ts), hw);
     if (!r) {
         out.error_code = code(to_kafka_error(r.error()));
         return out;
     }
-    const auto& found = r.value();
+    auto found = r.value();
+    if (found && ts != latest && ts != earliest && found->offset >= hw) {
+        found.reset();  // not readable yet: as if nothing qualified (Kafka: offset -1)
+    }
+    if (!found && lagging && ts != earliest) {
+        return not_available();
+    }
     if (!found) {
         out.offset = -1;
         out.timestamp = -1;
@@ -106,10 +140,11 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_offsets_re
             int16_t version = ctx.version();
             int32_t current = p.current_leader_epoch;
             int64_t ts = p.timestamp;
+            lagging_check check{version >= 1 && req.replica_id == consumer_replica_id, version};
             model::topic_partition tp{t.name, model::partition_id(p.partition_index)};
-            std::function<partition_response(storage::partition_log*)> fn =
-                [version, current, our_epoch, ts](storage::partition_log* plog) {
-                    return lookup(plog, version, current, our_epoch, ts);
+            std::function<partition_response(replication::partition*)> fn =
+                [version, current, our_epoch, ts, check](replication::partition* part) {
+                    return lookup(part, version, current, our_epoch, ts, check);
                 };
             auto pr = co_await on_partition<partition_response>(svc.partitions, tp, fn);
             pr.partition_index = p.partition_index;

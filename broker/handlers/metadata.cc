@@ -100,6 +100,20 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_reques
             resp.topics.push_back(missing(name, {}, error_code::unknown_topic_or_partition));
             continue;
         }
+        if (metadata::is_internal_topic(name)) {
+            // Never auto-created as an ordinary topic (default.replication.factor, num.partitions,
+            // no compaction): the group coordinator creates __consumer_offsets with its own
+            // settings once offsets.topic.replication.factor brokers are registered, and Kafka
+            // answers LEADER_NOT_AVAILABLE meanwhile. Nothing here creates the other internal
+            // topics (no transaction or share coordinator).
+            auto topic = missing(name, {},
+                                 name == metadata::consumer_offsets_topic
+                                     ? error_code::leader_not_available
+                                     : error_code::unknown_topic_or_partition);
+            topic.is_internal = true;
+            resp.topics.push_back(std::move(topic));
+            continue;
+        }
         metadata::new_topic nt;
         nt.name = name;
         nt.partitions = svc.config.get(config::keys::num_partitions);

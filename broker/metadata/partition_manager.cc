@@ -327,7 +327,8 @@ result<void> partition_manager::open_all(const cluster_state& state) {
         _log_dir, [this] { return gather_checkpoints(); },
         storage::checkpoint_writer::intervals{
             _config.get(config::keys::log_flush_offset_checkpoint_interval_ms),
-            _config.get(config::keys::log_flush_start_offset_checkpoint_interval_ms)},
+            _config.get(config::keys::log_flush_start_offset_checkpoint_interval_ms),
+            _config.get(config::keys::replica_high_watermark_checkpoint_interval_ms)},
         std::move(on_disk));
     log::get("metadata")
         ->info("opened {} partitions in {} ({} start)", total, _log_dir.string(),
@@ -461,7 +462,7 @@ void partition_manager::close_all() {
         log::get("metadata")->error("syncing the closed logs failed: {}", ec.message());
     }
     bool ok = all_clean.load();
-    ok = ok && !storage::write_log_dir_checkpoints(ops, _log_dir, values, true, true);
+    ok = ok && !storage::write_log_dir_checkpoints(ops, _log_dir, values, true, true, true);
     ok = ok && storage::write_file_atomic(ops, _log_dir / storage::layout::clean_shutdown_marker,
                                           std::string_view(""));
     if (ok) {

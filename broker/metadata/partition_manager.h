@@ -103,7 +103,7 @@ public:
     // replica of (a reassignment dropped it; Kafka deletes such a replica too); true when it
     // removed any. Only logs opened for the topic's id.
     boost::asio::awaitable<bool> remove_unhosted(topic_metadata topic);
-    // Writes the three checkpoints with values gathered after this call (off the shards); the
+    // Writes the four checkpoints with values gathered after this call (off the shards); the
     // error of the write, if any. DeleteRecords answers only after this.
     boost::asio::awaitable<std::error_code> write_checkpoints();
     // After remove_topic(): the checkpoint files stop naming the removed partitions, which

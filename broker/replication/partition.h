@@ -132,6 +132,16 @@ public:
     [[nodiscard]] const partition_assignment& assignment() const { return _assignment; }
     [[nodiscard]] const std::vector<int32_t>& isr() const { return _assignment.isr; }
     [[nodiscard]] model::offset high_watermark() const { return _log->high_watermark(); }
+    // While this broker leads: where its leader epoch began (its log end offset then; Kafka's
+    // leaderEpochStartOffsetOpt). A high watermark below it is still the previous leader's, not
+    // yet caught up (KIP-207: ListOffsets answers OFFSET_NOT_AVAILABLE meanwhile). nullopt when
+    // not leader.
+    [[nodiscard]] std::optional<model::offset> leader_epoch_start() const {
+        if (_role != partition_role::leader) {
+            return std::nullopt;
+        }
+        return _leader_epoch_start;
+    }
 
     // --- leader: produce ----------------------------------------------------------------------
     // Appends client batches as leader at the current epoch. Errors: not_leader_or_follower

@@ -15,7 +15,7 @@ using clock = std::chrono::steady_clock;
 
 std::error_code write_log_dir_checkpoints(file_ops& ops, const fs::path& dir,
                                           const log_dir_checkpoints& values, bool recovery_points,
-                                          bool log_starts) {
+                                          bool log_starts, bool high_watermarks) {
     std::error_code first;
     auto write = [&](std::string_view name, const offset_checkpoint& entries) {
         auto r = write_offset_checkpoint(ops, dir / name, entries);
@@ -26,6 +26,8 @@ std::error_code write_log_dir_checkpoints(file_ops& ops, const fs::path& dir,
     if (recovery_points) {
         write(layout::recovery_point_checkpoint, values.recovery_points);
         write(layout::cleaner_checkpoint, values.cleaned_offsets);
+    }
+    if (high_watermarks) {
         write(layout::high_watermark_checkpoint, values.high_watermarks);
     }
     if (log_starts) {
@@ -55,12 +57,13 @@ checkpoint_writer::checkpoint_writer(fs::path dir, gather_fn gather, intervals e
                                      std::optional<log_dir_checkpoints> on_disk, file_ops& ops)
     : _dir(std::move(dir)), _gather(std::move(gather)), _every(every), _ops(ops) {
     if (on_disk) {
-        _recovery_group.tps =
-            keys_of(on_disk->recovery_points, on_disk->cleaned_offsets, on_disk->high_watermarks);
+        _recovery_group.tps = keys_of(on_disk->recovery_points, on_disk->cleaned_offsets);
         _log_start_file.tps = keys_of(on_disk->log_starts);
+        _high_watermark_file.tps = keys_of(on_disk->high_watermarks);
     } else {
         _recovery_group.known = false;
         _log_start_file.known = false;
+        _high_watermark_file.known = false;
     }
     _thread = std::thread([this] { run(); });
 }
@@ -83,7 +86,8 @@ void checkpoint_writer::request_forget(const std::vector<model::topic_partition>
         std::lock_guard lk(_mu);
         bool named =
             _writing || std::any_of(removed.begin(), removed.end(), [this](const auto& tp) {
-                return _recovery_group.names(tp) || _log_start_file.names(tp);
+                return _recovery_group.names(tp) || _log_start_file.names(tp) ||
+                       _high_watermark_file.names(tp);
             });
         if (named) {
             _waiting.push_back(std::move(done));
@@ -136,19 +140,21 @@ void checkpoint_writer::run() {
     };
     auto next_recovery = next_deadline(_every.recovery_points);
     auto next_start = next_deadline(_every.log_starts);
+    auto next_hw = next_deadline(_every.high_watermarks);
     std::unique_lock lk(_mu);
     for (;;) {
         // Bounded so that a disabled interval (time_point::max) never overflows the wait.
-        auto wake = std::min({next_recovery, next_start, clock::now() + std::chrono::hours(1)});
-        _cv.wait_until(lk, wake, [&] {
-            return _stopping || !_waiting.empty() || clock::now() >= next_recovery ||
-                   clock::now() >= next_start;
-        });
+        auto wake =
+            std::min({next_recovery, next_start, next_hw, clock::now() + std::chrono::hours(1)});
+        auto due = [&] {
+            auto now = clock::now();
+            return now >= next_recovery || now >= next_start || now >= next_hw;
+        };
+        _cv.wait_until(lk, wake, [&] { return _stopping || !_waiting.empty() || due(); });
         if (_stopping && _waiting.empty()) {
             return;
         }
-        if (!_stopping && _waiting.empty() && clock::now() < next_recovery &&
-            clock::now() < next_start) {
+        if (!_stopping && _waiting.empty() && !due()) {
             continue;  // the hourly bound, nothing due
         }
         // Everyone who asked before the gather below is covered by this one write: a request
@@ -159,13 +165,14 @@ void checkpoint_writer::run() {
         auto now = clock::now();
         bool recovery = requested || now >= next_recovery;
         bool starts = requested || now >= next_start;
+        bool hws = requested || now >= next_hw;
         _writing = true;
         lk.unlock();
         std::error_code ec;
         std::optional<log_dir_checkpoints> values;
         try {
             values = _gather();
-            ec = write_log_dir_checkpoints(_ops, _dir, *values, recovery, starts);
+            ec = write_log_dir_checkpoints(_ops, _dir, *values, recovery, starts, hws);
         } catch (const std::exception& e) {
             // gather hops to the shards; a failure there must not kill the process.
             log::get("storage")->error("gathering checkpoints of {} failed: {}", _dir.string(),
@@ -183,12 +190,13 @@ void checkpoint_writer::run() {
             // Before the callbacks: a caller they answer may ask request_forget() next.
             if (recovery) {
                 record_written(_recovery_group,
-                               keys_of(values->recovery_points, values->cleaned_offsets,
-                                       values->high_watermarks),
-                               !ec);
+                               keys_of(values->recovery_points, values->cleaned_offsets), !ec);
             }
             if (starts) {
                 record_written(_log_start_file, keys_of(values->log_starts), !ec);
+            }
+            if (hws) {
+                record_written(_high_watermark_file, keys_of(values->high_watermarks), !ec);
             }
         }
         lk.unlock();
@@ -201,6 +209,9 @@ void checkpoint_writer::run() {
         }
         if (starts) {
             next_start = next_deadline(_every.log_starts);
+        }
+        if (hws) {
+            next_hw = next_deadline(_every.high_watermarks);
         }
     }
 }

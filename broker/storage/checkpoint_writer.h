@@ -2,11 +2,13 @@
 
 // Writes a log dir's offset checkpoints while the broker runs, off the threads that own the logs.
 //
-//   recovery-point-offset-checkpoint   every log.flush.offset.checkpoint.interval.ms
+//   recovery-point-offset-checkpoint   every log.flush.offset.checkpoint.interval.ms (60 s)
 //   cleaner-offset-checkpoint          with it (Kafka's cleaner writes it after each pass)
-//   replication-offset-checkpoint      with it (the high watermarks)
+//   replication-offset-checkpoint      every replica.high.watermark.checkpoint.interval.ms (the
+//                                      high watermarks; Kafka's 5 s, so a restarted broker's
+//                                      consumers and followers see little of an old one)
 //   log-start-offset-checkpoint        every log.flush.start.offset.checkpoint.interval.ms
-//   all three                          on request(): DeleteRecords and DeleteTopics wait for one
+//   all four                           on request(): DeleteRecords and DeleteTopics wait for one
 //
 // DeleteTopics needs the files to stop naming the deleted partitions (a namesake created next
 // must not inherit their log start after a crash); request_forget() skips the write when no file
@@ -45,13 +47,14 @@ struct log_dir_checkpoints {
     offset_checkpoint recovery_points;
     offset_checkpoint log_starts;
     offset_checkpoint cleaned_offsets;  // compacted partitions only
-    offset_checkpoint high_watermarks;  // replication-offset-checkpoint, with recovery points
+    offset_checkpoint high_watermarks;  // replication-offset-checkpoint
 };
 
 // Writes the files whose flag is set; the first error wins (the others are still tried).
+// recovery_points covers recovery-point-offset-checkpoint and cleaner-offset-checkpoint.
 std::error_code write_log_dir_checkpoints(file_ops& ops, const std::filesystem::path& dir,
                                           const log_dir_checkpoints& values, bool recovery_points,
-                                          bool log_starts);
+                                          bool log_starts, bool high_watermarks);
 
 class checkpoint_writer {
 public:
@@ -62,6 +65,7 @@ public:
         // 0 disables the periodic write (requests and the final close still write).
         std::chrono::milliseconds recovery_points{60000};
         std::chrono::milliseconds log_starts{60000};
+        std::chrono::milliseconds high_watermarks{5000};
     };
 
     // on_disk: what the files held when the logs were opened; nullopt when a file could not be
@@ -73,7 +77,7 @@ public:
     checkpoint_writer(const checkpoint_writer&) = delete;
     checkpoint_writer& operator=(const checkpoint_writer&) = delete;
 
-    // Writes all three files with values gathered after this call; then done(error).
+    // Writes all the files with values gathered after this call; then done(error).
     void request(done_fn done);
     // The files must name none of `removed` (logs already removed from what gather collects):
     // done(success) at once, on the calling thread, when none does and no write is in flight
@@ -81,7 +85,7 @@ public:
     void request_forget(const std::vector<model::topic_partition>& removed, done_fn done);
     void stop();
 
-    // Completed writes (each one gather + up to three files), for tests.
+    // Completed writes (each one gather + up to four files), for tests.
     [[nodiscard]] uint64_t writes() const;
     // request_forget() calls answered without a write, for tests.
     [[nodiscard]] uint64_t writes_skipped() const;
@@ -104,8 +108,9 @@ private:
     std::condition_variable _cv;
     std::vector<done_fn> _waiting;
     bool _writing = false;
-    named_set _recovery_group;  // recovery-point, cleaner and replication-offset files
+    named_set _recovery_group;  // recovery-point and cleaner files
     named_set _log_start_file;
+    named_set _high_watermark_file;
     bool _stopping = false;
     uint64_t _writes = 0;
     uint64_t _writes_skipped = 0;

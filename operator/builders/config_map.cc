@@ -6,7 +6,9 @@
 #include <openssl/sha.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <map>
+#include <string_view>
 
 namespace spool::op::builders {
 
@@ -23,9 +25,21 @@ std::string emit(const std::map<std::string, std::string>& entries, std::string_
     return std::string(out.c_str()) + "\n";
 }
 
-}  // namespace
+// What a Kafka user sets for a cluster of c.spec.replicas brokers and the operator derives when
+// spec.config does not say: offsets.topic.replication.factor = min(3, brokers), since a cluster
+// broker creates __consumer_offsets only once that many brokers are registered (Kafka's default 3
+// would leave a smaller cluster without a group coordinator). Only with etcd: the embedded
+// store's one broker creates it with 1 replica anyway.
+std::map<std::string, std::string> replica_derived(const api::cluster& c) {
+    std::map<std::string, std::string> out;
+    constexpr std::string_view offsets_rf = "offsets.topic.replication.factor";
+    if (api::uses_etcd(c) && !c.spec.config.contains(std::string(offsets_rf))) {
+        out[std::string(offsets_rf)] = std::to_string(std::clamp(c.spec.replicas, 1, 3));
+    }
+    return out;
+}
 
-std::string render_broker_config(const api::cluster& c) {
+std::map<std::string, std::string> broker_entries(const api::cluster& c) {
     std::map<std::string, std::string> entries = c.spec.config;
     entries["listeners"] = fmt::format("PLAINTEXT://0.0.0.0:{}", c.spec.kafka_port);
     std::string protocols = "PLAINTEXT:PLAINTEXT";
@@ -55,7 +69,18 @@ std::string render_broker_config(const api::cluster& c) {
         entries["etcd.endpoints"] = endpoints;
         entries["etcd.prefix"] = api::etcd_prefix(c);
     }
-    return emit(entries, "Rendered by spool-operator from the Cluster spec; do not edit.");
+    return entries;
+}
+
+constexpr std::string_view broker_config_comment =
+    "Rendered by spool-operator from the Cluster spec; do not edit.";
+
+}  // namespace
+
+std::string render_broker_config(const api::cluster& c) {
+    auto entries = broker_entries(c);
+    entries.merge(replica_derived(c));
+    return emit(entries, broker_config_comment);
 }
 
 std::string render_cluster_config(const api::cluster& c) {
@@ -69,7 +94,10 @@ std::string render_cluster_config(const api::cluster& c) {
 }
 
 std::string config_hash(const api::cluster& c) {
-    std::string text = render_broker_config(c);
+    // Without the replica-derived keys: scaling never rolls pods. They matter only while
+    // __consumer_offsets does not exist yet (a new cluster's first start), and a broker started
+    // later reads the ConfigMap as it is then.
+    std::string text = emit(broker_entries(c), broker_config_comment);
     unsigned char digest[SHA256_DIGEST_LENGTH];
     SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
     std::string out;

@@ -3,9 +3,11 @@
 // The broker ConfigMap. It holds two files:
 //
 //   broker.yaml   Kafka property names -> values, read by `spool-broker --config`: the user's
-//                 spec.config plus what the operator derives (listeners, log.dirs, http.listener).
-//                 Same for every pod, hashed into the pod template. Per-pod keys (node.id,
-//                 advertised.listeners) are --override flags built from the downward API.
+//                 spec.config plus what the operator derives (listeners, log.dirs, http.listener;
+//                 with etcd, offsets.topic.replication.factor = min(3, replicas) unless spec.config
+//                 sets it). Same for every pod, hashed into the pod template except the keys
+//                 derived from the replica count. Per-pod keys (node.id, advertised.listeners)
+//                 are --override flags built from the downward API.
 //   cluster.yaml  what depends on the replica count (controller.quorum.voters), for the
 //                 multi-broker metadata store; not read by the broker yet. Not hashed, so scaling
 //                 never restarts existing pods.
@@ -24,7 +26,8 @@ namespace spool::op::builders {
 std::string render_broker_config(const api::cluster& c);
 std::string render_cluster_config(const api::cluster& c);
 
-// Hex SHA-256 (first 16 bytes) of broker.yaml: the pod template's config-hash annotation.
+// Hex SHA-256 (first 16 bytes) of broker.yaml without the keys derived from spec.replicas (which
+// matter only at a new cluster's first start): the pod template's config-hash annotation.
 std::string config_hash(const api::cluster& c);
 
 // "<ordinal>=<host>" lines, ordinal order.

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <thread>
 
@@ -82,6 +83,58 @@ TEST(cluster_groups, group_resumes_from_committed_offsets_after_its_coordinator_
         << "the group did not resume from its committed offsets\n"
         << cluster.log_tails();
     EXPECT_EQ(seen, std::multiset<std::string>(all.begin(), all.end()));
+}
+
+// A cluster whose other brokers come late: __consumer_offsets is never created with fewer replicas
+// than offsets.topic.replication.factor (3 here). With one broker of three up, FindCoordinator
+// answers COORDINATOR_NOT_AVAILABLE (as Kafka's does while the creation fails with
+// INVALID_REPLICATION_FACTOR); once the other two registered the topic exists with 3 replicas in
+// every partition and the coordinator is found.
+TEST(cluster_groups, offsets_topic_waits_for_its_replication_factor_in_brokers) {
+    cluster_harness cluster;  // 3 brokers: offsets.topic.replication.factor=3
+    auto err = cluster.start(40s, 1);
+    ASSERT_TRUE(err.empty()) << err;
+    auto until = std::chrono::steady_clock::now() + 5s;
+    while (std::chrono::steady_clock::now() < until) {
+        ASSERT_EQ(find_coordinator_via(cluster.port(0), "late").first, coordinator_not_available)
+            << cluster.log_tails();
+        std::this_thread::sleep_for(250ms);
+    }
+    auto md = cluster.metadata(0, {"__consumer_offsets"});
+    ASSERT_TRUE(md);
+    const auto* none = md->topic("__consumer_offsets");
+    EXPECT_TRUE(none == nullptr || none->error != 0 || none->partitions.empty()) << md->describe();
+
+    ASSERT_TRUE(cluster.restart(1)) << cluster.log_tails();
+    ASSERT_TRUE(cluster.restart(2)) << cluster.log_tails();
+    std::string why;
+    ASSERT_TRUE(cluster.wait_for_cluster(40s, 0, &why)) << why;
+    metadata_view last;
+    auto placed = cluster.wait_for_metadata(
+        0,
+        [](const metadata_view& m) {
+            const auto* t = m.topic("__consumer_offsets");
+            if (t == nullptr || t->error != 0 || t->partitions.size() != 50) {
+                return false;
+            }
+            return std::all_of(t->partitions.begin(), t->partitions.end(),
+                               [](const partition_info& p) { return p.leader >= 0; });
+        },
+        40s, {"__consumer_offsets"}, &last);
+    ASSERT_TRUE(placed) << last.describe() << cluster.log_tails();
+    for (const auto& p : placed->topic("__consumer_offsets")->partitions) {
+        EXPECT_EQ(std::set<int32_t>(p.replicas.begin(), p.replicas.end()),
+                  (std::set<int32_t>{0, 1, 2}))
+            << "partition " << p.index;
+    }
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    std::pair<int16_t, int32_t> found{-1, -1};
+    while (std::chrono::steady_clock::now() < deadline &&
+           (found = find_coordinator_via(cluster.port(0), "late")).first != 0) {
+        std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_EQ(found.first, 0) << cluster.log_tails();
+    EXPECT_GE(found.second, 0);
 }
 
 }  // namespace

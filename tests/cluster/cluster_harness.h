@@ -82,7 +82,10 @@ public:
 
     // Starts etcd and every broker, then waits until every broker's Metadata lists all of them
     // and one controller. Empty on success, else what went wrong (with the brokers' log tails).
-    [[nodiscard]] std::string start(std::chrono::milliseconds timeout = std::chrono::seconds(40));
+    // only > 0: starts brokers 0..only-1 alone (the others are set up alike; restart(i) starts
+    // them later), as a rollout whose other brokers come late.
+    [[nodiscard]] std::string start(std::chrono::milliseconds timeout = std::chrono::seconds(40),
+                                    size_t only = 0);
 
     size_t size() const { return _brokers.size(); }
     etcd_process& etcd() { return *_etcd; }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 
@@ -17,6 +18,19 @@ TEST(broker_config, test_defaults_when_nothing_given) {
     EXPECT_EQ(cfg->get_int("socket.request.max.bytes"), 104857600);
     EXPECT_EQ(cfg->get_list("listeners"), std::vector<std::string>{"PLAINTEXT://:9092"});
     EXPECT_EQ(cfg->log_retention_ms(), 168LL * 3600 * 1000);
+}
+
+// Kafka's replication keys and defaults the broker reads: the high watermarks are checkpointed
+// every 5 s, not with the recovery points' 60 s.
+TEST(broker_config, test_checkpoint_intervals_have_kafkas_defaults) {
+    auto cfg = must_load("");
+    EXPECT_EQ(cfg->get(keys::replica_high_watermark_checkpoint_interval_ms),
+              std::chrono::milliseconds(5000));
+    EXPECT_EQ(cfg->get(keys::log_flush_offset_checkpoint_interval_ms),
+              std::chrono::milliseconds(60000));
+    auto set = must_load("", {"replica.high.watermark.checkpoint.interval.ms=1000"});
+    EXPECT_EQ(set->get(keys::replica_high_watermark_checkpoint_interval_ms),
+              std::chrono::milliseconds(1000));
 }
 
 TEST(broker_config, test_yaml_file_and_overrides_with_override_winning) {

@@ -166,9 +166,12 @@ TEST_F(coordinator_leadership_test, test_serves_only_partitions_led_here_and_fol
     EXPECT_EQ(fetched(theirs), 7);
 }
 
-TEST_F(coordinator_leadership_test, test_creates_offsets_topic_with_rf_capped_to_one) {
+// The embedded store is one broker for good: __consumer_offsets gets the one replica there can
+// be, at start, whatever offsets.topic.replication.factor says (Kafka's default 3 included).
+TEST_F(coordinator_leadership_test, test_embedded_store_creates_offsets_topic_with_one_replica) {
     store.set(cluster_state{});  // no topic yet; no broker registered either
     sc.replication_factor = 3;   // offsets.topic.replication.factor as in Kafka's default
+    sc.wait_for_replicas = false;
     service = std::make_unique<coordinator_service>(store, *partitions, sc, clk);
     ASSERT_FALSE(service->start_blocking());
     const auto snap = store.snapshot();
@@ -178,15 +181,60 @@ TEST_F(coordinator_leadership_test, test_creates_offsets_topic_with_rf_capped_to
     EXPECT_FALSE(commit(group_for[0], 1));
 }
 
-TEST_F(coordinator_leadership_test, test_creates_offsets_topic_with_rf_capped_to_live_brokers) {
-    cluster_state two;  // no topic yet; brokers 0 and 1 live
-    two.brokers = {{0, broker(0, "h0", 9092)}, {1, broker(1, "h1", 9092)}};
-    store.set(two);
-    sc.replication_factor = 3;  // Kafka's default offsets.topic.replication.factor
+cluster_state brokers_only(std::initializer_list<int32_t> ids) {
+    cluster_state s;
+    s.cluster_id = "c";
+    for (int32_t id : ids) {
+        s.brokers.emplace(id, broker(id, "h" + std::to_string(id), 9092));
+    }
+    return s;
+}
+
+// In a cluster, __consumer_offsets is never created with fewer replicas than
+// offsets.topic.replication.factor: with 2 of 3 brokers registered nothing is created, however
+// long that lasts (no time bound any more); the third broker's registration creates it with 3.
+TEST_F(coordinator_leadership_test, test_cluster_store_creates_offsets_topic_only_with_all_replicas) {
+    store.set(brokers_only({0, 1}));
+    sc.replication_factor = 3;
+    sc.wait_for_replicas = true;
+    service = std::make_unique<coordinator_service>(store, *partitions, sc, clk);
+    ASSERT_FALSE(service->start_blocking());  // starts without the topic
+    std::this_thread::sleep_for(1500ms);      // several of the creator's 100 ms checks
+    EXPECT_EQ(store.snapshot()->find(offsets_topic), nullptr);
+    EXPECT_EQ(store.last_replication_factor, 0);  // not even tried
+    // No coordinator meanwhile (FindCoordinator: COORDINATOR_NOT_AVAILABLE, handler tests).
+    EXPECT_EQ(commit(group_for[0], 1), make_error_code(errc::not_coordinator));
+
+    store.set(brokers_only({0, 1, 2}));
+    ASSERT_TRUE(eventually([&] { return store.snapshot()->find(offsets_topic) != nullptr; }, 10s));
+    EXPECT_EQ(store.last_replication_factor, 3);
+    // The leadership feed loads what the creation placed here (partition 0: broker 0).
+    ASSERT_TRUE(eventually([&] { return !commit(group_for[0], 1); }, 10s));
+    EXPECT_EQ(fetched(group_for[0]), 1);
+}
+
+// Enough brokers at start, but the creation is refused (one of them left before the store
+// checked): the broker still starts, and the creation is retried in the background.
+TEST_F(coordinator_leadership_test, test_cluster_store_retries_a_refused_creation) {
+    store.set(brokers_only({0, 1, 2}));
+    sc.replication_factor = 3;
+    sc.wait_for_replicas = true;
+    store.fail_next(metadata::errc::invalid_replication_factor);
+    service = std::make_unique<coordinator_service>(store, *partitions, sc, clk);
+    ASSERT_FALSE(service->start_blocking());
+    ASSERT_TRUE(eventually([&] { return store.snapshot()->find(offsets_topic) != nullptr; }, 10s));
+    EXPECT_EQ(store.last_replication_factor, 3);
+}
+
+// Enough brokers at start: created at start with exactly the configured factor.
+TEST_F(coordinator_leadership_test, test_cluster_store_with_enough_brokers_creates_at_start) {
+    store.set(brokers_only({0, 1, 2, 3}));
+    sc.replication_factor = 3;
+    sc.wait_for_replicas = true;
     service = std::make_unique<coordinator_service>(store, *partitions, sc, clk);
     ASSERT_FALSE(service->start_blocking());
     ASSERT_NE(store.snapshot()->find(offsets_topic), nullptr);
-    EXPECT_EQ(store.last_replication_factor, 2);
+    EXPECT_EQ(store.last_replication_factor, 3);
 }
 
 }  // namespace

@@ -31,7 +31,9 @@
 #include <boost/asio/use_future.hpp>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 namespace spool::broker::handlers {
 namespace {
@@ -111,9 +113,34 @@ protected:
         }
     }
 
-    void start_groups() {
-        groups = std::make_unique<coordinator::coordinator_service>(
-            store, *partitions, coordinator::service_config_from(*config), clock);
+    // Sets the snapshot and hands every hosted partition its new record (as replica_sync does).
+    void apply(const cluster_state& s) {
+        set(s);
+        for (const auto& [name, t] : store.snapshot()->topics) {
+            asio::co_spawn(pool->executor(0), partitions->apply_assignments(t), asio::use_future)
+                .get();
+        }
+    }
+    // ListOffsets of one partition: its answer.
+    pr::list_offsets_response::list_offsets_topic_response::list_offsets_partition_response
+    list_offset(const std::string& t, int32_t p, int64_t ts, int16_t version,
+                int32_t replica_id = -1) {
+        pr::list_offsets_request lo;
+        lo.replica_id = replica_id;
+        auto& lt = lo.topics.emplace_back();
+        lt.name = t;
+        lt.partitions.push_back({p, -1, ts, 1});
+        auto lr = call<pr::list_offsets_response>(version, lo);
+        if (lr.topics.empty() || lr.topics[0].partitions.empty()) {
+            ADD_FAILURE() << "no partition in the ListOffsets answer";
+            return {};
+        }
+        return lr.topics[0].partitions[0];
+    }
+
+    void start_groups() { start_groups(coordinator::service_config_from(*config)); }
+    void start_groups(const coordinator::service_config& sc) {
+        groups = std::make_unique<coordinator::coordinator_service>(store, *partitions, sc, clock);
         ASSERT_FALSE(groups->start_blocking());
         svc->groups = groups.get();
     }
@@ -466,6 +493,109 @@ TEST_F(cluster_handlers_test, test_find_coordinator_names_the_leader_on_another_
     EXPECT_EQ(fc.coordinators[0].error_code, err(error_code::coordinator_not_available));
     EXPECT_EQ(fc.coordinators[1].error_code, 0);
     EXPECT_EQ(fc.coordinators[1].node_id, offsets->partitions[0].leader);
+}
+
+// Kafka answers FindCoordinator with COORDINATOR_NOT_AVAILABLE while __consumer_offsets cannot be
+// created with offsets.topic.replication.factor replicas; so does a cluster broker here, until
+// enough brokers registered and the topic exists with exactly that many replicas.
+TEST_F(cluster_handlers_test, test_find_coordinator_is_not_available_until_enough_brokers) {
+    auto s = three_brokers();
+    s.brokers.erase(2);
+    s.brokers.erase(1);
+    set(s);
+    auto sc = coordinator::service_config_from(*config);
+    sc.wait_for_replicas = true;  // what metadata.store=etcd sets
+    sc.replication_factor = 3;
+    start_groups(sc);
+    auto find = [&] {
+        pr::find_coordinator_request req;
+        req.key_type = 0;
+        req.coordinator_keys = {"g"};
+        auto fc = call<pr::find_coordinator_response>(4, req);
+        return fc.coordinators.empty() ? int16_t(-1) : fc.coordinators[0].error_code;
+    };
+    EXPECT_EQ(find(), 15);  // COORDINATOR_NOT_AVAILABLE
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_EQ(find(), err(error_code::coordinator_not_available));
+    EXPECT_EQ(store.snapshot()->find(coordinator::offsets_topic), nullptr);
+
+    store.set(three_brokers());
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (store.snapshot()->find(coordinator::offsets_topic) == nullptr &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_NE(store.snapshot()->find(coordinator::offsets_topic), nullptr);
+    EXPECT_EQ(store.last_replication_factor, 3);
+    EXPECT_EQ(find(), 0);
+}
+
+// A Metadata request that may auto-create topics never creates an internal topic as an ordinary
+// one (1 partition, default.replication.factor): __consumer_offsets is the coordinator's to create.
+TEST_F(cluster_handlers_test, test_metadata_never_auto_creates_internal_topics) {
+    set(three_brokers());
+    for (const char* name : {"__consumer_offsets", "__transaction_state"}) {
+        pr::metadata_request req;
+        req.allow_auto_topic_creation = true;
+        req.topics = std::vector<pr::metadata_request::metadata_request_topic>{{{}, name, {}}};
+        auto md = call<pr::metadata_response>(12, req);
+        ASSERT_EQ(md.topics.size(), 1u);
+        EXPECT_EQ(md.topics[0].error_code,
+                  std::string(name) == "__consumer_offsets"
+                      ? err(error_code::leader_not_available)
+                      : err(error_code::unknown_topic_or_partition))
+            << name;
+        EXPECT_TRUE(md.topics[0].is_internal) << name;
+        EXPECT_EQ(store.snapshot()->find(name), nullptr) << name;
+    }
+    // An ordinary name is still auto-created.
+    EXPECT_EQ(metadata_of("plain").topics.at(0).error_code, err(error_code::leader_not_available));
+    EXPECT_NE(store.snapshot()->find("plain"), nullptr);
+}
+
+// KIP-207: a leader whose high watermark is below the start offset of its leader epoch (its
+// followers have not caught up with the previous leader's records yet) answers "latest" and
+// timestamp lookups with OFFSET_NOT_AVAILABLE (LEADER_NOT_AVAILABLE before v5), so a consumer
+// never resets to an offset lower than one it may have seen; "earliest" is answered. As Kafka's
+// Partition.fetchOffsetForTimestamp, for clients' requests only.
+TEST_F(cluster_handlers_test, test_list_offsets_waits_for_the_new_leaders_high_watermark) {
+    auto s = three_brokers();
+    auto t = topic("orders", {0});
+    t.partitions[0].replicas = {0, 1};
+    t.partitions[0].isr = {0, 1};  // broker 1 never fetches here: the HW stays where it is
+    t.partitions[0].leader_epoch = 1;
+    add(s, t);
+    apply(s);
+    ASSERT_EQ(produce("orders", 0).responses[0].partition_responses[0].error_code, 0);
+    // Epoch 1 began at 0; the HW (0) is not below it: answered, below the unreplicated record.
+    EXPECT_EQ(list_offset("orders", 0, -1, 7).error_code, 0);
+    EXPECT_EQ(list_offset("orders", 0, -1, 7).offset, 0);
+
+    // Led again at epoch 2, which begins at the log end offset 1, above the HW 0.
+    s.topics["orders"].partitions[0].leader_epoch = 2;
+    apply(s);
+    EXPECT_EQ(list_offset("orders", 0, -1, 7).error_code, err(error_code::offset_not_available));
+    EXPECT_EQ(list_offset("orders", 0, -1, 5).error_code, 78);  // OFFSET_NOT_AVAILABLE from v5
+    EXPECT_EQ(list_offset("orders", 0, -1, 4).error_code, err(error_code::leader_not_available));
+    EXPECT_EQ(list_offset("orders", 0, -1, 1).error_code, err(error_code::leader_not_available));
+    EXPECT_EQ(list_offset("orders", 0, 0, 7).error_code, err(error_code::offset_not_available));
+    EXPECT_EQ(list_offset("orders", 0, -3, 7).error_code, err(error_code::offset_not_available));
+    auto earliest = list_offset("orders", 0, -2, 7);
+    EXPECT_EQ(earliest.error_code, 0);
+    EXPECT_EQ(earliest.offset, 0);
+    EXPECT_EQ(list_offset("orders", 0, -4, 9).error_code, 0);  // earliest-local as well
+    // Not a client's request (a debugging tool's replica id -2), or v0: no such check.
+    EXPECT_EQ(list_offset("orders", 0, -1, 7, -2).error_code, 0);
+    EXPECT_EQ(list_offset("orders", 0, -1, 0).error_code, 0);
+
+    // The ISR shrinks to the leader alone: the HW reaches the log end, past the epoch start.
+    s.topics["orders"].partitions[0].isr = {0};
+    s.topics["orders"].partitions[0].partition_epoch = 1;
+    apply(s);
+    auto latest = list_offset("orders", 0, -1, 7);
+    EXPECT_EQ(latest.error_code, 0);
+    EXPECT_EQ(latest.offset, 1);
+    EXPECT_EQ(list_offset("orders", 0, 0, 7).error_code, 0);
 }
 
 }  // namespace

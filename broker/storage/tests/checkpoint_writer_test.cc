@@ -48,7 +48,8 @@ TEST(checkpoint_writer, test_request_writes_all_three_files_off_the_caller_threa
     shards.values.recovery_points[tp] = offset(7000);
     shards.values.log_starts[tp] = offset(5000);
     shards.values.cleaned_offsets[tp] = offset(42);
-    checkpoint_writer w(dir.path(), [&] { return shards.gather(); }, {0ms, 0ms});
+    shards.values.high_watermarks[tp] = offset(6000);
+    checkpoint_writer w(dir.path(), [&] { return shards.gather(); }, {0ms, 0ms, 0ms});
     std::promise<std::error_code> done;
     w.request([&](std::error_code ec) { done.set_value(ec); });
     auto fut = done.get_future();
@@ -58,6 +59,41 @@ TEST(checkpoint_writer, test_request_writes_all_three_files_off_the_caller_threa
     EXPECT_EQ(read(dir.path() / layout::log_start_checkpoint).at(tp), offset(5000));
     EXPECT_EQ(read(dir.path() / layout::recovery_point_checkpoint).at(tp), offset(7000));
     EXPECT_EQ(read(dir.path() / layout::cleaner_checkpoint).at(tp), offset(42));
+    EXPECT_EQ(read(dir.path() / layout::high_watermark_checkpoint).at(tp), offset(6000));
+}
+
+// replication-offset-checkpoint has an interval of its own (Kafka's
+// replica.high.watermark.checkpoint.interval.ms, 5 s), much shorter than the recovery points'
+// (60 s): a restarted broker starts from a high watermark at most that old.
+TEST(checkpoint_writer, test_high_watermarks_are_written_on_their_own_interval) {
+    EXPECT_EQ(checkpoint_writer::intervals{}.high_watermarks, 5000ms);
+    EXPECT_EQ(checkpoint_writer::intervals{}.recovery_points, 60000ms);
+    test::temp_dir dir;
+    fake_shards shards;
+    topic_partition tp{"t", partition_id(1)};
+    shards.values.recovery_points[tp] = offset(8);
+    shards.values.log_starts[tp] = offset(0);
+    shards.values.high_watermarks[tp] = offset(5);
+    checkpoint_writer w(dir.path(), [&] { return shards.gather(); }, {0ms, 0ms, 50ms});
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (w.writes() < 1 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_GE(w.writes(), 1u);
+    EXPECT_EQ(read(dir.path() / layout::high_watermark_checkpoint).at(tp), offset(5));
+    {
+        std::lock_guard lk(shards.mu);
+        shards.values.high_watermarks[tp] = offset(7);
+    }
+    auto before = w.writes();
+    while (w.writes() < before + 2 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_EQ(read(dir.path() / layout::high_watermark_checkpoint).at(tp), offset(7));
+    // The other files keep their own (here disabled) intervals.
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / layout::recovery_point_checkpoint));
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / layout::log_start_checkpoint));
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / layout::cleaner_checkpoint));
 }
 
 TEST(checkpoint_writer, test_periodic_write_follows_the_interval_with_fresh_values) {
@@ -66,7 +102,7 @@ TEST(checkpoint_writer, test_periodic_write_follows_the_interval_with_fresh_valu
     topic_partition tp{"t", partition_id(3)};
     shards.values.recovery_points[tp] = offset(1);
     shards.values.log_starts[tp] = offset(0);
-    checkpoint_writer w(dir.path(), [&] { return shards.gather(); }, {50ms, 50ms});
+    checkpoint_writer w(dir.path(), [&] { return shards.gather(); }, {50ms, 50ms, 50ms});
     auto deadline = std::chrono::steady_clock::now() + 10s;
     while (w.writes() < 1 && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(10ms);
@@ -88,7 +124,7 @@ TEST(checkpoint_writer, test_disabled_intervals_write_nothing_until_asked) {
     test::temp_dir dir;
     fake_shards shards;
     {
-        checkpoint_writer w(dir.path(), [&] { return shards.gather(); }, {0ms, 0ms});
+        checkpoint_writer w(dir.path(), [&] { return shards.gather(); }, {0ms, 0ms, 0ms});
         std::this_thread::sleep_for(200ms);
         EXPECT_EQ(w.writes(), 0u);
         EXPECT_EQ(shards.gathers.load(), 0);
@@ -101,7 +137,7 @@ TEST(checkpoint_writer, test_stop_answers_queued_requests) {
     fake_shards shards;
     std::atomic<int> answered{0};
     {
-        checkpoint_writer w(dir.path(), [&] { return shards.gather(); }, {0ms, 0ms});
+        checkpoint_writer w(dir.path(), [&] { return shards.gather(); }, {0ms, 0ms, 0ms});
         for (int i = 0; i < 20; ++i) {
             w.request([&](std::error_code ec) {
                 EXPECT_FALSE(ec);
@@ -118,7 +154,7 @@ TEST(checkpoint_writer, test_stop_answers_queued_requests) {
 TEST(checkpoint_writer, test_unwritable_dir_reports_the_error) {
     test::temp_dir dir;
     fake_shards shards;
-    checkpoint_writer w(dir.path() / "missing", [&] { return shards.gather(); }, {0ms, 0ms});
+    checkpoint_writer w(dir.path() / "missing", [&] { return shards.gather(); }, {0ms, 0ms, 0ms});
     std::promise<std::error_code> done;
     w.request([&](std::error_code ec) { done.set_value(ec); });
     auto fut = done.get_future();
@@ -147,7 +183,7 @@ TEST(checkpoint_writer, test_forgetting_what_no_file_names_writes_nothing) {
     on_disk.recovery_points[kept] = offset(10);
     on_disk.log_starts[kept] = offset(0);
     checkpoint_writer w(
-        dir.path(), [&] { return shards.gather(); }, {0ms, 0ms}, on_disk);
+        dir.path(), [&] { return shards.gather(); }, {0ms, 0ms, 0ms}, on_disk);
     std::error_code ec;
     ASSERT_TRUE(forget(w, {{"churn", partition_id(0)}, {"churn", partition_id(1)}}, &ec));
     EXPECT_FALSE(ec);
@@ -167,7 +203,7 @@ TEST(checkpoint_writer, test_forgetting_what_the_start_files_name_rewrites_them_
     on_disk.recovery_points[kept] = offset(10);
     shards.values.recovery_points[kept] = offset(10);  // what the shards hold after the delete
     checkpoint_writer w(
-        dir.path(), [&] { return shards.gather(); }, {0ms, 0ms}, on_disk);
+        dir.path(), [&] { return shards.gather(); }, {0ms, 0ms, 0ms}, on_disk);
     std::error_code ec;
     ASSERT_TRUE(forget(w, {gone}, &ec));
     EXPECT_FALSE(ec);
@@ -185,7 +221,7 @@ TEST(checkpoint_writer, test_forgetting_what_an_earlier_write_put_in_the_files_w
     topic_partition tp{"t", partition_id(2)};
     shards.values.recovery_points[tp] = offset(7);
     shards.values.log_starts[tp] = offset(3);
-    checkpoint_writer w(dir.path(), [&] { return shards.gather(); }, {0ms, 0ms}, {});
+    checkpoint_writer w(dir.path(), [&] { return shards.gather(); }, {0ms, 0ms, 0ms}, {});
     std::promise<void> first;
     w.request([&](std::error_code) { first.set_value(); });
     ASSERT_EQ(first.get_future().wait_for(10s), std::future_status::ready);
@@ -205,7 +241,7 @@ TEST(checkpoint_writer, test_unreadable_start_files_make_every_forget_write_unti
     test::temp_dir dir;
     fake_shards shards;
     checkpoint_writer w(
-        dir.path(), [&] { return shards.gather(); }, {0ms, 0ms}, std::nullopt);
+        dir.path(), [&] { return shards.gather(); }, {0ms, 0ms, 0ms}, std::nullopt);
     std::error_code ec;
     topic_partition tp{"t", partition_id(0)};
     ASSERT_TRUE(forget(w, {tp}, &ec));
@@ -232,7 +268,7 @@ TEST(checkpoint_writer, test_a_forget_during_a_write_waits_for_a_write_gathered_
         }
         return v;
     };
-    checkpoint_writer w(dir.path(), gather, {0ms, 0ms}, {});
+    checkpoint_writer w(dir.path(), gather, {0ms, 0ms, 0ms}, {});
     w.request([](std::error_code) {});
     gathering.get_future().wait();
     std::promise<std::error_code> done;

@@ -9,7 +9,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
+#include <utility>
 
 namespace spool::op::builders {
 namespace {
@@ -159,6 +161,36 @@ TEST(builders, test_endpoints_and_prefix_in_the_spec_are_used_as_given) {
                          R"(etcd.endpoints: "http://etcd-0.meta:2379,http://etcd-1.meta:2379")"))
         << broker_yaml;
     EXPECT_TRUE(has_line(broker_yaml, R"(etcd.prefix: "/kafka/prod")")) << broker_yaml;
+}
+
+// A cluster broker creates __consumer_offsets only once offsets.topic.replication.factor brokers
+// are registered: the operator renders min(3, replicas), as a Kafka user configures a small
+// cluster, unless spec.config says otherwise; scaling neither changes the config hash nor so
+// rolls pods (the key matters only at a new cluster's first start).
+TEST(builders, test_offsets_topic_replication_factor_follows_a_small_cluster) {
+    auto c = load_cluster("minimal");
+    const auto rf_line = [](int rf) {
+        return "offsets.topic.replication.factor: \"" + std::to_string(rf) + "\"";
+    };
+    for (auto [replicas, rf] : std::initializer_list<std::pair<int, int>>{{1, 1}, {2, 2}, {3, 3}, {5, 3}}) {
+        c.spec.replicas = replicas;
+        EXPECT_TRUE(has_line(render_broker_config(c), rf_line(rf)))
+            << replicas << " brokers:\n" << render_broker_config(c);
+    }
+    c.spec.replicas = 1;
+    const auto one_broker_hash = config_hash(c);
+    c.spec.replicas = 3;
+    EXPECT_EQ(config_hash(c), one_broker_hash);
+
+    c.spec.config["offsets.topic.replication.factor"] = "2";  // the user's value wins
+    auto yaml = render_broker_config(c);
+    EXPECT_TRUE(has_line(yaml, rf_line(2))) << yaml;
+    EXPECT_FALSE(has_line(yaml, rf_line(3))) << yaml;
+    EXPECT_NE(config_hash(c), one_broker_hash);  // and is an ordinary config change
+
+    auto embedded = load_cluster("minimal", {});  // no etcd: one broker, 1 replica regardless
+    embedded.spec.replicas = 1;
+    EXPECT_EQ(render_broker_config(embedded).find("offsets.topic"), std::string::npos);
 }
 
 TEST(builders, test_a_single_broker_without_any_etcd_keeps_the_embedded_store) {
