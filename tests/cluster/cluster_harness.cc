@@ -4,8 +4,25 @@
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/metadata.h"
+#include "tests/integration/child_process.h"
 #include "tests/integration/kafka_client.h"
 #include "tests/integration/test_support.h"
+
+#if SPOOL_CLUSTER_POWER_CUT
+#include "tests/durability/unsynced_mount.h"
+#else
+// Built without FUSE (libfuse3-dev): no unsynced_fs binary. A harness asked for power-cut mounts
+// fails in start() with this reason; the stand-in only lets the rest compile and link.
+namespace spool::tests {
+class unsynced_mount {
+public:
+    bool mount() { return false; }
+    void power_cut() {}
+    void unmount() {}
+    std::string log_text() const { return "unsynced_fs was not built (libfuse3-dev missing)"; }
+};
+}  // namespace spool::tests
+#endif
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -52,6 +69,14 @@ std::string tail(const std::string& text, size_t lines) {
         }
     }
     return text.substr(pos + 1);
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+        ++n;
+    }
+    return n;
 }
 
 }  // namespace
@@ -106,6 +131,19 @@ cluster_harness::cluster_harness(cluster_options options)
         _http_ports.push_back(free_port());
         _brokers.push_back(std::move(b));
     }
+#if SPOOL_CLUSTER_POWER_CUT
+    if (_options.power_cut_mounts) {
+        // The mount point is the broker's log.dirs (data_dir()/data, see broker_process), so
+        // replica_dir() and replica_batches() read through the mount; broker.log stays outside.
+        _volumes = make_temp_dir("spool-volumes");
+        for (size_t i = 0; i < _brokers.size(); ++i) {
+            const auto n = std::to_string(i);
+            _mounts.push_back(std::make_unique<unsynced_mount>(
+                _volumes / ("backing-" + n), _brokers[i]->data_dir() / "data",
+                _volumes / ("unsynced_fs-" + n + ".log")));
+        }
+    }
+#endif
 }
 
 cluster_harness::~cluster_harness() {
@@ -113,8 +151,14 @@ cluster_harness::~cluster_harness() {
     for (auto& b : _brokers) {
         b->kill_hard();
     }
+    // Unmounted before the brokers' data directories (the mount points) are removed.
+    _mounts.clear();
     _brokers.clear();
     _etcd.reset();
+    if (!_volumes.empty()) {
+        std::error_code ec;
+        std::filesystem::remove_all(_volumes, ec);
+    }
 }
 
 std::vector<std::string> cluster_harness::broker_overrides(int32_t node_id,
@@ -145,6 +189,18 @@ std::vector<std::string> cluster_harness::broker_overrides(int32_t node_id,
 
 std::string cluster_harness::start(std::chrono::milliseconds timeout, size_t only) {
     const size_t count = only == 0 ? _brokers.size() : std::min(only, _brokers.size());
+    if (_options.power_cut_mounts) {
+        if (_mounts.size() != _brokers.size()) {
+            return "power_cut_mounts: this build has no unsynced_fs (libfuse3-dev missing: "
+                   "scripts/setup.sh --with-tests)";
+        }
+        for (size_t i = 0; i < _mounts.size(); ++i) {
+            if (!_mounts[i]->mount()) {
+                return "power_cut_mounts: the FUSE mount of broker " + std::to_string(i) +
+                       "'s volume failed (needs /dev/fuse and root):\n" + _mounts[i]->log_text();
+            }
+        }
+    }
     if (!_etcd->start()) {
         return "etcd did not start";
     }
@@ -197,6 +253,64 @@ broker_process::exit_info cluster_harness::sigterm(size_t i) {
 bool cluster_harness::restart(size_t i) {
     // The overrides stay from the first start; broker_process keeps the Kafka port.
     return _brokers.at(i)->start();
+}
+
+std::string cluster_harness::power_cut(size_t i) {
+    if (i >= _mounts.size()) {
+        return "power_cut: broker " + std::to_string(i) +
+               " has no power-cut volume "
+               "(cluster_options::power_cut_mounts)";
+    }
+    // The process first, as a power loss stops it with the disk: the cut then also takes
+    // whatever its last moments wrote, and the broker never sees the failed disk (EIO), which
+    // it could report and so move its leaderships before it "lost power".
+    const size_t cuts_before = count_of(_mounts[i]->log_text(), "power cut:");
+    _brokers[i]->kill_hard();
+    _mounts[i]->power_cut();
+    _mounts[i]->unmount();
+    if (count_of(_mounts[i]->log_text(), "power cut:") != cuts_before + 1) {
+        return "power_cut: unsynced_fs of broker " + std::to_string(i) +
+               " did not report the cut:\n" + _mounts[i]->log_text();
+    }
+    if (!_mounts[i]->mount()) {
+        return "power_cut: mounting broker " + std::to_string(i) + "'s volume again failed:\n" +
+               _mounts[i]->log_text();
+    }
+    return {};
+}
+
+std::string cluster_harness::replace_volume(size_t i) {
+    namespace fs = std::filesystem;
+    if (_brokers.at(i)->running()) {
+        return "replace_volume: broker " + std::to_string(i) + " is running";
+    }
+    const fs::path dir = _brokers[i]->data_dir() / "data";
+    if (i >= _mounts.size()) {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+        fs::create_directories(dir, ec);
+        return ec ? "replace_volume: " + dir.string() + ": " + ec.message() : std::string();
+    }
+#if SPOOL_CLUSTER_POWER_CUT
+    _mounts[i]->unmount();
+    const auto n = std::to_string(i);
+    const auto log = _volumes / ("unsynced_fs-" + n + ".log");
+    _mounts[i] = std::make_unique<unsynced_mount>(
+        _volumes / ("backing-" + n + "-replacement-" + std::to_string(++_replaced)), dir, log);
+    if (!_mounts[i]->mount()) {
+        return "replace_volume: mounting broker " + n + "'s new volume failed:\n" +
+               _mounts[i]->log_text();
+    }
+    std::error_code ec;
+    if (!fs::is_empty(dir, ec) || ec) {
+        return "replace_volume: broker " + n + "'s new volume is not empty";
+    }
+#endif
+    return {};
+}
+
+std::string cluster_harness::volume_log(size_t i) const {
+    return i < _mounts.size() ? _mounts[i]->log_text() : std::string();
 }
 
 std::unique_ptr<broker_process> cluster_harness::extra_broker(int32_t node_id) {

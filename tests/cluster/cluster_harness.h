@@ -8,7 +8,9 @@
 //
 // plus a short broker.session.timeout.ms (3000 by default) so fault tests run in seconds. Broker
 // i has node id i, its own data directory, Kafka port and HTTP port, kept across restarts.
-// Faults: kill9/pause/resume/sigterm/restart of one broker, and the etcd process itself.
+// Faults: kill9/pause/resume/sigterm/restart of one broker, and the etcd process itself; with
+// cluster_options::power_cut_mounts also power_cut (its unsynced writes vanish) and
+// replace_volume (an empty disk in place of its data).
 // Observations go through the Kafka protocol (Metadata, DescribeCluster sent to broker k) and
 // HTTP (/readyz), with bounded polling: every wait has a timeout and says what it last saw.
 //
@@ -28,6 +30,10 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace spool::tests {
+class unsynced_mount;
+}
 
 namespace spool::tests::cluster {
 
@@ -71,6 +77,11 @@ struct cluster_options {
     int session_timeout_ms = 3000;
     int heartbeat_interval_ms = 500;
     std::vector<std::string> overrides;  // extra key=value for every broker
+    // Each broker's log.dirs (its data_dir()/data) on a power-cut file system of its own:
+    // tests/durability/unsynced_fs, mounted by start(). Needs FUSE (/dev/fuse, root, the
+    // unsynced_fs binary built from libfuse3-dev): start() fails, naming the reason, when a mount
+    // cannot be made; a test asking for it is never skipped.
+    bool power_cut_mounts = false;
 };
 
 class cluster_harness {
@@ -107,6 +118,18 @@ public:
     // A broker with node id `node_id` on a fresh data directory and ports of its own, set up like
     // the others but not started: for the duplicate node.id test.
     std::unique_ptr<broker_process> extra_broker(int32_t node_id);
+
+    // Power loss of broker i (power_cut_mounts only): kill -9, then every file on its volume goes
+    // back to its last fsync (unsynced_mount::power_cut), the volume is unmounted and mounted
+    // again with what survived. Not restarted: restart(i) is the power coming back. Empty on
+    // success, else what went wrong (with the FUSE daemon's log).
+    [[nodiscard]] std::string power_cut(size_t i);
+    // A replaced disk: an empty volume where broker i's data was (broker i must be down; kill9
+    // it first). With power_cut_mounts a new empty backing directory is mounted (the old one is
+    // kept aside until the harness goes); else its log.dirs is emptied. Empty on success.
+    [[nodiscard]] std::string replace_volume(size_t i);
+    // The unsynced_fs daemon's log of broker i's volume (its "power cut: ..." lines), or "".
+    std::string volume_log(size_t i) const;
 
     // Broker i's Metadata (all topics when `topics` is empty); nullopt when it does not answer.
     std::optional<metadata_view> metadata(size_t i, const std::vector<std::string>& topics = {});
@@ -148,6 +171,10 @@ private:
     std::unique_ptr<etcd_process> _etcd;
     std::vector<std::unique_ptr<broker_process>> _brokers;
     std::vector<uint16_t> _http_ports;
+    // power_cut_mounts: one mount per broker (on its data_dir()/data), backed under _volumes.
+    std::filesystem::path _volumes;
+    std::vector<std::unique_ptr<unsynced_mount>> _mounts;
+    int _replaced = 0;  // volumes replaced so far: names the next backing directory
 };
 
 // Creates a topic through broker `port` (CreateTopics v4); the error code (-999: no answer).
