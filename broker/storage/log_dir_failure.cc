@@ -58,11 +58,10 @@ void log_dir_failure::halt_now() {
             started = false;
         }
         if (started && left.wait_for(_options.leave_bound) == std::future_status::ready) {
-            log::get("storage")->info(
-                "left the cluster in {} ms",
-                std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::steady_clock::now() - t0)
-                    .count());
+            log::get("storage")->info("left the cluster in {} ms",
+                                      std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::steady_clock::now() - t0)
+                                          .count());
         } else {
             log::get("storage")->warn(
                 "leaving the cluster did not finish within {} ms; halting anyway (the session "

@@ -18,12 +18,11 @@
 // The mount is made here rather than through the cluster harness: its FUSE daemon needs only
 // the broker's log.dirs path (data_dir()/data), mounted before the cluster starts.
 
+#include "protocol/messages/create_topics.h"
 #include "tests/durability/unsynced_mount.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/kafka_client.h"
 #include "tests/replication/replication_harness.h"
-
-#include "protocol/messages/create_topics.h"
 
 #include <gtest/gtest.h>
 

@@ -11,9 +11,10 @@
 //   - a checkpoint write failing with EIO is (Kafka: CheckpointFile.write -> LogDirFailureChannel),
 //     one failing with EMFILE is not.
 
+#include "broker/storage/log_dir_failure.h"
+
 #include "broker/storage/checkpoint_writer.h"
 #include "broker/storage/errc.h"
-#include "broker/storage/log_dir_failure.h"
 #include "broker/storage/partition_log.h"
 #include "test_util.h"
 
@@ -102,22 +103,22 @@ struct failing_disk {
     explicit failing_disk(std::chrono::milliseconds leave_takes = 0ms,
                           std::chrono::milliseconds leave_bound = 1000ms) {
         auto r = record;
-        failure = std::make_unique<log_dir_failure>(log_dir_failure::options{
-            .log_dir = dir.path(),
-            .leave_cluster =
-                [r, leave_takes] {
-                    std::this_thread::sleep_for(leave_takes);
-                    r->note("leave");
-                },
-            .leave_bound = leave_bound,
-            .halt =
-                [r] {
-                    r->note("halt");
-                    r->halted_at = clock_type::now();
-                    if (r->halts.fetch_add(1) == 0) {
-                        r->halted.set_value();
-                    }
-                }});
+        failure = std::make_unique<log_dir_failure>(
+            log_dir_failure::options{.log_dir = dir.path(),
+                                     .leave_cluster =
+                                         [r, leave_takes] {
+                                             std::this_thread::sleep_for(leave_takes);
+                                             r->note("leave");
+                                         },
+                                     .leave_bound = leave_bound,
+                                     .halt =
+                                         [r] {
+                                             r->note("halt");
+                                             r->halted_at = clock_type::now();
+                                             if (r->halts.fetch_add(1) == 0) {
+                                                 r->halted.set_value();
+                                             }
+                                         }});
         observer = std::make_unique<forwarding_observer>(*failure);
     }
 
