@@ -50,12 +50,18 @@ std::string hostname() {
     return buf;
 }
 
-// Storage reports through its own observer interface (it knows nothing of metrics).
+// Storage reports through its own observer interface (it knows nothing of metrics): to the
+// metrics, and a failed log dir to the halt (storage/log_dir_failure.h).
 class storage_metrics final : public storage::storage_observer {
 public:
-    explicit storage_metrics(metrics::registry& reg) : _probe(reg) {}
+    storage_metrics(metrics::registry& reg, storage::log_dir_failure& failure)
+        : _probe(reg), _failure(failure) {}
     void fsync_done(std::chrono::nanoseconds d) noexcept override { _probe.fsync_done(d); }
     void segment_rolled() noexcept override { _probe.segment_rolled(); }
+    void log_dir_failed(const std::filesystem::path& where, std::string_view what,
+                        std::error_code ec) noexcept override {
+        _failure.report(where, what, ec);
+    }
     void storage_error(storage::storage_failure op) noexcept override {
         using f = storage::storage_failure;
         using m = metrics::storage_op;
@@ -79,6 +85,7 @@ public:
 
 private:
     metrics::storage_probe _probe;
+    storage::log_dir_failure& _failure;
 };
 
 }  // namespace
@@ -199,8 +206,16 @@ std::string broker_app::start() {
     _metadata->attach(*_pool);  // each shard reads its own copy of the metadata from now on
     _pool->start();
     _metadata->start();  // the controller (etcd) campaigns from now on
+    // A failed log dir halts the broker (Kafka's rule with its last log dir gone): the session
+    // ends first, bounded, so the controller moves the leaderships at once.
+    _log_dir_failure = std::make_unique<storage::log_dir_failure>(storage::log_dir_failure::options{
+        .log_dir = log_dir,
+        .leave_cluster = [metadata = _metadata.get()] { metadata->end_session(); },
+        .leave_bound = std::chrono::milliseconds(1000),
+        .halt = _log_dir_halt});
     _partitions = std::make_unique<metadata::partition_manager>(*_pool, *_config, log_dir);
-    _partitions->set_storage_observer(std::make_shared<storage_metrics>(_registry));
+    _partitions->set_storage_observer(
+        std::make_shared<storage_metrics>(_registry, *_log_dir_failure));
     _isr_writer = std::make_unique<metadata::partition_isr_writer>(*_store, *_pool);
     _partitions->set_isr_writer(_isr_writer.get());
     // Followers pull from leaders: the partition manager tells the fetchers every role change,

@@ -10,9 +10,16 @@
 // answer at once), stop the HTTP endpoint, close every log (checkpoints, clean-shutdown marker),
 // stop the shards.
 //
+// A failed log dir (an I/O error or a full disk under a write, fsync or checkpoint: storage's
+// log_dir_failed) is not a shutdown: storage::log_dir_failure logs the reason once, ends the
+// etcd session (at most 1 s) so the controller moves this broker's leaderships at once, and
+// halts the process with exit status 4 (exit_status.h), no clean-shutdown marker. Kafka halts
+// the same way when its last log dir fails.
+//
 // Lifecycle: start() once (returns an error message on failure, having undone what it built),
 // then stop() once. Threading: both from the main thread.
 
+#include "broker/app/exit_status.h"
 #include "broker/config/broker_config.h"
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/coordinator_service.h"
@@ -36,7 +43,9 @@
 #include "broker/net/server.h"
 #include "broker/replication/replica_fetchers.h"
 #include "broker/runtime/shard_pool.h"
+#include "broker/storage/log_dir_failure.h"
 #include "broker/storage/log_dir_lock.h"
+#include "common/log.h"
 #include "common/queued_log_sink.h"
 
 #include <cstdlib>
@@ -62,6 +71,9 @@ public:
     void set_shutdown_overrun(std::function<void(std::string_view step)> fn) {
         _on_shutdown_overrun = std::move(fn);
     }
+    // What a failed log dir does once the etcd session ended (or 1 s passed), on its own
+    // thread; must not return. spool-broker's default: exit at once with status 4. Before start().
+    void set_log_dir_halt(std::function<void()> fn) { _log_dir_halt = std::move(fn); }
 
     uint16_t port() const { return _server ? _server->bound_port() : 0; }
     const net::probe& net_probe() const { return _probe; }
@@ -72,6 +84,9 @@ private:
     std::unique_ptr<config::broker_config> _config;
     storage::log_dir_lock _dir_lock;  // held from start until the process exits
     std::unique_ptr<metadata_runtime> _metadata;
+    // The halt on a failed log dir; reported to by storage (through the partition manager's
+    // observer), so it outlives _partitions, and it ends _metadata's session, which outlives it.
+    std::unique_ptr<storage::log_dir_failure> _log_dir_failure;
     metadata::store* _store = nullptr;  // _metadata's
     std::unique_ptr<runtime::shard_pool> _pool;
     // Leaders' ISR changes to the store; outlives the partitions that write through it.
@@ -104,7 +119,13 @@ private:
     bool _stopped = false;
     std::function<void(std::string_view)> _on_shutdown_overrun = [](std::string_view) {
         spool::log::flush();  // the watchdog's line is still queued
-        std::_Exit(3);
+        std::_Exit(exit_status::shutdown_overrun);
+    };
+    std::function<void()> _log_dir_halt = [] {
+        spool::log::get("app")->critical("exiting with status {} (log dir failed)",
+                                         exit_status::log_dir_failed);
+        spool::log::flush();  // the failure's lines are still queued
+        std::_Exit(exit_status::log_dir_failed);
     };
 };
 

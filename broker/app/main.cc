@@ -1,7 +1,10 @@
 // spool-broker: parse the command line and the configuration, start the broker, wait for
-// SIGTERM/SIGINT, stop it. Everything else lives in broker_app.
+// SIGTERM/SIGINT, stop it. Everything else lives in broker_app. Exit statuses: exit_status.h
+// (0 stopped cleanly, 1 could not start, 2 configuration refused, 3 shutdown overran its bound,
+// 4 the log dir failed and the broker halted).
 
 #include "broker/app/broker_app.h"
+#include "broker/app/exit_status.h"
 #include "broker/config/cli.h"
 #include "common/log.h"
 #include "common/version.h"
@@ -15,7 +18,7 @@ int main(int argc, char** argv) {
     auto cl = config::parse_command_line(argc, argv, &error);
     if (!cl) {
         std::cerr << "spool-broker: " << error << "\n";
-        return 2;
+        return app::exit_status::config_refused;
     }
     if (cl->show_help) {
         std::cout << cl->help_text;
@@ -33,7 +36,7 @@ int main(int argc, char** argv) {
     auto cfg = config::broker_config::load(cl->config_path, cl->overrides, &error);
     if (!cfg) {
         std::cerr << "spool-broker: configuration refused: " << error << "\n";
-        return 2;
+        return app::exit_status::config_refused;
     }
 
     // Block the stop signals in every thread (the shards inherit this mask) and take them
@@ -48,7 +51,7 @@ int main(int argc, char** argv) {
     app::broker_app broker(std::move(cfg));
     if (auto err = broker.start(); !err.empty()) {
         spool::log::get("app")->error("cannot start: {}", err);
-        return 1;
+        return app::exit_status::start_failed;
     }
     int sig = 0;
     sigwait(&stop_signals, &sig);
@@ -56,5 +59,5 @@ int main(int argc, char** argv) {
                                  sig == SIGTERM ? "SIGTERM" : "SIGINT");
     broker.stop();
     spool::log::get("app")->info("stopped");
-    return 0;
+    return app::exit_status::ok;
 }

@@ -139,6 +139,12 @@ void metadata_runtime::resign() {
     }
 }
 
+void metadata_runtime::end_session() {
+    if (_etcd) {
+        _etcd->end_session();
+    }
+}
+
 void metadata_runtime::stop() {
     if (_stopped) {
         return;

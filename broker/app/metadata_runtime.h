@@ -63,6 +63,10 @@ public:
     // broker is the controller, its own controller moves them.
     bool shut_down_gracefully(std::chrono::milliseconds timeout);
     void resign();
+    // A broker about to halt (its log dir failed): ends the etcd session at once, so the
+    // controller moves its leaderships now (etcd_store::end_session). Blocks for one etcd
+    // request at most; nothing to do on the embedded store. Any thread.
+    void end_session();
     // The replication health series (both stores), and the cluster metadata series (etcd
     // requests, watch, session, controller; etcd only). Call after open() (the session is
     // registered), before HTTP serves.

@@ -194,6 +194,18 @@ void etcd_store::stop() {
     }
 }
 
+void etcd_store::end_session() {
+    if (_stopped.load() || !_thread_started) {
+        return;
+    }
+    block_on([](etcd_store* self) -> asio::awaitable<int> {
+        if (self->_session) {
+            co_await self->_session->stop();  // stop() again later finds no lease to revoke
+        }
+        co_return 0;
+    }(this));
+}
+
 void etcd_store::spawn(asio::awaitable<void> work) {
     asio::co_spawn(_io, std::move(work), asio::detached);
 }

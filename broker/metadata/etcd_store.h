@@ -93,6 +93,11 @@ public:
     void attach(runtime::shard_pool& pool);
     // Main thread; idempotent. Later mutations fail with errc::unavailable.
     void stop();
+    // Ends this broker's session now (its keep-alive stops, its lease is revoked: the cluster
+    // sees the broker gone at once instead of after the session timeout) and leaves the rest
+    // of the store running. Blocks until etcd answered (the client's request timeout); for a
+    // broker about to halt (storage/log_dir_failure.h). Any thread but the store's.
+    void end_session();
 
     cluster_snapshot snapshot() const override;
     op<topic_metadata> create_topic(new_topic t) override;

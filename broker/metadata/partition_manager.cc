@@ -329,7 +329,7 @@ result<void> partition_manager::open_all(const cluster_state& state) {
             _config.get(config::keys::log_flush_offset_checkpoint_interval_ms),
             _config.get(config::keys::log_flush_start_offset_checkpoint_interval_ms),
             _config.get(config::keys::replica_high_watermark_checkpoint_interval_ms)},
-        std::move(on_disk));
+        std::move(on_disk), storage::file_ops::posix(), _observer.get());
     log::get("metadata")
         ->info("opened {} partitions in {} ({} start)", total, _log_dir.string(),
                _clean_start ? "clean" : "recovering");

@@ -67,8 +67,9 @@ public:
                       std::filesystem::path log_dir);
     ~partition_manager();
 
-    // Where storage reports fsync latency, errors and rolls (the broker's storage metrics); set
-    // before open_all(). Kept until every log and the flusher are gone.
+    // Where storage reports fsync latency, errors, rolls and a failed log dir (the broker's
+    // storage metrics and storage::log_dir_failure, which halts it): every log, the flusher and
+    // the checkpoint writer report to it. Set before open_all(). Kept until they are gone.
     void set_storage_observer(std::shared_ptr<storage::storage_observer> observer) {
         _observer = std::move(observer);
     }

@@ -1,5 +1,6 @@
 #include "broker/storage/checkpoint_writer.h"
 
+#include "broker/storage/errc.h"
 #include "broker/storage/layout.h"
 #include "common/log.h"
 #include "common/thread_priority.h"
@@ -54,8 +55,13 @@ std::set<model::topic_partition> keys_of(const Maps&... maps) {
 }  // namespace
 
 checkpoint_writer::checkpoint_writer(fs::path dir, gather_fn gather, intervals every,
-                                     std::optional<log_dir_checkpoints> on_disk, file_ops& ops)
-    : _dir(std::move(dir)), _gather(std::move(gather)), _every(every), _ops(ops) {
+                                     std::optional<log_dir_checkpoints> on_disk, file_ops& ops,
+                                     storage_observer* observer)
+    : _dir(std::move(dir)),
+      _gather(std::move(gather)),
+      _every(every),
+      _ops(ops),
+      _observer(observer) {
     if (on_disk) {
         _recovery_group.tps = keys_of(on_disk->recovery_points, on_disk->cleaned_offsets);
         _log_start_file.tps = keys_of(on_disk->log_starts);
@@ -182,6 +188,10 @@ void checkpoint_writer::run() {
         if (ec) {
             log::get("storage")->warn("writing checkpoints in {} failed: {}", _dir.string(),
                                       ec.message());
+            // The disk failed under the write (out of descriptors is retried next time).
+            if (_observer != nullptr && values && ec != errc::too_many_open_files) {
+                _observer->log_dir_failed(_dir, "checkpoint write", ec);
+            }
         }
         lk.lock();
         _writing = false;

@@ -21,7 +21,9 @@
 //
 // The values live on the shards that own the logs, so the thread asks for them through `gather`,
 // which must collect them by message to each owner and may block (it runs on this thread only).
-// Each write is write_file_atomic's tmp + fdatasync + rename + directory fsync.
+// Each write is write_file_atomic's tmp + fdatasync + rename + directory fsync. A write that
+// fails on the disk (EIO, ENOSPC) is a failed log dir, as in Kafka (CheckpointFile.write ->
+// LogDirFailureChannel): the observer hears log_dir_failed(), and the broker halts.
 //
 // Lifecycle: construct once the logs are open (the first gather must see them all) -> stop()
 // before the owners close the logs (stop() finishes the requests queued so far with one last
@@ -29,6 +31,7 @@
 // and must only hand the result to their caller's executor.
 
 #include "broker/storage/checkpoint_file.h"
+#include "broker/storage/observer.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -70,9 +73,11 @@ public:
 
     // on_disk: what the files held when the logs were opened; nullopt when a file could not be
     // read (what it names is unknown, so request_forget() writes until a write replaces it).
+    // observer: hears log_dir_failed() for each write that failed on the disk (not for
+    // EMFILE/ENFILE, nor a gather that failed); nullptr: nobody.
     checkpoint_writer(std::filesystem::path dir, gather_fn gather, intervals every,
                       std::optional<log_dir_checkpoints> on_disk = log_dir_checkpoints{},
-                      file_ops& ops = file_ops::posix());
+                      file_ops& ops = file_ops::posix(), storage_observer* observer = nullptr);
     ~checkpoint_writer();
     checkpoint_writer(const checkpoint_writer&) = delete;
     checkpoint_writer& operator=(const checkpoint_writer&) = delete;
@@ -104,6 +109,7 @@ private:
     gather_fn _gather;
     intervals _every;
     file_ops& _ops;
+    storage_observer* _observer;
     mutable std::mutex _mu;
     std::condition_variable _cv;
     std::vector<done_fn> _waiting;

@@ -80,8 +80,11 @@ std::error_code partition_log::fail(std::error_code ec, const char* what) {
     if (!_offline) {
         log::get("storage")->error("{}: {} failed: {}; partition offline", _dir.string(), what,
                                    ec.message());
+        _offline = true;
+        // The log dir under it failed (Kafka: LogDirFailureChannel); the broker decides what
+        // that means for the process (log_dir_failure.h: with its only log dir, it halts).
+        _observer.log_dir_failed(_dir, what, ec);
     }
-    _offline = true;
     return ec;
 }
 

@@ -17,7 +17,8 @@
 //
 // Lifecycle: open() (create or recover a directory), then appends/reads, then close() (trims the
 // active indexes, snapshots producer state, flushes). A storage error (EIO, ENOSPC) takes the
-// partition offline: every later call fails with partition_offline, other partitions carry on.
+// partition offline: every later call fails with partition_offline, other partitions carry on,
+// and the observer hears log_dir_failed() once (the broker then halts: log_dir_failure.h).
 //
 // Threading: single-threaded by design. A partition belongs to one broker core/shard; every
 // method must be called from that owner. The only other thread involved is the flusher, whose
@@ -273,7 +274,8 @@ private:
     // Stops a cleaning pass in flight; the owner may rename or delete any segment afterwards.
     void cancel_compaction();
     void on_sync_done(model::offset target, std::error_code ec);
-    // Records an I/O failure: the partition goes offline. Returns the error to pass on.
+    // Records an I/O failure: the partition goes offline, and the first time the observer hears
+    // log_dir_failed(). Returns the error to pass on.
     std::error_code fail(std::error_code ec, const char* what);
     [[nodiscard]] size_t segment_index_for(model::offset o) const;
     segment& active() { return *_segments.back(); }
