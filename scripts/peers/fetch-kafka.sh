@@ -4,7 +4,12 @@
 # the Java compatibility checker (tests/compat/java/src) against it into .../compat-classes.
 # Maven's own repository is kept in $SPOOL_CACHE/m2 so the cache is self-contained.
 # Prints the peer directory on stdout. Idempotent; a warm run starts neither mvn nor javac.
+#   --jars-only   the jars alone, no checker: what the broker fixtures need (tests/fixtures), and
+#                 what works for a second reference version whose client API the checker does not
+#                 compile against (SPOOL_KAFKA_VERSION=4.4.0 ..., tests/kafka_reference).
 set -euo pipefail
+jars_only=0
+[[ ${1:-} != --jars-only ]] || jars_only=1
 source "$(dirname "$0")/lib.sh"
 peer_lock kafka
 
@@ -21,6 +26,11 @@ if ! peer_is_current "$dir" "$jars_hash"; then
     rm -rf "$dir/libs" && mv "$dir/libs.tmp" "$dir/libs"
     rm -f "$dir/compat-classes/.stamp"
     peer_mark_current "$dir" "$jars_hash"
+fi
+
+if ((jars_only)); then
+    echo "$dir"
+    exit 0
 fi
 
 # The checker is compiled here rather than by CMake so that CTest runs need no JDK logic and a warm
