@@ -1,0 +1,207 @@
+// Apache Kafka as the reference for Spool's power-cut behaviour (issue #31): every scenario of
+// power_cut_scenarios.h runs on 3 KRaft nodes of Apache Kafka (kafka_cluster.h) and then on 3
+// Spool brokers (tests/cluster/cluster_harness.h), each node's data on its own unsynced_fs
+// power-cut mount, with the same producer and the same audit; the counts are printed side by side
+//
+//   [ measured ] kafka 4.1.1 <scenario>: lost X duplicated Y
+//   [ measured ] spool <scenario>: lost X duplicated Y
+//
+// and Spool must lose (and duplicate) no more acknowledged records than Kafka: 0 wherever Kafka
+// loses 0. Where both lose (every replica's power cut at once without a flush policy) the counts
+// are the result; tests/kafka_reference/README.md keeps a table of them.
+//
+// SPOOL_KAFKA_REFERENCE_VERSIONS="4.1.1 4.4.0" runs each scenario against every listed Kafka
+// version (jars fetched into the peer cache on first use, scripts/peers/fetch-kafka.sh
+// --jars-only); default: the version of scripts/peers/versions.sh. Spool runs once per scenario.
+// SPOOL_KAFKA_REFERENCE_ONLY=kafka|spool runs one side alone (no comparison then).
+
+#include "tests/cluster/cluster_harness.h"
+#include "tests/kafka_reference/kafka_cluster.h"
+#include "tests/kafka_reference/power_cut_scenarios.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace spool::tests::kafka_reference {
+namespace {
+
+class kafka_target : public power_cut_target {
+public:
+    kafka_target(const std::string& version, int session_timeout_ms)
+        : _version(kafka_version_of(version)), _cluster([&] {
+              kafka_options o;
+              o.version = version;
+              o.session_timeout_ms = session_timeout_ms;
+              return o;
+          }()) {}
+    std::string name() const override { return "kafka " + _version; }
+    std::string start() override { return _cluster.start(); }
+    size_t size() const override { return _cluster.size(); }
+    uint16_t port(size_t i) const override { return _cluster.port(i); }
+    std::string bootstrap() const override { return _cluster.bootstrap(); }
+    bool running(size_t i) override { return _cluster.running(i); }
+    int session_timeout_ms() const override { return _cluster.options().session_timeout_ms; }
+    void kill9(size_t i) override { _cluster.kill9(i); }
+    void pause(size_t i) override { _cluster.pause(i); }
+    std::string power_cut(size_t i) override { return _cluster.power_cut(i); }
+    bool restart(size_t i, bool wait) override { return _cluster.restart(i, wait); }
+    std::string replace_volume(size_t i) override { return _cluster.replace_volume(i); }
+    std::string volume_log(size_t i) const override { return _cluster.volume_log(i); }
+    std::vector<uint8_t> replica_batches(size_t i, const std::string& topic,
+                                         int32_t partition) const override {
+        return replica_batches_in(_cluster.log_dir(i).string(), topic, partition);
+    }
+    std::string log_tails(size_t lines) const override { return _cluster.log_tails(lines); }
+    void mark() override { _marks = _cluster.log_marks(); }
+    std::string events_of(size_t i) const override {
+        return "controllers on node " + std::to_string(i) + ": " +
+               _cluster.controller_events(i, _marks);
+    }
+
+private:
+    std::string _version;
+    kafka_cluster _cluster;
+    std::vector<size_t> _marks;
+};
+
+class spool_target : public power_cut_target {
+public:
+    spool_target()
+        : _cluster([] {
+              cluster::cluster_options o;
+              o.power_cut_mounts = true;
+              return o;
+          }()) {}
+    std::string name() const override { return "spool"; }
+    std::string start() override { return _cluster.start(); }
+    size_t size() const override { return _cluster.size(); }
+    uint16_t port(size_t i) const override { return _cluster.port(i); }
+    std::string bootstrap() const override { return _cluster.bootstrap(); }
+    bool running(size_t i) override { return _cluster.broker(i).running(); }
+    int session_timeout_ms() const override { return _cluster.options().session_timeout_ms; }
+    void kill9(size_t i) override { _cluster.kill9(i); }
+    void pause(size_t i) override { _cluster.pause(i); }
+    std::string power_cut(size_t i) override { return _cluster.power_cut(i); }
+    // broker_process::start() returns once the port accepts, wait or not.
+    bool restart(size_t i, bool) override { return _cluster.restart(i); }
+    std::string replace_volume(size_t i) override { return _cluster.replace_volume(i); }
+    std::string volume_log(size_t i) const override { return _cluster.volume_log(i); }
+    std::vector<uint8_t> replica_batches(size_t i, const std::string& topic,
+                                         int32_t partition) const override {
+        return _cluster.replica_batches(i, topic, partition);
+    }
+    std::string log_tails(size_t lines) const override { return _cluster.log_tails(lines); }
+
+private:
+    cluster::cluster_harness _cluster;
+};
+
+std::vector<std::string> reference_versions() {
+    const char* env = std::getenv("SPOOL_KAFKA_REFERENCE_VERSIONS");
+    std::vector<std::string> out;
+    std::istringstream in(env != nullptr ? env : "");
+    for (std::string v; in >> v;) {
+        out.push_back(v);
+    }
+    if (out.empty()) {
+        out.push_back("");  // versions.sh's
+    }
+    return out;
+}
+
+// Kafka's broker.session.timeout.ms: Spool's (3000 ms), except in the scenarios of a quick
+// restart. A Kafka node takes 4-5 s from its power cut to registering again here (a JVM start),
+// past 3 s, so its controller would fence the old incarnation by its session first and the quick
+// restart (a new incarnation registering while the old one still counts as alive, issue #31)
+// would not be what is tested: there Kafka runs with its default, 9000 ms, and the restarted
+// node is back well within it, as Spool's broker is within its 3000 ms.
+int kafka_session_timeout_ms(scenario s) {
+    switch (s) {
+        case scenario::leader_cut_quick_restart:
+        case scenario::follower_cut_then_leader_killed:
+        case scenario::follower_cut_leader_hangs: return 9000;
+        default: return 3000;
+    }
+}
+
+std::string only_side() {
+    const char* env = std::getenv("SPOOL_KAFKA_REFERENCE_ONLY");
+    return env != nullptr ? env : "";
+}
+
+std::string notes_of(const scenario_result& r) {
+    std::string out;
+    for (const auto& n : r.notes) {
+        out += "\n  " + n;
+    }
+    for (const auto& e : r.examples) {
+        out += "\n  " + e;
+    }
+    return out;
+}
+
+class kafka_reference : public ::testing::TestWithParam<scenario> {};
+
+TEST_P(kafka_reference, spool_loses_no_more_than_kafka) {
+    const scenario s = GetParam();
+    const std::string only = only_side();
+    std::vector<scenario_result> kafka;
+    if (only != "spool") {
+        for (const auto& v : reference_versions()) {
+            kafka_target k(v, kafka_session_timeout_ms(s));
+            kafka.push_back(run_scenario(k, s));
+        }
+    }
+    std::optional<scenario_result> spool;
+    if (only != "kafka") {
+        spool_target sp;
+        spool = run_scenario(sp, s);
+    }
+
+    for (const auto& k : kafka) {
+        std::printf("[ measured ] %s %s: lost %llu duplicated %llu (moved %llu, of %llu acked)%s\n",
+                    k.target.c_str(), scenario_name(s), static_cast<unsigned long long>(k.lost),
+                    static_cast<unsigned long long>(k.duplicated),
+                    static_cast<unsigned long long>(k.moved),
+                    static_cast<unsigned long long>(k.acked),
+                    k.audited ? "" : " NOT AUDITED");
+    }
+    if (spool) {
+        std::printf("[ measured ] spool %s: lost %llu duplicated %llu (moved %llu, of %llu acked)%s\n",
+                    scenario_name(s), static_cast<unsigned long long>(spool->lost),
+                    static_cast<unsigned long long>(spool->duplicated),
+                    static_cast<unsigned long long>(spool->moved),
+                    static_cast<unsigned long long>(spool->acked),
+                    spool->audited ? "" : " NOT AUDITED");
+    }
+    std::fflush(stdout);
+
+    for (const auto& k : kafka) {
+        ASSERT_TRUE(k.audited) << k.target << " " << scenario_name(s)
+                               << " stopped before its audit:" << notes_of(k);
+    }
+    if (!spool) {
+        return;
+    }
+    ASSERT_TRUE(spool->audited) << "spool " << scenario_name(s)
+                                << " stopped before its audit:" << notes_of(*spool);
+    for (const auto& k : kafka) {
+        EXPECT_LE(spool->lost, k.lost)
+            << "Spool lost more acknowledged records than " << k.target << notes_of(*spool);
+        EXPECT_LE(spool->duplicated, k.duplicated)
+            << "Spool duplicated more acknowledged records than " << k.target << notes_of(*spool);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(scenarios, kafka_reference, ::testing::ValuesIn(all_scenarios()),
+                         [](const ::testing::TestParamInfo<scenario>& info) {
+                             return std::string(scenario_name(info.param));
+                         });
+
+}  // namespace
+}  // namespace spool::tests::kafka_reference
