@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -399,35 +402,80 @@ std::vector<size_t> kafka_cluster::log_marks() const {
     return out;
 }
 
-std::string kafka_cluster::controller_events(size_t i, const std::vector<size_t>& from) const {
-    // The active controller logs these (ClusterControlManager, ReplicationControlManager).
+std::string kafka_cluster::controller_events(
+    size_t i, const std::vector<size_t>& from,
+    std::chrono::system_clock::time_point since) const {
+    // The active controller logs these (ClusterControlManager, ReplicationControlManager); a
+    // registration refused while the old incarnation's session lives is logged as a
+    // DuplicateBrokerRegistrationException of registerBroker, without the node id.
     const std::string id = std::to_string(i);
     const std::vector<std::string> needles = {
         "new incarnation of broker " + id + ".",
         "Fencing broker " + id + " ",
-        "unclean shutdown of broker " + id,
-        "Unclean shutdown of broker " + id,
+        "nclean shutdown of broker " + id,
     };
-    std::set<std::string> seen;
-    std::string out;
+    std::map<std::string, long> first_seen;  // message -> ms after `since`
+    size_t refused = 0;
+    long first_refused = -1;
+    long last_refused = -1;
+    // "[2026-12-06 01:23:04,240] INFO [QuorumController id=1] message (class)"
+    auto at_ms = [&](const std::string& line) -> long {
+        std::tm tm{};
+        int ms = 0;
+        if (std::sscanf(line.c_str(), "[%d-%d-%d %d:%d:%d,%d]", &tm.tm_year, &tm.tm_mon,
+                        &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7) {
+            return -1;
+        }
+        tm.tm_year -= 1900;
+        tm.tm_mon -= 1;
+        tm.tm_isdst = -1;
+        auto t = std::chrono::system_clock::from_time_t(std::mktime(&tm)) +
+                 std::chrono::milliseconds(ms);
+        return static_cast<long>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(t - since).count());
+    };
     for (size_t k = 0; k < _nodes.size(); ++k) {
         const auto text = log_text(k);
         std::istringstream in(text.substr(std::min(k < from.size() ? from[k] : 0, text.size())));
         std::string line;
         while (std::getline(in, line)) {
+            if (line.find("registerBroker: event failed with DuplicateBrokerRegistration") !=
+                std::string::npos) {
+                ++refused;
+                const long t = at_ms(line);
+                first_refused = first_refused < 0 ? t : std::min(first_refused, t);
+                last_refused = std::max(last_refused, t);
+                continue;
+            }
             for (const auto& n : needles) {
-                auto at = line.find(n);
-                if (at == std::string::npos) {
+                if (line.find(n) == std::string::npos) {
                     continue;
                 }
-                // "[time] INFO [QuorumController id=K] message (class)": the message alone.
-                auto msg = line.substr(line.find(']', line.find("] ") + 2) + 2);
-                msg = msg.substr(0, std::min<size_t>(msg.find(" (org."), 160));
-                if (seen.insert(msg).second) {
-                    out += (out.empty() ? "" : "; ") + msg;
+                auto open = line.find("] ", line.find("] ") + 2);  // after "[QuorumController id=K]"
+                auto msg = open == std::string::npos ? line : line.substr(open + 2);
+                msg = msg.substr(0, std::min<size_t>(msg.find(" (org."), 110));
+                const long t = at_ms(line);
+                auto [it, inserted] = first_seen.try_emplace(msg, t);
+                if (!inserted && t >= 0 && t < it->second) {
+                    it->second = t;
                 }
             }
         }
+    }
+    std::vector<std::pair<long, std::string>> events;
+    for (const auto& [msg, t] : first_seen) {
+        events.emplace_back(t, msg);
+    }
+    if (refused > 0) {
+        events.emplace_back(first_refused,
+                            std::to_string(refused) +
+                                " registrations refused (DuplicateBrokerRegistration) until +" +
+                                std::to_string(last_refused) + " ms");
+    }
+    std::sort(events.begin(), events.end());
+    std::string out;
+    for (const auto& [t, msg] : events) {
+        out += (out.empty() ? "" : "; ") + std::string("+") + std::to_string(t) + " ms " + msg;
     }
     return out.empty() ? "(none logged)" : out;
 }

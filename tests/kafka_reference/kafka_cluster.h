@@ -105,9 +105,11 @@ public:
 
     std::string log_text(size_t i) const;
     std::string log_tails(size_t lines = 40) const;
-    // What the controllers logged about node i (its incarnations, fencing, unclean shutdowns)
-    // since byte `from` of every node's log, one line each, trimmed: for the measured lines.
-    std::string controller_events(size_t i, const std::vector<size_t>& from) const;
+    // What the controllers logged about node i (its incarnations, fencing, unclean shutdowns,
+    // and how many registrations they refused) since byte `from` of every node's log, in time
+    // order, each as "+N ms message" (N: ms after `since`), trimmed: for the measured lines.
+    std::string controller_events(size_t i, const std::vector<size_t>& from,
+                                  std::chrono::system_clock::time_point since) const;
     // Each node's log size now: a mark for controller_events.
     std::vector<size_t> log_marks() const;
 

@@ -57,16 +57,20 @@ public:
         return replica_batches_in(_cluster.log_dir(i).string(), topic, partition);
     }
     std::string log_tails(size_t lines) const override { return _cluster.log_tails(lines); }
-    void mark() override { _marks = _cluster.log_marks(); }
+    void mark() override {
+        _marks = _cluster.log_marks();
+        _since = std::chrono::system_clock::now();
+    }
     std::string events_of(size_t i) const override {
-        return "controllers on node " + std::to_string(i) + ": " +
-               _cluster.controller_events(i, _marks);
+        return "controllers on node " + std::to_string(i) + " (after the fault): " +
+               _cluster.controller_events(i, _marks, _since);
     }
 
 private:
     std::string _version;
     kafka_cluster _cluster;
     std::vector<size_t> _marks;
+    std::chrono::system_clock::time_point _since;
 };
 
 class spool_target : public power_cut_target {
@@ -121,6 +125,9 @@ std::vector<std::string> reference_versions() {
 // would not be what is tested: there Kafka runs with its default, 9000 ms, and the restarted
 // node is back well within it, as Spool's broker is within its 3000 ms.
 int kafka_session_timeout_ms(scenario s) {
+    if (const char* env = std::getenv("SPOOL_KAFKA_REFERENCE_SESSION_MS")) {
+        return std::atoi(env);
+    }
     switch (s) {
         case scenario::leader_cut_quick_restart:
         case scenario::follower_cut_then_leader_killed:
