@@ -82,7 +82,8 @@ size_t count_of(const std::string& text, const std::string& what) {
 }  // namespace
 
 std::string kafka_version_of(const std::string& version) {
-    std::string cmd = "env " + (version.empty() ? std::string() : "SPOOL_KAFKA_VERSION=" + version) +
+    std::string cmd = "env " +
+                      (version.empty() ? std::string() : "SPOOL_KAFKA_VERSION=" + version) +
                       " bash -c '. " + std::string(SPOOL_SOURCE_DIR) +
                       "/scripts/peers/versions.sh && echo $SPOOL_KAFKA_VERSION'";
     auto out = cluster::run_bounded(cmd, 10);
@@ -144,8 +145,8 @@ kafka_cluster::kafka_cluster(kafka_options options)
         do {
             n.controller_port = free_port();
         } while (n.controller_port == n.port);
-        _voters += (_voters.empty() ? "" : ",") + std::to_string(i) + "@localhost:" +
-                   std::to_string(n.controller_port);
+        _voters += (_voters.empty() ? "" : ",") + std::to_string(i) +
+                   "@localhost:" + std::to_string(n.controller_port);
         _nodes.push_back(std::move(n));
     }
     if (_options.power_cut_mounts) {
@@ -176,12 +177,12 @@ bool kafka_cluster::spawn(size_t i) {
         args.push_back("SPOOL_KAFKA_VERSION=" + _options.version);
     }
     for (std::string a :
-         {std::string("/bin/bash"), std::string(SPOOL_SOURCE_DIR) + "/tests/fixtures/start-kafka.sh",
-          std::string("start"), std::string("--foreground"), std::string("--data-dir"),
-          n.dir.string(), std::string("--port"), std::to_string(n.port),
-          std::string("--controller-port"), std::to_string(n.controller_port),
-          std::string("--node-id"), std::to_string(i), std::string("--voters"), _voters,
-          std::string("--cluster-id"), _cluster_id}) {
+         {std::string("/bin/bash"),
+          std::string(SPOOL_SOURCE_DIR) + "/tests/fixtures/start-kafka.sh", std::string("start"),
+          std::string("--foreground"), std::string("--data-dir"), n.dir.string(),
+          std::string("--port"), std::to_string(n.port), std::string("--controller-port"),
+          std::to_string(n.controller_port), std::string("--node-id"), std::to_string(i),
+          std::string("--voters"), _voters, std::string("--cluster-id"), _cluster_id}) {
         args.push_back(std::move(a));
     }
     std::vector<std::string> settings = {
@@ -219,7 +220,8 @@ std::string kafka_cluster::start(std::chrono::milliseconds timeout) {
     }
     const auto deadline = clock_type::now() + timeout;
     for (size_t i = 0; i < _nodes.size(); ++i) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
+        auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
         if (!wait_ready(i, std::max(left, std::chrono::milliseconds(1)))) {
             return "node " + std::to_string(i) + " did not serve clients in time\n" + log_tails();
         }
@@ -402,9 +404,8 @@ std::vector<size_t> kafka_cluster::log_marks() const {
     return out;
 }
 
-std::string kafka_cluster::controller_events(
-    size_t i, const std::vector<size_t>& from,
-    std::chrono::system_clock::time_point since) const {
+std::string kafka_cluster::controller_events(size_t i, const std::vector<size_t>& from,
+                                             std::chrono::system_clock::time_point since) const {
     // The active controller logs these (ClusterControlManager, ReplicationControlManager); a
     // registration refused while the old incarnation's session lives is logged as a
     // DuplicateBrokerRegistrationException of registerBroker, without the node id.
@@ -451,7 +452,8 @@ std::string kafka_cluster::controller_events(
                 if (line.find(n) == std::string::npos) {
                     continue;
                 }
-                auto open = line.find("] ", line.find("] ") + 2);  // after "[QuorumController id=K]"
+                auto open =
+                    line.find("] ", line.find("] ") + 2);  // after "[QuorumController id=K]"
                 auto msg = open == std::string::npos ? line : line.substr(open + 2);
                 msg = msg.substr(0, std::min<size_t>(msg.find(" (org."), 110));
                 const long t = at_ms(line);

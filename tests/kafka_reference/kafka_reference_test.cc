@@ -62,8 +62,8 @@ public:
         _since = std::chrono::system_clock::now();
     }
     std::string events_of(size_t i) const override {
-        return "controllers on node " + std::to_string(i) + " (after the fault): " +
-               _cluster.controller_events(i, _marks, _since);
+        return "controllers on node " + std::to_string(i) +
+               " (after the fault): " + _cluster.controller_events(i, _marks, _since);
     }
 
 private:
@@ -131,8 +131,10 @@ int kafka_session_timeout_ms(scenario s) {
     switch (s) {
         case scenario::leader_cut_quick_restart:
         case scenario::follower_cut_then_leader_killed:
-        case scenario::follower_cut_leader_hangs: return 9000;
-        default: return 3000;
+        case scenario::follower_cut_leader_hangs:
+            return 9000;
+        default:
+            return 3000;
     }
 }
 
@@ -175,16 +177,15 @@ TEST_P(kafka_reference, spool_loses_no_more_than_kafka) {
                     k.target.c_str(), scenario_name(s), static_cast<unsigned long long>(k.lost),
                     static_cast<unsigned long long>(k.duplicated),
                     static_cast<unsigned long long>(k.moved),
-                    static_cast<unsigned long long>(k.acked),
-                    k.audited ? "" : " NOT AUDITED");
+                    static_cast<unsigned long long>(k.acked), k.audited ? "" : " NOT AUDITED");
     }
     if (spool) {
-        std::printf("[ measured ] spool %s: lost %llu duplicated %llu (moved %llu, of %llu acked)%s\n",
-                    scenario_name(s), static_cast<unsigned long long>(spool->lost),
-                    static_cast<unsigned long long>(spool->duplicated),
-                    static_cast<unsigned long long>(spool->moved),
-                    static_cast<unsigned long long>(spool->acked),
-                    spool->audited ? "" : " NOT AUDITED");
+        std::printf(
+            "[ measured ] spool %s: lost %llu duplicated %llu (moved %llu, of %llu acked)%s\n",
+            scenario_name(s), static_cast<unsigned long long>(spool->lost),
+            static_cast<unsigned long long>(spool->duplicated),
+            static_cast<unsigned long long>(spool->moved),
+            static_cast<unsigned long long>(spool->acked), spool->audited ? "" : " NOT AUDITED");
     }
     std::fflush(stdout);
 

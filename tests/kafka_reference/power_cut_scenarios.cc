@@ -77,12 +77,22 @@ public:
         const auto t0 = clock_type::now();
         if (set_up()) {
             switch (_s) {
-                case scenario::leader_cut_quick_restart: leader_cut_quick_restart(); break;
-                case scenario::follower_cut_then_leader_killed: follower_cut(false); break;
-                case scenario::follower_cut_leader_hangs: follower_cut(true); break;
-                case scenario::volume_replaced_starts_first: volume_replaced(); break;
+                case scenario::leader_cut_quick_restart:
+                    leader_cut_quick_restart();
+                    break;
+                case scenario::follower_cut_then_leader_killed:
+                    follower_cut(false);
+                    break;
+                case scenario::follower_cut_leader_hangs:
+                    follower_cut(true);
+                    break;
+                case scenario::volume_replaced_starts_first:
+                    volume_replaced();
+                    break;
                 case scenario::all_cut_no_flush:
-                case scenario::all_cut_flush_messages_1: all_cut(); break;
+                case scenario::all_cut_flush_messages_1:
+                    all_cut();
+                    break;
             }
         }
         _r.ms = ms_since(t0);
@@ -222,10 +232,11 @@ private:
             auto [low, high] = watermarks(_t.bootstrap(), topic);
             auto p = partition();
             if (equal && high == static_cast<int64_t>(initial_records) && p && in_sync(*p)) {
-                measured("before the fault: %llu records acknowledged, every replica %zu bytes, "
-                         "high watermark %lld, %s",
-                         static_cast<unsigned long long>(acked), sizes[0],
-                         static_cast<long long>(high), describe(*p).c_str());
+                measured(
+                    "before the fault: %llu records acknowledged, every replica %zu bytes, "
+                    "high watermark %lld, %s",
+                    static_cast<unsigned long long>(acked), sizes[0], static_cast<long long>(high),
+                    describe(*p).c_str());
                 return p;
             }
             if (clock_type::now() >= deadline) {
@@ -313,8 +324,8 @@ private:
         const long back_ms = ms_since(t0);
         std::string why;
         auto after = wait_partition(
-            [epoch](const partition_info& p) { return in_sync(p) && p.leader_epoch > epoch; },
-            60s, &why, (leader + 1) % _t.size());
+            [epoch](const partition_info& p) { return in_sync(p) && p.leader_epoch > epoch; }, 60s,
+            &why, (leader + 1) % _t.size());
         restarted("leader", leader, ok, back_ms);
         measured("after the restart: %s (before: %s)",
                  after ? describe(*after).c_str() : why.c_str(), describe(_before).c_str());
@@ -397,10 +408,11 @@ private:
         if (leader_hangs) {
             const size_t acked_before = _producer->acked().size();
             (void)_producer->flush(30s);
-            measured("the %llu records queued while the leader hung: %zu acknowledged, %d "
-                     "unanswered",
-                     static_cast<unsigned long long>(after_fault_records),
-                     _producer->acked().size() - acked_before, _producer->outq_len());
+            measured(
+                "the %llu records queued while the leader hung: %zu acknowledged, %d "
+                "unanswered",
+                static_cast<unsigned long long>(after_fault_records),
+                _producer->acked().size() - acked_before, _producer->outq_len());
         }
         expect_available("after the leader's kill -9");
         audit_partition();
@@ -514,20 +526,26 @@ private:
 
 const char* scenario_name(scenario s) {
     switch (s) {
-        case scenario::leader_cut_quick_restart: return "leader_cut_quick_restart";
-        case scenario::follower_cut_then_leader_killed: return "follower_cut_then_leader_killed";
-        case scenario::follower_cut_leader_hangs: return "follower_cut_leader_hangs";
-        case scenario::volume_replaced_starts_first: return "volume_replaced_starts_first";
-        case scenario::all_cut_no_flush: return "all_cut_no_flush";
-        case scenario::all_cut_flush_messages_1: return "all_cut_flush_messages_1";
+        case scenario::leader_cut_quick_restart:
+            return "leader_cut_quick_restart";
+        case scenario::follower_cut_then_leader_killed:
+            return "follower_cut_then_leader_killed";
+        case scenario::follower_cut_leader_hangs:
+            return "follower_cut_leader_hangs";
+        case scenario::volume_replaced_starts_first:
+            return "volume_replaced_starts_first";
+        case scenario::all_cut_no_flush:
+            return "all_cut_no_flush";
+        case scenario::all_cut_flush_messages_1:
+            return "all_cut_flush_messages_1";
     }
     return "?";
 }
 
 std::vector<scenario> all_scenarios() {
-    return {scenario::leader_cut_quick_restart,     scenario::follower_cut_then_leader_killed,
-            scenario::follower_cut_leader_hangs,    scenario::volume_replaced_starts_first,
-            scenario::all_cut_no_flush,             scenario::all_cut_flush_messages_1};
+    return {scenario::leader_cut_quick_restart,  scenario::follower_cut_then_leader_killed,
+            scenario::follower_cut_leader_hangs, scenario::volume_replaced_starts_first,
+            scenario::all_cut_no_flush,          scenario::all_cut_flush_messages_1};
 }
 
 std::string scenario_result::summary() const {
@@ -535,9 +553,9 @@ std::string scenario_result::summary() const {
         return "not audited (the scenario stopped early)";
     }
     std::ostringstream out;
-    out << "lost " << lost << " duplicated " << duplicated << " moved " << moved << " of "
-        << acked << " acknowledged (produced " << produced << ", failed " << failed
-        << "; read back " << read_back << ", log " << low << ".." << high << ")";
+    out << "lost " << lost << " duplicated " << duplicated << " moved " << moved << " of " << acked
+        << " acknowledged (produced " << produced << ", failed " << failed << "; read back "
+        << read_back << ", log " << low << ".." << high << ")";
     return out.str();
 }
 
