@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <map>
 #include <random>
@@ -164,6 +165,16 @@ kafka_cluster::~kafka_cluster() {
     }
     _mounts.clear();  // unmounted before the mount points go
     std::error_code ec;
+    if (const char* keep = std::getenv("SPOOL_KAFKA_REFERENCE_KEEP_LOGS")) {
+        // Each node's log, kept for a look after the test: <dir>/<root name>-node-i.log.
+        fs::create_directories(keep, ec);
+        for (size_t i = 0; i < _nodes.size(); ++i) {
+            fs::copy_file(log_path(i),
+                          fs::path(keep) /
+                              (_root.filename().string() + "-node-" + std::to_string(i) + ".log"),
+                          fs::copy_options::overwrite_existing, ec);
+        }
+    }
     fs::remove_all(_root, ec);
 }
 

@@ -25,7 +25,8 @@
 // (KIP-853's remove/add-controller needs a dynamic quorum); it is safe while the other voters
 // hold the metadata log, as they do here.
 //
-// Lifecycle: construct, start(), use, destroy (kills the JVMs, unmounts, removes the data).
+// Lifecycle: construct, start(), use, destroy (kills the JVMs, unmounts, removes the data;
+// SPOOL_KAFKA_REFERENCE_KEEP_LOGS=<dir> keeps each node's kafka.log there).
 // Threading: test thread only (the JVMs die with the thread that spawned them).
 
 #include "tests/cluster/cluster_harness.h"

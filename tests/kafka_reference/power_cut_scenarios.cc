@@ -269,14 +269,25 @@ private:
     }
 
     void audit_partition() {
+        _r.audited = true;
+        _r.produced = _next_id;
+        _r.acked = _producer->acked().size();
+        _r.failed = _producer->failed().size();
+        // An offline partition cannot be read (read_partition would spend a minute finding out).
+        auto p = partition();
+        if (!p || p->leader < 0) {
+            _r.offline = true;
+            _r.offline_state = p ? describe(*p) : "no node answered";
+            _r.lost = _r.acked;
+            note("the partition is offline: " + _r.offline_state +
+                 "; nothing read back, every acknowledged record counted lost");
+            return;
+        }
         std::string error;
         auto log = read_partition(_t.bootstrap(), topic, &error, 30s);
         auto a = audit(_producer->acked(), log);
         auto [low, high] = watermarks(_t.bootstrap(), topic);
-        _r.audited = true;
-        _r.produced = _next_id;
         _r.acked = a.acked;
-        _r.failed = _producer->failed().size();
         _r.read_back = log.size();
         _r.lost = a.lost;
         _r.duplicated = a.duplicated;
@@ -465,6 +476,8 @@ private:
                  ms_since(t2));
         if (!led) {
             note("no leader within 90 s of all running: " + why);
+            audit_partition();
+            return;
         }
         auto settled = wait_partition(in_sync, 60s, &why);
         measured("then: %s; %s", settled ? describe(*settled).c_str() : why.c_str(),
@@ -509,6 +522,8 @@ private:
         }
         if (!after) {
             note("no leader at a new epoch within 90 s: " + why);
+            audit_partition();
+            return;
         }
         expect_available("after every replica's power cut");
         audit_partition();
@@ -553,6 +568,9 @@ std::string scenario_result::summary() const {
         return "not audited (the scenario stopped early)";
     }
     std::ostringstream out;
+    if (offline) {
+        out << "OFFLINE (" << offline_state << "): ";
+    }
     out << "lost " << lost << " duplicated " << duplicated << " moved " << moved << " of " << acked
         << " acknowledged (produced " << produced << ", failed " << failed << "; read back "
         << read_back << ", log " << low << ".." << high << ")";

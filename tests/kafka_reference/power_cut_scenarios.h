@@ -81,6 +81,10 @@ std::vector<scenario> all_scenarios();
 struct scenario_result {
     std::string target;
     bool audited = false;  // the records were produced and read back: the counts mean something
+    // The partition had no leader at the end (no node answered with one): nothing could be read
+    // back, so lost counts every acknowledged record although the replicas may still hold them.
+    bool offline = false;
+    std::string offline_state;  // what the partition looked like then
     uint64_t produced = 0;
     uint64_t acked = 0;
     uint64_t failed = 0;
