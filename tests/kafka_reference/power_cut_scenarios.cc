@@ -180,6 +180,9 @@ private:
         auto deadline = clock_type::now() + timeout;
         *why = "no node answered";
         while (true) {
+            if (_supervise) {
+                supervise();
+            }
             if (auto p = partition(observer)) {
                 if (pred(*p)) {
                     return p;
@@ -190,6 +193,17 @@ private:
                 return std::nullopt;
             }
             std::this_thread::sleep_for(100ms);
+        }
+    }
+
+    // A supervisor (systemd's Restart=always, a Kubernetes pod): a node whose process exited is
+    // started again.
+    void supervise() {
+        for (size_t i = 0; i < _t.size(); ++i) {
+            if (!_t.running(i) && _t.restart(i, false)) {
+                ++_supervised[i];
+                measured("node %zu had exited: restarted by the supervisor", i);
+            }
         }
     }
 
@@ -469,6 +483,9 @@ private:
                 note("node " + std::to_string(i) + " did not restart");
             }
         }
+        // From now on a node that exits is started again, as a supervisor would: a Kafka voter
+        // on a new volume can stop itself once it hears of the quorum it forgot.
+        _supervise = true;
         std::string why;
         const auto t2 = clock_type::now();
         auto led = wait_partition([](const partition_info& p) { return p.leader >= 0; }, 90s, &why);
@@ -531,6 +548,8 @@ private:
 
     power_cut_target& _t;
     scenario _s;
+    bool _supervise = false;
+    std::map<size_t, int> _supervised;
     scenario_result _r;
     partition_info _before;
     std::unique_ptr<acked_producer> _producer;
