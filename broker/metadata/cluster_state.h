@@ -96,10 +96,13 @@ struct partition_state {
     std::vector<int32_t> adding_replicas;
     std::vector<int32_t> removing_replicas;
     // KIP-966's eligible leader replicas: members the controller took out of the ISR while it
-    // had fewer than min.insync.replicas members. The high watermark of an acks=all topic cannot
-    // pass what such a member holds, so it may be elected when no ISR member is eligible.
-    // Removed when it rejoins the ISR, when it comes back from an unclean shutdown or with
-    // another directory, and cleared once the ISR has min.insync.replicas members again.
+    // had fewer than min.insync.replicas members. No acks=all write is accepted while the ISR is
+    // that small, so such a member holds every record acknowledged to an acks=all producer and
+    // may be elected when no ISR member is eligible. (Kafka's strict min ISR rule also stops the
+    // high watermark there; Spool's does not yet, so acks=0/1 records written meanwhile may be
+    // missing on it.) Removed when it rejoins the ISR, when it comes back from an unclean
+    // shutdown or with another directory, and cleared once the ISR has min.insync.replicas
+    // members again.
     std::vector<int32_t> elr;
     // The leader before the partition went leaderless (-1: it has a leader, or never had one):
     // what an operator reads to know whose log was the newest.

@@ -175,7 +175,11 @@ public:
     // Appends batches fetched from the leader as they are (offsets and leader epochs kept;
     // batch CRCs checked; the epoch cache and producer state follow the batches). Errors:
     // not_leader_or_follower (not follower), offset_out_of_range (not at the LEO), the log's own.
-    result<void> append_from_leader(std::span<uint8_t> batches);
+    // True when the topic's flush.messages started a sync of what was appended: as in Kafka,
+    // whose follower flushes inline on its append, the fetcher reports the new log end to the
+    // leader (its next fetch) only once that sync is done, so flush.messages=1 means every ISR
+    // member fsynced a record before the leader counts it committed.
+    result<bool> append_from_leader(std::span<uint8_t> batches);
     // The leader's high watermark from a fetch response: ours = min(it, our LEO), never back.
     void follow_high_watermark(model::offset leader_hw);
     // The leader moved its log start past ours (a fetch answered OFFSET_OUT_OF_RANGE below its

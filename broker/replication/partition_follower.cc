@@ -22,7 +22,7 @@ result<void> partition::truncated(model::offset end) {
     return success();
 }
 
-result<void> partition::append_from_leader(std::span<uint8_t> batches) {
+result<bool> partition::append_from_leader(std::span<uint8_t> batches) {
     if (_role != partition_role::follower) {
         return make_error_code(errc::not_leader_or_follower);
     }
@@ -33,7 +33,7 @@ result<void> partition::append_from_leader(std::span<uint8_t> batches) {
         }
         return r.error();
     }
-    return success();
+    return r.value().flush_started;
 }
 
 void partition::follow_high_watermark(model::offset leader_hw) {

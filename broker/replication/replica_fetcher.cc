@@ -6,6 +6,7 @@
 #include "protocol/messages/offset_for_leader_epoch.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace spool::broker::replication {
@@ -410,7 +411,33 @@ asio::awaitable<void> replica_fetcher::fetch_round() {
             asked.erase(a);
         }
     }
+    // flush.messages: what the leader reads as our log end at the next fetch must be synced.
+    auto syncs = std::exchange(_sync_before_fetch, {});
+    for (const auto& [tp, end] : syncs) {
+        co_await wait_until_synced(tp, end);
+    }
     update_gauges();
+}
+
+asio::awaitable<void> replica_fetcher::wait_until_synced(model::topic_partition tp,
+                                                         model::offset end) {
+    partition* p = usable(tp);
+    if (p == nullptr) {
+        co_return;
+    }
+    // Bounded: a log closed meanwhile may never call back; the next fetch then reports an end
+    // the policy did not sync, as it would after a failed sync (the log goes offline then).
+    auto timer = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
+    timer->expires_after(_options.socket_timeout);
+    auto synced = std::make_shared<bool>(false);
+    p->log().flush_async(end, [timer, synced](const result<model::offset>&) {
+        *synced = true;
+        timer->cancel();
+    });
+    if (!*synced) {
+        boost::system::error_code ignored;
+        co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    }
 }
 
 void replica_fetcher::apply_fetched(fetch_answer& resp, const model::topic_partition& tp,
@@ -431,7 +458,8 @@ void replica_fetcher::apply_fetched(fetch_answer& resp, const model::topic_parti
         auto bytes = data.records.bytes();
         const size_t whole = whole_batches_size(bytes);
         if (whole > 0) {
-            if (auto r = p->append_from_leader(resp.writable(bytes.first(whole))); !r) {
+            auto r = p->append_from_leader(resp.writable(bytes.first(whole)));
+            if (!r) {
                 _probe->request_failed();
                 if (r.error() == errc::offset_out_of_range) {
                     f.st = state::truncating;
@@ -446,6 +474,9 @@ void replica_fetcher::apply_fetched(fetch_answer& resp, const model::topic_parti
                 return;
             }
             _probe->bytes_appended(whole);
+            if (r.value()) {
+                _sync_before_fetch.emplace_back(tp, p->log().log_end_offset());
+            }
         } else if (!bytes.empty()) {
             // Not even one whole batch: a leader cutting its first batch, or a corrupt length.
             _probe->request_failed();

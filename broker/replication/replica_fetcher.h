@@ -8,6 +8,7 @@
 //
 //   truncating --OffsetForLeaderEpoch answered, log truncated (truncation.h)--> fetching
 //   fetching   --Fetch answered: whole batches appended, HW followed--------> fetching
+//                (with flush.messages reached, only once the appended records are synced)
 //   any        --FENCED_LEADER_EPOCH--> paused (until follow() brings a newer epoch)
 //
 // follow() at a new epoch (and a partition whose needs_truncation() is set) starts truncating.
@@ -103,6 +104,8 @@ private:
     boost::asio::awaitable<bool> ensure_connected();
     boost::asio::awaitable<void> truncate_round();
     boost::asio::awaitable<void> fetch_round();
+    // Waits (bounded by the socket timeout) until the log of tp is synced up to end.
+    boost::asio::awaitable<void> wait_until_synced(model::topic_partition tp, model::offset end);
     using fetch_answer = leader_response<protocol::fetch_response>;
     using fetched_partition = protocol::fetch_response::fetchable_topic_response::partition_data;
     // One partition of a Fetch answer (fetch_round), the request sent at fetch_offset.
@@ -126,6 +129,9 @@ private:
     std::shared_ptr<metrics::replica_fetcher_probe::fetcher> _probe;
     leader_client _client;
     std::map<model::topic_partition, followed> _partitions;
+    // Partitions whose flush.messages started a sync in this round's appends, with the log end
+    // it covers: fetch_round waits for them before the next Fetch reports that end.
+    std::vector<std::pair<model::topic_partition, model::offset>> _sync_before_fetch;
     boost::asio::steady_timer _wake;  // the loop sleeps on it; follow()/drop()/stop() cancel it
     steady_time _connect_after{};     // reconnect backoff
     bool _stopping = false;

@@ -7,6 +7,7 @@
 
 #include "broker/replication/replica_fetcher.h"
 
+#include "broker/storage/flusher.h"
 #include "broker/storage/tests/test_util.h"
 #include "protocol/messages/api_versions.h"
 #include "protocol/messages/offset_for_leader_epoch.h"
@@ -458,6 +459,64 @@ TEST_F(replica_fetcher_test, test_a_partition_that_became_leader_is_dropped) {
     run_until([] { return false; }, 100ms);
     EXPECT_LE(server.fetches, fetches + 1);
     EXPECT_EQ(probe->partitions(), 0);
+}
+
+// flush.messages=1 on the follower: as Kafka's follower flushes inline before its next fetch,
+// the fetcher reports a new log end to the leader (its next Fetch's offset) only once the
+// follower's group-commit sync of it is done. The sync's completion is held here: no Fetch goes
+// out meanwhile; released, the next Fetch asks from the synced end.
+TEST_F(replica_fetcher_test, test_under_flush_messages_the_next_fetch_waits_for_the_sync) {
+    storage::flusher flush_thread;
+    // Flusher completions, run on io once released; shared: a completion may still be queued on
+    // io when the test body ends.
+    auto held = std::make_shared<std::vector<std::function<void()>>>();
+    auto hold = std::make_shared<bool>(true);
+    storage::log_config cfg;
+    cfg.flush_messages = 1;
+    storage::open_options opts;
+    opts.flush_thread = &flush_thread;
+    opts.post = [this, held, hold](std::function<void()> f) {
+        asio::post(io, [held, hold, f = std::move(f)]() mutable {
+            if (*hold) {
+                held->push_back(std::move(f));
+            } else {
+                f();
+            }
+        });
+    };
+    auto log = storage::partition_log::open(_dir.path() / "synced-follower", tp, cfg, opts);
+    ASSERT_TRUE(log);
+    partition_options po;
+    po.self = follower_id;
+    follower = std::make_unique<partition>(std::move(log).value(), io.get_executor(), po);
+
+    leader->apply(assignment(leader_id, 1));
+    follower->apply(assignment(leader_id, 1));
+    produce(*leader, 3);
+    start_fetching(1);
+    ASSERT_TRUE(run_until(
+        [&] { return follower->log().log_end_offset() == leader->log().log_end_offset(); }, 10s));
+    ASSERT_TRUE(run_until([&] { return !held->empty(); }, 5s)) << "the append started no sync";
+    const int fetches = server.fetches;
+    run_until([] { return false; }, 200ms);  // ten times the fetch wait
+    EXPECT_EQ(server.fetches, fetches) << "a Fetch reported a log end that is not synced yet";
+    EXPECT_LT(follower->log().flushed_offset(), follower->log().log_end_offset());
+
+    *hold = false;
+    for (auto& f : std::exchange(*held, {})) {
+        f();
+    }
+    EXPECT_EQ(follower->log().flushed_offset(), follower->log().log_end_offset());
+    ASSERT_TRUE(run_until([&] { return caught_up(); }, 10s));
+    EXPECT_GT(server.fetches, fetches);
+    expect_identical_logs();
+    // The follower's log points at this test's flusher: both go before it does.
+    bool done = false;
+    asio::co_spawn(io, stop_fetcher(fetcher.get(), &done), asio::detached);
+    run_until([&] { return done; }, 5s);
+    fetcher.reset();
+    follower.reset();
+    flush_thread.stop();
 }
 
 }  // namespace
