@@ -99,6 +99,23 @@ bool metadata_view::all_led(const std::string& name, size_t partitions) const {
     return true;
 }
 
+std::string describe(const partition_info& p) {
+    std::ostringstream out;
+    auto list = [&](const std::vector<int32_t>& v) {
+        out << "[";
+        for (size_t i = 0; i < v.size(); ++i) {
+            out << (i ? "," : "") << v[i];
+        }
+        out << "]";
+    };
+    out << "partition " << p.index << " error " << p.error << " leader " << p.leader << " epoch "
+        << p.leader_epoch << " replicas ";
+    list(p.replicas);
+    out << " isr ";
+    list(p.isr);
+    return out.str();
+}
+
 std::string metadata_view::describe() const {
     std::ostringstream out;
     out << "controller " << controller_id << ", brokers [";

@@ -177,6 +177,9 @@ private:
     int _replaced = 0;  // volumes replaced so far: names the next backing directory
 };
 
+// "partition P error X leader L epoch E replicas [..] isr [..]": for messages and measurements.
+std::string describe(const partition_info& p);
+
 // Creates a topic through broker `port` (CreateTopics v4); the error code (-999: no answer).
 int16_t create_topic_via(uint16_t port, const std::string& name, int32_t partitions,
                          int32_t timeout_ms = 30000, std::string* message = nullptr,

@@ -35,6 +35,7 @@
 #include "tests/cluster/cluster_harness.h"
 #include "tests/durability/admin_requests.h"
 #include "tests/durability/rdkafka_client.h"
+#include "tests/durability/unsynced_mount.h"
 
 #include <gtest/gtest.h>
 
@@ -62,33 +63,6 @@ constexpr auto alone_for = 25s;
 long ms_since(clock_type::time_point t0) {
     return static_cast<long>(
         std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - t0).count());
-}
-
-std::string describe(const partition_info& p) {
-    std::ostringstream out;
-    auto list = [&](const std::vector<int32_t>& v) {
-        out << "[";
-        for (size_t i = 0; i < v.size(); ++i) {
-            out << (i ? "," : "") << v[i];
-        }
-        out << "]";
-    };
-    out << "leader " << p.leader << " epoch " << p.leader_epoch << " error " << p.error
-        << " replicas ";
-    list(p.replicas);
-    out << " isr ";
-    list(p.isr);
-    return out.str();
-}
-
-// The last "power cut: ..." line of an unsynced_fs log (what the cut rolled back).
-std::string last_cut_line(const std::string& log) {
-    auto at = log.rfind("power cut:");
-    if (at == std::string::npos) {
-        return "(no power cut reported)";
-    }
-    auto end = log.find('\n', at);
-    return log.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
 cluster_options power_cut_options() {
@@ -313,7 +287,7 @@ TEST_F(cluster_power_cut, leader_power_cut_quick_restart_loses_nothing) {
         "[ measured ] leader %zu power cut and restarted (port open) in %ld ms "
         "(session timeout %d ms); unsynced_fs %s\n",
         leader, back_ms, cluster.options().session_timeout_ms,
-        last_cut_line(cluster.volume_log(leader)).c_str());
+        unsynced_mount::last_cut(cluster.volume_log(leader)).c_str());
     EXPECT_LT(back_ms, cluster.options().session_timeout_ms) << "not a quick restart";
 
     // Settled: led at a newer epoch, all three in sync again (the restarted one caught up).
@@ -360,7 +334,7 @@ TEST_F(cluster_power_cut, follower_power_cut_quick_restart_then_leader_killed_lo
         "[ measured ] follower %d power cut and restarted (port open) in %ld ms; "
         "unsynced_fs %s\n",
         follower, ms_since(t0),
-        last_cut_line(cluster.volume_log(static_cast<size_t>(follower))).c_str());
+        unsynced_mount::last_cut(cluster.volume_log(static_cast<size_t>(follower))).c_str());
 
     expect_available("after the follower's power cut");
     auto mid = partition(static_cast<size_t>(leader));
@@ -431,7 +405,7 @@ TEST_F(cluster_power_cut,
         "[ measured ] leader %d stopped, follower %d power cut and restarted (%s) and "
         "leader killed within %ld ms; unsynced_fs %s\n",
         leader, follower, restarted ? "port open" : "FAILED", ms_since(t0),
-        last_cut_line(cluster.volume_log(static_cast<size_t>(follower))).c_str());
+        unsynced_mount::last_cut(cluster.volume_log(static_cast<size_t>(follower))).c_str());
     ASSERT_TRUE(restarted) << cluster.broker(static_cast<size_t>(follower)).log_text();
 
     std::string why;
@@ -549,7 +523,7 @@ TEST_F(cluster_power_cut_flushed, every_replica_power_cut_under_load_with_flush_
     for (size_t k = 0; k < cluster.size(); ++k) {
         const size_t i = (leader + k) % cluster.size();
         std::printf("[ measured ] broker %zu: unsynced_fs %s\n", i,
-                    last_cut_line(cluster.volume_log(i)).c_str());
+                    unsynced_mount::last_cut(cluster.volume_log(i)).c_str());
         ASSERT_TRUE(cluster.restart(i)) << cluster.broker(i).log_text();
         std::this_thread::sleep_for(500ms);  // registered in this order
     }

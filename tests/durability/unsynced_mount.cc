@@ -109,4 +109,13 @@ std::string unsynced_mount::log_text() const {
     return ss.str();
 }
 
+std::string unsynced_mount::last_cut(const std::string& log) {
+    auto at = log.rfind("power cut:");
+    if (at == std::string::npos) {
+        return "(no power cut reported)";
+    }
+    auto end = log.find('\n', at);
+    return log.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
 }  // namespace spool::tests

@@ -28,6 +28,8 @@ public:
     void unmount();
     [[nodiscard]] const std::filesystem::path& path() const { return _mount_point; }
     [[nodiscard]] std::string log_text() const;
+    // The last "power cut: ..." line of a daemon log (what that cut rolled back).
+    static std::string last_cut(const std::string& log);
 
 private:
     bool mounted() const;

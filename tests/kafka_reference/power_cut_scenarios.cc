@@ -3,6 +3,7 @@
 #include "broker/replication/fetched_records.h"
 #include "tests/durability/admin_requests.h"
 #include "tests/durability/rdkafka_client.h"
+#include "tests/durability/unsynced_mount.h"
 #include "tests/kafka_reference/kafka_cluster.h"
 
 #include <algorithm>
@@ -34,33 +35,6 @@ constexpr auto alone_for = 25s;
 long ms_since(clock_type::time_point t0) {
     return static_cast<long>(
         std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - t0).count());
-}
-
-std::string describe(const partition_info& p) {
-    std::ostringstream out;
-    auto list = [&](const std::vector<int32_t>& v) {
-        out << "[";
-        for (size_t i = 0; i < v.size(); ++i) {
-            out << (i ? "," : "") << v[i];
-        }
-        out << "]";
-    };
-    out << "leader " << p.leader << " epoch " << p.leader_epoch << " error " << p.error
-        << " replicas ";
-    list(p.replicas);
-    out << " isr ";
-    list(p.isr);
-    return out.str();
-}
-
-// The last "power cut: ..." line of an unsynced_fs log (what the cut rolled back).
-std::string last_cut_line(const std::string& log) {
-    auto at = log.rfind("power cut:");
-    if (at == std::string::npos) {
-        return "(no power cut reported)";
-    }
-    auto end = log.find('\n', at);
-    return log.substr(at, end == std::string::npos ? std::string::npos : end - at);
 }
 
 bool in_sync(const partition_info& p) {
@@ -319,7 +293,7 @@ private:
     void restarted(const char* what, size_t i, bool ok, long ms) {
         measured("%s %zu restarted%s in %ld ms (session timeout %d ms); unsynced_fs %s%s%s", what,
                  i, ok ? "" : " (FAILED)", ms, _t.session_timeout_ms(),
-                 last_cut_line(_t.volume_log(i)).c_str(), _t.events_of(i).empty() ? "" : "; ",
+                 unsynced_mount::last_cut(_t.volume_log(i)).c_str(), _t.events_of(i).empty() ? "" : "; ",
                  _t.events_of(i).c_str());
         if (!ok) {
             note(std::string(what) + " " + std::to_string(i) + " did not restart");
@@ -516,7 +490,7 @@ private:
                 return;
             }
             measured("node %zu power cut: unsynced_fs %s", i,
-                     last_cut_line(_t.volume_log(i)).c_str());
+                     unsynced_mount::last_cut(_t.volume_log(i)).c_str());
         }
         const auto t0 = clock_type::now();
         for (size_t i = 0; i < _t.size(); ++i) {

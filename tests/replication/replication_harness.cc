@@ -45,23 +45,6 @@ std::optional<partition_info> partition_seen(cluster_harness& c, size_t observer
     return std::nullopt;
 }
 
-std::string describe(const partition_info& p) {
-    std::ostringstream out;
-    auto list = [&](const std::vector<int32_t>& v) {
-        out << "[";
-        for (size_t i = 0; i < v.size(); ++i) {
-            out << (i ? "," : "") << v[i];
-        }
-        out << "]";
-    };
-    out << "partition " << p.index << " error " << p.error << " leader " << p.leader << " epoch "
-        << p.leader_epoch << " replicas ";
-    list(p.replicas);
-    out << " isr ";
-    list(p.isr);
-    return out.str();
-}
-
 namespace {
 
 std::optional<partition_info> wait_for_partition(

@@ -59,7 +59,7 @@ std::optional<partition_info> wait_for_isr_size(cluster_harness& c, size_t obser
                                                 size_t isr_size, std::chrono::milliseconds timeout,
                                                 std::string* why);
 
-std::string describe(const partition_info& p);
+// describe(partition_info): cluster_harness.h.
 
 // Creates `topic` (one partition, replication factor 3, min.insync.replicas=2) through broker 0,
 // waits until all three replicas are in its ISR and its leader acknowledged a first record
