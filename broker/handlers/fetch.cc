@@ -26,7 +26,6 @@ struct fetch_item {
     int64_t offset = 0;
     int32_t max_bytes = 0;
     int32_t current_leader_epoch = -1;
-    int32_t leader_epoch = 0;  // ours, from metadata
     int32_t replica = -1;      // a follower's replica fetch: its broker id
     bool known = true;         // topic/partition exist in metadata
     error_code unknown_error = error_code::unknown_topic_or_partition;
@@ -65,44 +64,26 @@ boost::asio::awaitable<int> read_on_shard(metadata::partition_manager* pm,
             it->error = error_code::not_leader_or_follower;
             continue;
         }
-        auto* plog = &part->log();
-        // A follower reads up to our log end offset and tells us how far it got (which moves
-        // the high watermark); consumers read below the high watermark only.
-        auto upper = plog->high_watermark();
-        if (it->replica >= 0) {
-            if (auto ec = part->on_follower_fetch(it->replica, model::offset(it->offset),
-                                                  it->current_leader_epoch)) {
-                it->error = to_kafka_error(ec);
-                continue;
-            }
-            upper = plog->log_end_offset();
-        } else if (it->current_leader_epoch >= 0 && it->current_leader_epoch != it->leader_epoch) {
-            it->error = it->current_leader_epoch > it->leader_epoch
-                            ? error_code::unknown_leader_epoch
-                            : error_code::fenced_leader_epoch;
-            continue;
-        }
-        // Without transactions the last stable offset is the high watermark, for read_committed
-        // and read_uncommitted alike.
-        it->high_watermark = plog->high_watermark().value();
-        it->log_start = plog->log_start_offset().value();
-        if (it->offset == upper.value()) {
-            continue;  // caught up: nothing to read (also when offset == LEO)
-        }
+        // The partition's door owns the bounds: a follower reads to our log end offset (and
+        // tells us how far it got, which moves the high watermark), a consumer below the high
+        // watermark; an empty answer when caught up or when the response has no room left.
         int64_t limit = std::min<int64_t>(it->max_bytes, budget->left);
-        if (limit <= 0 && budget->have_data) {
-            continue;
-        }
-        auto r = plog->read(model::offset(it->offset),
-                            static_cast<uint32_t>(std::max<int64_t>(limit, 0)), upper,
-                            !budget->have_data);
+        replication::partition::read_request req;
+        req.offset = model::offset(it->offset);
+        req.max_bytes = static_cast<uint32_t>(std::max<int64_t>(limit, 0));
+        req.min_one = !budget->have_data;
+        req.replica = it->replica;
+        req.current_leader_epoch = it->current_leader_epoch;
+        auto r = part->read(req);
         if (!r) {
             it->error = to_kafka_error(r.error());
             continue;
         }
-        it->slices = std::move(r.value().slices);
-        it->bytes = r.value().bytes;
-        it->records = r.value().records;
+        it->high_watermark = r.value().high_watermark.value();
+        it->log_start = r.value().log_start.value();
+        it->slices = std::move(r.value().data.slices);
+        it->bytes = r.value().data.bytes;
+        it->records = r.value().data.records;
         if (it->bytes > 0) {
             budget->have_data = true;
             budget->left -= it->bytes;
@@ -300,7 +281,6 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         } else {
             const auto& partition = t->partitions[key.partition];
             it->topic_id = t->id;
-            it->leader_epoch = partition.leader_epoch;
             if (auto e = leadership_error(svc, may_lead, partition);
                 consumer && e != error_code::none) {
                 it->known = false;

@@ -38,10 +38,9 @@ struct append_item {
     int32_t leader_epoch = 0;
     uint64_t records = 0;       // per the batch headers, for the traffic metrics
     int32_t min_insync = 1;     // the topic's effective min.insync.replicas
-    bool flush_needed = false;  // flush.messages started an fdatasync for these batches
     partition_response* out = nullptr;
-    // Set by the append: acks=-1 waits until the high watermark passes it.
-    model::offset end{-1};
+    // Set by the append: what the partition's second stage (replicated()) waits for.
+    storage::append_result appended;
 };
 
 // What every partition of one request shares.
@@ -104,28 +103,6 @@ error_code validate(const request_ctx& ctx, std::span<const uint8_t> bytes,
     return error_code::none;
 }
 
-// flush.messages: like Kafka, a write that reached the policy is acknowledged once the policy's
-// fdatasync has it on disk. The fdatasync runs on the flusher thread; this shard keeps serving.
-boost::asio::awaitable<std::error_code> wait_flushed(storage::partition_log* plog,
-                                                     model::offset up_to) {
-    namespace asio = boost::asio;
-    if (plog->flushed_offset() >= up_to) {
-        co_return std::error_code();
-    }
-    if (plog->offline()) {
-        co_return make_error_code(storage::errc::partition_offline);
-    }
-    // From here flush_async completes later, from the flusher's post (never inline).
-    auto initiate = [plog, up_to](auto handler) {
-        auto h = std::make_shared<decltype(handler)>(std::move(handler));
-        plog->flush_async(up_to, [h](const result<model::offset>& r) {
-            (*h)(r ? std::error_code() : r.error());
-        });
-    };
-    co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::error_code)>(
-        initiate, asio::use_awaitable);
-}
-
 // The append of one partition as its leader; records where the batches ended.
 void append_as_leader(metadata::partition_manager* pm, const produce_params& params,
                       append_item* item) {
@@ -143,7 +120,7 @@ void append_as_leader(metadata::partition_manager* pm, const produce_params& par
             item->out->error_message = fmt::format(
                 "The size of the current ISR {} is insufficient to satisfy the min.isr "
                 "requirement of {} for partition {}",
-                p->isr().size(), item->min_insync, item->tp.dir_name());
+                p->isr().size(), p->capped_min_insync(item->min_insync), item->tp.dir_name());
         } else {
             item->out->error_message = r.error().message();
         }
@@ -152,8 +129,7 @@ void append_as_leader(metadata::partition_manager* pm, const produce_params& par
     item->out->base_offset = r.value().base_offset.value();
     item->out->log_append_time_ms = r.value().log_append_time.value();
     item->out->log_start_offset = r.value().log_start_offset.value();
-    item->end = r.value().last_offset + 1;
-    item->flush_needed = r.value().flush_started;
+    item->appended = r.value();
 }
 
 // Runs on the owner shard of every item: every append first, so a later partition's batches
@@ -168,24 +144,13 @@ boost::asio::awaitable<int> append_on_shard(metadata::partition_manager* pm, pro
         if (item->out->error_code != 0) {
             continue;
         }
-        if (item->flush_needed) {
-            auto* plog = pm->local(item->tp);
-            auto ec = plog == nullptr ? make_error_code(storage::errc::closed)
-                                      : co_await wait_flushed(plog, item->end);
-            if (ec) {
-                item->out->error_code = code(to_kafka_error(ec));
-                continue;
-            }
-        }
-        if (params.acks == -1) {
-            // Looked up again: the flush wait may have outlived the partition.
-            auto* p = pm->partition_here(item->tp);
-            auto ec = p == nullptr
-                          ? make_error_code(replication::errc::not_leader_or_follower)
-                          : co_await p->committed(item->end, params.deadline, item->min_insync);
-            if (ec) {
-                item->out->error_code = code(to_kafka_error(ec));
-            }
+        // Looked up again: an earlier item's wait may have outlived this partition.
+        auto* p = pm->partition_here(item->tp);
+        auto ec = p == nullptr ? make_error_code(replication::errc::not_leader_or_follower)
+                               : co_await p->replicated(item->appended, params.acks,
+                                                        params.deadline, item->min_insync);
+        if (ec) {
+            item->out->error_code = code(to_kafka_error(ec));
         }
     }
     co_return 0;

@@ -42,7 +42,9 @@ cluster_health assess_health(const cluster_snapshot& s) {
             }
             if (p.isr.size() < p.replicas.size())
                 h.under_replicated.push_back(ref);
-            if (static_cast<int64_t>(p.isr.size()) < t.min_insync_replicas) {
+            // Capped at the replica count, as Kafka's effectiveMinIsr.
+            if (static_cast<int64_t>(p.isr.size()) <
+                std::min<int64_t>(t.min_insync_replicas, static_cast<int64_t>(p.replicas.size()))) {
                 h.under_min_isr.push_back(ref);
             }
         }

@@ -3,6 +3,7 @@
 #include "broker/config/topic_config.h"
 #include "broker/metadata/store.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace spool::broker::metadata {
@@ -30,7 +31,9 @@ metrics::partition_health_report assess_partition_health(const cluster_state& s,
             const auto isr = static_cast<int64_t>(p.isr.size());
             r.led.push_back({name, p.partition, static_cast<int32_t>(p.replicas.size()),
                              static_cast<int32_t>(p.isr.size()), p.isr.size() < p.replicas.size(),
-                             isr < topic_min_isr});
+                             // Capped at the replica count, as Kafka's effectiveMinIsr.
+                             isr < std::min<int64_t>(topic_min_isr,
+                                                     static_cast<int64_t>(p.replicas.size()))});
         }
     }
     return r;

@@ -24,19 +24,7 @@ using model::topic_partition;
 
 namespace {
 
-// What the three log-dir checkpoints record for one log.
-void add_checkpoint_values(const topic_partition& tp, const storage::partition_log& plog,
-                           storage::log_dir_checkpoints& out) {
-    out.recovery_points[tp] = plog.flushed_offset();
-    out.log_starts[tp] = plog.log_start_offset();
-    if (plog.config().compacts()) {
-        out.cleaned_offsets[tp] = plog.cleaned_offset();
-    }
-    out.high_watermarks[tp] = plog.high_watermark();
-}
-
-// Kafka's suffix for a partition directory awaiting deletion.
-constexpr std::string_view deleted_dir_suffix = "-delete";
+using storage::add_checkpoint_values;
 }  // namespace
 
 storage::log_config to_log_config(const config::topic_settings& s) {
@@ -56,6 +44,7 @@ storage::log_config to_log_config(const config::topic_settings& s) {
     c.flush_messages = s.flush_messages;
     c.flush_ms = std::chrono::milliseconds(s.flush_ms);
     c.max_message_bytes = static_cast<uint32_t>(s.max_message_bytes);
+    c.min_insync_replicas = static_cast<int32_t>(s.min_insync_replicas);
     c.message_timestamp_type = s.log_append_time ? storage::timestamp_type::log_append_time
                                                  : storage::timestamp_type::create_time;
     return c;
@@ -73,13 +62,7 @@ partition_manager::partition_manager(runtime::shard_pool& pool, const config::br
                                      fs::path log_dir)
     : _pool(pool),
       _config(config),
-      _log_dir(std::move(log_dir)),
-      _recycler(std::make_unique<storage::file_recycler>(_log_dir)),
-      _background(
-          std::make_unique<runtime::background_pool>("storage-bg", 2, thread_priority::background)),
-      _cleaning(
-          std::make_unique<runtime::background_pool>("log-cleaner", 1, thread_priority::idle)),
-      _cleaner(_cleaning->make_lane()) {
+      _dir(std::make_unique<storage::log_dir>(std::move(log_dir))) {
     for (size_t i = 0; i < _pool.shard_count(); ++i) {
         _shards.push_back(std::make_unique<shard_table>(_pool, i));
     }
@@ -89,48 +72,21 @@ partition_manager::~partition_manager() {
     for (auto& table : _shards) {
         table->housekeeping->stopped = true;
     }
-    _checkpoints.reset();  // gathers from the shards: gone before anything else
-    _cleaning->stop();
-    _background->stop();
-    if (_flusher) {
-        _flusher->stop();
-    }
-}
-
-storage::post_fn partition_manager::cleaner_post() {
-    return [lane = *_cleaner](std::function<void()> fn) { lane.post(std::move(fn)); };
-}
-
-void partition_manager::remove_in_background(fs::path dir, bool empty_partition) {
-    _background->post([recycler = _recycler.get(), dir = std::move(dir), empty_partition] {
-        recycler->remove_partition_dir(dir, empty_partition);
-    });
+    // Its checkpoint writer gathers from the shards: stopped before anything else. The log_dir
+    // itself (its recycler is every log's file ops) goes after the shard tables.
+    _dir->stop();
 }
 
 storage::open_options partition_manager::options_for(const topic_partition& tp, size_t shard) {
-    storage::open_options o;
-    o.clean_shutdown = _clean_start;
-    if (auto it = _recovery_points.find(tp); it != _recovery_points.end()) {
-        o.recovery_point = it->second;
-    }
-    if (auto it = _log_starts.find(tp); it != _log_starts.end()) {
-        o.log_start_offset = it->second;
-    }
-    if (auto it = _cleaned_offsets.find(tp); it != _cleaned_offsets.end()) {
-        o.cleaned_offset = it->second;
-    }
-    o.observer = _observer.get();
-    o.ops = _recycler.get();
-    o.flush_thread = _flusher.get();
     // The flush thread completes durable appends through the shard's mailbox.
-    o.post = [pool = &_pool, shard](std::function<void()> fn) { pool->post(shard, std::move(fn)); };
-    return o;
+    return _dir->options_for(
+        tp, [pool = &_pool, shard](std::function<void()> fn) { pool->post(shard, std::move(fn)); });
 }
 
 result<std::unique_ptr<storage::partition_log>> partition_manager::open_log(
     size_t shard, const topic_partition& tp, const storage::log_config& cfg, bool sole_isr) {
     auto opened =
-        storage::partition_log::open(_log_dir / tp.dir_name(), tp, cfg, options_for(tp, shard));
+        storage::partition_log::open(_dir->path() / tp.dir_name(), tp, cfg, options_for(tp, shard));
     if (!opened) {
         log::get("metadata")
             ->error("cannot open partition {}: {}", tp.dir_name(), opened.error().message());
@@ -140,10 +96,13 @@ result<std::unique_ptr<storage::partition_log>> partition_manager::open_log(
     // The high watermark this broker last knew (replication-offset-checkpoint, clamped to the
     // LEO). Without an entry: everything is committed when this broker is the whole ISR;
     // otherwise the log start, from where the followers' fetches raise it.
-    if (auto it = _high_watermarks.find(tp); it != _high_watermarks.end()) {
-        plog->set_high_watermark(it->second);
+    if (auto hw = _dir->checkpointed_high_watermark(tp)) {
+        plog->set_high_watermark(*hw);
     } else {
-        plog->set_high_watermark(sole_isr ? plog->log_end_offset() : plog->log_start_offset());
+        // Under the strict min ISR rule a one-member ISR commits nothing when more are asked for.
+        const bool commits_alone = sole_isr && cfg.min_insync_replicas <= 1;
+        plog->set_high_watermark(commits_alone ? plog->log_end_offset()
+                                               : plog->log_start_offset());
     }
     const auto& rec = plog->recovery();
     if (!rec.clean && (rec.truncated_bytes > 0 || rec.segments_deleted > 0)) {
@@ -225,38 +184,7 @@ asio::awaitable<void> partition_manager::apply_assignments(topic_metadata topic)
 }
 
 result<void> partition_manager::open_all(const cluster_state& state) {
-    std::error_code ec;
-    fs::create_directories(_log_dir, ec);
-    if (ec) {
-        return ec;
-    }
-    fs::path marker = _log_dir / storage::layout::clean_shutdown_marker;
-    _clean_start = fs::exists(marker);
-    // A file that cannot be read names unknown partitions: the checkpoint writer then rewrites
-    // the files at each DeleteTopics until it has replaced them.
-    bool checkpoints_read = true;
-    auto read = [&](std::string_view name, storage::offset_checkpoint& into) {
-        if (auto r = storage::read_offset_checkpoint(_log_dir / name)) {
-            into = std::move(r).value();
-        } else {
-            checkpoints_read = false;
-        }
-    };
-    read(storage::layout::recovery_point_checkpoint, _recovery_points);
-    read(storage::layout::log_start_checkpoint, _log_starts);
-    // Lost or damaged: high watermarks start at the log start and rise as followers fetch.
-    read(storage::layout::high_watermark_checkpoint, _high_watermarks);
-    // Lost or damaged, it only costs one full compaction pass.
-    read(storage::layout::cleaner_checkpoint, _cleaned_offsets);
-    storage::file_recycler::remove_leftovers(_log_dir);
-    // Directories of deleted topics whose removal a crash interrupted.
-    for (const auto& de : fs::directory_iterator(_log_dir, ec)) {
-        if (de.is_directory(ec) && de.path().filename().string().ends_with(deleted_dir_suffix)) {
-            remove_in_background(de.path());
-        }
-    }
-    _flusher = std::make_unique<storage::flusher>(
-        storage::file_ops::posix(), _observer ? *_observer : storage::storage_observer::none());
+    SPOOL_TRY(_dir->open());
 
     // Open each shard's partitions on that shard, all shards in parallel.
     struct to_open {
@@ -307,32 +235,17 @@ result<void> partition_manager::open_all(const cluster_state& state) {
     if (first) {
         return first;
     }
-    // From now on a crash is unclean until the next close_all().
-    fs::remove(marker, ec);
-    (void)storage::sync_dir(_log_dir);
     for (size_t i = 0; i < _shards.size(); ++i) {
         asio::co_spawn(_pool.context(i), housekeeping(this, i), asio::detached);
     }
-    // The start-time checkpoints served the opens above; a partition created later is new and
-    // must not inherit an entry left by a deleted namesake. The writer learns what the files
-    // name from them.
-    storage::log_dir_checkpoints read_at_start{
-        std::exchange(_recovery_points, {}), std::exchange(_log_starts, {}),
-        std::exchange(_cleaned_offsets, {}), std::exchange(_high_watermarks, {})};
-    std::optional<storage::log_dir_checkpoints> on_disk;
-    if (checkpoints_read) {
-        on_disk = std::move(read_at_start);
-    }
-    _checkpoints = std::make_unique<storage::checkpoint_writer>(
-        _log_dir, [this] { return gather_checkpoints(); },
-        storage::checkpoint_writer::intervals{
-            _config.get(config::keys::log_flush_offset_checkpoint_interval_ms),
-            _config.get(config::keys::log_flush_start_offset_checkpoint_interval_ms),
-            _config.get(config::keys::replica_high_watermark_checkpoint_interval_ms)},
-        std::move(on_disk), storage::file_ops::posix(), _observer.get());
+    _dir->serving([this] { return gather_checkpoints(); },
+                  storage::checkpoint_writer::intervals{
+                      _config.get(config::keys::log_flush_offset_checkpoint_interval_ms),
+                      _config.get(config::keys::log_flush_start_offset_checkpoint_interval_ms),
+                      _config.get(config::keys::replica_high_watermark_checkpoint_interval_ms)});
     log::get("metadata")
-        ->info("opened {} partitions in {} ({} start)", total, _log_dir.string(),
-               _clean_start ? "clean" : "recovering");
+        ->info("opened {} partitions in {} ({} start)", total, _dir->path().string(),
+               _dir->clean_start() ? "clean" : "recovering");
     return success();
 }
 
@@ -385,30 +298,21 @@ std::vector<topic_partition> partition_manager::partitions_of(const std::string&
 
 asio::awaitable<std::error_code> partition_manager::checkpoint_request(
     std::optional<std::vector<topic_partition>> removed) {
-    if (!_checkpoints) {
-        co_return std::make_error_code(std::errc::operation_canceled);
-    }
     auto ex = co_await asio::this_coro::executor;
     co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::error_code)>(
         [this, ex, &removed](auto handler) {
             // The writer's callback is copyable; the coroutine's handler is not.
             auto h = std::make_shared<decltype(handler)>(std::move(handler));
             runtime::resume_point home(ex);
-            auto done = [home, h](std::error_code ec) { home.post([h, ec] { (*h)(ec); }); };
-            if (removed) {
-                _checkpoints->request_forget(*removed, std::move(done));
-            } else {
-                _checkpoints->request(std::move(done));
-            }
+            _dir->request_checkpoints(std::move(removed), [home, h](std::error_code ec) {
+                home.post([h, ec] { (*h)(ec); });
+            });
         },
         asio::use_awaitable);
 }
 
 void partition_manager::close_all() {
-    if (_checkpoints) {
-        _checkpoints->stop();  // answers the requests still queued; the final write is below
-        _checkpoints.reset();
-    }
+    _dir->stop_checkpoints();  // answers the requests still queued; the final write is below
     std::mutex mu;
     storage::log_dir_checkpoints values;
     std::vector<storage::partition_log::unsynced_files> to_sync;
@@ -447,24 +351,7 @@ void partition_manager::close_all() {
     for (auto& f : done) {
         f.wait();
     }
-    // Every cleaning pass was cancelled with its log; let the queued removals finish.
-    _cleaning->stop();
-    _background->stop();
-    if (_flusher) {
-        _flusher->stop();
-    }
-    // Nothing gives or takes now: a closed log directory keeps no spares.
-    _recycler->remove_spares();
-    auto& ops = storage::file_ops::posix();
-    // Before the checkpoints and the marker that say these logs are durable.
-    if (auto ec = storage::sync_closed_logs(ops, to_sync)) {
-        all_clean = false;
-        log::get("metadata")->error("syncing the closed logs failed: {}", ec.message());
-    }
-    bool ok = all_clean.load();
-    ok = ok && !storage::write_log_dir_checkpoints(ops, _log_dir, values, true, true, true);
-    ok = ok && storage::write_file_atomic(ops, _log_dir / storage::layout::clean_shutdown_marker,
-                                          std::string_view(""));
+    const bool ok = _dir->close(std::move(to_sync), values, all_clean.load());
     if (ok) {
         log::get("metadata")->info("closed {} partitions cleanly", values.log_starts.size());
     } else {
@@ -564,7 +451,7 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
                                                              sole] {
                 opened_logs out;
                 for (const auto& tp : tps) {
-                    fs::path dir = _log_dir / tp.dir_name();
+                    fs::path dir = _dir->path() / tp.dir_name();
                     std::error_code ec;
                     bool existed = fs::exists(dir, ec);
                     auto plog = open_log(s, tp, cfg, sole.at(tp));
@@ -581,7 +468,7 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(topic_metadata 
                 }
                 return out;
             };
-            auto open = runtime::run_blocking<opened_logs>(*_background, open_all_missing);
+            auto open = runtime::run_blocking<opened_logs>(_dir->background(), open_all_missing);
             auto opened = co_await std::move(open);
             opened.topic_id = topic.id;
             opened.topic = &topic;
@@ -648,7 +535,8 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
         // (wait_opened) instead of opening these files meanwhile.
         table.opening.insert(tp);
         fs::path doomed = dir;
-        doomed += "." + protocol::uuid::random().to_string() + std::string(deleted_dir_suffix);
+        doomed += "." + protocol::uuid::random().to_string() +
+                  std::string(storage::log_dir::deleted_dir_suffix);
         renames.push_back(
             {tp, std::move(dir), std::move(doomed), std::move(wait_for_writes), empty});
     }
@@ -676,10 +564,10 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
         }
         return 0;
     };
-    (void)co_await runtime::run_blocking<int>(*self->_background, rename_all);
+    (void)co_await runtime::run_blocking<int>(self->_dir->background(), rename_all);
     for (auto& r : renames) {
         table.opening.erase(r.tp);
-        self->remove_in_background(std::move(r.doomed), r.empty);
+        self->_dir->remove_in_background(std::move(r.doomed), r.empty);
     }
     table.opening_done.notify();
 }
@@ -735,8 +623,8 @@ asio::awaitable<void> partition_manager::update_on_shard(partition_manager* self
                                                          std::vector<topic_partition> tps,
                                                          storage::log_config cfg) {
     for (const auto& tp : tps) {
-        if (auto* plog = self->local(tp)) {
-            plog->update_config(cfg);
+        if (auto* p = self->partition_here(tp)) {
+            p->update_config(cfg);
         }
     }
     co_return;
@@ -833,8 +721,7 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
                 // Spare files no CreateTopics took within Kafka's delay for deleting files go.
                 std::chrono::milliseconds idle =
                     self->_config.get(config::keys::log_segment_delete_delay_ms);
-                self->_background->post(
-                    [recycler = self->_recycler.get(), idle] { recycler->remove_idle(idle); });
+                self->_dir->remove_idle_files(idle);
             }
         }
         for (auto& [tp, p] : table.partitions) {
@@ -852,7 +739,7 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
                 (void)plog->apply_retention();
             }
             if (clean && plog->config().compacts()) {
-                (void)plog->compact_async(self->cleaner_post());
+                (void)plog->compact_async(self->_dir->cleaner_post());
             }
         }
     }

@@ -11,20 +11,14 @@
 // change) and the opens (once, from the state they open from) hand it partition_state; the role
 // listener hears of every role, leader or epoch change. High watermark moves wake fetches.
 //
-// Also owns what spans all logs of the log dir:
-//   - the clean-shutdown marker: present at open -> logs open without recovery; removed once the
-//     broker serves; written by close_all() after every log closed cleanly;
-//   - recovery-point / log-start-offset / cleaner-offset / replication-offset (high watermark)
-//     checkpoints, written periodically by a
-//     storage::checkpoint_writer thread (values gathered by message to each shard), on
-//     write_checkpoints() (DeleteRecords, DeleteTopics) and at close_all();
-//   - the flusher thread (group commit; flush.ms and flush.messages fdatasync there too) and
-//     per-shard housekeeping (flush.ms, retention for every cleanup.policy, compaction);
-//   - a background pool for the blocking work that must not run on a shard: the log cleaner
-//     (one pass at a time, swapped in on the owner; see storage/compaction.h), opening new
-//     topics' logs, and the removal of deleted topics' directories (renamed to
-//     "<dir>.<id>-delete" on the owner first, so a topic of the same name can be created at once);
-//   - the fetch_wakeups of every shard, which wake long-polling fetches after appends.
+// What spans all logs of the directory (the clean-shutdown marker, the checkpoints and their
+// writer, the flusher, the recycler, the background and cleaner threads) is storage::log_dir's;
+// this class hands it what only the shards know: the checkpoint values (gathered by message to
+// each shard) and the logs it closed. It also runs per-shard housekeeping (flush.ms, retention
+// for every cleanup.policy, compaction passes on the log_dir's cleaner lane, ISR checks),
+// renames deleted partitions' directories ("<dir>.<id>-delete", off the shard, so a topic of the
+// same name can be created at once) before the log_dir removes them, and keeps the
+// fetch_wakeups of every shard, which wake long-polling fetches after appends.
 //
 // Lifecycle: construct -> open_all() (blocking, before the listener starts) -> serve ->
 // close_all() (blocking, after the listener drained). The shard_pool must run in between.
@@ -38,11 +32,9 @@
 #include "broker/runtime/async_event.h"
 #include "broker/runtime/background_pool.h"
 #include "broker/runtime/shard_pool.h"
-#include "broker/storage/checkpoint_file.h"
 #include "broker/storage/checkpoint_writer.h"
 #include "broker/storage/config.h"
-#include "broker/storage/file_recycler.h"
-#include "broker/storage/flusher.h"
+#include "broker/storage/log_dir.h"
 #include "broker/storage/observer.h"
 #include "broker/storage/partition_log.h"
 #include "common/result.h"
@@ -71,7 +63,7 @@ public:
     // storage metrics and storage::log_dir_failure, which halts it): every log, the flusher and
     // the checkpoint writer report to it. Set before open_all(). Kept until they are gone.
     void set_storage_observer(std::shared_ptr<storage::storage_observer> observer) {
-        _observer = std::move(observer);
+        _dir->set_observer(std::move(observer));
     }
 
     // Called on the partition's owner shard after apply() changed its role, leader or leader
@@ -143,7 +135,7 @@ public:
     bool stopping() const { return _stopping.load(std::memory_order_relaxed); }
     void begin_stop();
 
-    const std::filesystem::path& log_dir() const { return _log_dir; }
+    const std::filesystem::path& log_dir() const { return _dir->path(); }
 
 private:
     // Shared with the shard's housekeeping coroutine, which may wake after this manager is
@@ -224,34 +216,13 @@ private:
                                                         std::vector<model::topic_partition> tps,
                                                         storage::log_config cfg);
     static boost::asio::awaitable<void> housekeeping(partition_manager* self, size_t shard);
-    // Hands work to the log cleaner's lane (one pass at a time, off the shards).
-    storage::post_fn cleaner_post();
-    // Removes directories renamed for deletion, off the shards; an empty partition's files go
-    // to the recycler for the next partitions created.
-    void remove_in_background(std::filesystem::path dir, bool empty_partition = false);
 
     runtime::shard_pool& _pool;
     const config::broker_config& _config;
-    std::filesystem::path _log_dir;
-    std::shared_ptr<storage::storage_observer> _observer;  // outlives _flusher and the logs
-    // Every log's file_ops (the logs and the flusher's checkpoint writes hold it by reference).
-    std::unique_ptr<storage::file_recycler> _recycler;
-    std::unique_ptr<storage::flusher> _flusher;
-    std::unique_ptr<storage::checkpoint_writer> _checkpoints;  // between open_all and close_all
-    // Log opens and directory removals (background priority), and the log cleaner's own thread
-    // (idle priority: a pass uses a core for seconds, and must never delay a shard); both
-    // stopped in close_all() once every log is closed.
-    std::unique_ptr<runtime::background_pool> _background;
-    std::unique_ptr<runtime::background_pool> _cleaning;
-    std::optional<runtime::background_pool::lane> _cleaner;
+    std::unique_ptr<storage::log_dir> _dir;
     std::vector<std::unique_ptr<shard_table>> _shards;
-    storage::offset_checkpoint _recovery_points;
-    storage::offset_checkpoint _log_starts;
-    storage::offset_checkpoint _cleaned_offsets;
-    storage::offset_checkpoint _high_watermarks;
     role_listener _role_listener;
     replication::isr_writer* _isr_writer = nullptr;
-    bool _clean_start = false;
     std::atomic<bool> _stopping{false};
 };
 

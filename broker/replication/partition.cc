@@ -175,8 +175,9 @@ result<storage::append_result> partition::append_as_leader(std::span<uint8_t> ba
     if (_role != partition_role::leader) {
         return make_error_code(errc::not_leader_or_follower);
     }
-    // Kafka's appendRecordsToLeader: checked against the ISR, not the maximal ISR.
-    if (acks == -1 && static_cast<int64_t>(_assignment.isr.size()) < min_insync) {
+    // Kafka's appendRecordsToLeader: checked against the ISR, not the maximal ISR, and against
+    // min.insync.replicas capped at the replica count (effectiveMinIsr, Kafka 3.7+).
+    if (acks == -1 && static_cast<int64_t>(_assignment.isr.size()) < capped_min_insync(min_insync)) {
         return make_error_code(errc::not_enough_replicas);
     }
     auto r = _log->append(batches, model::leader_epoch(_assignment.leader_epoch));
@@ -226,8 +227,52 @@ std::error_code partition::on_follower_fetch(int32_t replica, model::offset fetc
     return {};
 }
 
+result<partition::read_outcome> partition::read(const read_request& r) {
+    auto upper = _log->high_watermark();
+    if (r.replica >= 0) {
+        if (auto ec = on_follower_fetch(r.replica, r.offset, r.current_leader_epoch)) {
+            return ec;
+        }
+        upper = _log->log_end_offset();
+    } else if (r.current_leader_epoch >= 0 && r.current_leader_epoch != _assignment.leader_epoch) {
+        return make_error_code(r.current_leader_epoch > _assignment.leader_epoch
+                                   ? errc::unknown_leader_epoch
+                                   : errc::fenced_leader_epoch);
+    }
+    read_outcome out;
+    out.high_watermark = _log->high_watermark();
+    out.log_start = _log->log_start_offset();
+    out.data.next_offset = r.offset;
+    if (r.offset == upper || (r.max_bytes == 0 && !r.min_one)) {
+        return out;  // caught up (also when at the LEO), or no room left in the response
+    }
+    SPOOL_TRY(data, _log->read(r.offset, r.max_bytes, upper, r.min_one));
+    out.data = std::move(data);
+    return out;
+}
+
+void partition::update_config(const storage::log_config& cfg) {
+    _log->update_config(cfg);
+    // A lower min.insync.replicas may let the high watermark move at once.
+    maybe_advance_high_watermark();
+}
+
+int32_t partition::capped_min_insync(int32_t min_insync) const {
+    const auto replicas = static_cast<int32_t>(std::max<size_t>(_assignment.replicas.size(), 1));
+    return std::clamp(min_insync, 1, replicas);
+}
+
+int32_t partition::effective_min_insync() const {
+    return capped_min_insync(_log->config().min_insync_replicas);
+}
+
 void partition::maybe_advance_high_watermark() {
     if (_role != partition_role::leader) {
+        return;
+    }
+    if (static_cast<int32_t>(_assignment.isr.size()) < effective_min_insync()) {
+        // KIP-966: members that left the ISR below min.insync.replicas form the ELR and may be
+        // elected; they hold everything below the high watermark only if it stands still now.
         return;
     }
     model::offset hw = _log->log_end_offset();
@@ -255,7 +300,8 @@ void partition::move_high_watermark(model::offset hw) {
 }
 
 void partition::maybe_expand_isr(const follower_progress& f) {
-    if (_isr_in_flight || _options.isr == nullptr || contains(_assignment.isr, f.replica)) {
+    if (_isr_in_flight || _options.isr == nullptr || contains(_assignment.isr, f.replica) ||
+        _options.clock() < _isr_retry_after) {
         return;
     }
     // Kafka's isFollowerInSync: caught up to the high watermark and into our epoch, so it holds
@@ -271,7 +317,8 @@ void partition::maybe_expand_isr(const follower_progress& f) {
 void partition::tick() {
     const auto now = _options.clock();
     expire_waiters(now);
-    if (_role != partition_role::leader || _isr_in_flight || _options.isr == nullptr) {
+    if (_role != partition_role::leader || _isr_in_flight || _options.isr == nullptr ||
+        now < _isr_retry_after) {
         return;
     }
     const auto leo = _log->log_end_offset();
@@ -322,7 +369,8 @@ void partition::on_isr_written(int32_t leader_epoch, int32_t partition_epoch, bo
         log::get("replication")
             ->warn("{}: ISR change not written: {}", ntp().dir_name(), ec.message());
         if (still_ours) {
-            _isr_in_flight.reset();  // proposed again at the next check if still needed
+            _isr_in_flight.reset();  // proposed again after the backoff if still needed
+            _isr_retry_after = _options.clock() + _options.isr_retry_backoff;
         }
         return;
     }
@@ -335,7 +383,7 @@ bool partition::under_replicated() const {
 }
 
 bool partition::under_min_isr(int32_t min_insync) const {
-    return static_cast<int64_t>(_assignment.isr.size()) < min_insync;
+    return static_cast<int64_t>(_assignment.isr.size()) < capped_min_insync(min_insync);
 }
 
 }  // namespace spool::broker::replication

@@ -9,7 +9,10 @@
 // Kafka's rules, kept here:
 //   - leader: high watermark = the smallest log end offset over the "maximal ISR" (the ISR plus a
 //     member being added by the change in flight), never moving backwards; it only moves forward
-//     on an append (a one-member ISR), a follower fetch, or an ISR change.
+//     on an append (a one-member ISR), a follower fetch, an ISR change or a config change, and
+//     only while the ISR holds at least min.insync.replicas members (capped at the replica
+//     count; KIP-966's strict min ISR, Kafka's isUnderMinIsr): below that, what an acks=1
+//     producer writes stays invisible until enough replicas hold it.
 //   - a follower is caught up when it fetched from the leader's log end offset; it joins the ISR
 //     once caught up to the high watermark and to the leader's epoch start, and leaves it when it
 //     has not been caught up for replica.lag.time.max.ms. At most one ISR change is in flight;
@@ -85,6 +88,8 @@ public:
 struct partition_options {
     int32_t self = -1;  // this broker's node id
     std::chrono::milliseconds replica_lag_time_max{30000};
+    // How long after a refused ISR change the next one may be proposed.
+    std::chrono::milliseconds isr_retry_backoff{1000};
     std::function<steady_time()> clock = [] { return std::chrono::steady_clock::now(); };
     // nullptr: nobody to write to (a one-broker store); ISR changes are never proposed.
     isr_writer* isr = nullptr;
@@ -143,19 +148,33 @@ public:
         return _leader_epoch_start;
     }
 
+    // Takes the topic's new configuration (AlterConfigs, a broker default that changed): the
+    // log's settings, and min.insync.replicas for the high watermark.
+    void update_config(const storage::log_config& cfg);
+
     // --- leader: produce ----------------------------------------------------------------------
     // Appends client batches as leader at the current epoch. Errors: not_leader_or_follower
     // (not leader), not_enough_replicas (acks == -1 and the ISR has fewer than min_insync
-    // members: nothing is written), and the log's own (storage::errc).
+    // members, capped at the replica count: nothing is written), and the log's own.
     result<storage::append_result> append_as_leader(std::span<uint8_t> batches, int16_t acks,
                                                     int32_t min_insync);
     // Calls done once every offset below `end` is committed (see the rules above), or at the
     // deadline. Calls it at once when already committed.
     void wait_committed(model::offset end, steady_time deadline, int32_t min_insync,
                         commit_callback done);
-    // The same as an awaitable (for the produce handler on the owner shard).
+    // The same as an awaitable.
     boost::asio::awaitable<std::error_code> committed(model::offset end, steady_time deadline,
                                                       int32_t min_insync);
+    // The produce door's second stage, after append_as_leader: waits until what `appended`
+    // wrote is as safe as the request asked. The topic's flush policy (flush.messages) first: as
+    // in Kafka, a write that reached it is acknowledged once the policy's fdatasync holds it (it
+    // runs on the flusher thread; the shard keeps serving). Then, for acks=-1, until it is
+    // committed (wait_committed). Safe to call while the partition may go away meanwhile: it
+    // then answers not_leader_or_follower. Callers append every partition of a request first
+    // and wait after, so one partition's replication never delays another's append.
+    boost::asio::awaitable<std::error_code> replicated(const storage::append_result& appended,
+                                                       int16_t acks, steady_time deadline,
+                                                       int32_t min_insync);
 
     // --- leader: a follower's fetch -----------------------------------------------------------
     // Before the leader reads for a replica fetch: checks leadership and current_leader_epoch
@@ -165,6 +184,27 @@ public:
     std::error_code on_follower_fetch(int32_t replica, model::offset fetch_offset,
                                       int32_t current_leader_epoch);
     [[nodiscard]] const std::vector<follower_progress>& followers() const { return _followers; }
+
+    // --- the read door (Fetch) ----------------------------------------------------------------
+    struct read_request {
+        model::offset offset;
+        uint32_t max_bytes = 0;
+        // The first batch even when it is bigger than max_bytes (Kafka: only until some
+        // partition of the response returned data). Without it a max_bytes of 0 reads nothing.
+        bool min_one = true;
+        int32_t replica = -1;               // a follower's fetch: its node id; -1: a consumer
+        int32_t current_leader_epoch = -1;  // the fetcher's idea of our epoch; -1: unchecked
+    };
+    struct read_outcome {
+        model::offset high_watermark;
+        model::offset log_start;
+        storage::read_result data;  // empty when caught up or nothing was asked for
+    };
+    // Reads for a fetch with the bounds Kafka gives it: a follower up to the log end offset,
+    // after on_follower_fetch (its errors: not leader, fenced/unknown epoch, ahead of us); a
+    // consumer below the high watermark (without transactions, the last stable offset too),
+    // fenced_leader_epoch / unknown_leader_epoch when its current_leader_epoch is not ours.
+    result<read_outcome> read(const read_request& r);
 
     // --- follower: the replica fetcher ---------------------------------------------------------
     // Whether the fetcher must truncate (OffsetForLeaderEpoch) before fetching: set on becoming
@@ -194,6 +234,10 @@ public:
     // For metrics and /restart-safe: the ISR is smaller than the replica set / than min_insync.
     [[nodiscard]] bool under_replicated() const;
     [[nodiscard]] bool under_min_isr(int32_t min_insync) const;
+    // The topic's min.insync.replicas, capped at the replica count (Kafka's effectiveMinIsr):
+    // the ISR size below which the high watermark stands still.
+    [[nodiscard]] int32_t effective_min_insync() const;
+    [[nodiscard]] int32_t capped_min_insync(int32_t min_insync) const;
     // Counters for the metrics (ISR shrinks/expands this broker wrote as leader).
     [[nodiscard]] uint64_t isr_shrinks() const { return _isr_shrinks; }
     [[nodiscard]] uint64_t isr_expands() const { return _isr_expands; }
@@ -224,6 +268,8 @@ private:
                         std::error_code ec);
     // What a waiter whose offsets the high watermark covers completes with.
     [[nodiscard]] std::error_code commit_outcome(int32_t min_insync) const;
+    // Until the log's flushed offset reaches up_to (flush.messages).
+    boost::asio::awaitable<std::error_code> flushed(model::offset up_to);
     static void run_callbacks(ready_callbacks ready);
     void complete_waiters();
     void fail_waiters(errc e);
@@ -245,6 +291,10 @@ private:
     model::offset _leader_epoch_start{0};
     // The ISR change written but not yet seen in the metadata (at most one).
     std::optional<isr_change> _isr_in_flight;
+    // After an ISR change the metadata refused (a fenced or restarted member, a stale record),
+    // nothing is proposed before this: a follower fetching many times a second would otherwise
+    // propose (and log) its refused expansion at every fetch.
+    steady_time _isr_retry_after{};
     std::vector<commit_waiter> _waiters;
     // Wakes at the earliest waiter deadline; tick() expires them too.
     boost::asio::steady_timer _waiter_timer;

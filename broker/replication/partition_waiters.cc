@@ -3,6 +3,8 @@
 
 #include "broker/replication/partition.h"
 
+#include "broker/storage/errc.h"
+
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -15,8 +17,8 @@ namespace asio = boost::asio;
 
 std::error_code partition::commit_outcome(int32_t min_insync) const {
     // Kafka's checkEnoughReplicasReachOffset: committed, but said so only while the ISR still
-    // meets min.insync.replicas.
-    if (static_cast<int64_t>(_assignment.isr.size()) < min_insync) {
+    // meets min.insync.replicas (capped at the replica count, as Kafka's effectiveMinIsr).
+    if (static_cast<int64_t>(_assignment.isr.size()) < capped_min_insync(min_insync)) {
         return errc::not_enough_replicas_after_append;
     }
     return {};
@@ -52,6 +54,44 @@ asio::awaitable<std::error_code> partition::committed(model::offset end, steady_
     };
     co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::error_code)>(
         initiate, asio::use_awaitable);
+}
+
+asio::awaitable<std::error_code> partition::flushed(model::offset up_to) {
+    if (_log->flushed_offset() >= up_to) {
+        co_return std::error_code();
+    }
+    if (_log->offline()) {
+        co_return make_error_code(storage::errc::partition_offline);
+    }
+    // From here flush_async completes later, from the flusher's post (never inline).
+    auto initiate = [log = _log.get(), up_to](auto handler) {
+        auto h = std::make_shared<decltype(handler)>(std::move(handler));
+        log->flush_async(up_to, [h](const result<model::offset>& r) {
+            (*h)(r ? std::error_code() : r.error());
+        });
+    };
+    co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(std::error_code)>(
+        initiate, asio::use_awaitable);
+}
+
+asio::awaitable<std::error_code> partition::replicated(const storage::append_result& appended,
+                                                       int16_t acks, steady_time deadline,
+                                                       int32_t min_insync) {
+    const auto end = appended.last_offset + 1;
+    // Copied into this frame: `this` may be destroyed while the flush is waited for.
+    auto alive = _alive;
+    if (appended.flush_started) {
+        if (auto ec = co_await flushed(end)) {
+            co_return ec;
+        }
+        if (!*alive) {
+            co_return make_error_code(errc::not_leader_or_follower);
+        }
+    }
+    if (acks != -1) {
+        co_return std::error_code();
+    }
+    co_return co_await committed(end, deadline, min_insync);
 }
 
 // Runs callbacks after the waiter list is consistent again: a callback may add a waiter.

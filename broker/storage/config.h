@@ -54,6 +54,10 @@ struct log_config {
     std::chrono::milliseconds flush_ms{std::numeric_limits<int64_t>::max()};
     // max.message.bytes: largest record batch accepted (Kafka 3.x default 1048588).
     uint32_t max_message_bytes = 1048588;
+    // min.insync.replicas: not used by the log itself. The partition above it reads it, as
+    // Kafka's Partition reads LogConfig.minInSyncReplicas: a leader's high watermark advances
+    // only while the ISR holds at least this many members (KIP-966's strict min ISR).
+    int32_t min_insync_replicas = 1;
     timestamp_type message_timestamp_type = timestamp_type::create_time;
     // producer.id.expiration.ms (a broker setting in Kafka): idempotence state of a producer
     // that has not written for this long is dropped.

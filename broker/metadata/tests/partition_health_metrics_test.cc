@@ -81,6 +81,11 @@ TEST(partition_health_test, test_min_isr_is_the_topics_effective_value) {
     auto r = assess_partition_health(s, 1, [](const topic_metadata&) { return int64_t{3}; });
     ASSERT_EQ(r.led.size(), 1u);
     EXPECT_TRUE(r.led[0].under_min_isr);
+    // Above the replica count it is capped at it (Kafka's effectiveMinIsr): a full ISR is fine.
+    s.topics["orders"].partitions[0].isr = {1, 2, 3};
+    auto capped = assess_partition_health(s, 1, [](const topic_metadata&) { return int64_t{5}; });
+    ASSERT_EQ(capped.led.size(), 1u);
+    EXPECT_FALSE(capped.led[0].under_min_isr);
 }
 
 TEST(partition_health_test, test_offline_and_imbalance_are_counted_by_the_controller_only) {
@@ -182,7 +187,8 @@ TEST(partition_health_test, test_the_served_series_follow_the_store) {
     EXPECT_TRUE(has(R"(spool_partition_isr_size{topic="orders",partition="1"} 1)"));
     EXPECT_TRUE(has(R"(spool_partition_replicas{topic="orders",partition="1"} 1)"));
     EXPECT_TRUE(has(R"(spool_partition_under_min_isr{topic="orders",partition="0"} 0)"));
-    EXPECT_TRUE(has(R"(spool_partition_under_min_isr{topic="payments",partition="0"} 1)"));
+    // min.insync.replicas 2 on one replica is capped at 1 (Kafka's effectiveMinIsr): not under.
+    EXPECT_TRUE(has(R"(spool_partition_under_min_isr{topic="payments",partition="0"} 0)"));
     EXPECT_TRUE(has(R"(spool_partition_isr_size{topic="orders",partition="0"} 1)"));
     EXPECT_TRUE(has(R"(spool_partition_replicas{topic="orders",partition="0"} 1)"));
     EXPECT_TRUE(has("spool_partitions_leader 3"));

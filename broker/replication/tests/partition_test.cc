@@ -54,9 +54,10 @@ partition_assignment assignment(int32_t leader, int32_t epoch, std::vector<int32
 
 class partition_test : public ::testing::Test {
 protected:
-    std::unique_ptr<partition> make(int32_t self = 1, std::string topic = "t") {
+    std::unique_ptr<partition> make(int32_t self = 1, std::string topic = "t",
+                                    storage::log_config cfg = {}) {
         auto log = storage::partition_log::open(_dir.path() / (topic + "-0"),
-                                                {topic, model::partition_id(0)}, {});
+                                                {topic, model::partition_id(0)}, cfg);
         EXPECT_TRUE(log);
         partition_options o;
         o.self = self;
@@ -67,10 +68,10 @@ protected:
         return std::make_unique<partition>(std::move(log).value(), ioc.get_executor(), o);
     }
 
-    // Appends `records` records as leader (acks=-1, min ISR 1); the last offset + 1.
-    static model::offset produce(partition& p, int records = 1) {
+    // Appends `records` records as leader (acks=-1 unless told, min ISR 1); the last offset + 1.
+    static model::offset produce(partition& p, int records = 1, int16_t acks = -1) {
         auto bytes = make_batch({.records = records});
-        auto r = p.append_as_leader(bytes, -1, 1);
+        auto r = p.append_as_leader(bytes, acks, 1);
         EXPECT_TRUE(r) << (r ? "" : r.error().message());
         return r ? r.value().last_offset + 1 : model::offset(-1);
     }
@@ -105,6 +106,52 @@ TEST_F(partition_test, test_a_one_member_isr_commits_on_append) {
     produce(*p, 3);
     EXPECT_EQ(p->high_watermark(), model::offset(3));
     EXPECT_TRUE(writer.changes.empty());
+}
+
+storage::log_config min_insync(int32_t n) {
+    storage::log_config cfg;
+    cfg.min_insync_replicas = n;
+    return cfg;
+}
+
+TEST_F(partition_test, test_the_high_watermark_stands_still_while_the_isr_is_below_min_insync) {
+    auto p = make(1, "t", min_insync(2));
+    p->apply(assignment(1, 1, {1, 2}));
+    produce(*p, 2);
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(2), 1));
+    EXPECT_EQ(p->high_watermark(), model::offset(2));
+    // 2 left the ISR: what the leader alone holds (an acks=1 write) is not committed (KIP-966).
+    p->apply(assignment(1, 1, {1}, 1));
+    EXPECT_TRUE(p->under_min_isr(2));
+    produce(*p, 3, /*acks=*/1);
+    EXPECT_EQ(p->high_watermark(), model::offset(2));
+    // 2 fetches it all but is not back in the ISR yet (the change is in flight): still below.
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(5), 1));
+    EXPECT_EQ(p->high_watermark(), model::offset(2));
+    ASSERT_EQ(writer.changes.size(), 1u);
+    EXPECT_EQ(writer.changes.back().new_isr, (std::vector<int32_t>{1, 2}));
+    writer.answer();
+    // The metadata shows it back: the high watermark catches up at once.
+    p->apply(assignment(1, 1, {1, 2}, 2));
+    EXPECT_EQ(p->high_watermark(), model::offset(5));
+}
+
+TEST_F(partition_test, test_a_lower_min_insync_lets_the_high_watermark_move_at_once) {
+    auto p = make(1, "t", min_insync(2));
+    p->apply(assignment(1, 1, {1}));
+    produce(*p, 4, /*acks=*/1);
+    EXPECT_EQ(p->high_watermark(), model::offset(0));
+    p->update_config(min_insync(1));
+    EXPECT_EQ(p->high_watermark(), model::offset(4));
+}
+
+TEST_F(partition_test, test_min_insync_above_the_replica_count_is_capped_at_it) {
+    // Kafka's effectiveMinIsr: a one-replica topic under a broker default of 2 still commits.
+    auto p = make(1, "t", min_insync(2));
+    p->apply(assignment(1, 1, {1}, 0, {1}));
+    EXPECT_EQ(p->effective_min_insync(), 1);
+    produce(*p, 3, /*acks=*/1);
+    EXPECT_EQ(p->high_watermark(), model::offset(3));
 }
 
 TEST_F(partition_test, test_high_watermark_never_moves_backwards) {
@@ -206,9 +253,14 @@ TEST_F(partition_test, test_one_isr_change_in_flight_and_a_failed_one_is_propose
     p->tick();
     EXPECT_FALSE(p->on_follower_fetch(2, model::offset(2), 1));
     EXPECT_EQ(writer.changes.size(), 1u);
-    // The compare failed (someone changed the record first): dropped, proposed again later.
+    // The compare failed (someone changed the record first): dropped, proposed again after the
+    // backoff (isr_retry_backoff, 1 s), not at every fetch or check before it.
     writer.answer(std::make_error_code(std::errc::operation_canceled));
     EXPECT_EQ(p->isr_shrinks(), 0u);
+    p->tick();
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(2), 1));
+    EXPECT_EQ(writer.changes.size(), 1u);
+    now += 1s;
     p->tick();
     ASSERT_EQ(writer.changes.size(), 2u);
     EXPECT_EQ(writer.changes[1].new_isr, (std::vector<int32_t>{1, 2})) << "2 fetched meanwhile";
@@ -347,6 +399,114 @@ TEST_F(partition_test, test_committed_awaitable_resumes_once_the_follower_fetche
     ioc.poll();
     ASSERT_TRUE(got);
     EXPECT_FALSE(*got);
+}
+
+boost::asio::awaitable<void> await_replicated(partition* p, storage::append_result appended,
+                                              int16_t acks, steady_time deadline,
+                                              std::optional<std::error_code>* out) {
+    *out = co_await p->replicated(appended, acks, deadline, 1);
+}
+
+TEST_F(partition_test, test_replicated_waits_for_the_commit_only_under_acks_all) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2}));
+    // An io_context that ran out of work stays stopped until restarted.
+    auto drain = [this] {
+        ioc.restart();
+        ioc.poll();
+    };
+    auto bytes = make_batch({.records = 2});
+    auto one = p->append_as_leader(bytes, 1, 1);
+    ASSERT_TRUE(one);
+    std::optional<std::error_code> acks_one;
+    boost::asio::co_spawn(ioc, await_replicated(p.get(), one.value(), 1, now + 60s, &acks_one),
+                          boost::asio::detached);
+    drain();
+    ASSERT_TRUE(acks_one) << "acks=1 waits for nothing without a flush policy";
+    EXPECT_FALSE(*acks_one);
+
+    auto all = p->append_as_leader(bytes, -1, 1);
+    ASSERT_TRUE(all);
+    std::optional<std::error_code> acks_all;
+    boost::asio::co_spawn(ioc, await_replicated(p.get(), all.value(), -1, now + 60s, &acks_all),
+                          boost::asio::detached);
+    drain();
+    EXPECT_FALSE(acks_all);
+    EXPECT_FALSE(p->on_follower_fetch(2, all.value().last_offset + 1, 1));
+    drain();
+    ASSERT_TRUE(acks_all);
+    EXPECT_FALSE(*acks_all);
+}
+
+TEST_F(partition_test, test_replicated_answers_not_leader_when_the_partition_goes_away) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2}));
+    auto bytes = make_batch({});
+    auto all = p->append_as_leader(bytes, -1, 1);
+    ASSERT_TRUE(all);
+    std::optional<std::error_code> got;
+    boost::asio::co_spawn(ioc, await_replicated(p.get(), all.value(), -1, now + 60s, &got),
+                          boost::asio::detached);
+    ioc.poll();
+    EXPECT_FALSE(got);
+    p.reset();
+    ioc.poll();
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, make_error_code(errc::not_leader_or_follower));
+}
+
+TEST_F(partition_test, test_read_door_bounds_a_consumer_by_the_high_watermark_and_a_follower_by_the_log_end) {
+    auto p = make();
+    p->apply(assignment(1, 3, {1, 2}));
+    produce(*p, 2);
+    produce(*p, 2);
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(2), 3));
+    ASSERT_EQ(p->high_watermark(), model::offset(2));
+
+    partition::read_request consumer;
+    consumer.offset = model::offset(0);
+    consumer.max_bytes = 1 << 20;
+    auto c = p->read(consumer);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c.value().high_watermark, model::offset(2));
+    EXPECT_EQ(c.value().data.next_offset, model::offset(2)) << "the consumer stops at the HW";
+    consumer.offset = model::offset(2);
+    auto caught_up = p->read(consumer);
+    ASSERT_TRUE(caught_up);
+    EXPECT_EQ(caught_up.value().data.bytes, 0u);
+
+    partition::read_request follower = consumer;
+    follower.replica = 2;
+    follower.current_leader_epoch = 3;
+    auto f = p->read(follower);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f.value().data.next_offset, model::offset(4)) << "a follower reads to the LEO";
+    // Its fetch from offset 2 told the leader nothing new: the HW stays.
+    EXPECT_EQ(p->high_watermark(), model::offset(2));
+
+    partition::read_request no_room = consumer;
+    no_room.offset = model::offset(0);
+    no_room.max_bytes = 0;
+    no_room.min_one = false;
+    auto empty = p->read(no_room);
+    ASSERT_TRUE(empty);
+    EXPECT_EQ(empty.value().data.bytes, 0u);
+}
+
+TEST_F(partition_test, test_read_door_fences_a_consumer_with_another_leader_epoch) {
+    auto p = make();
+    p->apply(assignment(1, 5, {1}));
+    partition::read_request r;
+    r.offset = model::offset(0);
+    r.max_bytes = 1024;
+    r.current_leader_epoch = 4;
+    EXPECT_EQ(p->read(r).error(), make_error_code(errc::fenced_leader_epoch));
+    r.current_leader_epoch = 6;
+    EXPECT_EQ(p->read(r).error(), make_error_code(errc::unknown_leader_epoch));
+    r.current_leader_epoch = 5;
+    EXPECT_TRUE(p->read(r));
+    r.replica = 7;  // not a replica of the partition
+    EXPECT_EQ(p->read(r).error(), make_error_code(errc::not_leader_or_follower));
 }
 
 TEST_F(partition_test, test_acks_all_below_min_insync_is_refused_before_append) {
