@@ -1,10 +1,12 @@
 // min.insync.replicas in a three-broker cluster on a real etcd: a partition with replication
 // factor 3 and min.insync.replicas=2 whose two followers are stopped. The controller takes the
 // dead brokers out of the ISR; from then on the leader must refuse every acks=all Produce with
-// NOT_ENOUGH_REPLICAS before appending anything (Kafka's rule), while acks=1 keeps working. When
+// NOT_ENOUGH_REPLICAS before appending anything (Kafka's rule), while acks=1 keeps working but
+// is not committed (the high watermark stands still below min.insync.replicas, KIP-966). When
 // the followers are back and in the ISR, acks=all works again, and the log holds exactly the
 // records that were accepted.
 
+#include "protocol/messages/list_offsets.h"
 #include "protocol/messages/produce.h"
 #include "tests/cluster/cluster_fixture.h"
 #include "tests/integration/test_support.h"
@@ -31,6 +33,23 @@ std::pair<int16_t, int64_t> produce_one(kafka_client& c, const std::string& topi
     return {p.error_code, p.base_offset};
 }
 
+// ListOffsets latest (the high watermark for a consumer) of partition 0; -999: no answer.
+int64_t latest_offset(kafka_client& c, const std::string& topic) {
+    protocol::list_offsets_request req;
+    req.replica_id = -1;
+    auto& t = req.topics.emplace_back();
+    t.name = topic;
+    auto& p = t.partitions.emplace_back();
+    p.partition_index = 0;
+    p.timestamp = -1;
+    auto resp = c.call<protocol::list_offsets_request, protocol::list_offsets_response>(5, req);
+    if (!resp || resp->topics.empty() || resp->topics[0].partitions.empty() ||
+        resp->topics[0].partitions[0].error_code != 0) {
+        return -999;
+    }
+    return resp->topics[0].partitions[0].offset;
+}
+
 using min_insync = cluster::started_cluster;
 
 TEST_F(min_insync, test_acks_all_is_refused_in_every_attempt_while_the_isr_is_below_min_insync) {
@@ -55,6 +74,8 @@ TEST_F(min_insync, test_acks_all_is_refused_in_every_attempt_while_the_isr_is_be
 
     kafka_client c(cluster.port(leader));
     c.set_read_timeout(15s);
+    const int64_t committed_before = latest_offset(c, topic);
+    ASSERT_GE(committed_before, 1) << "\"first\" was acknowledged with acks=all";
     constexpr int attempts = 100;
     int refused = 0;
     std::map<int16_t, int> other_answers;
@@ -88,6 +109,13 @@ TEST_F(min_insync, test_acks_all_is_refused_in_every_attempt_while_the_isr_is_be
         return s;
     }();
     EXPECT_EQ(accepted, acks_one);
+    // KIP-966's strict min ISR (Kafka 4.x): the leader alone commits nothing, so consumers do
+    // not see the acks=1 records yet, and an ELR member elected now would lose none they saw.
+    const int64_t committed_alone = latest_offset(c, topic);
+    std::printf("[ figures  ] high watermark %lld before, %lld after %d acks=1 records on ISR 1\n",
+                static_cast<long long>(committed_before), static_cast<long long>(committed_alone),
+                accepted);
+    EXPECT_EQ(committed_alone, committed_before);
 
     // Back to three in-sync replicas: acks=all is accepted again.
     ASSERT_TRUE(cluster.restart(killed)) << cluster.broker(killed).log_text();
