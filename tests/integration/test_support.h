@@ -1,11 +1,13 @@
 #pragma once
 
 // Requests the integration tests send again and again, built with the protocol library's codecs
-// and sent with kafka_client: a record batch, a Produce, a CreateTopics, a Fetch of partition 0;
-// and running a command line (kcat) for its output.
+// and sent with kafka_client: a record batch, a Produce (and one record's produce_one, with its
+// exact error code), ListOffsets latest, a CreateTopics, a Fetch of partition 0; and running a
+// command line (kcat) for its output.
 
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/fetch.h"
+#include "protocol/messages/list_offsets.h"
 #include "protocol/messages/produce.h"
 #include "protocol/records/batch_builder.h"
 #include "tests/integration/broker_process.h"
@@ -54,6 +56,38 @@ inline protocol::produce_request produce_req(const std::string& topic, int32_t p
     p.index = partition;
     p.records = protocol::records_field::view(batch);
     return req;
+}
+
+// One Produce (v9) of a one-record batch with `acks`; the partition's error code (-999: no
+// answer) and the base offset it was written at.
+inline std::pair<int16_t, int64_t> produce_one(kafka_client& c, const std::string& topic,
+                                               const std::string& value, int16_t acks) {
+    auto batch = make_batch({value});
+    auto resp = c.call<protocol::produce_request, protocol::produce_response>(
+        9, produce_req(topic, 0, batch, acks));
+    if (!resp || resp->responses.empty() || resp->responses[0].partition_responses.empty()) {
+        return {-999, -1};
+    }
+    const auto& p = resp->responses[0].partition_responses[0];
+    return {p.error_code, p.base_offset};
+}
+
+// ListOffsets latest (isolation read_uncommitted: the high watermark) of partition 0; -999: no
+// answer.
+inline int64_t latest_offset(kafka_client& c, const std::string& topic) {
+    protocol::list_offsets_request req;
+    req.replica_id = -1;
+    auto& t = req.topics.emplace_back();
+    t.name = topic;
+    auto& p = t.partitions.emplace_back();
+    p.partition_index = 0;
+    p.timestamp = -1;
+    auto resp = c.call<protocol::list_offsets_request, protocol::list_offsets_response>(5, req);
+    if (!resp || resp->topics.empty() || resp->topics[0].partitions.empty() ||
+        resp->topics[0].partitions[0].error_code != 0) {
+        return -999;
+    }
+    return resp->topics[0].partitions[0].offset;
 }
 
 inline int16_t create_topic(kafka_client& c, const std::string& name, int32_t partitions,

@@ -277,6 +277,23 @@ void kafka_cluster::resume(size_t i) {
     }
 }
 
+bool kafka_cluster::sigterm(size_t i, std::chrono::milliseconds timeout) {
+    auto& n = _nodes.at(i);
+    if (n.pid <= 0) {
+        return false;
+    }
+    ::kill(n.pid, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!reap_if_exited(n.pid)) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            kill_and_reap(n.pid);
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return true;
+}
+
 bool kafka_cluster::restart(size_t i, bool wait, std::chrono::milliseconds timeout) {
     if (running(i)) {
         return false;

@@ -83,6 +83,9 @@ public:
     void kill9(size_t i);
     void pause(size_t i);   // SIGSTOP
     void resume(size_t i);  // SIGCONT
+    // SIGTERM (a clean shutdown: the broker's controlled shutdown) and waits up to `timeout` for
+    // the JVM to exit; false when it did not (it is killed then).
+    bool sigterm(size_t i, std::chrono::milliseconds timeout = std::chrono::seconds(60));
     // Starts node i again on its data directory and ports. wait: until it serves clients (its
     // log says "Kafka Server started", which KRaft logs once the broker caught up with the
     // metadata log and was unfenced, and its port accepts), at most `timeout`; else only until

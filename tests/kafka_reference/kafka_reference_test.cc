@@ -14,9 +14,13 @@
 // version (jars fetched into the peer cache on first use, scripts/peers/fetch-kafka.sh
 // --jars-only); default: the version of scripts/peers/versions.sh. Spool runs once per scenario.
 // SPOOL_KAFKA_REFERENCE_ONLY=kafka|spool runs one side alone (no comparison then).
+//
+// kafka_reference_min_insync.isr_below_min_insync (below) does the same for KIP-966's strict min
+// ISR (min_insync_scenario.h): Spool's figures must equal Kafka's.
 
 #include "tests/cluster/cluster_harness.h"
 #include "tests/kafka_reference/kafka_cluster.h"
+#include "tests/kafka_reference/min_insync_scenario.h"
 #include "tests/kafka_reference/power_cut_scenarios.h"
 
 #include <gtest/gtest.h>
@@ -32,11 +36,14 @@ namespace {
 
 class kafka_target : public power_cut_target {
 public:
-    kafka_target(const std::string& version, int session_timeout_ms)
+    kafka_target(const std::string& version, int session_timeout_ms, size_t nodes = 3,
+                 bool power_cut_mounts = true)
         : _version(kafka_version_of(version)), _cluster([&] {
               kafka_options o;
               o.version = version;
               o.session_timeout_ms = session_timeout_ms;
+              o.nodes = nodes;
+              o.power_cut_mounts = power_cut_mounts;
               return o;
           }()) {}
     std::string name() const override { return "kafka " + _version; }
@@ -47,6 +54,7 @@ public:
     bool running(size_t i) override { return _cluster.running(i); }
     int session_timeout_ms() const override { return _cluster.options().session_timeout_ms; }
     void kill9(size_t i) override { _cluster.kill9(i); }
+    bool sigterm(size_t i) override { return _cluster.sigterm(i); }
     void pause(size_t i) override { _cluster.pause(i); }
     std::string power_cut(size_t i) override { return _cluster.power_cut(i); }
     bool restart(size_t i, bool wait) override { return _cluster.restart(i, wait); }
@@ -75,10 +83,10 @@ private:
 
 class spool_target : public power_cut_target {
 public:
-    spool_target()
-        : _cluster([] {
+    explicit spool_target(bool power_cut_mounts = true)
+        : _cluster([&] {
               cluster::cluster_options o;
-              o.power_cut_mounts = true;
+              o.power_cut_mounts = power_cut_mounts;
               return o;
           }()) {}
     std::string name() const override { return "spool"; }
@@ -89,6 +97,7 @@ public:
     bool running(size_t i) override { return _cluster.broker(i).running(); }
     int session_timeout_ms() const override { return _cluster.options().session_timeout_ms; }
     void kill9(size_t i) override { _cluster.kill9(i); }
+    bool sigterm(size_t i) override { return _cluster.sigterm(i).exited; }
     void pause(size_t i) override { _cluster.pause(i); }
     std::string power_cut(size_t i) override { return _cluster.power_cut(i); }
     // broker_process::start() returns once the port accepts, wait or not.
@@ -136,6 +145,11 @@ int kafka_session_timeout_ms(scenario s) {
         default:
             return 3000;
     }
+}
+
+// The min.insync.replicas cases: Spool's session timeout (or the variable's).
+int kafka_session_timeout_ms() {
+    return kafka_session_timeout_ms(scenario::all_cut_no_flush);
 }
 
 std::string only_side() {
@@ -213,6 +227,88 @@ INSTANTIATE_TEST_SUITE_P(scenarios, kafka_reference, ::testing::ValuesIn(all_sce
                          [](const ::testing::TestParamInfo<scenario>& info) {
                              return std::string(scenario_name(info.param));
                          });
+
+// KIP-966's strict min ISR (min_insync_scenario.h) on every listed Kafka version, then on Spool:
+//
+//   [ measured ] kafka 4.1.1 isr_below_min_insync: refused X/20, acks1 accepted Y/10, hw before
+//                B after A, after heal H, records read R
+//   [ measured ] kafka 4.1.1 rf1_min_insync_2: acks=all accepted X/5 (errors: ...), hw H
+//
+// Spool's figures must equal those of the first listed version (by default versions.sh's, 4.1.1):
+// refused and accepted counts, whether the high watermark moved while the ISR was the leader
+// alone, the records read back after the heal, and RF=1's accepted acks=all. Other versions that
+// differ from it are printed ([ differs  ]), not asserted.
+//
+// Kafka runs 5 nodes here, the partition on 3 of them: its controllers are its brokers (combined
+// mode, a static quorum of every node), and with 3 nodes the two stopped followers would take the
+// metadata quorum down with them, so no ISR change could ever be committed. Spool keeps its
+// metadata in etcd: 3 brokers. No power-cut mounts: nothing here loses power.
+TEST(kafka_reference_min_insync, isr_below_min_insync) {
+    const std::string only = only_side();
+    std::vector<min_insync_result> kafka;
+    if (only != "spool") {
+        for (const auto& v : reference_versions()) {
+            kafka_target k(v, kafka_session_timeout_ms(), 5, false);
+            kafka.push_back(run_min_insync(k));
+        }
+    }
+    std::optional<min_insync_result> spool;
+    if (only != "kafka") {
+        spool_target sp(false);
+        spool = run_min_insync(sp);
+    }
+    std::vector<const min_insync_result*> all;
+    for (const auto& k : kafka) {
+        all.push_back(&k);
+    }
+    if (spool) {
+        all.push_back(&*spool);
+    }
+    for (const auto* r : all) {
+        std::printf("[ measured ] %s\n", r->table_line().c_str());
+    }
+    for (const auto* r : all) {
+        std::printf("[ measured ] %s\n", r->rf1_table_line().c_str());
+    }
+    auto notes = [](const min_insync_result& r) {
+        std::string out;
+        for (const auto& n : r.notes) {
+            out += "\n  " + n;
+        }
+        return out;
+    };
+    auto same = [](const min_insync_result& a, const min_insync_result& b) {
+        return a.refused == b.refused && a.accepted == b.accepted && a.hw_moved() == b.hw_moved() &&
+               a.records_read == b.records_read && a.rf1_accepted == b.rf1_accepted;
+    };
+    for (size_t i = 1; i < kafka.size(); ++i) {
+        if (!same(kafka[i], kafka[0])) {
+            std::printf("[ differs  ] %s from %s\n", kafka[i].target.c_str(),
+                        kafka[0].target.c_str());
+        }
+    }
+    std::fflush(stdout);
+
+    for (const auto& k : kafka) {
+        ASSERT_TRUE(k.measured && k.healed) << k.target << " stopped early:" << notes(k);
+    }
+    if (!spool || kafka.empty()) {
+        return;
+    }
+    ASSERT_TRUE(spool->measured && spool->healed) << "spool stopped early:" << notes(*spool);
+    const auto& ref = kafka.front();
+    EXPECT_EQ(spool->refused, ref.refused) << "acks=all refused with NOT_ENOUGH_REPLICAS";
+    EXPECT_EQ(spool->accepted, ref.accepted) << "acks=1 accepted on an ISR of 1";
+    EXPECT_EQ(spool->hw_moved(), ref.hw_moved())
+        << "high watermark on an ISR of 1: Spool " << spool->hw_before << " -> " << spool->hw_after
+        << ", " << ref.target << " " << ref.hw_before << " -> " << ref.hw_after;
+    EXPECT_EQ(spool->records_read, ref.records_read) << "records read after the heal";
+    EXPECT_EQ(spool->rf1_accepted, ref.rf1_accepted)
+        << "acks=all on RF=1 with min.insync.replicas=2";
+    if (ref.notes.empty()) {
+        EXPECT_TRUE(spool->notes.empty()) << notes(*spool);
+    }
+}
 
 }  // namespace
 }  // namespace spool::tests::kafka_reference

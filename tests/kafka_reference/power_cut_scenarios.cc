@@ -81,13 +81,10 @@ public:
 
 private:
     void measured(const char* fmt, ...) __attribute__((format(printf, 2, 3))) {
-        char buf[2048];
         va_list ap;
         va_start(ap, fmt);
-        std::vsnprintf(buf, sizeof buf, fmt, ap);
+        vprint_measured(_r.target, fmt, ap);
         va_end(ap);
-        std::printf("[ measured ] %s: %s\n", _r.target.c_str(), buf);
-        std::fflush(stdout);
     }
 
     void note(std::string what) { _r.notes.push_back(std::move(what)); }
@@ -132,42 +129,18 @@ private:
         return true;
     }
 
-    // The partition as the first running node (starting at `observer`) that answers shows it.
     std::optional<partition_info> partition(size_t observer = 0) {
-        for (size_t k = 0; k < _t.size(); ++k) {
-            const size_t i = (observer + k) % _t.size();
-            if (!_t.running(i)) {
-                continue;
-            }
-            auto v = metadata_via(_t.port(i), {topic});
-            const auto* ti = v ? v->topic(topic) : nullptr;
-            if (ti != nullptr && ti->error == 0 && ti->partitions.size() == 1) {
-                return ti->partitions[0];
-            }
-        }
-        return std::nullopt;
+        return partition_seen(_t, topic, observer);
     }
 
     std::optional<partition_info> wait_partition(
         const std::function<bool(const partition_info&)>& pred, std::chrono::milliseconds timeout,
         std::string* why, size_t observer = 0) {
-        auto deadline = clock_type::now() + timeout;
-        *why = "no node answered";
-        while (true) {
+        return wait_for_partition(_t, topic, pred, timeout, why, observer, [this] {
             if (_supervise) {
                 supervise();
             }
-            if (auto p = partition(observer)) {
-                if (pred(*p)) {
-                    return p;
-                }
-                *why = describe(*p);
-            }
-            if (clock_type::now() >= deadline) {
-                return std::nullopt;
-            }
-            std::this_thread::sleep_for(100ms);
-        }
+        });
     }
 
     // A supervisor (systemd's Restart=always, a Kubernetes pod): a node whose process exited is
@@ -531,6 +504,59 @@ private:
 };
 
 }  // namespace
+
+void vprint_measured(const std::string& target, const char* fmt, va_list ap) {
+    char buf[2048];
+    std::vsnprintf(buf, sizeof buf, fmt, ap);
+    std::printf("[ measured ] %s: %s\n", target.c_str(), buf);
+    std::fflush(stdout);
+}
+
+void print_measured(const std::string& target, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vprint_measured(target, fmt, ap);
+    va_end(ap);
+}
+
+std::optional<partition_info> partition_seen(power_cut_target& t, const std::string& topic_name,
+                                             size_t observer) {
+    for (size_t k = 0; k < t.size(); ++k) {
+        const size_t i = (observer + k) % t.size();
+        if (!t.running(i)) {
+            continue;
+        }
+        auto v = metadata_via(t.port(i), {topic_name});
+        const auto* ti = v ? v->topic(topic_name) : nullptr;
+        if (ti != nullptr && ti->error == 0 && ti->partitions.size() == 1) {
+            return ti->partitions[0];
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<partition_info> wait_for_partition(
+    power_cut_target& t, const std::string& topic_name,
+    const std::function<bool(const partition_info&)>& pred, std::chrono::milliseconds timeout,
+    std::string* why, size_t observer, const std::function<void()>& each_poll) {
+    auto deadline = clock_type::now() + timeout;
+    *why = "no node answered";
+    while (true) {
+        if (each_poll) {
+            each_poll();
+        }
+        if (auto p = partition_seen(t, topic_name, observer)) {
+            if (pred(*p)) {
+                return p;
+            }
+            *why = describe(*p);
+        }
+        if (clock_type::now() >= deadline) {
+            return std::nullopt;
+        }
+        std::this_thread::sleep_for(100ms);
+    }
+}
 
 const char* scenario_name(scenario s) {
     switch (s) {

@@ -29,7 +29,9 @@
 #include "tests/cluster/cluster_harness.h"
 
 #include <chrono>
+#include <cstdarg>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -49,6 +51,8 @@ public:
     virtual bool running(size_t i) = 0;
     virtual int session_timeout_ms() const = 0;
     virtual void kill9(size_t i) = 0;
+    // SIGTERM, a clean shutdown, waited for; false when the process did not exit by itself.
+    [[nodiscard]] virtual bool sigterm(size_t i) = 0;
     virtual void pause(size_t i) = 0;
     [[nodiscard]] virtual std::string power_cut(size_t i) = 0;
     // Starts node i again; wait: until it serves clients (Spool: its port accepts; Kafka: its
@@ -103,6 +107,24 @@ struct scenario_result {
 
 // Starts the target, runs one scenario on it, prints its [ measured ] lines.
 scenario_result run_scenario(power_cut_target& target, scenario s);
+
+// "[ measured ] <target>: <printf text>" on stdout, flushed.
+void print_measured(const std::string& target, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void vprint_measured(const std::string& target, const char* fmt, va_list ap);
+
+// The one partition of `topic` as the first running node from `observer` on that answers shows
+// it (Metadata), or nullopt.
+std::optional<cluster::partition_info> partition_seen(power_cut_target& t, const std::string& topic,
+                                                      size_t observer = 0);
+
+// Polls (every 100 ms, each_poll first when set) until the partition satisfies `pred`; the
+// partition then, or nullopt with `why` saying what was seen last.
+std::optional<cluster::partition_info> wait_for_partition(
+    power_cut_target& t, const std::string& topic,
+    const std::function<bool(const cluster::partition_info&)>& pred,
+    std::chrono::milliseconds timeout, std::string* why, size_t observer = 0,
+    const std::function<void()>& each_poll = {});
 
 // The record batches under log_dir/topic-partition (segments in offset order, whole batches).
 std::vector<uint8_t> replica_batches_in(const std::string& log_dir, const std::string& topic,

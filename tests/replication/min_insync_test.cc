@@ -6,8 +6,6 @@
 // the followers are back and in the ISR, acks=all works again, and the log holds exactly the
 // records that were accepted.
 
-#include "protocol/messages/list_offsets.h"
-#include "protocol/messages/produce.h"
 #include "tests/cluster/cluster_fixture.h"
 #include "tests/integration/test_support.h"
 #include "tests/replication/replication_harness.h"
@@ -18,37 +16,6 @@
 
 namespace spool::tests::replication {
 namespace {
-
-// One Produce (v9) of a one-record batch with `acks`; the partition's error code (-999: no
-// answer) and the base offset it was written at.
-std::pair<int16_t, int64_t> produce_one(kafka_client& c, const std::string& topic,
-                                        const std::string& value, int16_t acks) {
-    auto batch = make_batch({value});
-    auto resp = c.call<protocol::produce_request, protocol::produce_response>(
-        9, produce_req(topic, 0, batch, acks));
-    if (!resp || resp->responses.empty() || resp->responses[0].partition_responses.empty()) {
-        return {-999, -1};
-    }
-    const auto& p = resp->responses[0].partition_responses[0];
-    return {p.error_code, p.base_offset};
-}
-
-// ListOffsets latest (the high watermark for a consumer) of partition 0; -999: no answer.
-int64_t latest_offset(kafka_client& c, const std::string& topic) {
-    protocol::list_offsets_request req;
-    req.replica_id = -1;
-    auto& t = req.topics.emplace_back();
-    t.name = topic;
-    auto& p = t.partitions.emplace_back();
-    p.partition_index = 0;
-    p.timestamp = -1;
-    auto resp = c.call<protocol::list_offsets_request, protocol::list_offsets_response>(5, req);
-    if (!resp || resp->topics.empty() || resp->topics[0].partitions.empty() ||
-        resp->topics[0].partitions[0].error_code != 0) {
-        return -999;
-    }
-    return resp->topics[0].partitions[0].offset;
-}
 
 using min_insync = cluster::started_cluster;
 
