@@ -141,8 +141,9 @@ boost::asio::awaitable<int> append_on_shard(metadata::partition_manager* pm, pro
         append_as_leader(pm, params, item);
     }
     for (auto* item : items) {
-        if (item->out->error_code != 0) {
-            continue;
+        if (item->out->error_code != 0 ||
+            !replication::partition::waits(item->appended, params.acks)) {
+            continue;  // acks=0/1 without a flush policy: no coroutine frame per partition
         }
         // Looked up again: an earlier item's wait may have outlived this partition.
         auto* p = pm->partition_here(item->tp);

@@ -175,6 +175,10 @@ public:
     boost::asio::awaitable<std::error_code> replicated(const storage::append_result& appended,
                                                        int16_t acks, steady_time deadline,
                                                        int32_t min_insync);
+    // Whether replicated() would wait for anything (acks=-1, or a flush the append started).
+    static bool waits(const storage::append_result& appended, int16_t acks) {
+        return acks == -1 || appended.flush_started;
+    }
 
     // --- leader: a follower's fetch -----------------------------------------------------------
     // Before the leader reads for a replica fetch: checks leadership and current_leader_epoch
