@@ -201,6 +201,10 @@ std::vector<std::string> cluster_harness::broker_overrides(int32_t node_id,
                       std::to_string(std::min<size_t>(3, _brokers.size())));
     }
     out.insert(out.end(), _options.overrides.begin(), _options.overrides.end());
+    if (static_cast<size_t>(node_id) < _options.per_broker_overrides.size()) {
+        const auto& own = _options.per_broker_overrides[static_cast<size_t>(node_id)];
+        out.insert(out.end(), own.begin(), own.end());
+    }
     return out;
 }
 
@@ -220,6 +224,9 @@ std::string cluster_harness::start(std::chrono::milliseconds timeout, size_t onl
     }
     if (!_etcd->start()) {
         return "etcd did not start";
+    }
+    if (_options.on_etcd_started) {
+        _options.on_etcd_started(_etcd->client_port());
     }
     for (size_t i = 0; i < _brokers.size(); ++i) {
         for (auto& kv : broker_overrides(static_cast<int32_t>(i), _http_ports[i])) {
@@ -281,19 +288,60 @@ std::string cluster_harness::power_cut(size_t i) {
     // The process first, as a power loss stops it with the disk: the cut then also takes
     // whatever its last moments wrote, and the broker never sees the failed disk (EIO), which
     // it could report and so move its leaderships before it "lost power".
-    const size_t cuts_before = count_of(_mounts[i]->log_text(), "power cut:");
     _brokers[i]->kill_hard();
-    _mounts[i]->power_cut();
-    _mounts[i]->unmount();
-    if (count_of(_mounts[i]->log_text(), "power cut:") != cuts_before + 1) {
-        return "power_cut: unsynced_fs of broker " + std::to_string(i) +
-               " did not report the cut:\n" + _mounts[i]->log_text();
+    if (auto err = fail_disk(i); !err.empty()) {
+        return err;
     }
-    if (!_mounts[i]->mount()) {
-        return "power_cut: mounting broker " + std::to_string(i) + "'s volume again failed:\n" +
+    return remount(i);
+}
+
+std::string cluster_harness::fail_disk(size_t i) {
+    if (i >= _mounts.size()) {
+        return "fail_disk: broker " + std::to_string(i) +
+               " has no power-cut volume (cluster_options::power_cut_mounts)";
+    }
+    const size_t cuts_before = count_of(_mounts[i]->log_text(), "power cut:");
+    _mounts[i]->power_cut();
+    // The daemon logs the cut as it makes it; a moment for the line to reach the file.
+    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    while (count_of(_mounts[i]->log_text(), "power cut:") != cuts_before + 1 &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(10ms);
+    }
+    if (count_of(_mounts[i]->log_text(), "power cut:") != cuts_before + 1) {
+        return "unsynced_fs of broker " + std::to_string(i) + " did not report the cut:\n" +
                _mounts[i]->log_text();
     }
     return {};
+}
+
+std::string cluster_harness::remount(size_t i) {
+    if (i >= _mounts.size()) {
+        return "remount: broker " + std::to_string(i) + " has no power-cut volume";
+    }
+    _brokers[i]->kill_hard();
+    _mounts[i]->unmount();
+    if (!_mounts[i]->mount()) {
+        return "mounting broker " + std::to_string(i) + "'s volume again failed:\n" +
+               _mounts[i]->log_text();
+    }
+    return {};
+}
+
+long cluster_harness::restart_when_accepted(size_t i, std::chrono::milliseconds timeout,
+                                            int* attempts) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (*attempts = 1;; ++*attempts) {
+        if (restart(i)) {
+            return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now() - t0)
+                                         .count());
+        }
+        if (std::chrono::steady_clock::now() - t0 >= timeout) {
+            return -1;
+        }
+        std::this_thread::sleep_for(200ms);
+    }
 }
 
 std::string cluster_harness::replace_volume(size_t i) {

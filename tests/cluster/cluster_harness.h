@@ -77,6 +77,12 @@ struct cluster_options {
     int session_timeout_ms = 3000;
     int heartbeat_interval_ms = 500;
     std::vector<std::string> overrides;  // extra key=value for every broker
+    // Extra key=value for broker i alone (index i; after `overrides`, so they win): e.g. its own
+    // etcd.endpoints, a proxy in front of etcd (tests/nemesis/etcd_proxy.h).
+    std::vector<std::vector<std::string>> per_broker_overrides;
+    // Called by start() once etcd runs, before any broker starts, with etcd's client port (picked
+    // at etcd's first start): e.g. to point those proxies at it.
+    std::function<void(uint16_t etcd_client_port)> on_etcd_started;
     // Each broker's log.dirs (its data_dir()/data) on a power-cut file system of its own:
     // tests/durability/unsynced_fs, mounted by start(). Needs FUSE (/dev/fuse, root, the
     // unsynced_fs binary built from libfuse3-dev): start() fails, naming the reason, when a mount
@@ -128,6 +134,18 @@ public:
     // it first). With power_cut_mounts a new empty backing directory is mounted (the old one is
     // kept aside until the harness goes); else its log.dirs is emptied. Empty on success.
     [[nodiscard]] std::string replace_volume(size_t i);
+    // A disk that fails under a live broker (power_cut_mounts only): from now on every read,
+    // write and fsync on broker i's volume answers EIO, its unsynced writes gone; the process
+    // is left running (it should notice and exit). Empty on success.
+    [[nodiscard]] std::string fail_disk(size_t i);
+    // After fail_disk: broker i killed if it still runs, its volume unmounted and mounted again
+    // with what survived (the disk back after a reboot). Not restarted. Empty on success.
+    [[nodiscard]] std::string remount(size_t i);
+    // restart(i), again every 200 ms while the broker exits at once, until its port accepts or
+    // `timeout` passes (a supervisor restarting it): a broker on a new volume refuses to start
+    // while its previous life's registration is still live (broker_session.h). How long it took
+    // in ms, or -1; the starts tried in *attempts.
+    long restart_when_accepted(size_t i, std::chrono::milliseconds timeout, int* attempts);
     // The unsynced_fs daemon's log of broker i's volume (its "power cut: ..." lines), or "".
     std::string volume_log(size_t i) const;
 

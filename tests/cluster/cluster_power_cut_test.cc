@@ -158,23 +158,6 @@ protected:
         return producer->acked().size() - acked_before;
     }
 
-    // Starts broker i, again every 200 ms while it exits at once, until its port accepts or
-    // `timeout` passes (a supervisor restarting it): a broker on a new volume refuses to start
-    // while its previous life's registration is still live (broker_session.h), so it comes up
-    // only once that session expired. How long it took, or -1.
-    long start_when_accepted(size_t i, std::chrono::milliseconds timeout, int* attempts) {
-        const auto t0 = clock_type::now();
-        for (*attempts = 1;; ++*attempts) {
-            if (cluster.restart(i)) {
-                return ms_since(t0);
-            }
-            if (clock_type::now() - t0 >= timeout) {
-                return -1;
-            }
-            std::this_thread::sleep_for(200ms);
-        }
-    }
-
     // The first records, acknowledged, then held by all three replicas: their logs equal byte for
     // byte (read through the mounts) and in sync. The partition then.
     std::optional<partition_info> produce_initial_records() {
@@ -451,7 +434,7 @@ TEST_F(cluster_power_cut, all_killed_leader_volume_replaced_starts_first_loses_n
     auto err = cluster.replace_volume(leader);
     ASSERT_EQ(err, "");
     int attempts = 0;
-    const long up_ms = start_when_accepted(
+    const long up_ms = cluster.restart_when_accepted(
         leader, std::chrono::milliseconds(cluster.options().session_timeout_ms * 3) + 5s,
         &attempts);
     std::printf(
