@@ -12,7 +12,7 @@
 
 #include <string>
 
-namespace spool::broker::app {
+namespace spool::broker::cluster {
 
 // listener: inter.broker.listener.name ("" when unset).
 replication::endpoint_resolver leader_endpoints(const metadata::store& store, std::string listener);
@@ -21,4 +21,4 @@ replication::endpoint_resolver leader_endpoints(const metadata::store& store, st
 std::optional<replication::leader_endpoint> inter_broker_endpoint(
     const metadata::broker_registration& broker, const std::string& listener);
 
-}  // namespace spool::broker::app
+}  // namespace spool::broker::cluster

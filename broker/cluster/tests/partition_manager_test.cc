@@ -1,4 +1,4 @@
-#include "broker/metadata/partition_manager.h"
+#include "broker/cluster/partition_manager.h"
 
 #include "broker/metadata/embedded_store.h"
 #include "broker/storage/checkpoint_file.h"
@@ -16,7 +16,7 @@
 #include <set>
 #include <thread>
 
-namespace spool::broker::metadata {
+namespace spool::broker::cluster {
 namespace {
 
 namespace asio = boost::asio;
@@ -81,8 +81,8 @@ protected:
 
 TEST_F(partition_manager_test, test_topic_partitions_are_created_on_their_owner_shards) {
     pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
-    ASSERT_TRUE(pm->open_all(cluster_state{}));
-    topic_metadata t{
+    ASSERT_TRUE(pm->open_all(metadata::cluster_state{}));
+    metadata::topic_metadata t{
         "orders", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}, {1, 0, 0, {0}, {0}}}, {}};
     auto ec = asio::co_spawn(pool->context(0), pm->ensure_topic(t), asio::use_future).get();
     ASSERT_FALSE(ec) << ec.message();
@@ -98,13 +98,13 @@ TEST_F(partition_manager_test, test_concurrent_ensures_of_one_topic_open_each_lo
     // A handler and replica_sync both bring a new topic's logs in: neither may open the files
     // the other is opening, and both return once the logs are open.
     pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
-    ASSERT_TRUE(pm->open_all(cluster_state{}));
+    ASSERT_TRUE(pm->open_all(metadata::cluster_state{}));
     for (int round = 0; round < 20; ++round) {
         std::string name = "race" + std::to_string(round);
-        topic_metadata t{name,
-                         protocol::uuid::random(),
-                         {{0, 0, 0, {0}, {0}}, {1, 0, 0, {0}, {0}}, {2, 0, 0, {0}, {0}}},
-                         {}};
+        metadata::topic_metadata t{name,
+                                   protocol::uuid::random(),
+                                   {{0, 0, 0, {0}, {0}}, {1, 0, 0, {0}, {0}}, {2, 0, 0, {0}, {0}}},
+                                   {}};
         auto a = asio::co_spawn(pool->context(0), pm->ensure_topic(t), asio::use_future);
         auto b = asio::co_spawn(pool->context(1), pm->ensure_topic(t), asio::use_future);
         ASSERT_FALSE(a.get());
@@ -116,11 +116,11 @@ TEST_F(partition_manager_test, test_concurrent_ensures_of_one_topic_open_each_lo
     }
     pm->close_all();
     // Every log closed cleanly with its record: reopening finds them all.
-    cluster_state state;
+    metadata::cluster_state state;
     for (int round = 0; round < 20; ++round) {
         std::string name = "race" + std::to_string(round);
-        state.topics.emplace(
-            name, topic_metadata{name, protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}});
+        state.topics.emplace(name, metadata::topic_metadata{
+                                       name, protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}});
     }
     pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
     ASSERT_TRUE(pm->open_all(state));
@@ -132,9 +132,9 @@ TEST_F(partition_manager_test, test_concurrent_ensures_of_one_topic_open_each_lo
 }
 
 TEST_F(partition_manager_test, test_clean_close_writes_marker_and_reopen_keeps_data) {
-    cluster_state state;
-    state.topics.emplace("t",
-                         topic_metadata{"t", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}});
+    metadata::cluster_state state;
+    state.topics.emplace(
+        "t", metadata::topic_metadata{"t", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}});
     topic_partition tp{"t", model::partition_id(0)};
     pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
     ASSERT_TRUE(pm->open_all(state));
@@ -155,8 +155,8 @@ TEST_F(partition_manager_test, test_clean_close_writes_marker_and_reopen_keeps_d
 
 TEST_F(partition_manager_test, test_removed_topic_loses_its_directories) {
     pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
-    ASSERT_TRUE(pm->open_all(cluster_state{}));
-    topic_metadata t{"gone", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}};
+    ASSERT_TRUE(pm->open_all(metadata::cluster_state{}));
+    metadata::topic_metadata t{"gone", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}};
     ASSERT_FALSE(asio::co_spawn(pool->context(0), pm->ensure_topic(t), asio::use_future).get());
     asio::co_spawn(pool->context(1), pm->remove_topic("gone", 1), asio::use_future).get();
     EXPECT_FALSE(fs::exists(dir / "gone-0"));
@@ -175,9 +175,9 @@ TEST_F(partition_manager_test, test_removed_topic_loses_its_directories) {
 
 TEST_F(partition_manager_test,
        test_a_deleted_topic_leaves_the_checkpoints_and_costs_a_write_only_if_named) {
-    cluster_state state;
-    state.topics.emplace(
-        "old", topic_metadata{"old", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}});
+    metadata::cluster_state state;
+    state.topics.emplace("old", metadata::topic_metadata{
+                                    "old", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}});
     topic_partition old_tp{"old", model::partition_id(0)};
     pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
     ASSERT_TRUE(pm->open_all(state));
@@ -205,7 +205,7 @@ TEST_F(partition_manager_test,
     EXPECT_FALSE(names(old_tp));
     // Created and deleted between periodic writes (60 s): no file names it, nothing is written.
     auto written_at = fs::last_write_time(dir / storage::layout::log_start_checkpoint);
-    topic_metadata churn{"churn", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}};
+    metadata::topic_metadata churn{"churn", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}};
     ASSERT_FALSE(asio::co_spawn(pool->context(0), pm->ensure_topic(churn), asio::use_future).get());
     EXPECT_FALSE(forget("churn"));
     EXPECT_EQ(fs::last_write_time(dir / storage::layout::log_start_checkpoint), written_at);
@@ -216,7 +216,7 @@ TEST_F(partition_manager_test,
 // free inodes (on ext4 without a journal each allocation scans past every recently freed one).
 TEST_F(partition_manager_test, test_a_deleted_empty_topics_files_become_the_next_topics) {
     pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
-    ASSERT_TRUE(pm->open_all(cluster_state{}));
+    ASSERT_TRUE(pm->open_all(metadata::cluster_state{}));
     auto inode = [](const fs::path& p) {
         struct stat st {};
         return ::stat(p.c_str(), &st) == 0 ? st.st_ino : 0;
@@ -262,13 +262,13 @@ TEST_F(partition_manager_test, test_a_deleted_empty_topics_files_become_the_next
         return spares();
     };
     auto topic = [](const std::string& name) {
-        topic_metadata t{name, protocol::uuid::random(), {}, {}};
+        metadata::topic_metadata t{name, protocol::uuid::random(), {}, {}};
         for (int32_t p = 0; p < 4; ++p) {
             t.partitions.push_back({p, 0, 0, {0}, {0}});
         }
         return t;
     };
-    auto ensure = [&](const topic_metadata& t) {
+    auto ensure = [&](const metadata::topic_metadata& t) {
         return asio::co_spawn(pool->context(0), pm->ensure_topic(t), asio::use_future).get();
     };
     auto remove = [&](const std::string& name) {
@@ -309,15 +309,16 @@ TEST_F(partition_manager_test, test_namesake_created_while_a_removal_renames_sta
     // The removal renames the directory off the shard; a topic of the same name ensured
     // meanwhile (from the other shard) must wait for it and never open the old files.
     pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
-    ASSERT_TRUE(pm->open_all(cluster_state{}));
+    ASSERT_TRUE(pm->open_all(metadata::cluster_state{}));
     topic_partition tp{"again", model::partition_id(0)};
     for (int round = 0; round < 100; ++round) {
-        topic_metadata t{"again", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}};
+        metadata::topic_metadata t{"again", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}};
         ASSERT_FALSE(asio::co_spawn(pool->context(0), pm->ensure_topic(t), asio::use_future).get());
         ASSERT_EQ(run(tp, append_one(pm.get(), tp, "old")), 0) << round;
         auto removed = asio::co_spawn(pool->context(pm->shard_of(tp)), pm->remove_topic("again", 1),
                                       asio::use_future);
-        topic_metadata fresh{"again", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}};
+        metadata::topic_metadata fresh{
+            "again", protocol::uuid::random(), {{0, 0, 0, {0}, {0}}}, {}};
         auto created = asio::co_spawn(pool->context(1 - pm->shard_of(tp)), pm->ensure_topic(fresh),
                                       asio::use_future);
         removed.get();
@@ -394,17 +395,17 @@ TEST_F(partition_manager_test, test_housekeeping_applies_retention_per_cleanup_p
         config::broker_config::from_yaml_text("log.retention.check.interval.ms: 50\n", {}, &error);
     ASSERT_NE(cfg, nullptr) << error;
     auto topic = [](std::string name, std::string policy) {
-        return topic_metadata{name,
-                              protocol::uuid::random(),
-                              {{0, 0, 0, {0}, {0}}},
-                              1,
-                              {{"cleanup.policy", policy},
-                               {"segment.bytes", "1024"},
-                               {"retention.bytes", "2048"},
-                               {"retention.ms", "-1"},
-                               {"min.cleanable.dirty.ratio", "0.01"}}};
+        return metadata::topic_metadata{name,
+                                        protocol::uuid::random(),
+                                        {{0, 0, 0, {0}, {0}}},
+                                        1,
+                                        {{"cleanup.policy", policy},
+                                         {"segment.bytes", "1024"},
+                                         {"retention.bytes", "2048"},
+                                         {"retention.ms", "-1"},
+                                         {"min.cleanable.dirty.ratio", "0.01"}}};
     };
-    cluster_state state;
+    metadata::cluster_state state;
     state.topics.emplace("both", topic("both", "compact,delete"));
     state.topics.emplace("compacted", topic("compacted", "compact"));
     topic_partition both{"both", model::partition_id(0)};
@@ -491,7 +492,7 @@ TEST_F(partition_manager_test, test_partitions_follow_their_records_and_keep_the
     const auto self = static_cast<int32_t>(cfg->node_id());
     topic_partition tp{"r", model::partition_id(0)};
     auto topic = [&](int32_t leader, int32_t epoch, std::vector<int32_t> isr) {
-        return topic_metadata{
+        return metadata::topic_metadata{
             "r", protocol::uuid(), {{0, leader, epoch, epoch, {self, 11, 12}, isr}}, 3, {}};
     };
     std::mutex mu;
@@ -503,7 +504,7 @@ TEST_F(partition_manager_test, test_partitions_follow_their_records_and_keep_the
         std::lock_guard lock(mu);
         events.push_back({role, leader, epoch});
     };
-    cluster_state state;
+    metadata::cluster_state state;
     state.topics.emplace("r", topic(self, 1, {self, 11}));
     pm = std::make_unique<partition_manager>(*pool, *cfg, dir);
     pm->set_role_listener(listen);
@@ -562,4 +563,4 @@ TEST(to_log_config, test_topic_settings_map_onto_storage_fields) {
 }
 
 }  // namespace
-}  // namespace spool::broker::metadata
+}  // namespace spool::broker::cluster

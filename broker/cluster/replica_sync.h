@@ -24,8 +24,8 @@
 // keeps listeners for its lifetime): after stop() it does nothing.
 // Threading: start/stop from the main thread; everything else on shard 0.
 
+#include "broker/cluster/partition_manager.h"
 #include "broker/config/broker_config.h"
-#include "broker/metadata/partition_manager.h"
 #include "broker/metadata/store.h"
 
 #include <boost/asio/awaitable.hpp>
@@ -36,7 +36,7 @@
 #include <memory>
 #include <string>
 
-namespace spool::broker::metadata {
+namespace spool::broker::cluster {
 
 // Replaces one dynamic layer of `config` with `values` (keys missing from it are removed):
 // what AlterConfigs does on the broker that ran it, and replica_sync on the others.
@@ -45,12 +45,13 @@ void apply_dynamic_broker_configs(config::broker_config& config, config::dynamic
 
 class replica_sync {
 public:
-    replica_sync(store& store, partition_manager& partitions, config::broker_config& config);
+    replica_sync(metadata::store& store, partition_manager& partitions,
+                 config::broker_config& config);
     ~replica_sync();
     replica_sync(const replica_sync&) = delete;
     replica_sync& operator=(const replica_sync&) = delete;
 
-    void start(cluster_snapshot opened);
+    void start(metadata::cluster_snapshot opened);
     void stop();
 
     // For tests: blocks until the logs follow a snapshot of at least `version`, or the timeout
@@ -59,13 +60,13 @@ public:
 
 private:
     struct state;
-    static void on_change(const std::shared_ptr<state>& st, cluster_snapshot after);
+    static void on_change(const std::shared_ptr<state>& st, metadata::cluster_snapshot after);
     static boost::asio::awaitable<void> drain(std::shared_ptr<state> st);
-    static boost::asio::awaitable<void> apply(state& st, const cluster_state& before,
-                                              const cluster_state& after);
+    static boost::asio::awaitable<void> apply(state& st, const metadata::cluster_state& before,
+                                              const metadata::cluster_state& after);
 
-    store& _store;
+    metadata::store& _store;
     std::shared_ptr<state> _state;
 };
 
-}  // namespace spool::broker::metadata
+}  // namespace spool::broker::cluster

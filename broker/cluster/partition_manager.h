@@ -31,9 +31,9 @@
 // Threading: open_all/close_all from main; create/remove/update from any coroutine (they hop to
 // the owners); local() and fetch_wakeups_here() only on the owning/current shard.
 
+#include "broker/cluster/fetch_wakeups.h"
 #include "broker/config/broker_config.h"
 #include "broker/metadata/cluster_state.h"
-#include "broker/metadata/fetch_wakeups.h"
 #include "broker/replication/partition.h"
 #include "broker/runtime/async_event.h"
 #include "broker/runtime/background_pool.h"
@@ -52,11 +52,12 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
-namespace spool::broker::metadata {
+namespace spool::broker::cluster {
 
 // The log settings of a topic from its effective configuration.
 storage::log_config to_log_config(const config::topic_settings& s);
@@ -81,20 +82,20 @@ public:
         std::function<void(const model::topic_partition&, replication::partition_role,
                            int32_t leader, int32_t leader_epoch)>;
     void set_role_listener(role_listener l) { _role_listener = std::move(l); }
-    // Where leaders write ISR changes (metadata::partition_isr_writer); before open_all(). Must
+    // Where leaders write ISR changes (cluster::partition_isr_writer); before open_all(). Must
     // outlive the partitions. nullptr: no ISR change is ever proposed.
     void set_isr_writer(replication::isr_writer* writer) { _isr_writer = writer; }
 
     // Opens (and recovers) every partition in `state` this broker is a replica of.
-    result<void> open_all(const cluster_state& state);
+    result<void> open_all(const metadata::cluster_state& state);
     // Closes every log, writes the checkpoints and, if all closed cleanly, the marker.
     void close_all();
 
     // Creates the logs of the topic's partitions this broker is a replica of (node.id in their
     // replicas; unplaced ones are skipped) that do not exist yet. Idempotent.
-    boost::asio::awaitable<std::error_code> ensure_topic(topic_metadata topic);
+    boost::asio::awaitable<std::error_code> ensure_topic(metadata::topic_metadata topic);
     // Whether this broker keeps a log of p (node.id is one of its replicas).
-    bool hosts(const partition_state& p) const;
+    bool hosts(const metadata::partition_state& p) const;
     // Closes and deletes the logs of a topic's partitions; with only_id, only logs opened for
     // that topic id (so removing a deleted topic never takes the logs of a namesake created
     // since, whose logs this broker may already have opened).
@@ -103,7 +104,7 @@ public:
     // Closes and deletes the logs of the topic's placed partitions this broker is no longer a
     // replica of (a reassignment dropped it; Kafka deletes such a replica too); true when it
     // removed any. Only logs opened for the topic's id.
-    boost::asio::awaitable<bool> remove_unhosted(topic_metadata topic);
+    boost::asio::awaitable<bool> remove_unhosted(metadata::topic_metadata topic);
     // Writes the four checkpoints with values gathered after this call (off the shards); the
     // error of the write, if any. DeleteRecords answers only after this.
     boost::asio::awaitable<std::error_code> write_checkpoints();
@@ -114,9 +115,9 @@ public:
     static std::vector<model::topic_partition> partitions_of(const std::string& name,
                                                              int32_t partitions);
     // Hands each hosted partition of the topic its partition_state, on its owner shard.
-    boost::asio::awaitable<void> apply_assignments(topic_metadata topic);
+    boost::asio::awaitable<void> apply_assignments(metadata::topic_metadata topic);
     // Applies changed topic configs to the topic's logs.
-    boost::asio::awaitable<void> update_topic_config(topic_metadata topic);
+    boost::asio::awaitable<void> update_topic_config(metadata::topic_metadata topic);
 
     size_t shard_of(const model::topic_partition& tp) const {
         return _pool.shard_for(tp.topic, tp.partition.value());
@@ -174,6 +175,9 @@ private:
             std::make_shared<housekeeping_control>();
     };
 
+    // Kafka's suffix for a partition directory awaiting deletion.
+    static constexpr std::string_view deleted_dir_suffix = "-delete";
+
     storage::open_options options_for(const model::topic_partition& tp, size_t shard);
     storage::log_config log_config_of(const config::topic_overrides& overrides) const;
     // Opens (creating or recovering) a log for `shard`; any thread, before the shard owns it.
@@ -184,14 +188,15 @@ private:
                                                              bool sole_isr);
     result<void> open_on_shard(size_t shard, const model::topic_partition& tp,
                                const storage::log_config& cfg, const protocol::uuid& topic_id,
-                               const partition_state& state);
+                               const metadata::partition_state& state);
     std::unique_ptr<replication::partition> make_partition(
         size_t shard, std::unique_ptr<storage::partition_log> log);
     // apply() plus the role listener; on p's owner shard.
-    void apply_here(replication::partition& p, const partition_state& state);
-    bool sole_isr(const partition_state& p) const;
+    void apply_here(replication::partition& p, const metadata::partition_state& state);
+    bool sole_isr(const metadata::partition_state& p) const;
     static boost::asio::awaitable<void> apply_on_shard(
-        partition_manager* self, std::vector<std::pair<model::topic_partition, partition_state>> s);
+        partition_manager* self,
+        std::vector<std::pair<model::topic_partition, metadata::partition_state>> s);
     // On the writer thread: every shard's checkpoint values, collected on the shards.
     storage::log_dir_checkpoints gather_checkpoints();
     // A write of all the files (nullopt) or request_forget(removed).
@@ -200,7 +205,8 @@ private:
     struct opened_logs {
         std::vector<std::unique_ptr<storage::partition_log>> logs;
         protocol::uuid topic_id;
-        const topic_metadata* topic = nullptr;        // the partitions' states, applied at install
+        const metadata::topic_metadata* topic =
+            nullptr;                                  // the partitions' states, applied at install
         std::vector<model::topic_partition> claimed;  // marked opening by this call
         std::error_code error;
     };
@@ -255,4 +261,4 @@ private:
     std::atomic<bool> _stopping{false};
 };
 
-}  // namespace spool::broker::metadata
+}  // namespace spool::broker::cluster

@@ -1,4 +1,4 @@
-#include "broker/metadata/replica_sync.h"
+#include "broker/cluster/replica_sync.h"
 
 #include "common/log.h"
 
@@ -12,7 +12,7 @@
 #include <mutex>
 #include <optional>
 
-namespace spool::broker::metadata {
+namespace spool::broker::cluster {
 
 namespace asio = boost::asio;
 
@@ -40,8 +40,8 @@ struct replica_sync::state {
     std::atomic<bool> stopped{false};
 
     // Shard 0 only.
-    cluster_snapshot applied;  // what the local logs follow
-    cluster_snapshot target;   // the newest snapshot seen
+    metadata::cluster_snapshot applied;  // what the local logs follow
+    metadata::cluster_snapshot target;   // the newest snapshot seen
     bool running = false;
     std::shared_ptr<std::promise<void>> idle;  // stop() waits on it while a round runs
 
@@ -51,7 +51,7 @@ struct replica_sync::state {
     int64_t applied_version = 0;
 };
 
-replica_sync::replica_sync(store& store, partition_manager& partitions,
+replica_sync::replica_sync(metadata::store& store, partition_manager& partitions,
                            config::broker_config& config)
     : _store(store), _state(std::make_shared<state>(partitions, config)) {}
 
@@ -59,7 +59,7 @@ replica_sync::~replica_sync() {
     stop();
 }
 
-void replica_sync::start(cluster_snapshot opened) {
+void replica_sync::start(metadata::cluster_snapshot opened) {
     _state->applied = opened;
     _state->target = opened;
     {
@@ -68,15 +68,16 @@ void replica_sync::start(cluster_snapshot opened) {
     }
     // The store keeps the listener for its lifetime: it holds the state, never this object.
     std::shared_ptr<state> st = _state;
-    _store.subscribe([st](const cluster_snapshot&, const cluster_snapshot& after) {
-        if (st->stopped.load(std::memory_order_acquire)) {
-            return;
-        }
-        // Through shard 0's mailbox, as the snapshot itself was published (snapshot_publisher):
-        // the round then runs after shard 0 installed `after`, and the writer (nice 19) never
-        // holds shard 0's scheduler lock.
-        st->partitions.pool().post(0, [st, after] { on_change(st, after); });
-    });
+    _store.subscribe(
+        [st](const metadata::cluster_snapshot&, const metadata::cluster_snapshot& after) {
+            if (st->stopped.load(std::memory_order_acquire)) {
+                return;
+            }
+            // Through shard 0's mailbox, as the snapshot itself was published (snapshot_publisher):
+            // the round then runs after shard 0 installed `after`, and the writer (nice 19) never
+            // holds shard 0's scheduler lock.
+            st->partitions.pool().post(0, [st, after] { on_change(st, after); });
+        });
 }
 
 void replica_sync::stop() {
@@ -105,7 +106,7 @@ bool replica_sync::wait_applied(int64_t version, std::chrono::milliseconds timeo
                                             [&] { return _state->applied_version >= version; });
 }
 
-void replica_sync::on_change(const std::shared_ptr<state>& st, cluster_snapshot after) {
+void replica_sync::on_change(const std::shared_ptr<state>& st, metadata::cluster_snapshot after) {
     if (st->stopped.load(std::memory_order_acquire)) {
         return;
     }
@@ -119,8 +120,8 @@ void replica_sync::on_change(const std::shared_ptr<state>& st, cluster_snapshot 
 
 asio::awaitable<void> replica_sync::drain(std::shared_ptr<state> st) {
     while (!st->stopped.load(std::memory_order_acquire) && st->target != st->applied) {
-        cluster_snapshot next = st->target;
-        cluster_snapshot before = st->applied;
+        metadata::cluster_snapshot next = st->target;
+        metadata::cluster_snapshot before = st->applied;
         co_await apply(*st, *before, *next);
         st->applied = next;
         std::lock_guard lock(st->version_mutex);
@@ -136,15 +137,16 @@ asio::awaitable<void> replica_sync::drain(std::shared_ptr<state> st) {
 
 namespace {
 
-std::map<std::string, std::string> configs_of(const cluster_state& s, const std::string& entity) {
+std::map<std::string, std::string> configs_of(const metadata::cluster_state& s,
+                                              const std::string& entity) {
     auto it = s.broker_configs.find(entity);
     return it == s.broker_configs.end() ? std::map<std::string, std::string>{} : it->second;
 }
 
 }  // namespace
 
-asio::awaitable<void> replica_sync::apply(state& st, const cluster_state& before,
-                                          const cluster_state& after) {
+asio::awaitable<void> replica_sync::apply(state& st, const metadata::cluster_state& before,
+                                          const metadata::cluster_state& after) {
     auto log = log::get("metadata");
     // Gone, or deleted and created again: the old topic's logs go (only those opened for its
     // id, so a namesake's logs a handler already opened stay).
@@ -182,25 +184,25 @@ asio::awaitable<void> replica_sync::apply(state& st, const cluster_state& before
         const bool same_topic = old != nullptr && old->id == now.id;
         if (!same_topic || old->partitions != now.partitions) {
             // New, recreated, grown or (re)placed: open what this broker is a replica of.
-            topic_metadata topic = now;
+            metadata::topic_metadata topic = now;
             if (auto ec = co_await st.partitions.ensure_topic(std::move(topic))) {
                 log->error("cannot open the logs of topic {}: {}", name, ec.message());
             }
             // Leaders, epochs and ISRs: every hosted partition follows its record.
-            topic_metadata states = now;
+            metadata::topic_metadata states = now;
             co_await st.partitions.apply_assignments(std::move(states));
             // Dropped from a partition's replicas (a reassignment): its log goes.
-            topic_metadata dropped = now;
+            metadata::topic_metadata dropped = now;
             if (same_topic && co_await st.partitions.remove_unhosted(std::move(dropped))) {
                 (void)co_await st.partitions.write_checkpoints();
             }
         }
         if (same_topic && (old->configs != now.configs || broker_configs_changed)) {
             // Topic defaults may have changed with the broker keys: re-resolve the logs.
-            topic_metadata topic = now;
+            metadata::topic_metadata topic = now;
             co_await st.partitions.update_topic_config(std::move(topic));
         }
     }
 }
 
-}  // namespace spool::broker::metadata
+}  // namespace spool::broker::cluster

@@ -1,4 +1,4 @@
-#include "broker/metadata/fetch_wakeups.h"
+#include "broker/cluster/fetch_wakeups.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-namespace spool::broker::metadata {
+namespace spool::broker::cluster {
 namespace {
 
 namespace asio = boost::asio;
@@ -181,4 +181,4 @@ TEST(fetch_wakeups, suspended_waiter_destroyed_with_its_shard_after_the_state_ow
 }
 
 }  // namespace
-}  // namespace spool::broker::metadata
+}  // namespace spool::broker::cluster

@@ -1,10 +1,10 @@
 // inter_broker_endpoint: which of a leader's advertised endpoints its followers connect to.
 
-#include "broker/app/leader_endpoints.h"
+#include "broker/cluster/leader_endpoints.h"
 
 #include <gtest/gtest.h>
 
-namespace spool::broker::app {
+namespace spool::broker::cluster {
 namespace {
 
 metadata::broker_registration two_listeners() {
@@ -35,4 +35,4 @@ TEST(leader_endpoints, test_a_broker_without_endpoints_has_none) {
 }
 
 }  // namespace
-}  // namespace spool::broker::app
+}  // namespace spool::broker::cluster

@@ -1,4 +1,4 @@
-#include "broker/metadata/fetch_wakeups.h"
+#include "broker/cluster/fetch_wakeups.h"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-namespace spool::broker::metadata {
+namespace spool::broker::cluster {
 
 namespace asio = boost::asio;
 
@@ -78,4 +78,4 @@ asio::awaitable<void> data_waiter::wait_until(std::chrono::steady_clock::time_po
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
-}  // namespace spool::broker::metadata
+}  // namespace spool::broker::cluster

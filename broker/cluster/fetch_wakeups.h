@@ -31,7 +31,7 @@
 #include <memory>
 #include <vector>
 
-namespace spool::broker::metadata {
+namespace spool::broker::cluster {
 
 class fetch_wakeups : public std::enable_shared_from_this<fetch_wakeups> {
 public:
@@ -86,4 +86,4 @@ private:
     boost::asio::steady_timer* _sleeping = nullptr;  // while suspended in wait_until
 };
 
-}  // namespace spool::broker::metadata
+}  // namespace spool::broker::cluster

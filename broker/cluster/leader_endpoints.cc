@@ -1,6 +1,6 @@
-#include "broker/app/leader_endpoints.h"
+#include "broker/cluster/leader_endpoints.h"
 
-namespace spool::broker::app {
+namespace spool::broker::cluster {
 
 std::optional<replication::leader_endpoint> inter_broker_endpoint(
     const metadata::broker_registration& broker, const std::string& listener) {
@@ -27,4 +27,4 @@ replication::endpoint_resolver leader_endpoints(const metadata::store& store,
     };
 }
 
-}  // namespace spool::broker::app
+}  // namespace spool::broker::cluster

@@ -1,4 +1,4 @@
-#include "broker/metadata/partition_isr_writer.h"
+#include "broker/cluster/partition_isr_writer.h"
 
 #include "common/log.h"
 
@@ -6,7 +6,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 
-namespace spool::broker::metadata {
+namespace spool::broker::cluster {
 
 namespace asio = boost::asio;
 
@@ -14,8 +14,8 @@ namespace {
 
 using done_fn = std::function<void(std::error_code)>;
 
-asio::awaitable<void> alter(store* s, isr_update update, const runtime::shard_pool* pool,
-                            size_t owner, done_fn done) {
+asio::awaitable<void> alter(metadata::store* s, metadata::isr_update update,
+                            const runtime::shard_pool* pool, size_t owner, done_fn done) {
     std::error_code ec;
     try {
         auto r = co_await s->alter_isr(std::move(update));
@@ -25,14 +25,14 @@ asio::awaitable<void> alter(store* s, isr_update update, const runtime::shard_po
     } catch (const std::exception& e) {
         // A boundary: the store's coroutine must not take the writer's thread down.
         log::get("metadata")->error("alter_isr failed: {}", e.what());
-        ec = make_error_code(errc::unavailable);
+        ec = make_error_code(metadata::errc::unavailable);
     }
     pool->post(owner, [done = std::move(done), ec] { done(ec); });
 }
 
 }  // namespace
 
-partition_isr_writer::partition_isr_writer(store& s, runtime::shard_pool& pool)
+partition_isr_writer::partition_isr_writer(metadata::store& s, runtime::shard_pool& pool)
     : _store(s), _pool(pool) {}
 
 partition_isr_writer::~partition_isr_writer() {
@@ -40,7 +40,7 @@ partition_isr_writer::~partition_isr_writer() {
 }
 
 void partition_isr_writer::write(replication::isr_change change, done_fn done) {
-    isr_update u;
+    metadata::isr_update u;
     u.topic = change.tp.topic;
     u.partition = change.tp.partition.value();
     u.leader_epoch = change.leader_epoch;
@@ -57,4 +57,4 @@ void partition_isr_writer::write(replication::isr_change change, done_fn done) {
     });
 }
 
-}  // namespace spool::broker::metadata
+}  // namespace spool::broker::cluster

@@ -1,7 +1,7 @@
 // replica_sync over real partition logs in a temporary directory: the local logs follow snapshots
 // set on a fake cluster store (fake_store.h says why) and commits of the real embedded store.
 
-#include "broker/metadata/replica_sync.h"
+#include "broker/cluster/replica_sync.h"
 
 #include "broker/metadata/embedded_store.h"
 #include "broker/metadata/tests/fake_store.h"
@@ -15,16 +15,16 @@
 #include <filesystem>
 #include <fstream>
 
-namespace spool::broker::metadata {
+namespace spool::broker::cluster {
 namespace {
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-using testing::add;
-using testing::broker;
-using testing::fake_store;
-using testing::topic;
+using metadata::testing::add;
+using metadata::testing::broker;
+using metadata::testing::fake_store;
+using metadata::testing::topic;
 
 // The log end offset of tp's local log, -1 when this broker has none; on tp's owner shard.
 asio::awaitable<int64_t> log_end_on_owner(partition_manager* pm, model::topic_partition tp) {
@@ -50,7 +50,7 @@ protected:
         pool->stop();
     }
 
-    void start(store& s) {
+    void start(metadata::store& s) {
         ASSERT_TRUE(partitions->open_all(*s.snapshot()));
         sync = std::make_unique<replica_sync>(s, *partitions, *config);
         sync->start(s.snapshot());
@@ -72,8 +72,8 @@ protected:
     std::unique_ptr<replica_sync> sync;
 };
 
-cluster_state three_brokers() {
-    cluster_state s;
+metadata::cluster_state three_brokers() {
+    metadata::cluster_state s;
     s.cluster_id = "c";
     s.brokers = {
         {0, broker(0, "h0", 9092)}, {1, broker(1, "h1", 9092)}, {2, broker(2, "h2", 9092)}};
@@ -107,8 +107,8 @@ TEST_F(replica_sync_test, test_unplaced_partitions_open_once_placed_here) {
     // The controller places them: partition 1 here.
     auto placed = store.copy();
     auto& parts = placed.topics["late"].partitions;
-    parts[0] = partition_state{0, 2, 1, 1, {2}, {2}};
-    parts[1] = partition_state{1, 0, 1, 1, {0}, {0}};
+    parts[0] = metadata::partition_state{0, 2, 1, 1, {2}, {2}};
+    parts[1] = metadata::partition_state{1, 0, 1, 1, {0}, {0}};
     store.set(placed);
     ASSERT_TRUE(sync->wait_applied(store.snapshot()->version, 10s));
     EXPECT_FALSE(dir_of("late", 0));
@@ -162,24 +162,24 @@ TEST_F(replica_sync_test, test_broker_configs_written_elsewhere_apply_here) {
 }
 
 TEST_F(replica_sync_test, test_embedded_store_commits_open_the_logs_without_a_handler) {
-    auto opened = embedded_store::open(tmp.path() / "meta");
+    auto opened = metadata::embedded_store::open(tmp.path() / "meta");
     ASSERT_TRUE(opened);
     auto embedded = std::move(opened).value();
     embedded->set_local_broker(broker(0, "localhost", 9092));
     start(*embedded);
-    new_topic t;
+    metadata::new_topic t;
     t.name = "solo";
     t.partitions = 2;
-    auto created = wait_for(embedded->create_topic(t));
+    auto created = metadata::wait_for(embedded->create_topic(t));
     ASSERT_TRUE(created);
     ASSERT_TRUE(sync->wait_applied(embedded->snapshot()->version, 10s));
     EXPECT_TRUE(open_here("solo", 0));
     EXPECT_TRUE(open_here("solo", 1));
-    ASSERT_TRUE(wait_for(embedded->delete_topic("solo")));
+    ASSERT_TRUE(metadata::wait_for(embedded->delete_topic("solo")));
     ASSERT_TRUE(sync->wait_applied(embedded->snapshot()->version, 10s));
     EXPECT_FALSE(open_here("solo", 0));
     embedded->stop();
 }
 
 }  // namespace
-}  // namespace spool::broker::metadata
+}  // namespace spool::broker::cluster

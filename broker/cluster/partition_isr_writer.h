@@ -16,11 +16,11 @@
 #include "broker/runtime/background_pool.h"
 #include "broker/runtime/shard_pool.h"
 
-namespace spool::broker::metadata {
+namespace spool::broker::cluster {
 
 class partition_isr_writer final : public replication::isr_writer {
 public:
-    partition_isr_writer(store& s, runtime::shard_pool& pool);
+    partition_isr_writer(metadata::store& s, runtime::shard_pool& pool);
     ~partition_isr_writer() override;
     partition_isr_writer(const partition_isr_writer&) = delete;
     partition_isr_writer& operator=(const partition_isr_writer&) = delete;
@@ -28,9 +28,9 @@ public:
     void write(replication::isr_change change, std::function<void(std::error_code)> done) override;
 
 private:
-    store& _store;
+    metadata::store& _store;
     runtime::shard_pool& _pool;
     runtime::background_pool _thread{"isr-writer", 1};
 };
 
-}  // namespace spool::broker::metadata
+}  // namespace spool::broker::cluster
