@@ -8,7 +8,7 @@
 #include "broker/config/topic_config.h"
 #include "broker/coordinator/coordinator_service.h"
 #include "broker/http/views.h"
-#include "broker/metadata/decommission.h"
+#include "broker/metadata/controller/plan/decommission.h"
 #include "broker/metadata/errc.h"
 #include "broker/metadata/store.h"
 

@@ -33,7 +33,7 @@
 #include "broker/handlers/kafka_dispatcher.h"
 #include "broker/handlers/producer_ids.h"
 #include "broker/handlers/services.h"
-#include "broker/metadata/embedded_store.h"
+#include "broker/metadata/embedded/embedded_store.h"
 #include "broker/runtime/shard_pool.h"
 #include "tests/fuzz/request_clamps.h"
 

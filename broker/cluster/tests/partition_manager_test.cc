@@ -1,6 +1,6 @@
 #include "broker/cluster/partition_manager.h"
 
-#include "broker/metadata/embedded_store.h"
+#include "broker/metadata/embedded/embedded_store.h"
 #include "broker/storage/checkpoint_file.h"
 #include "broker/storage/layout.h"
 #include "protocol/records/batch_builder.h"

@@ -3,7 +3,7 @@
 
 #include "broker/cluster/replica_sync.h"
 
-#include "broker/metadata/embedded_store.h"
+#include "broker/metadata/embedded/embedded_store.h"
 #include "broker/metadata/tests/fake_store.h"
 #include "broker/runtime/shard_pool.h"
 #include "common/testing/temp_dir.h"

@@ -6,7 +6,7 @@
 
 #include "broker/coordinator/group_hash.h"
 #include "broker/coordinator/tests/coordinator_fixture.h"
-#include "broker/metadata/embedded_store.h"
+#include "broker/metadata/embedded/embedded_store.h"
 #include "broker/metrics/group_probe.h"
 #include "broker/metrics/registry.h"
 #include "broker/runtime/shard_pool.h"
