@@ -1,9 +1,9 @@
 #include "broker/app/broker_app.h"
 
 #include "broker/app/http_views.h"
-#include "broker/app/leader_endpoints.h"
 #include "broker/app/metadata_runtime.h"
 #include "broker/app/shutdown_watchdog.h"
+#include "broker/cluster/partition_wiring.h"
 #include "broker/metrics/callback_metrics.h"
 #include "broker/metrics/disk_space.h"
 #include "broker/metrics/storage_probe.h"
@@ -213,27 +213,15 @@ std::string broker_app::start() {
         .leave_cluster = [metadata = _metadata.get()] { metadata->end_session(); },
         .leave_bound = std::chrono::milliseconds(1000),
         .halt = _log_dir_halt});
-    _partitions = std::make_unique<metadata::partition_manager>(*_pool, *_config, log_dir);
+    _partitions = std::make_unique<cluster::partition_manager>(*_pool, *_config, log_dir);
     _partitions->set_storage_observer(
         std::make_shared<storage_metrics>(_registry, *_log_dir_failure));
-    _isr_writer = std::make_unique<metadata::partition_isr_writer>(*_store, *_pool);
+    _isr_writer = std::make_unique<cluster::partition_isr_writer>(*_store, *_pool);
     _partitions->set_isr_writer(_isr_writer.get());
     // Followers pull from leaders: the partition manager tells the fetchers every role change,
     // from open_all() on.
-    _fetchers = std::make_unique<replication::replica_fetchers>(
-        *_pool, replication::fetcher_options_from(*_config),
-        _config->get(config::keys::num_replica_fetchers),
-        [partitions = _partitions.get()](const model::topic_partition& tp) {
-            return partitions->partition_here(tp);
-        },
-        leader_endpoints(*_store,
-                         _config->get(config::keys::inter_broker_listener_name).value_or("")),
-        &_fetcher_probe);
-    _partitions->set_role_listener([fetchers = _fetchers.get()](const model::topic_partition& tp,
-                                                                replication::partition_role role,
-                                                                int32_t leader, int32_t epoch) {
-        fetchers->on_role(tp, role, leader, epoch);
-    });
+    _fetchers =
+        cluster::wire_replica_fetchers(*_pool, *_config, *_store, *_partitions, &_fetcher_probe);
     if (auto r = _partitions->open_all(*snap); !r) {
         _fetchers->stop();
         _pool->stop();
@@ -241,7 +229,7 @@ std::string broker_app::start() {
     }
     _logs_open = true;
     _store->logs_recovered();  // the controller may unfence this incarnation from now on
-    _replica_sync = std::make_unique<metadata::replica_sync>(*_store, *_partitions, *_config);
+    _replica_sync = std::make_unique<cluster::replica_sync>(*_store, *_partitions, *_config);
     _replica_sync->start(snap);
     _producer_ids = std::make_unique<handlers::producer_id_allocator>(*_store, *_pool);
     _fetch_sessions = std::make_unique<handlers::fetch_session_cache>(

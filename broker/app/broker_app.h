@@ -20,6 +20,9 @@
 // then stop() once. Threading: both from the main thread.
 
 #include "broker/app/exit_status.h"
+#include "broker/cluster/partition_isr_writer.h"
+#include "broker/cluster/partition_manager.h"
+#include "broker/cluster/replica_sync.h"
 #include "broker/config/broker_config.h"
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/coordinator_service.h"
@@ -30,9 +33,6 @@
 #include "broker/handlers/services.h"
 #include "broker/http/http_service.h"
 #include "broker/http/readiness.h"
-#include "broker/metadata/partition_isr_writer.h"
-#include "broker/metadata/partition_manager.h"
-#include "broker/metadata/replica_sync.h"
 #include "broker/metadata/store.h"
 #include "broker/metrics/group_probe.h"
 #include "broker/metrics/registry.h"
@@ -90,11 +90,11 @@ private:
     metadata::store* _store = nullptr;  // _metadata's
     std::unique_ptr<runtime::shard_pool> _pool;
     // Leaders' ISR changes to the store; outlives the partitions that write through it.
-    std::unique_ptr<metadata::partition_isr_writer> _isr_writer;
-    std::unique_ptr<metadata::partition_manager> _partitions;
+    std::unique_ptr<cluster::partition_isr_writer> _isr_writer;
+    std::unique_ptr<cluster::partition_manager> _partitions;
     // Followers' fetchers, told of every role change by the partition manager's role listener.
     std::unique_ptr<replication::replica_fetchers> _fetchers;
-    std::unique_ptr<metadata::replica_sync> _replica_sync;  // local logs follow the metadata
+    std::unique_ptr<cluster::replica_sync> _replica_sync;  // local logs follow the metadata
     std::unique_ptr<handlers::producer_id_allocator> _producer_ids;
     std::unique_ptr<handlers::fetch_session_cache> _fetch_sessions;
     coordinator::system_clock _group_clock;

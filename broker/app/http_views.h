@@ -3,13 +3,13 @@
 // Adapters from the broker's modules to broker/http's read-only views. Composition-root glue:
 // belongs in broker/app (it may depend on every module; broker/http depends on none).
 
+#include "broker/cluster/partition_manager.h"
 #include "broker/config/broker_config.h"
 #include "broker/config/topic_config.h"
 #include "broker/coordinator/coordinator_service.h"
 #include "broker/http/views.h"
-#include "broker/metadata/decommission.h"
+#include "broker/metadata/controller/plan/decommission.h"
 #include "broker/metadata/errc.h"
-#include "broker/metadata/partition_manager.h"
 #include "broker/metadata/store.h"
 
 #include <boost/asio/post.hpp>
@@ -132,7 +132,7 @@ private:
 
 class log_view_adapter : public http::log_view {
 public:
-    log_view_adapter(const metadata::store& store, metadata::partition_manager& partitions)
+    log_view_adapter(const metadata::store& store, cluster::partition_manager& partitions)
         : _store(store), _partitions(partitions) {}
 
     std::vector<http::log_info> logs() const override {
@@ -175,7 +175,7 @@ public:
 
 private:
     const metadata::store& _store;
-    metadata::partition_manager& _partitions;
+    cluster::partition_manager& _partitions;
 };
 
 class group_view_adapter : public http::group_view {

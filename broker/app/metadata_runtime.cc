@@ -1,9 +1,9 @@
 #include "broker/app/metadata_runtime.h"
 
-#include "broker/metadata/cluster_metrics.h"
-#include "broker/metadata/controller.h"
-#include "broker/metadata/embedded_store.h"
-#include "broker/metadata/etcd_store.h"
+#include "broker/metadata/controller/cluster_metrics.h"
+#include "broker/metadata/controller/controller.h"
+#include "broker/metadata/embedded/embedded_store.h"
+#include "broker/metadata/etcd/etcd_store.h"
 #include "broker/metadata/partition_health_metrics.h"
 #include "broker/storage/layout.h"
 #include "common/log.h"

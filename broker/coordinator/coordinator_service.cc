@@ -72,7 +72,7 @@ service_config service_config_from(const config::broker_config& broker) {
 }
 
 coordinator_service::coordinator_service(metadata::store& store,
-                                         metadata::partition_manager& partitions,
+                                         cluster::partition_manager& partitions,
                                          service_config config, const clock& clk,
                                          metrics::group_probe* probe)
     : _store(store), _partitions(partitions), _config(config), _clock(clk) {
@@ -372,7 +372,7 @@ asio::awaitable<void> coordinator_service::create_on_shard(coordinator_service* 
     model::topic_partition tp{std::string(offsets_topic), model::partition_id{s->partition}};
     // Looked up again at every use, never kept: partition_manager owns the log and may free it
     // (topic deletion, close_all) while this coordinator lives (see partition_group_log.h).
-    metadata::partition_manager* partitions = &self->_partitions;
+    cluster::partition_manager* partitions = &self->_partitions;
     partition_group_log::commit_options commit;
     commit.timeout = std::chrono::milliseconds(self->_config.commit_timeout_ms);
     commit.min_insync = self->_config.min_insync;

@@ -1,7 +1,7 @@
 #pragma once
 
 // Runs one group_coordinator per __consumer_offsets partition on the shard that owns the
-// partition (metadata::partition_manager / runtime::shard_pool decide the owner), and gives the
+// partition (cluster::partition_manager / runtime::shard_pool decide the owner), and gives the
 // Kafka handlers a coroutine API that hops to that shard and back:
 //
 //   coordinator_service::call_fn<join_result> fn = [req](group_coordinator* c, auto done) {
@@ -24,19 +24,19 @@
 // Lifecycle: construct (subscribes to the store; before the store publishes changes from other
 // brokers) -> co_await start() (creates __consumer_offsets when missing, or in a cluster leaves
 // that to a background task until offsets.topic.replication.factor brokers are registered; opens
-// its logs, replays the partitions led here on their shards) -> serve -> co_await stop() (ends the following of
-// the snapshot, answers parked requests with not_coordinator) -> destroy. The store's listener
-// outlives the service harmlessly (it holds only a shared flag the service clears).
+// its logs, replays the partitions led here on their shards) -> serve -> co_await stop() (ends the
+// following of the snapshot, answers parked requests with not_coordinator) -> destroy. The store's
+// listener outlives the service harmlessly (it holds only a shared flag the service clears).
 // Threading: call()/start()/stop() from any shard coroutine; partition_for() and snapshots from
 // any thread.
 
+#include "broker/cluster/partition_manager.h"
 #include "broker/config/broker_config.h"
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/errc.h"
 #include "broker/coordinator/group_coordinator.h"
 #include "broker/coordinator/group_listener.h"
 #include "broker/coordinator/partition_group_log.h"
-#include "broker/metadata/partition_manager.h"
 #include "broker/metadata/store.h"
 #include "broker/runtime/asio.h"
 #include "broker/runtime/cancellation.h"
@@ -86,7 +86,7 @@ service_config service_config_from(const config::broker_config& broker);
 class coordinator_service {
 public:
     // probe (optional) counts completed rebalances per group; it must outlive the service.
-    coordinator_service(metadata::store& store, metadata::partition_manager& partitions,
+    coordinator_service(metadata::store& store, cluster::partition_manager& partitions,
                         service_config config, const clock& clk,
                         metrics::group_probe* probe = nullptr);
     ~coordinator_service();
@@ -230,7 +230,7 @@ private:
     void rearm(slot& s);
 
     metadata::store& _store;
-    metadata::partition_manager& _partitions;
+    cluster::partition_manager& _partitions;
     service_config _config;
     const clock& _clock;
     // Forwards the coordinators' group events to the metrics probe (nullptr without one).

@@ -10,7 +10,7 @@
 // topic's min.insync.replicas, request_timed_out after offsets.commit.timeout.ms. An fsync is
 // not awaited, as in Kafka, where durability comes from replication rather than flushes.
 //
-// Ownership: the partition belongs to its shard's table in metadata::partition_manager,
+// Ownership: the partition belongs to its shard's table in cluster::partition_manager,
 // which frees it when the topic is deleted or the broker closes its logs. This class therefore
 // never keeps the log: every append() and replay() asks `find_log` for it again, uses it only
 // until it returns (no suspension in between, so the owner cannot free it meanwhile) and answers

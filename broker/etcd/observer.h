@@ -1,10 +1,10 @@
 #pragma once
 
-// What the etcd client reports about its requests, for metrics (broker/metadata/cluster_metrics.h
-// turns it into Prometheus series; the client knows nothing of metrics). One call per finished
-// unary request (a get_prefix is one per page) and per watch opened, with its outcome: an
-// etcd::errc, std::error_code{} on success. A txn whose compares failed is a success here: etcd
-// answered it.
+// What the etcd client reports about its requests, for metrics
+// (broker/metadata/controller/cluster_metrics.h turns it into Prometheus series; the client knows
+// nothing of metrics). One call per finished unary request (a get_prefix is one per page) and per
+// watch opened, with its outcome: an etcd::errc, std::error_code{} on success. A txn whose compares
+// failed is a success here: etcd answered it.
 //
 // Threading: called on the client's executor, after the request finished; must not block and
 // must not call back into the client. Lifecycle: the client holds it (client_options::observer)

@@ -1,9 +1,9 @@
 #include "broker/handlers/config_ops.h"
 
+#include "broker/cluster/replica_sync.h"
 #include "broker/config/listener_keys.h"
 #include "broker/handlers/topic_ops.h"
 #include "broker/metadata/errc.h"
-#include "broker/metadata/replica_sync.h"
 #include "common/log.h"
 
 #include <fmt/format.h>
@@ -139,7 +139,7 @@ boost::asio::awaitable<config_op_result> replace_dynamic_configs(
         out.message = failed.message;
         co_return out;
     }
-    metadata::apply_dynamic_broker_configs(svc.config, *layer, configs);
+    cluster::apply_dynamic_broker_configs(svc.config, *layer, configs);
     // Topic defaults may have changed with the broker keys: re-resolve every topic's logs.
     auto snap = svc.store.snapshot();
     for (const auto& [tn, t] : snap->topics) {

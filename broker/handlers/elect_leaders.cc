@@ -14,7 +14,7 @@
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ops.h"
-#include "broker/metadata/controller_elections.h"
+#include "broker/metadata/controller/plan/controller_elections.h"
 
 #include <chrono>
 #include <string>

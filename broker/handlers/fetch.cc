@@ -1,10 +1,10 @@
 #include "protocol/messages/fetch.h"
 
+#include "broker/cluster/fetch_wakeups.h"
 #include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"
-#include "broker/metadata/fetch_wakeups.h"
 #include "broker/metrics/topic_probe.h"
 
 #include <chrono>
@@ -47,7 +47,7 @@ struct read_budget {
     int64_t total = 0;
 };
 
-boost::asio::awaitable<int> read_on_shard(metadata::partition_manager* pm,
+boost::asio::awaitable<int> read_on_shard(cluster::partition_manager* pm,
                                           std::vector<fetch_item*> items, read_budget* budget) {
     for (auto* it : items) {
         it->slices.clear();
@@ -99,7 +99,7 @@ boost::asio::awaitable<int> read_on_shard(metadata::partition_manager* pm,
 // hops follow the request order, consecutive partitions of one shard sharing a hop. Otherwise the
 // order changes nothing but that oversized-first-batch case, and one hop per shard is enough.
 std::vector<std::pair<size_t, std::vector<fetch_item*>>> plan_reads(
-    metadata::partition_manager& pm, const std::vector<std::unique_ptr<fetch_item>>& items,
+    cluster::partition_manager& pm, const std::vector<std::unique_ptr<fetch_item>>& items,
     int64_t max_bytes) {
     int64_t wanted = 0;
     for (const auto& it : items) {
@@ -300,7 +300,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
     // Read, and long-poll until min_bytes arrive or max_wait passes.
     auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(0, req.max_wait_ms));
-    metadata::data_waiter waiter(svc.partitions.fetch_wakeups_here(/*replica=*/!consumer));
+    cluster::data_waiter waiter(svc.partitions.fetch_wakeups_here(/*replica=*/!consumer));
     // A client that goes away mid-poll must not keep the wait (and its memory) for max_wait_ms.
     runtime::cancel_hook on_close(ctx.net.cancellation(), [&waiter] { waiter.interrupt(); });
     for (;;) {

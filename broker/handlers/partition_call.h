@@ -12,7 +12,7 @@
 // GCC 12 mishandles non-trivial temporaries inside a co_await full-expression (they can be
 // destroyed twice), so callers pass named locals, and on_partition itself is not a coroutine.
 
-#include "broker/metadata/partition_manager.h"
+#include "broker/cluster/partition_manager.h"
 #include "broker/runtime/asio.h"
 
 #include <functional>
@@ -21,19 +21,19 @@ namespace spool::broker::handlers {
 
 namespace detail {
 template <class R>
-boost::asio::awaitable<R> call_local(metadata::partition_manager* pm, model::topic_partition tp,
+boost::asio::awaitable<R> call_local(cluster::partition_manager* pm, model::topic_partition tp,
                                      std::function<R(storage::partition_log*)> fn) {
     co_return fn(pm->local(tp));
 }
 template <class R>
-boost::asio::awaitable<R> call_partition(metadata::partition_manager* pm, model::topic_partition tp,
+boost::asio::awaitable<R> call_partition(cluster::partition_manager* pm, model::topic_partition tp,
                                          std::function<R(replication::partition*)> fn) {
     co_return fn(pm->partition_here(tp));
 }
 }  // namespace detail
 
 template <class R>
-boost::asio::awaitable<R> on_partition(metadata::partition_manager& pm,
+boost::asio::awaitable<R> on_partition(cluster::partition_manager& pm,
                                        const model::topic_partition& tp,
                                        const std::function<R(storage::partition_log*)>& fn) {
     auto ex = pm.pool().executor(pm.shard_of(tp));
@@ -42,7 +42,7 @@ boost::asio::awaitable<R> on_partition(metadata::partition_manager& pm,
 
 // The same with the partition (role, leader epoch, high watermark) rather than only its log.
 template <class R>
-boost::asio::awaitable<R> on_partition(metadata::partition_manager& pm,
+boost::asio::awaitable<R> on_partition(cluster::partition_manager& pm,
                                        const model::topic_partition& tp,
                                        const std::function<R(replication::partition*)>& fn) {
     auto ex = pm.pool().executor(pm.shard_of(tp));

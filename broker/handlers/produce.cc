@@ -104,7 +104,7 @@ error_code validate(const request_ctx& ctx, std::span<const uint8_t> bytes,
 }
 
 // The append of one partition as its leader; records where the batches ended.
-void append_as_leader(metadata::partition_manager* pm, const produce_params& params,
+void append_as_leader(cluster::partition_manager* pm, const produce_params& params,
                       append_item* item) {
     auto* p = pm->partition_here(item->tp);
     if (p == nullptr) {
@@ -135,7 +135,7 @@ void append_as_leader(metadata::partition_manager* pm, const produce_params& par
 // Runs on the owner shard of every item: every append first, so a later partition's batches
 // never wait for an earlier one's replication, then the waits (flush.messages; acks=-1 until
 // the high watermark covers the batches, Kafka's produce purgatory).
-boost::asio::awaitable<int> append_on_shard(metadata::partition_manager* pm, produce_params params,
+boost::asio::awaitable<int> append_on_shard(cluster::partition_manager* pm, produce_params params,
                                             std::vector<append_item*> items) {
     for (auto* item : items) {
         append_as_leader(pm, params, item);

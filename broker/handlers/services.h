@@ -7,10 +7,10 @@
 // Lifecycle: outlives the listener. Threading: each member documents its own; the struct itself
 // is immutable after construction.
 
+#include "broker/cluster/partition_manager.h"
 #include "broker/config/broker_config.h"
 #include "broker/handlers/fetch_sessions.h"
 #include "broker/handlers/producer_ids.h"
-#include "broker/metadata/partition_manager.h"
 #include "broker/metadata/store.h"
 #include "broker/runtime/shard_pool.h"
 
@@ -35,7 +35,7 @@ struct advertised_endpoint {
 struct services {
     config::broker_config& config;
     metadata::store& store;
-    metadata::partition_manager& partitions;
+    cluster::partition_manager& partitions;
     runtime::shard_pool& shards;
     producer_id_allocator& producer_ids;
     fetch_session_cache& fetch_sessions;

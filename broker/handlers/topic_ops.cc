@@ -208,7 +208,7 @@ boost::asio::awaitable<topic_op_result> delete_topic(services& svc, std::string 
     // The checkpoints stop naming the topic before the answer, so that a namesake created next
     // can never pick up this one's log start after a crash.
     (void)co_await svc.partitions.forget_in_checkpoints(
-        metadata::partition_manager::partitions_of(name, partitions));
+        cluster::partition_manager::partitions_of(name, partitions));
     if (svc.topic_traffic != nullptr) {
         svc.topic_traffic->forget(name);  // a re-created topic's counters start from zero
     }

@@ -13,9 +13,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 namespace spool::broker::metadata::json_fields {
+
+// The error of a value that is not exactly the expected shape.
+inline std::error_code bad_value() {
+    return std::make_error_code(std::errc::bad_message);
+}
 
 // The JSON value of text; nullopt for malformed text (no exception).
 std::optional<nlohmann::json> parse(std::string_view text);

@@ -1,9 +1,9 @@
 #include "broker/metadata/reassignment_request.h"
 
-#include "broker/metadata/controller_reassign.h"
 #include "broker/metadata/errc.h"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 
 namespace spool::broker::metadata {
@@ -44,6 +44,15 @@ result<reassignment_change> apply_reassignment_request(const cluster_state& stat
         return out;
     }
     out.next.target_replicas = target;
+    return out;
+}
+
+std::vector<int32_t> original_replicas(const partition_state& p) {
+    std::vector<int32_t> out;
+    std::copy_if(p.replicas.begin(), p.replicas.end(), std::back_inserter(out), [&p](int32_t r) {
+        return std::find(p.adding_replicas.begin(), p.adding_replicas.end(), r) ==
+               p.adding_replicas.end();
+    });
     return out;
 }
 

@@ -47,4 +47,7 @@ struct reassignment_view {
 };
 std::optional<reassignment_view> view_of(const partition_state& p);
 
+// The replicas p had before the move under way (replicas - adding_replicas, in order).
+std::vector<int32_t> original_replicas(const partition_state& p);
+
 }  // namespace spool::broker::metadata

@@ -1,8 +1,8 @@
 #pragma once
 
 // The cluster metadata's series (docs/metrics.md "Broker: cluster metadata"), served by a broker
-// on the etcd metadata store. broker/metadata/cluster_metrics.h feeds them from the etcd store,
-// its broker session and the controller; this file only names them:
+// on the etcd metadata store. broker/metadata/controller/cluster_metrics.h feeds them from the etcd
+// store, its broker session and the controller; this file only names them:
 //
 //   spool_etcd_requests_total{operation,outcome}      counter  etcd requests finished
 //   spool_etcd_request_duration_seconds{operation}    histogram their latency

@@ -75,7 +75,7 @@ struct isr_change {
     std::vector<int32_t> new_isr;
 };
 
-// Writes ISR changes to the cluster metadata (metadata::partition_isr_writer implements it with
+// Writes ISR changes to the cluster metadata (cluster::partition_isr_writer implements it with
 // store::alter_isr). write() is called on the owner shard; done runs on the owner shard (the
 // writer posts it back). An error (a compare failed: someone changed the record first; etcd
 // unreachable) drops the change; the leader proposes again at its next check if still needed.

@@ -12,7 +12,7 @@
 //   etcd writes of a steady cluster: etcd's revision before and after 60 s of producing.
 
 #include "broker/etcd/client.h"
-#include "broker/metadata/etcd_layout.h"
+#include "broker/metadata/etcd/etcd_layout.h"
 #include "tests/cluster/cluster_clients.h"
 #include "tests/cluster/cluster_harness.h"
 
@@ -51,7 +51,7 @@ boost::asio::awaitable<void> write_partitions(etcd::client& client, std::string 
     layout::keys keys{prefix};
     for (int t = 0; t < topics; ++t) {
         auto name = "scale-topic-" + std::to_string(t);
-        layout::topic_record topic;
+        spool::broker::metadata::topic_record topic;
         topic.id = protocol::uuid::random();
         topic.partitions = partitions;
         auto r = co_await client.put(keys.topic(name), layout::encode(topic));
@@ -62,7 +62,7 @@ boost::asio::awaitable<void> write_partitions(etcd::client& client, std::string 
         etcd::txn_request txn;
         for (int p = 0; p < partitions; ++p) {
             int32_t leader = (t * partitions + p) % 3;
-            layout::partition_record rec{leader, 0, 0, {leader}, {leader}};
+            spool::broker::metadata::partition_record rec{leader, 0, 0, {leader}, {leader}};
             txn.compares.push_back(etcd::compare::absent(keys.partition(name, p)));
             txn.success.push_back(etcd::put_op{keys.partition(name, p), layout::encode(rec), 0});
         }

@@ -122,7 +122,7 @@ std::string in_process_broker::open(const std::vector<std::string>& overrides) {
         static_cast<size_t>(_config->get(broker::config::keys::spool_cores)));
     _store->attach(*_pool);
     _pool->start();
-    _partitions = std::make_unique<broker::metadata::partition_manager>(*_pool, *_config, _dir);
+    _partitions = std::make_unique<broker::cluster::partition_manager>(*_pool, *_config, _dir);
     if (auto r = _partitions->open_all(*_store->snapshot()); !r) {
         return "logs: " + r.error().message();
     }

@@ -25,6 +25,7 @@
 // Lifecycle: start() -> submit/wait_idle ... -> stop() (or the destructor). Threading: all
 // public methods from one thread (the fuzzer's); requests run on the shard threads.
 
+#include "broker/cluster/partition_manager.h"
 #include "broker/config/broker_config.h"
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/coordinator_service.h"
@@ -32,8 +33,7 @@
 #include "broker/handlers/kafka_dispatcher.h"
 #include "broker/handlers/producer_ids.h"
 #include "broker/handlers/services.h"
-#include "broker/metadata/embedded_store.h"
-#include "broker/metadata/partition_manager.h"
+#include "broker/metadata/embedded/embedded_store.h"
 #include "broker/runtime/shard_pool.h"
 #include "tests/fuzz/request_clamps.h"
 
@@ -108,7 +108,7 @@ private:
     std::unique_ptr<broker::config::broker_config> _config;
     std::unique_ptr<broker::metadata::embedded_store> _store;
     std::unique_ptr<broker::runtime::shard_pool> _pool;
-    std::unique_ptr<broker::metadata::partition_manager> _partitions;
+    std::unique_ptr<broker::cluster::partition_manager> _partitions;
     std::unique_ptr<broker::handlers::producer_id_allocator> _producer_ids;
     std::unique_ptr<broker::handlers::fetch_session_cache> _fetch_sessions;
     broker::coordinator::system_clock _clock;

@@ -46,7 +46,7 @@ protected:
         ASSERT_TRUE(config) << error;
         pool = std::make_unique<runtime::shard_pool>(2);
         pool->start();
-        partitions = std::make_unique<metadata::partition_manager>(*pool, *config, tmp.path());
+        partitions = std::make_unique<cluster::partition_manager>(*pool, *config, tmp.path());
         ASSERT_TRUE(partitions->open_all(cluster_state{}));
         sc.partitions = 2;
         sc.node_id = 0;
@@ -116,7 +116,7 @@ protected:
     spool::testing::temp_dir tmp{"spool-coordinator-leadership-tests"};
     std::unique_ptr<config::broker_config> config;
     std::unique_ptr<runtime::shard_pool> pool;
-    std::unique_ptr<metadata::partition_manager> partitions;
+    std::unique_ptr<cluster::partition_manager> partitions;
     fake_store store;
     protocol::uuid id = protocol::uuid::random();
     int32_t epoch = 0;

@@ -6,7 +6,7 @@
 
 #include "broker/coordinator/group_hash.h"
 #include "broker/coordinator/tests/coordinator_fixture.h"
-#include "broker/metadata/embedded_store.h"
+#include "broker/metadata/embedded/embedded_store.h"
 #include "broker/metrics/group_probe.h"
 #include "broker/metrics/registry.h"
 #include "broker/runtime/shard_pool.h"
@@ -54,7 +54,7 @@ public:
         store = std::move(s).value();
         pool = std::make_unique<runtime::shard_pool>(2);
         pool->start();
-        partitions = std::make_unique<metadata::partition_manager>(*pool, *config, dir);
+        partitions = std::make_unique<cluster::partition_manager>(*pool, *config, dir);
         auto opened = partitions->open_all(*store->snapshot());
         EXPECT_TRUE(opened);
         service = std::make_unique<coordinator_service>(*store, *partitions, sc, clk, probe);
@@ -164,7 +164,7 @@ public:
     std::unique_ptr<config::broker_config> config;
     std::unique_ptr<metadata::embedded_store> store;
     std::unique_ptr<runtime::shard_pool> pool;
-    std::unique_ptr<metadata::partition_manager> partitions;
+    std::unique_ptr<cluster::partition_manager> partitions;
     std::unique_ptr<coordinator_service> service;
 };
 

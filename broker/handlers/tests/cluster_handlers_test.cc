@@ -4,12 +4,12 @@
 // broker is node 0 of three, partitions are led across all three, brokers go away, this broker
 // gets fenced. The group coordinator runs for the FindCoordinator cases.
 
+#include "broker/cluster/partition_manager.h"
 #include "broker/coordinator/coordinator_service.h"
 #include "broker/handlers/fetch_sessions.h"
 #include "broker/handlers/kafka_dispatcher.h"
 #include "broker/handlers/producer_ids.h"
 #include "broker/handlers/services.h"
-#include "broker/metadata/partition_manager.h"
 #include "broker/metadata/tests/fake_store.h"
 #include "broker/runtime/shard_pool.h"
 #include "common/testing/temp_dir.h"
@@ -81,7 +81,7 @@ protected:
         ASSERT_TRUE(config) << error;
         pool = std::make_unique<runtime::shard_pool>(2);
         pool->start();
-        partitions = std::make_unique<metadata::partition_manager>(*pool, *config, tmp.path());
+        partitions = std::make_unique<cluster::partition_manager>(*pool, *config, tmp.path());
         ASSERT_TRUE(partitions->open_all(cluster_state{}));
         producer_ids = std::make_unique<producer_id_allocator>(store, *pool);
         sessions = std::make_unique<fetch_session_cache>(100, pool->shard_count());
@@ -219,7 +219,7 @@ protected:
     fake_store store;
     std::unique_ptr<config::broker_config> config;
     std::unique_ptr<runtime::shard_pool> pool;
-    std::unique_ptr<metadata::partition_manager> partitions;
+    std::unique_ptr<cluster::partition_manager> partitions;
     std::unique_ptr<producer_id_allocator> producer_ids;
     std::unique_ptr<fetch_session_cache> sessions;
     std::unique_ptr<services> svc;
@@ -540,10 +540,9 @@ TEST_F(cluster_handlers_test, test_metadata_never_auto_creates_internal_topics) 
         req.topics = std::vector<pr::metadata_request::metadata_request_topic>{{{}, name, {}}};
         auto md = call<pr::metadata_response>(12, req);
         ASSERT_EQ(md.topics.size(), 1u);
-        EXPECT_EQ(md.topics[0].error_code,
-                  std::string(name) == "__consumer_offsets"
-                      ? err(error_code::leader_not_available)
-                      : err(error_code::unknown_topic_or_partition))
+        EXPECT_EQ(md.topics[0].error_code, std::string(name) == "__consumer_offsets"
+                                               ? err(error_code::leader_not_available)
+                                               : err(error_code::unknown_topic_or_partition))
             << name;
         EXPECT_TRUE(md.topics[0].is_internal) << name;
         EXPECT_EQ(store.snapshot()->find(name), nullptr) << name;

@@ -3,8 +3,8 @@
 // embedded store before it returns, as the admin handlers commit them. The store starts from a
 // file already holding N topics of 4 partitions and 2 config overrides each.
 
-#include "broker/metadata/embedded_store.h"
-#include "broker/metadata/metadata_snapshot_file.h"
+#include "broker/metadata/embedded/embedded_store.h"
+#include "broker/metadata/embedded/metadata_snapshot_file.h"
 
 #include <benchmark/benchmark.h>
 

@@ -1,6 +1,6 @@
 // Registration and fencing (broker_session.h) through the etcd store, against a real etcd.
 
-#include "broker/metadata/etcd_store.h"
+#include "broker/metadata/etcd/etcd_store.h"
 #include "broker/metadata/tests/etcd_test_support.h"
 #include "tests/integration/etcd_process.h"
 

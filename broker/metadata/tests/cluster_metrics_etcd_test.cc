@@ -2,7 +2,7 @@
 // (controller_cluster.h): what each series says after real elections, writes, an expired
 // session, an etcd outage and a compaction, and that docs/metrics.md lists exactly these.
 
-#include "broker/metadata/cluster_metrics.h"
+#include "broker/metadata/controller/cluster_metrics.h"
 #include "broker/metadata/tests/controller_cluster.h"
 #include "broker/metrics/registry.h"
 #include "broker/metrics/tests/scrape.h"

@@ -8,8 +8,8 @@
 //
 // Threading: the test thread drives everything; the stores run their own threads.
 
-#include "broker/metadata/controller.h"
-#include "broker/metadata/etcd_store.h"
+#include "broker/metadata/controller/controller.h"
+#include "broker/metadata/etcd/etcd_store.h"
 #include "broker/metadata/tests/etcd_test_support.h"
 #include "tests/integration/etcd_process.h"
 

@@ -4,7 +4,7 @@
 // deletes the request, and the broker returns the snapshot that shows both; with no controller
 // to carry it out the request times out and is withdrawn.
 
-#include "broker/metadata/controller_elections.h"
+#include "broker/metadata/controller/plan/controller_elections.h"
 #include "broker/metadata/tests/controller_cluster.h"
 
 #include <gtest/gtest.h>

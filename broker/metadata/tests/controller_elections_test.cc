@@ -1,10 +1,11 @@
 // Preferred and unclean elections and the preferred-leader rebalance (controller_elections.h),
 // their etcd record (etcd_layout.h) and how the state builder follows it (etcd_state.h).
 
-#include "broker/metadata/controller_elections.h"
+#include "broker/metadata/controller/plan/controller_elections.h"
 
-#include "broker/metadata/etcd_layout.h"
-#include "broker/metadata/etcd_state.h"
+#include "broker/metadata/etcd/controller_txn.h"
+#include "broker/metadata/etcd/etcd_layout.h"
+#include "broker/metadata/etcd/etcd_state.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The controller against a real etcd: in-process brokers (etcd_store + controller each, see
 // controller_cluster.h) on one etcd.
 
-#include "broker/metadata/controller_txn.h"
+#include "broker/metadata/etcd/controller_txn.h"
 #include "broker/metadata/tests/controller_cluster.h"
 
 #include <boost/asio/use_future.hpp>

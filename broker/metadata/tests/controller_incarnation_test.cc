@@ -3,7 +3,7 @@
 // only once its logs are recovered and nothing is left to move; eligible leader replicas
 // (KIP-966) and replaced directories (KIP-858).
 
-#include "broker/metadata/controller_plan.h"
+#include "broker/metadata/controller/plan/controller_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -92,7 +92,8 @@ TEST(controller_incarnation_test, test_a_fenced_broker_whose_logs_are_not_recove
     EXPECT_EQ(plan(s).unfence.size(), 1u);
 }
 
-TEST(controller_incarnation_test, test_a_restarted_follower_leaves_the_isr_and_cannot_rejoin_fenced) {
+TEST(controller_incarnation_test,
+     test_a_restarted_follower_leaves_the_isr_and_cannot_rejoin_fenced) {
     cluster_state s;
     add_broker(s, 0);
     add_broker(s, 1, /*fenced=*/true, true, /*unclean=*/true);
@@ -145,7 +146,8 @@ TEST(controller_incarnation_test, test_a_replaced_directory_is_never_elected_fro
     EXPECT_GT(p.leader_epoch, 4);
 }
 
-TEST(controller_incarnation_test, test_a_replaced_directory_alone_waits_instead_of_emptying_the_topic) {
+TEST(controller_incarnation_test,
+     test_a_replaced_directory_alone_waits_instead_of_emptying_the_topic) {
     cluster_state s;
     add_broker(s, 0, /*fenced=*/true, true, true, /*dir_changed=*/true);
     one_partition(s, 0, {0}, 4, "1");
@@ -159,7 +161,8 @@ TEST(controller_incarnation_test, test_a_replaced_directory_alone_waits_instead_
     EXPECT_EQ(s.topics["t"].partitions[0].leader, 0);
 }
 
-TEST(controller_incarnation_test, test_members_leaving_below_min_isr_become_eligible_leader_replicas) {
+TEST(controller_incarnation_test,
+     test_members_leaving_below_min_isr_become_eligible_leader_replicas) {
     cluster_state s;
     add_broker(s, 0);
     add_broker(s, 1);

@@ -1,4 +1,4 @@
-#include "broker/metadata/controller_plan.h"
+#include "broker/metadata/controller/plan/controller_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "broker/metadata/controller_reassign.h"
+#include "broker/metadata/controller/plan/controller_reassign.h"
 
 #include "broker/metadata/tests/reassign_test_support.h"
 

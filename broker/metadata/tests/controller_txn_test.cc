@@ -1,4 +1,4 @@
-#include "broker/metadata/controller_txn.h"
+#include "broker/metadata/etcd/controller_txn.h"
 
 #include <gtest/gtest.h>
 
@@ -79,7 +79,7 @@ TEST(controller_txn_test, test_leadership_moves_compare_the_records_revision) {
     auto record =
         etcd_layout::decode_partition(std::get<etcd::put_op>(txns[0].request.success[0]).value);
     ASSERT_TRUE(record);
-    EXPECT_EQ(record.value(), (etcd_layout::partition_record{-1, 5, 6, {1}, {1}}));
+    EXPECT_EQ(record.value(), (partition_record{-1, 5, 6, {1}, {1}}));
 }
 
 TEST(controller_txn_test, test_campaign_puts_under_the_lease_only_when_absent) {

@@ -1,4 +1,4 @@
-#include "broker/metadata/decommission.h"
+#include "broker/metadata/controller/plan/decommission.h"
 
 #include "broker/metadata/tests/reassign_test_support.h"
 

@@ -1,8 +1,8 @@
-#include "broker/metadata/embedded_store.h"
+#include "broker/metadata/embedded/embedded_store.h"
 
+#include "broker/metadata/embedded/metadata_journal_file.h"
+#include "broker/metadata/embedded/metadata_snapshot_file.h"
 #include "broker/metadata/errc.h"
-#include "broker/metadata/metadata_journal_file.h"
-#include "broker/metadata/metadata_snapshot_file.h"
 #include "broker/runtime/shard_pool.h"
 
 #include <boost/asio/co_spawn.hpp>

@@ -1,4 +1,4 @@
-#include "broker/metadata/etcd_layout.h"
+#include "broker/metadata/etcd/etcd_layout.h"
 
 #include <gtest/gtest.h>
 
@@ -273,8 +273,8 @@ TEST(etcd_layout_test, test_broker_registration_round_trips_with_and_without_rac
 }
 
 TEST(etcd_layout_test, test_incarnation_fields_round_trip_and_default_to_a_clean_unfenced_broker) {
-    broker_registration r{3, "inc-1", "dir-1", std::nullopt,
-                          {{"PLAINTEXT", "127.0.0.1", 9092, "PLAINTEXT"}}};
+    broker_registration r{
+        3, "inc-1", "dir-1", std::nullopt, {{"PLAINTEXT", "127.0.0.1", 9092, "PLAINTEXT"}}};
     auto plain = encode(r);
     EXPECT_EQ(plain.find("fenced"), std::string::npos) << "an unfenced record reads as before";
     EXPECT_EQ(decode_broker(plain).value(), r);
@@ -294,8 +294,9 @@ TEST(etcd_layout_test, test_incarnation_fields_round_trip_and_default_to_a_clean
     EXPECT_EQ(back.lease, 0);
     const std::string head =
         R"({"node_id":0,"incarnation_id":"i","log_dir_id":"d","endpoints":[],)";
-    for (std::string bad : {head + R"("fenced":1})", head + R"("recovered":"yes"})",
-                            head + R"("unclean_shutdown":null})", head + R"("directory_changed":[]})"}) {
+    for (std::string bad :
+         {head + R"("fenced":1})", head + R"("recovered":"yes"})",
+          head + R"("unclean_shutdown":null})", head + R"("directory_changed":[]})"}) {
         EXPECT_FALSE(decode_broker(bad)) << bad;
     }
 }

@@ -1,4 +1,4 @@
-#include "broker/metadata/etcd_state.h"
+#include "broker/metadata/etcd/etcd_state.h"
 
 #include "common/testing/build_flavour.h"
 
@@ -34,12 +34,11 @@ watch_event del(std::string key, int64_t rev) {
 
 std::string topic_value(const protocol::uuid& id, int32_t partitions,
                         config::topic_overrides configs = {}) {
-    return etcd_layout::encode(etcd_layout::topic_record{id, partitions, std::move(configs)});
+    return etcd_layout::encode(topic_record{id, partitions, std::move(configs)});
 }
 
 std::string placed_on(int32_t leader, int32_t epoch = 0) {
-    return etcd_layout::encode(
-        etcd_layout::partition_record{leader, epoch, epoch, {leader}, {leader}});
+    return etcd_layout::encode(partition_record{leader, epoch, epoch, {leader}, {leader}});
 }
 
 TEST(etcd_state_test, test_a_full_load_builds_every_table) {
@@ -85,15 +84,13 @@ TEST(etcd_state_test, test_replication_factor_is_the_records_or_the_placed_repli
     auto kept = protocol::uuid::random();
     auto old = protocol::uuid::random();
     auto unplaced = protocol::uuid::random();
-    st.reset(
-        {kv(k.topic("kept"), etcd_layout::encode(etcd_layout::topic_record{kept, 1, {}, 3}), 2),
-         // Records written before the topic record kept a replication factor:
-         kv(k.topic("old"), etcd_layout::encode(etcd_layout::topic_record{old, 2, {}}), 3),
-         kv(k.partition("old", 1),
-            etcd_layout::encode(etcd_layout::partition_record{0, 0, 0, {0, 1}, {0, 1}}), 4),
-         kv(k.topic("unplaced"), etcd_layout::encode(etcd_layout::topic_record{unplaced, 1, {}}),
-            5)},
-        5);
+    st.reset({kv(k.topic("kept"), etcd_layout::encode(topic_record{kept, 1, {}, 3}), 2),
+              // Records written before the topic record kept a replication factor:
+              kv(k.topic("old"), etcd_layout::encode(topic_record{old, 2, {}}), 3),
+              kv(k.partition("old", 1),
+                 etcd_layout::encode(partition_record{0, 0, 0, {0, 1}, {0, 1}}), 4),
+              kv(k.topic("unplaced"), etcd_layout::encode(topic_record{unplaced, 1, {}}), 5)},
+             5);
     auto s = st.build();
     EXPECT_EQ(s->find("kept")->replication_factor, 3);
     EXPECT_EQ(s->find("old")->replication_factor, 2) << "the first placed partition's replicas";
@@ -194,7 +191,7 @@ TEST(etcd_state_test, test_one_change_at_100k_partitions_builds_quickly) {
         auto name = "topic-" + std::to_string(t);
         kvs.push_back(kv(k.topic(name), topic_value(protocol::uuid::random(), 100), ++rev));
         for (int p = 0; p < 100; ++p) {
-            etcd_layout::partition_record r{
+            partition_record r{
                 p % 3, 0, 0, {p % 3, (p + 1) % 3, (p + 2) % 3}, {p % 3, (p + 1) % 3, (p + 2) % 3}};
             kvs.push_back(kv(k.partition(name, p), etcd_layout::encode(r), ++rev));
         }

@@ -1,7 +1,7 @@
 // store::alter_isr and store::shut_down_gracefully of the etcd store against a real etcd, with the
 // real controller: three in-process brokers (controller_cluster.h) and an RF=3 topic.
 
-#include "broker/metadata/controlled_shutdown.h"
+#include "broker/metadata/controller/plan/controlled_shutdown.h"
 #include "broker/metadata/tests/controller_cluster.h"
 
 #include <gtest/gtest.h>
@@ -38,7 +38,8 @@ protected:
                 const auto here = m->snapshot()->find("r3");
                 return here != nullptr &&
                        here->partitions == members[0]->snapshot()->find("r3")->partitions;
-            })) << "broker " << m->node_id << " never saw r3 as broker 0 does";
+            })) << "broker "
+                << m->node_id << " never saw r3 as broker 0 does";
         }
     }
     static partition_state state_on(const member& m, int32_t p) {
@@ -57,7 +58,7 @@ protected:
         return on_shard(*m.pool, alter(m.store.get(), std::move(u)), 1);
     }
     // The partition record as etcd holds it now, and its mod_revision.
-    std::pair<etcd_layout::partition_record, int64_t> in_etcd(int32_t p) {
+    std::pair<partition_record, int64_t> in_etcd(int32_t p) {
         auto r = raw->run(raw->client().range(members[0]->store->keys().partition("r3", p)));
         EXPECT_TRUE(r && r.value().kvs.size() == 1);
         const auto& kv = r.value().kvs.at(0);

@@ -1,4 +1,4 @@
-#include "broker/metadata/etcd_store.h"
+#include "broker/metadata/etcd/etcd_store.h"
 
 #include <gtest/gtest.h>
 

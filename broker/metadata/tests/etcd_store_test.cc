@@ -3,7 +3,7 @@
 // test needs partitions placed, test_placer below writes the partition records itself, acting as
 // the controller.
 
-#include "broker/metadata/etcd_store.h"
+#include "broker/metadata/etcd/etcd_store.h"
 
 #include "broker/metadata/errc.h"
 #include "broker/metadata/tests/etcd_test_support.h"
@@ -35,10 +35,8 @@ asio::awaitable<void> place_unplaced(etcd_store* s, cluster_snapshot snap) {
             auto key = s->keys().partition(name, p.partition);
             etcd::txn_request txn;
             txn.compares.push_back(etcd::compare::absent(key));
-            txn.success.emplace_back(etcd::put_op{key,
-                                                  etcd_layout::encode(etcd_layout::partition_record{
-                                                      leader, 0, 0, {leader}, {leader}}),
-                                                  0});
+            txn.success.emplace_back(etcd::put_op{
+                key, etcd_layout::encode(partition_record{leader, 0, 0, {leader}, {leader}}), 0});
             auto ignored = s->client().txn(std::move(txn));
             (void)co_await std::move(ignored);
         }

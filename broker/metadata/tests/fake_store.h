@@ -16,8 +16,8 @@
 // Threading: any thread; one mutex guards the state (tests are not a hot path). Listeners run on
 // the thread that made the change, after it is visible.
 
+#include "broker/metadata/controller/plan/isr_update_check.h"
 #include "broker/metadata/errc.h"
-#include "broker/metadata/isr_update_check.h"
 #include "broker/metadata/store.h"
 
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "broker/metadata/isr_update_check.h"
+#include "broker/metadata/controller/plan/isr_update_check.h"
 
 #include "broker/metadata/errc.h"
 

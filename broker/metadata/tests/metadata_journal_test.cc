@@ -1,6 +1,6 @@
-#include "broker/metadata/metadata_journal.h"
+#include "broker/metadata/embedded/metadata_journal.h"
 
-#include "broker/metadata/metadata_journal_file.h"
+#include "broker/metadata/embedded/metadata_journal_file.h"
 #include "protocol/records/crc32c.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 #include "broker/metadata/partition_health_metrics.h"
 
 #include "broker/config/broker_config.h"
-#include "broker/metadata/embedded_store.h"
+#include "broker/metadata/embedded/embedded_store.h"
 #include "broker/metrics/registry.h"
 
 #include <gtest/gtest.h>

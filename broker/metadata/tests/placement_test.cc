@@ -1,4 +1,4 @@
-#include "broker/metadata/placement.h"
+#include "broker/metadata/controller/plan/placement.h"
 
 #include "broker/metadata/errc.h"
 

@@ -1,0 +1,159 @@
+#include "broker/metadata/records.h"
+
+#include "broker/metadata/json_fields.h"
+
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace spool::broker::metadata {
+
+using json = nlohmann::json;
+using json_fields::bad_value;
+using json_fields::int32_member;
+using json_fields::node_list;
+using json_fields::string_map;
+using json_fields::string_member;
+
+nlohmann::json to_json(const topic_record& r) {
+    json configs = json::object();
+    for (const auto& [k, v] : r.configs) {
+        configs[k] = v;
+    }
+    json j{{"id", r.id.to_string()}, {"partitions", r.partitions}};
+    if (r.replication_factor > 0) {
+        j["replication_factor"] = r.replication_factor;
+    }
+    j["configs"] = std::move(configs);
+    return j;
+}
+
+result<topic_record> topic_from_json(const nlohmann::json& j) {
+    if (!j.is_object()) {
+        return bad_value();
+    }
+    topic_record r;
+    auto id_text = string_member(j, "id");
+    auto id = id_text ? protocol::uuid::parse(*id_text) : std::nullopt;
+    auto partitions = int32_member(j, "partitions", 1, max_partitions_per_topic);
+    if (!id || id->is_zero() || !partitions) {
+        return bad_value();
+    }
+    r.id = *id;
+    r.partitions = *partitions;
+    if (j.contains("replication_factor")) {
+        auto rf = int32_member(j, "replication_factor", 1, std::numeric_limits<int16_t>::max());
+        if (!rf) {
+            return bad_value();
+        }
+        r.replication_factor = static_cast<int16_t>(*rf);
+    }
+    if (auto it = j.find("configs"); it != j.end()) {
+        auto configs = string_map<config::topic_overrides>(*it);
+        if (!configs) {
+            return bad_value();
+        }
+        r.configs = std::move(*configs);
+    }
+    return r;
+}
+
+nlohmann::json to_json(const partition_record& r) {
+    json j{{"leader", r.leader},
+           {"leader_epoch", r.leader_epoch},
+           {"partition_epoch", r.partition_epoch},
+           {"replicas", r.replicas},
+           {"isr", r.isr}};
+    // Only while set: the common record stays as short as before reassignments existed.
+    if (!r.target_replicas.empty()) {
+        j["target_replicas"] = r.target_replicas;
+    }
+    if (!r.adding_replicas.empty()) {
+        j["adding_replicas"] = r.adding_replicas;
+    }
+    if (!r.removing_replicas.empty()) {
+        j["removing_replicas"] = r.removing_replicas;
+    }
+    if (!r.elr.empty()) {
+        j["elr"] = r.elr;
+    }
+    if (r.last_known_leader >= 0) {
+        j["last_known_leader"] = r.last_known_leader;
+    }
+    return j;
+}
+
+result<partition_record> partition_from_json(const nlohmann::json& j) {
+    if (!j.is_object()) {
+        return bad_value();
+    }
+    auto leader = int32_member(j, "leader", -1);
+    auto leader_epoch = int32_member(j, "leader_epoch", 0);
+    auto partition_epoch = int32_member(j, "partition_epoch", 0);
+    auto replicas = node_list(j, "replicas");
+    auto isr = node_list(j, "isr");
+    if (!leader || !leader_epoch || !partition_epoch || !replicas || !isr) {
+        return bad_value();
+    }
+    partition_record r;
+    r.leader = *leader;
+    r.leader_epoch = *leader_epoch;
+    r.partition_epoch = *partition_epoch;
+    r.replicas = std::move(*replicas);
+    r.isr = std::move(*isr);
+    // Optional lists: absent is empty; present, each must be a valid node list.
+    for (auto [name, out] :
+         {std::pair{"target_replicas", &r.target_replicas},
+          std::pair{"adding_replicas", &r.adding_replicas},
+          std::pair{"removing_replicas", &r.removing_replicas}, std::pair{"elr", &r.elr}}) {
+        if (!j.contains(name)) {
+            continue;
+        }
+        auto list = node_list(j, name);
+        if (!list) {
+            return bad_value();
+        }
+        *out = std::move(*list);
+    }
+    if (j.contains("last_known_leader")) {
+        auto last = int32_member(j, "last_known_leader", 0);
+        if (!last) {
+            return bad_value();
+        }
+        r.last_known_leader = *last;
+    }
+    return r;
+}
+
+partition_state to_state(int32_t partition, const partition_record& r, int64_t mod_revision) {
+    partition_state p;
+    p.partition = partition;
+    p.leader = r.leader;
+    p.leader_epoch = r.leader_epoch;
+    p.partition_epoch = r.partition_epoch;
+    p.replicas = r.replicas;
+    p.isr = r.isr;
+    p.record_revision = mod_revision;
+    p.target_replicas = r.target_replicas;
+    p.adding_replicas = r.adding_replicas;
+    p.removing_replicas = r.removing_replicas;
+    p.elr = r.elr;
+    p.last_known_leader = r.last_known_leader;
+    return p;
+}
+
+partition_record to_record(const partition_state& p) {
+    partition_record r;
+    r.leader = p.leader;
+    r.leader_epoch = p.leader_epoch;
+    r.partition_epoch = p.partition_epoch;
+    r.replicas = p.replicas;
+    r.isr = p.isr;
+    r.target_replicas = p.target_replicas;
+    r.adding_replicas = p.adding_replicas;
+    r.removing_replicas = p.removing_replicas;
+    r.elr = p.elr;
+    r.last_known_leader = p.last_known_leader;
+    return r;
+}
+
+}  // namespace spool::broker::metadata
