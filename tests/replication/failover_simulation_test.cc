@@ -130,6 +130,9 @@ public:
             restart(id);
         }
         for (int round = 0; round < 200; ++round) {
+            // Time passes while healing: a leader whose ISR change was refused proposes again
+            // only after partition_options::isr_retry_backoff (1 s).
+            _now += 100ms;
             while (!_pending.empty()) {
                 answer_isr_change();
             }
