@@ -22,9 +22,11 @@ bash scripts/peers/fetch-all.sh
 bash scripts/k8s/build.sh
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset"
-# The `latency` suite (issue #14 item 7: a steady producer's p99 within 2x of idle while the
-# broker serves an InitProducerId flood, cleans 1 GiB or loops CreateTopics/DeleteTopics) is part
-# of the full run: about 100 s, alone on the machine (RUN_SERIAL).
+# The `latency` suite (issue #14 item 7: a steady producer's p99 beside idle while the broker
+# serves an InitProducerId flood, cleans 1 GiB or loops CreateTopics/DeleteTopics) is part of the
+# full run, about 100 s alone on the machine (RUN_SERIAL), printing the ratios; its 2x bound is
+# asserted only by broker_latency_timing_bounds (label `timing`: a clean clone's run measured
+# 2.12x once on this 2-core machine).
 # Known gap (issue #14): the `known_gap` label holds hostile_p99, the p99 bounds (2x) of the
 # hostile trickle, thousand claims and reconnect storm, which miss now and then when the load
 # generator shares the broker's two cores (tests/hostile/latency_probe.h says why); the full
