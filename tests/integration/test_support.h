@@ -20,10 +20,18 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace spool::tests {
+
+// Whether timing bounds are asserted: SPOOL_ASSERT_TIMING_BOUNDS=1, set by the `timing` label's
+// entries, which the full run leaves out (it prints the figures instead).
+inline bool timing_bounds_asserted() {
+    const char* v = std::getenv("SPOOL_ASSERT_TIMING_BOUNDS");
+    return v != nullptr && std::string_view(v) == "1";
+}
 
 inline std::vector<uint8_t> make_batch(
     const std::vector<std::string>& values,

@@ -50,11 +50,6 @@ using namespace std::chrono_literals;
 constexpr auto window = 2000ms;
 constexpr double allowed_factor = 2.0;
 
-bool timing_bounds_asserted() {
-    const char* v = std::getenv("SPOOL_ASSERT_TIMING_BOUNDS");
-    return v != nullptr && std::string_view(v) == "1";
-}
-
 int16_t delete_topic(kafka_client& c, const std::string& name) {
     pr::delete_topics_request req;
     req.topic_names.push_back(name);

@@ -87,11 +87,6 @@ uint64_t order_violations(std::vector<T> items, Value value, Bad bad, Describe d
 
 }  // namespace
 
-bool timing_bounds_asserted() {
-    const char* v = std::getenv("SPOOL_ASSERT_TIMING_BOUNDS");
-    return v != nullptr && std::string_view(v) == "1";
-}
-
 long ms_between(clock_type::time_point a, clock_type::time_point b) {
     return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count());
 }

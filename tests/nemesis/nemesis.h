@@ -30,6 +30,7 @@
 // and publish what they saw under a mutex.
 
 #include "tests/cluster/cluster_harness.h"
+#include "tests/integration/test_support.h"
 #include "tests/nemesis/etcd_proxy.h"
 #include "tests/replication/replication_harness.h"
 
@@ -55,9 +56,6 @@ using cluster::cluster_harness;
 using cluster::partition_info;
 using clock_type = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-// SPOOL_ASSERT_TIMING_BOUNDS=1: the availability bound is asserted (label `timing`), else printed.
-bool timing_bounds_asserted();
 
 // Milliseconds from a to b.
 long ms_between(clock_type::time_point a, clock_type::time_point b);

@@ -22,6 +22,7 @@
 #include "tests/durability/unsynced_mount.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/kafka_client.h"
+#include "tests/integration/test_support.h"
 #include "tests/replication/replication_harness.h"
 
 #include <gtest/gtest.h>
@@ -38,11 +39,7 @@ namespace {
 // The timing bounds (leadership moved within the session timeout + 1 s, the other topic serving
 // again within it) gate only the `timing` label's run of this test (SPOOL_ASSERT_TIMING_BOUNDS=1),
 // which the full run leaves out: a noisy 2-core CI machine must not fail on a late millisecond.
-// The full run prints the figures and asserts everything else.
-bool timing_bounds_asserted() {
-    const char* v = std::getenv("SPOOL_ASSERT_TIMING_BOUNDS");
-    return v != nullptr && std::string_view(v) == "1";
-}
+// The full run prints the figures and asserts everything else (timing_bounds_asserted()).
 
 using clock_type = std::chrono::steady_clock;
 
