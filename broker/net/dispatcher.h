@@ -9,6 +9,7 @@
 // N reached its ordering point: it called request_context::mark_ordered() (e.g. a Fetch about
 // to long-poll) or completed. Responses are always written in request order.
 
+#include "broker/model/principal.h"
 #include "broker/runtime/asio.h"
 #include "broker/runtime/cancellation.h"
 #include "protocol/wire/writer.h"
@@ -59,6 +60,11 @@ struct connection_info {
     // Name of the listener the connection came in on ("PLAINTEXT"): Metadata answers every
     // broker's endpoint of that listener.
     std::string listener = "PLAINTEXT";
+    // The listener's security protocol (listener.security.protocol.map): PLAINTEXT, SSL,
+    // SASL_PLAINTEXT or SASL_SSL.
+    std::string security_protocol = "PLAINTEXT";
+    // Who the client is; the connection updates it when TLS or SASL authenticates the client.
+    model::kafka_principal principal;
 };
 
 // Per-request view handed to the dispatcher; valid until the dispatch coroutine completes.
