@@ -2,9 +2,11 @@
 
 // The cluster's metadata tables as plain values: topics (name, Kafka topic id, partitions with
 // leader/epoch/replicas/ISR, config overrides), dynamic broker configs, and the producer id
-// counter. A store hands out immutable snapshots of this; handlers read them without locks.
+// counter, and the ACL bindings (their index, shared between snapshots until they change). A
+// store hands out immutable snapshots of this; handlers read them without locks.
 
 #include "broker/config/topic_config.h"
+#include "broker/security/acl_index.h"
 #include "protocol/wire/uuid.h"
 
 #include <algorithm>
@@ -177,6 +179,11 @@ struct cluster_state {
 
     // ElectLeaders requests the controller has not handled yet, by request id.
     std::map<std::string, election_request, std::less<>> elections;
+
+    // The ACL bindings (Kafka keeps them in the metadata log), indexed for the authorizer;
+    // never null. A new index is built only when the bindings change, so copying a state shares
+    // it.
+    security::acl_snapshot acls = std::make_shared<const security::acl_index>();
 
     bool is_live(int32_t node_id) const { return brokers.contains(node_id); }
     // Live, but a new incarnation the controller has not unfenced yet.

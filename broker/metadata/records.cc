@@ -156,4 +156,44 @@ partition_record to_record(const partition_state& p) {
     return r;
 }
 
+nlohmann::json to_json(const security::acl_binding& b) {
+    return nlohmann::json{{"resource_type", security::to_string(b.type)},
+                          {"name", b.name},
+                          {"pattern_type", security::to_string(b.pattern)},
+                          {"principal", b.principal},
+                          {"host", b.host},
+                          {"operation", security::to_string(b.operation)},
+                          {"permission", security::to_string(b.permission)}};
+}
+
+result<security::acl_binding> acl_from_json(const nlohmann::json& j) {
+    auto bad = std::make_error_code(std::errc::bad_message);
+    if (!j.is_object()) {
+        return bad;
+    }
+    auto type = json_fields::string_member(j, "resource_type");
+    auto name = json_fields::string_member(j, "name");
+    auto pattern = json_fields::string_member(j, "pattern_type");
+    auto principal = json_fields::string_member(j, "principal");
+    auto host = json_fields::string_member(j, "host");
+    auto operation = json_fields::string_member(j, "operation");
+    auto permission = json_fields::string_member(j, "permission");
+    if (!type || !name || !pattern || !principal || !host || !operation || !permission) {
+        return bad;
+    }
+    auto t = security::parse_resource_type(*type);
+    auto p = security::parse_pattern_type(*pattern);
+    auto o = security::parse_operation(*operation);
+    auto perm = security::parse_permission(*permission);
+    if (!t || !p || !o || !perm) {
+        return bad;
+    }
+    security::acl_binding b{*t, std::move(*name), *p, std::move(*principal), std::move(*host), *o,
+                            *perm};
+    if (security::invalid_binding(b)) {
+        return bad;
+    }
+    return b;
+}
+
 }  // namespace spool::broker::metadata

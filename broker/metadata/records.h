@@ -9,6 +9,7 @@
 
 #include "broker/config/topic_config.h"
 #include "broker/metadata/cluster_state.h"
+#include "broker/security/acl.h"
 #include "common/result.h"
 #include "protocol/wire/uuid.h"
 
@@ -57,6 +58,12 @@ nlohmann::json to_json(const topic_record& r);
 result<topic_record> topic_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const partition_record& r);
 result<partition_record> partition_from_json(const nlohmann::json& j);
+
+// An ACL binding: {"resource_type": "Topic", "name": "t", "pattern_type": "Literal",
+// "principal": "User:alice", "host": "*", "operation": "Read", "permission": "Allow"} (Kafka's
+// names, acl.h). Decoding also refuses a binding CreateAcls would refuse (invalid_binding).
+nlohmann::json to_json(const security::acl_binding& b);
+result<security::acl_binding> acl_from_json(const nlohmann::json& j);
 
 // The state of a partition as its record says, and back (partition number and revision are
 // the key's business).

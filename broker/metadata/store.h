@@ -17,6 +17,7 @@
 #include "broker/metadata/cluster_state.h"
 #include "broker/metadata/errc.h"
 #include "broker/metadata/reassignment_request.h"
+#include "broker/security/acl.h"
 #include "common/result.h"
 
 #include <boost/asio/awaitable.hpp>
@@ -85,6 +86,12 @@ public:
     // Replaces the dynamic configs of one broker entity ("" = cluster default).
     virtual op<void> set_broker_configs(std::string entity,
                                         std::map<std::string, std::string> c) = 0;
+    // CreateAcls: adds the bindings (each one security::invalid_binding accepts) that are not
+    // there yet; DeleteAcls: removes those of `bindings` that are there. Both return once every
+    // shard's snapshot shows the change (cluster_state::acls); errc::unavailable when the store
+    // cannot commit now.
+    virtual op<void> create_acls(std::vector<security::acl_binding> bindings) = 0;
+    virtual op<void> delete_acls(std::vector<security::acl_binding> bindings) = 0;
     // Hands out `count` producer ids that no other call (before or after a restart) gets.
     virtual op<producer_id_block> allocate_producer_ids(int32_t count) = 0;
     // The leader's ISR change: committed only if the record still has record_revision (etcd) and

@@ -35,4 +35,32 @@ const acl_index::section* acl_index::find_section(resource_type type) const {
     return code < _sections.size() ? &_sections[code] : nullptr;
 }
 
+acl_snapshot with_bindings(const acl_snapshot& current, const std::vector<acl_binding>& added) {
+    bool changes = std::any_of(added.begin(), added.end(),
+                               [&](const acl_binding& b) { return !current->contains(b); });
+    if (!changes) {
+        return current;
+    }
+    auto all = current->bindings();
+    all.insert(all.end(), added.begin(), added.end());
+    return std::make_shared<const acl_index>(std::move(all));
+}
+
+acl_snapshot without_bindings(const acl_snapshot& current,
+                              const std::vector<acl_binding>& removed) {
+    std::vector<acl_binding> gone = removed;
+    std::sort(gone.begin(), gone.end());
+    std::vector<acl_binding> kept;
+    kept.reserve(current->size());
+    for (const auto& b : current->bindings()) {
+        if (!std::binary_search(gone.begin(), gone.end(), b)) {
+            kept.push_back(b);
+        }
+    }
+    if (kept.size() == current->size()) {
+        return current;
+    }
+    return std::make_shared<const acl_index>(std::move(kept));
+}
+
 }  // namespace spool::broker::security

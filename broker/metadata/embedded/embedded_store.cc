@@ -386,6 +386,24 @@ store::op<void> embedded_store::set_broker_configs(std::string entity,
     co_return co_await commit_void(std::move(change));
 }
 
+store::op<void> embedded_store::create_acls(std::vector<security::acl_binding> bindings) {
+    change_fn<std::monostate> change =
+        [bindings = std::move(bindings)](cluster_state& next) -> result<std::monostate> {
+        next.acls = security::with_bindings(next.acls, bindings);
+        return std::monostate{};
+    };
+    co_return co_await commit_void(std::move(change));
+}
+
+store::op<void> embedded_store::delete_acls(std::vector<security::acl_binding> bindings) {
+    change_fn<std::monostate> change =
+        [bindings = std::move(bindings)](cluster_state& next) -> result<std::monostate> {
+        next.acls = security::without_bindings(next.acls, bindings);
+        return std::monostate{};
+    };
+    co_return co_await commit_void(std::move(change));
+}
+
 store::op<partition_state> embedded_store::alter_isr(isr_update u) {
     const int32_t self = _local_node;
     change_fn<partition_state> change = [u = std::move(u),

@@ -5,7 +5,9 @@
 #include "broker/metadata/store.h"
 #include "protocol/records/crc32c.h"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -73,6 +75,10 @@ json to_json(const change& c) {
                 return to_json(v.topic);
             } else if constexpr (std::is_same_v<T, topic_delete>) {
                 return json{{"delete_topic", v.name}};
+            } else if constexpr (std::is_same_v<T, acl_put>) {
+                return json{{"acl", metadata::to_json(v.binding)}};
+            } else if constexpr (std::is_same_v<T, acl_delete>) {
+                return json{{"delete_acl", metadata::to_json(v.binding)}};
             } else if constexpr (std::is_same_v<T, broker_configs_put>) {
                 json configs = json::object();
                 for (const auto& [k, value] : v.configs) {
@@ -100,6 +106,14 @@ result<change> change_from_json(const json& j) {
             return bad();
         }
         return change{topic_delete{std::move(*name)}};
+    }
+    if (auto it = j.find("acl"); it != j.end()) {
+        SPOOL_TRY(b, acl_from_json(*it));
+        return change{acl_put{std::move(b)}};
+    }
+    if (auto it = j.find("delete_acl"); it != j.end()) {
+        SPOOL_TRY(b, acl_from_json(*it));
+        return change{acl_delete{std::move(b)}};
     }
     if (j.contains("broker_configs")) {
         auto entity = json_fields::string_member(j, "broker_configs");
@@ -163,6 +177,21 @@ record diff(const cluster_state& before, const cluster_state& after, int64_t seq
     if (before.next_producer_id != after.next_producer_id) {
         puts.emplace_back(producer_id_put{after.next_producer_id});
     }
+    if (before.acls != after.acls) {
+        // Both sorted (acl_index): one merge walk.
+        const auto& b = before.acls->bindings();
+        const auto& a = after.acls->bindings();
+        std::vector<security::acl_binding> gone;
+        std::vector<security::acl_binding> added;
+        std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(gone));
+        std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(added));
+        for (auto& g : gone) {
+            r.changes.emplace_back(acl_delete{std::move(g)});
+        }
+        for (auto& n : added) {
+            puts.emplace_back(acl_put{std::move(n)});
+        }
+    }
     for (auto& c : puts) {
         r.changes.push_back(std::move(c));
     }
@@ -195,6 +224,10 @@ result<void> apply(cluster_state& s, const record& r) {
             } else {
                 s.broker_configs[configs->entity] = configs->configs;
             }
+        } else if (const auto* acl = std::get_if<acl_put>(&c)) {
+            s.acls = security::with_bindings(s.acls, {acl->binding});
+        } else if (const auto* gone = std::get_if<acl_delete>(&c)) {
+            s.acls = security::without_bindings(s.acls, {gone->binding});
         } else {
             s.next_producer_id = std::get<producer_id_put>(c).next_producer_id;
         }

@@ -12,6 +12,8 @@
 //              {"broker_configs": "<entity>", "configs": {"k": "v"}}
 //                  the entity's dynamic configs as they are now ({}: none left)
 //              {"next_producer_id": N}
+//              {"acl": <acl binding, records.h>}          a binding created
+//              {"delete_acl": <acl binding>}              a binding deleted
 //
 // seq numbers the commits: 1, 2, 3, ... without gaps, continuing across snapshots. The cluster
 // id is never journalled: the snapshot holds it from the store's creation on.
@@ -49,7 +51,16 @@ struct producer_id_put {
     int64_t next_producer_id = 0;
     bool operator==(const producer_id_put&) const = default;
 };
-using change = std::variant<topic_put, topic_delete, broker_configs_put, producer_id_put>;
+struct acl_put {
+    security::acl_binding binding;
+    bool operator==(const acl_put&) const = default;
+};
+struct acl_delete {
+    security::acl_binding binding;
+    bool operator==(const acl_delete&) const = default;
+};
+using change = std::variant<topic_put, topic_delete, broker_configs_put, producer_id_put, acl_put,
+                            acl_delete>;
 
 struct record {
     int64_t seq = 0;
@@ -57,7 +68,8 @@ struct record {
     bool operator==(const record&) const = default;
 };
 
-// What turns `before` into `after` (topics, broker configs, next producer id), numbered seq.
+// What turns `before` into `after` (topics, broker configs, next producer id, ACL bindings),
+// numbered seq.
 // No changes: nothing that is persisted differs.
 record diff(const cluster_state& before, const cluster_state& after, int64_t seq);
 

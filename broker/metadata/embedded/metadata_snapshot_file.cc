@@ -1,10 +1,13 @@
 #include "broker/metadata/embedded/metadata_snapshot_file.h"
 
 #include "broker/metadata/errc.h"
+#include "broker/metadata/json_fields.h"
+#include "broker/metadata/records.h"
 #include "common/log.h"
 
 #include <fcntl.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -56,6 +59,12 @@ std::string serialize(const cluster_state& s, int64_t journal_seq) {
         out << YAML::EndMap;
     }
     out << YAML::EndMap;
+    // Each binding as its JSON text (records.h), the journal's and etcd's form.
+    out << YAML::Key << "acls" << YAML::Value << YAML::BeginSeq;
+    for (const auto& b : s.acls->bindings()) {
+        out << YAML::DoubleQuoted << json_fields::dump(to_json(b));
+    }
+    out << YAML::EndSeq;
     out << YAML::EndMap;
     return std::string(out.c_str()) + "\n";
 }
@@ -106,6 +115,22 @@ result<metadata_snapshot> deserialize(std::string_view yaml) {
             for (const auto& kv : en.second) {
                 m.emplace(kv.first.as<std::string>(), kv.second.as<std::string>());
             }
+        }
+        // Absent in files written before ACLs were kept.
+        std::vector<security::acl_binding> acls;
+        for (const auto& an : root["acls"]) {
+            auto j = json_fields::parse(an.as<std::string>());
+            if (!j) {
+                return errc::invalid_config;
+            }
+            auto b = acl_from_json(*j);
+            if (!b) {
+                return errc::invalid_config;
+            }
+            acls.push_back(std::move(b).value());
+        }
+        if (!acls.empty()) {
+            s.acls = std::make_shared<const security::acl_index>(std::move(acls));
         }
     } catch (const YAML::Exception&) {
         return errc::invalid_config;

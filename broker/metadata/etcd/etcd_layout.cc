@@ -110,6 +110,18 @@ std::string keys::decommissions() const {
 std::string keys::decommission(int32_t id) const {
     return decommissions() + std::to_string(id);
 }
+std::string keys::acls() const {
+    return prefix + "/acls/";
+}
+std::string keys::acl(const security::acl_binding& b) const {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out = acls();
+    for (unsigned char c : encode(b)) {
+        out.push_back(digits[c >> 4]);
+        out.push_back(digits[c & 15]);
+    }
+    return out;
+}
 
 // ---- codecs ----
 
@@ -368,6 +380,22 @@ result<int64_t> decode_producer_id(std::string_view value) {
     return *v;
 }
 
+std::string encode(const security::acl_binding& b) {
+    return json_fields::dump(to_json(b));
+}
+
+result<security::acl_binding> decode_acl(std::string_view value) {
+    auto j = json_fields::parse(value);
+    if (!j) {
+        return bad_value();
+    }
+    auto b = acl_from_json(*j);
+    if (!b) {
+        return bad_value();
+    }
+    return b;
+}
+
 result<std::string> decode_cluster_id(std::string_view value) {
     auto id = protocol::uuid::parse(value);
     if (!id || id->to_string() != value) {
@@ -428,6 +456,16 @@ parsed_key parse(const keys& k, std::string_view key) {
     if (segment("decommission")) {
         if (auto n = node_number(rest)) {
             return {kind::decommission, {}, *n};
+        }
+        return {};
+    }
+    if (segment("acls")) {
+        const bool hex = !rest.empty() && rest.size() % 2 == 0 &&
+                         std::all_of(rest.begin(), rest.end(), [](char c) {
+                             return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                         });
+        if (hex) {
+            return {kind::acl, std::string(rest), -1};
         }
         return {};
     }

@@ -39,6 +39,9 @@
 //                                 what it can (controller_elections.h) and deletes the key once
 //                                 nothing in it needs a write; the waiting broker then answers
 //                                 from its snapshot. <id> is a fresh Kafka uuid text.
+//     P/acls/<hex>                an ACL binding's JSON (records.h); <hex> is the lowercase hex of
+//                                 that JSON's bytes, so one binding has one key whoever writes
+//                                 it (CreateAcls of a binding that exists rewrites the same key)
 //
 // Decoding never trusts a value: anything that is not exactly the expected shape (bad JSON,
 // wrong types, numbers out of range, a topic claiming more partitions than a broker can hold)
@@ -89,6 +92,8 @@ struct keys {
     std::string election(std::string_view id) const;
     std::string decommissions() const;  // "P/decommission/"
     std::string decommission(int32_t id) const;
+    std::string acls() const;  // "P/acls/"
+    std::string acl(const security::acl_binding& b) const;
 };
 
 // The topic and partition records (topic_record, partition_record) and their JSON are the
@@ -127,6 +132,9 @@ std::string encode(const election_request& r);
 result<election_request> decode_election(std::string_view value);
 std::string encode(const decommission_record& r);
 result<decommission_record> decode_decommission(std::string_view value);
+// P/acls/<hex>: the binding's JSON (etcd_state ignores a value its key does not name).
+std::string encode(const security::acl_binding& b);
+result<security::acl_binding> decode_acl(std::string_view value);
 // P/broker_configs/<entity>: {"k":"v"}.
 std::string encode_broker_configs(const std::map<std::string, std::string>& configs);
 result<std::map<std::string, std::string>> decode_broker_configs(std::string_view value);
@@ -140,7 +148,7 @@ result<std::string> decode_cluster_id(std::string_view value);
 // "P/topics/t" -> {topic, "t"}; "P/broker_configs/_default" -> {broker_config, "", -1},
 // "P/broker_configs/4" -> {broker_config, "4", 4}; "P/shutdown/2" -> {shutdown, "", 2};
 // "P/elections/<id>" -> {election, "<id>"} (id: 1..64 of [A-Za-z0-9_-]);
-// "P/decommission/2" -> {decommission, "", 2}. Anything else under P, outside P, or with a
+// "P/decommission/2" -> {decommission, "", 2}; "P/acls/<hex>" -> {acl, "<hex>"}. Anything else under P, outside P, or with a
 // non-canonical number or an invalid topic name -> unknown.
 struct parsed_key {
     enum class kind {
@@ -154,6 +162,7 @@ struct parsed_key {
         shutdown,
         election,
         decommission,
+        acl,
         unknown
     };
     kind what = kind::unknown;

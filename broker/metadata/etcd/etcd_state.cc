@@ -24,6 +24,8 @@ void etcd_state::reset(const std::vector<etcd::key_value>& kvs, int64_t revision
     _partitions.clear();
     _dirty.clear();
     _shutdown_marks.clear();
+    _acls.clear();
+    _acls_dirty = true;
     for (const auto& kv : kvs) {
         apply_put(kv);
     }
@@ -148,6 +150,17 @@ void etcd_state::apply_put(const etcd::key_value& kv) {
                 _state.decommissioning.erase(key.number);
             }
             return;
+        case kind::acl: {
+            auto r = etcd_layout::decode_acl(kv.value);
+            _acls_dirty = true;
+            if (!r || _keys.acl(r.value()) != kv.key) {
+                log_undecodable(kv.key, kv.mod_revision);
+                _acls.erase(key.name);
+                return;
+            }
+            _acls[key.name] = std::move(r).value();
+            return;
+        }
         case kind::unknown:
             // Another version's key, or a foreign one under our prefix: not ours to interpret.
             return;
@@ -188,6 +201,9 @@ void etcd_state::apply_delete(std::string_view key_text, int64_t revision) {
             return;
         case kind::decommission:
             _state.decommissioning.erase(key.number);
+            return;
+        case kind::acl:
+            _acls_dirty = _acls.erase(key.name) > 0 || _acls_dirty;
             return;
         case kind::cluster_id:    // never deleted by a broker; keep the id we know
         case kind::producer_ids:  // likewise: ids already handed out stay handed out
@@ -249,6 +265,15 @@ cluster_snapshot etcd_state::build() {
         rebuild_topic(name);
     }
     _dirty.clear();
+    if (_acls_dirty) {
+        std::vector<security::acl_binding> bindings;
+        bindings.reserve(_acls.size());
+        for (const auto& [key, b] : _acls) {
+            bindings.push_back(b);
+        }
+        _state.acls = std::make_shared<const security::acl_index>(std::move(bindings));
+        _acls_dirty = false;
+    }
     _state.shutting_down.clear();
     for (const auto& [node, incarnation] : _shutdown_marks) {
         auto b = _state.brokers.find(node);

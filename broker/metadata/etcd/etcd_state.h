@@ -62,6 +62,9 @@ private:
     // P/shutdown/<id> marks: node id -> the incarnation that set it (folded into
     // cluster_state::shutting_down by build(), for the incarnation registered now).
     std::map<int32_t, std::string> _shutdown_marks;
+    // P/acls/<hex> -> its binding; build() makes a new index only after one changed.
+    std::map<std::string, security::acl_binding, std::less<>> _acls;
+    bool _acls_dirty = false;
 };
 
 }  // namespace spool::broker::metadata

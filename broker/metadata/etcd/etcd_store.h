@@ -19,6 +19,7 @@
 //   create_partitions  modified_at -> put record with the new count
 //   set_topic_configs  modified_at -> put record with the new configs
 //   set_broker_configs put / delete P/broker_configs/<entity>
+//   create_acls / delete_acls  put / delete (if present) P/acls/<hex>, one txn per binding
 //   allocate_producer_ids  CAS loop on P/producer_ids, a chunk of a million ids at a time,
 //                      handed out in blocks from memory (producer_id_reserve.h)
 // and return only once this broker's snapshot, on every shard, shows the transaction's revision
@@ -105,6 +106,8 @@ public:
     op<topic_metadata> create_partitions(std::string name, int32_t total) override;
     op<void> set_topic_configs(std::string name, config::topic_overrides c) override;
     op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override;
+    op<void> create_acls(std::vector<security::acl_binding> bindings) override;
+    op<void> delete_acls(std::vector<security::acl_binding> bindings) override;
     op<producer_id_block> allocate_producer_ids(int32_t count) override;
     // etcd_store_replication.cc: a txn comparing the record's mod_revision, this broker's
     // registration lease and, for each joining member, its registration and the absence of its
@@ -215,6 +218,8 @@ private:
         etcd_store* self, std::string name, config::topic_overrides c);
     static boost::asio::awaitable<result<int64_t>> set_broker_configs_here(
         etcd_store* self, std::string entity, std::map<std::string, std::string> c);
+    static boost::asio::awaitable<result<int64_t>> write_acls_here(
+        etcd_store* self, std::vector<security::acl_binding> bindings, bool remove);
     static boost::asio::awaitable<committed<producer_id_block>> allocate_here(etcd_store* self,
                                                                               int32_t count);
     static boost::asio::awaitable<committed<partition_state>> alter_isr_here(etcd_store* self,

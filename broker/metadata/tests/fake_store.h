@@ -133,6 +133,18 @@ public:
         }));
     }
 
+    op<void> create_acls(std::vector<security::acl_binding> bindings) override {
+        co_return done(mutate<int>([&](cluster_state& next) -> result<int> {
+            next.acls = security::with_bindings(next.acls, bindings);
+            return 0;
+        }));
+    }
+    op<void> delete_acls(std::vector<security::acl_binding> bindings) override {
+        co_return done(mutate<int>([&](cluster_state& next) -> result<int> {
+            next.acls = security::without_bindings(next.acls, bindings);
+            return 0;
+        }));
+    }
     op<producer_id_block> allocate_producer_ids(int32_t count) override {
         co_return mutate<producer_id_block>([&](cluster_state& next) -> result<producer_id_block> {
             producer_id_block block{next.next_producer_id, count};
