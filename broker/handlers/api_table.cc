@@ -50,6 +50,9 @@ const std::vector<api_entry>& table() {
         {api_key::elect_leaders, 0, 2, 0, handle_elect_leaders},
         {api_key::alter_partition_reassignments, 0, 1, 0, handle_alter_partition_reassignments},
         {api_key::list_partition_reassignments, 0, 0, 0, handle_list_partition_reassignments},
+        {api_key::describe_acls, 0, 3, 0, handle_describe_acls},
+        {api_key::create_acls, 0, 3, 0, handle_create_acls},
+        {api_key::delete_acls, 0, 3, 0, handle_delete_acls},
     };
     return rows;
 }

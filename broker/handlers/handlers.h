@@ -28,6 +28,9 @@ handler_result handle_alter_partition_reassignments(request_ctx& ctx);
 handler_result handle_list_partition_reassignments(request_ctx& ctx);
 handler_result handle_describe_log_dirs(request_ctx& ctx);
 handler_result handle_elect_leaders(request_ctx& ctx);
+handler_result handle_describe_acls(request_ctx& ctx);
+handler_result handle_create_acls(request_ctx& ctx);
+handler_result handle_delete_acls(request_ctx& ctx);
 
 // The ApiVersions answer to a version the broker does not speak: v0 encoding, error 35 and the
 // full API list (KIP-511), so the client can retry with a version both sides know.

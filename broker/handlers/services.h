@@ -13,6 +13,7 @@
 #include "broker/handlers/producer_ids.h"
 #include "broker/metadata/store.h"
 #include "broker/runtime/shard_pool.h"
+#include "broker/security/authorizer.h"
 
 #include <cstdint>
 #include <string>
@@ -47,6 +48,9 @@ struct services {
     coordinator::coordinator_service* groups = nullptr;
     // Per-topic bytes and records in/out (broker/metrics); nullptr counts nothing.
     metrics::topic_probe* topic_traffic = nullptr;
+    // authorizer.class.name and its keys (authz.h asks it); disabled by default: every request
+    // is served, as Kafka without an authorizer serves it.
+    security::authorizer authorizer;
 };
 
 }  // namespace spool::broker::handlers

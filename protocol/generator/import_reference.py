@@ -24,7 +24,8 @@ APIS = [
     "IncrementalAlterConfigs", "InitProducerId", "DescribeCluster", "DescribeLogDirs",
     "AlterPartitionReassignments", "ListPartitionReassignments", "ElectLeaders",
     "DescribeProducers", "SaslHandshake", "SaslAuthenticate", "AddPartitionsToTxn",
-    "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit", "WriteTxnMarkers",
+    "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit", "WriteTxnMarkers", "CreateAcls",
+    "DescribeAcls", "DeleteAcls",
 ]
 OTHERS = {
     "headers": ["RequestHeader", "ResponseHeader"],
