@@ -17,10 +17,18 @@ using protocol::error_code;
 boost::asio::awaitable<protocol::alter_configs_response> run_alter(
     request_ctx& ctx, protocol::alter_configs_request& req) {
     protocol::alter_configs_response resp;
+    auto snap = ctx.svc.store.snapshot();
+    request_authz authz(ctx, *snap);
     for (const auto& res : req.resources) {
         auto& r = resp.responses.emplace_back();
         r.resource_type = res.resource_type;
         r.resource_name = res.resource_name;
+        if (auto denied = configs_denied(authz, security::acl_operation::alter_configs,
+                                         res.resource_type, res.resource_name);
+            denied != error_code::none) {
+            r.error_code = code(denied);
+            continue;
+        }
         std::map<std::string, std::string> configs;
         for (const auto& c : res.configs) {
             if (c.value) {
@@ -86,10 +94,18 @@ std::string effective(services& svc, int8_t type, const std::map<std::string, st
 boost::asio::awaitable<protocol::incremental_alter_configs_response> run_incremental(
     request_ctx& ctx, protocol::incremental_alter_configs_request& req) {
     protocol::incremental_alter_configs_response resp;
+    auto snap = ctx.svc.store.snapshot();
+    request_authz authz(ctx, *snap);
     for (const auto& res : req.resources) {
         auto& r = resp.responses.emplace_back();
         r.resource_type = res.resource_type;
         r.resource_name = res.resource_name;
+        if (auto denied = configs_denied(authz, security::acl_operation::alter_configs,
+                                         res.resource_type, res.resource_name);
+            denied != error_code::none) {
+            r.error_code = code(denied);
+            continue;
+        }
         config_op_result err;
         auto configs = current_dynamic_configs(ctx.svc, res.resource_type, res.resource_name, err);
         if (err.error != error_code::none) {

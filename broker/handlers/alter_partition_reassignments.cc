@@ -6,6 +6,7 @@
 
 #include "protocol/messages/alter_partition_reassignments.h"
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ops.h"
@@ -55,6 +56,22 @@ boost::asio::awaitable<response> run(request_ctx& ctx, request& req) {
     }
     resp.allow_replication_factor_change = req.allow_replication_factor_change;
     resp.error_message = std::nullopt;  // Kafka's null: no top-level error
+    // Kafka: Alter on the cluster; refused, every partition carries the error too.
+    auto snap = ctx.svc.store.snapshot();
+    if (!request_authz(ctx, *snap).cluster(security::acl_operation::alter)) {
+        resp.error_code = code(error_code::cluster_authorization_failed);
+        for (const auto& t : req.topics) {
+            auto& tr = resp.responses.emplace_back();
+            tr.name = t.name;
+            for (const auto& p : t.partitions) {
+                auto& pr = tr.partitions.emplace_back();
+                pr.partition_index = p.partition_index;
+                pr.error_code = code(error_code::cluster_authorization_failed);
+                pr.error_message = std::nullopt;
+            }
+        }
+        co_return resp;
+    }
     for (const auto& t : req.topics) {
         auto& tr = resp.responses.emplace_back();
         tr.name = t.name;

@@ -1,5 +1,6 @@
 #include "protocol/messages/create_partitions.h"
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ops.h"
@@ -13,9 +14,16 @@ using response = protocol::create_partitions_response;
 
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::create_partitions_request& req) {
     response resp;
+    // Kafka: Alter on each topic.
+    auto snap = ctx.svc.store.snapshot();
+    request_authz authz(ctx, *snap);
     for (const auto& t : req.topics) {
         auto& r = resp.results.emplace_back();
         r.name = t.name;
+        if (!authz.topic(security::acl_operation::alter, t.name)) {
+            r.error_code = code(error_code::topic_authorization_failed);
+            continue;
+        }
         if (t.assignments) {
             bool ok = true;
             for (const auto& a : *t.assignments) {

@@ -1,5 +1,6 @@
 #include "protocol/messages/create_topics.h"
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/partition_limits.h"
@@ -101,6 +102,10 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::create_topics_r
     }
     std::set<std::string> duplicates = duplicate_names(req);
     std::set<std::string> answered;
+    // Kafka: Create on the cluster, or else on each topic.
+    auto snap = svc.store.snapshot();
+    request_authz authz(ctx, *snap);
+    const bool create_any = authz.cluster(security::acl_operation::create);
     for (const auto& t : req.topics) {
         if (duplicates.contains(t.name)) {
             if (answered.insert(t.name).second) {
@@ -113,6 +118,11 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::create_topics_r
         }
         auto& r = resp.topics.emplace_back();
         r.name = t.name;
+        if (!create_any && !authz.topic(security::acl_operation::create, t.name)) {
+            r.error_code = code(error_code::topic_authorization_failed);
+            r.error_message = "Authorization failed.";
+            continue;
+        }
         metadata::new_topic nt;
         nt.name = t.name;
         if (!t.assignments.empty()) {

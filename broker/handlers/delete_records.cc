@@ -1,6 +1,7 @@
 #include "protocol/messages/delete_records.h"
 
 #include "broker/handlers/error_mapping.h"
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"
@@ -25,14 +26,22 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_records_
     }
     auto snap = svc.store.snapshot();
     const bool may_lead = svc.store.may_lead();
+    // Kafka: Delete on each topic, checked before the topic is looked up.
+    request_authz authz(ctx, *snap);
     for (const auto& t : req.topics) {
         auto& tr = resp.topics.emplace_back();
         tr.name = t.name;
         const auto* topic = snap->find(t.name);
+        const bool denied = !authz.topic(security::acl_operation::remove, t.name);
         for (const auto& p : t.partitions) {
             partition_result out;
             out.partition_index = p.partition_index;
             out.low_watermark = -1;
+            if (denied) {
+                out.error_code = code(error_code::topic_authorization_failed);
+                tr.partitions.push_back(out);
+                continue;
+            }
             if (topic == nullptr || !topic->has_partition(p.partition_index)) {
                 out.error_code = code(error_code::unknown_topic_or_partition);
                 tr.partitions.push_back(out);

@@ -1,5 +1,6 @@
 #include "protocol/messages/delete_topics.h"
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ops.h"
@@ -44,6 +45,9 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_topics_r
     auto& svc = ctx.svc;
     response resp;
     std::vector<target> targets = unique_targets(req);
+    // Kafka: Delete on each topic (one named by id needs Describe to learn its name first).
+    auto snap = svc.store.snapshot();
+    request_authz authz(ctx, *snap);
     for (const auto& target : targets) {
         auto& r = resp.responses.emplace_back();
         r.name = target.name;
@@ -54,13 +58,20 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_topics_r
             continue;
         }
         if (!target.name) {
-            auto snap = svc.store.snapshot();
             const auto* t = snap->find(target.id);
             if (t == nullptr) {
                 r.error_code = code(error_code::unknown_topic_id);
                 continue;
             }
+            if (!authz.topic(security::acl_operation::describe, t->name)) {
+                r.error_code = code(error_code::topic_authorization_failed);
+                continue;
+            }
             r.name = t->name;
+        }
+        if (!authz.topic(security::acl_operation::remove, *r.name)) {
+            r.error_code = code(error_code::topic_authorization_failed);
+            continue;
         }
         auto out = co_await delete_topic(svc, *r.name);
         r.error_code = code(out.error);

@@ -67,6 +67,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_config
     if (!charge_items<response::describe_configs_result>(ctx, req.resources.size())) {
         co_return resp;
     }
+    request_authz authz(ctx, *snap);
     for (const auto& res : req.resources) {
         // A resource's configs are bounded by the property table, but a request may repeat a
         // resource: each one built is charged before the next (at most one past the budget).
@@ -77,6 +78,12 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_config
         auto& r = resp.results.emplace_back();
         r.resource_type = res.resource_type;
         r.resource_name = res.resource_name;
+        if (auto denied = configs_denied(authz, security::acl_operation::describe_configs,
+                                         res.resource_type, res.resource_name);
+            denied != error_code::none) {
+            r.error_code = code(denied);
+            continue;
+        }
         if (res.resource_type == resource_topic) {
             const auto* t = snap->find(res.resource_name);
             if (t == nullptr) {

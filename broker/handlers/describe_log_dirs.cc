@@ -1,5 +1,6 @@
 #include "protocol/messages/describe_log_dirs.h"
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/partition_call.h"
@@ -17,6 +18,11 @@ using result_t = response::describe_log_dirs_result;
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_log_dirs_request& req) {
     auto& svc = ctx.svc;
     response resp;
+    // Kafka: Describe on the cluster, or an empty answer (v3+ says why at the top level).
+    if (!request_authz(ctx, *svc.store.snapshot()).cluster(security::acl_operation::describe)) {
+        resp.error_code = code(protocol::error_code::cluster_authorization_failed);
+        co_return resp;
+    }
     auto& dir = resp.results.emplace_back();
     dir.log_dir = svc.log_dir;
     std::error_code ec;

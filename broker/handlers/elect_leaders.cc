@@ -11,6 +11,7 @@
 
 #include "protocol/messages/elect_leaders.h"
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ops.h"
@@ -124,6 +125,11 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::elect_leaders_r
         co_return error_response(all ? named_partitions{} : partitions_of(req, *snapshot),
                                  error_code::invalid_request,
                                  "Unknown election type " + std::to_string(raw_type));
+    }
+    // Kafka: Alter on the cluster.
+    if (!request_authz(ctx, *snapshot).cluster(security::acl_operation::alter)) {
+        co_return error_response(all ? named_partitions{} : partitions_of(req, *snapshot),
+                                 error_code::cluster_authorization_failed, {});
     }
     const auto type = static_cast<election_type>(raw_type);
     if (!all && req.topic_partitions->empty()) {

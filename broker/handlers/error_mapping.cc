@@ -12,6 +12,9 @@ protocol::error_code to_kafka_error(const std::error_code& ec) {
     if (!ec) {
         return error_code::none;
     }
+    if (ec.category() == protocol::kafka_category()) {
+        return static_cast<error_code>(ec.value());  // already Kafka's (e.g. an authorization)
+    }
     if (ec.category() == protocol::records::records_category()) {
         return static_cast<error_code>(protocol::records::to_kafka_error_code(ec));
     }

@@ -2,6 +2,7 @@
 
 #include "broker/cluster/fetch_wakeups.h"
 #include "broker/handlers/error_mapping.h"
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"
@@ -265,6 +266,25 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
     }
     const bool incremental = session != nullptr;
 
+    // Kafka's handleFetchRequest: a follower needs ClusterAction on the cluster, a consumer Read
+    // on each topic; a denied partition is TOPIC_AUTHORIZATION_FAILED whether it exists or not.
+    // Asked once per topic (the session's partitions come grouped by topic).
+    request_authz authz(ctx, *snap);
+    const bool follower_denied =
+        !consumer && !authz.cluster(security::acl_operation::cluster_action);
+    std::string_view last_topic;
+    bool last_denied = false;
+    auto denied = [&](std::string_view topic) {
+        if (!consumer || !authz.enabled()) {
+            return follower_denied;
+        }
+        if (last_topic.data() == nullptr || topic != last_topic) {
+            last_topic = topic;
+            last_denied = !authz.topic(security::acl_operation::read, topic);
+        }
+        return last_denied;
+    };
+
     std::vector<std::unique_ptr<fetch_item>> items;
     for (const auto& [key, sp] : wanted) {
         auto it = std::make_unique<fetch_item>();
@@ -276,7 +296,13 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
             it->current_leader_epoch = e->second;
         }
         const auto* t = snap->find(key.topic);
-        if (t == nullptr || !t->has_partition(key.partition)) {
+        if (denied(key.topic)) {
+            it->known = false;
+            it->unknown_error = error_code::topic_authorization_failed;
+            if (t != nullptr) {
+                it->topic_id = t->id;
+            }
+        } else if (t == nullptr || !t->has_partition(key.partition)) {
             it->known = false;
         } else {
             const auto& partition = t->partitions[key.partition];

@@ -1,5 +1,6 @@
 #include "protocol/messages/init_producer_id.h"
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ops.h"
@@ -14,6 +15,24 @@ using response = protocol::init_producer_id_response;
 
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::init_producer_id_request& req) {
     response resp;
+    // Kafka 3.x+: Write on the transactional id for a transactional producer; an idempotent one
+    // needs IdempotentWrite on the cluster or Write on some topic (authorizeByResourceType).
+    {
+        auto snap = ctx.svc.store.snapshot();
+        request_authz authz(ctx, *snap);
+        using security::acl_operation;
+        if (req.transactional_id.has_value()) {
+            if (!authz.allowed(acl_operation::write, security::resource_type::transactional_id,
+                               *req.transactional_id)) {
+                resp.error_code = code(error_code::transactional_id_authorization_failed);
+                co_return resp;
+            }
+        } else if (!authz.cluster(acl_operation::idempotent_write) &&
+                   !authz.any(acl_operation::write, security::resource_type::topic)) {
+            resp.error_code = code(error_code::cluster_authorization_failed);
+            co_return resp;
+        }
+    }
     if (req.transactional_id.has_value()) {
         // Transactions need the transaction coordinator, which does not exist yet. Kafka's
         // answer when transactions are unavailable is COORDINATOR_NOT_AVAILABLE (retriable);

@@ -1,6 +1,7 @@
 #include "protocol/messages/list_offsets.h"
 
 #include "broker/handlers/error_mapping.h"
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"
@@ -112,11 +113,20 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_offsets_re
     }
     auto snap = svc.store.snapshot();
     const bool may_lead = svc.store.may_lead();
+    // Kafka: Describe on each topic, checked before the topic is looked up.
+    request_authz authz(ctx, *snap);
     for (const auto& t : req.topics) {
         auto& tr = resp.topics.emplace_back();
         tr.name = t.name;
         const auto* topic = snap->find(t.name);
+        const bool denied = !authz.topic(security::acl_operation::describe, t.name);
         for (const auto& p : t.partitions) {
+            if (denied) {
+                auto& pr = tr.partitions.emplace_back();
+                pr.partition_index = p.partition_index;
+                pr.error_code = code(error_code::topic_authorization_failed);
+                continue;
+            }
             if (topic == nullptr || !topic->has_partition(p.partition_index)) {
                 auto& pr = tr.partitions.emplace_back();
                 pr.partition_index = p.partition_index;

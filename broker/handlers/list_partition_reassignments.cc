@@ -4,6 +4,7 @@
 
 #include "protocol/messages/list_partition_reassignments.h"
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 
@@ -31,6 +32,11 @@ boost::asio::awaitable<response> run(request_ctx& ctx, request& req) {
     response resp;
     resp.error_message = std::nullopt;  // Kafka's null: no error
     auto snap = ctx.svc.store.snapshot();
+    // Kafka: Describe on the cluster.
+    if (!request_authz(ctx, *snap).cluster(security::acl_operation::describe)) {
+        resp.error_code = code(protocol::error_code::cluster_authorization_failed);
+        co_return resp;
+    }
     if (req.topics) {
         uint64_t named = 0;
         for (const auto& t : *req.topics) {

@@ -1,5 +1,6 @@
 #include "protocol/messages/metadata.h"
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"
@@ -58,14 +59,22 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_reques
     resp.cluster_id = snap->cluster_id;
     resp.controller_id = controller_of(svc, *snap);
 
+    // Kafka's rules: listing all topics leaves out those the caller may not Describe; a named
+    // one it may not Describe is TOPIC_AUTHORIZATION_FAILED, existing or not; auto-creating one
+    // needs Create on the cluster or on the topic.
+    request_authz authz(ctx, *snap);
+    using security::acl_operation;
     // v0: an empty list means all topics; v1+: null means all, empty means none.
     bool all = !req.topics.has_value() || (ctx.version() == 0 && req.topics->empty());
     if (all) {
         for (const auto& [name, t] : snap->topics) {
-            resp.topics.push_back(describe(svc, *snap, t));
+            if (authz.topic(acl_operation::describe, name)) {
+                resp.topics.push_back(describe(svc, *snap, t));
+            }
         }
         co_return resp;
     }
+    const bool may_create_any = !authz.enabled() || authz.cluster(acl_operation::create);
     bool may_create = svc.config.get(config::keys::auto_create_topics_enable) &&
                       (ctx.version() < 4 || req.allow_auto_topic_creation);
     if (!charge_items<response_topic>(ctx, req.topics->size(), 64)) {
@@ -82,12 +91,21 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_reques
         if (!rt.name.has_value()) {
             // v10+: lookup by topic id.
             const auto* t = snap->find(rt.topic_id);
+            if (t != nullptr && !authz.topic(acl_operation::describe, t->name)) {
+                resp.topics.push_back(
+                    missing(std::nullopt, rt.topic_id, error_code::topic_authorization_failed));
+                continue;
+            }
             resp.topics.push_back(
                 t != nullptr ? describe(svc, *snap, *t)
                              : missing(std::nullopt, rt.topic_id, error_code::unknown_topic_id));
             continue;
         }
         const std::string& name = *rt.name;
+        if (!authz.topic(acl_operation::describe, name)) {
+            resp.topics.push_back(missing(name, {}, error_code::topic_authorization_failed));
+            continue;
+        }
         if (const auto* t = snap->find(name)) {
             resp.topics.push_back(describe(svc, *snap, *t));
             continue;
@@ -112,6 +130,10 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_reques
                                      : error_code::unknown_topic_or_partition);
             topic.is_internal = true;
             resp.topics.push_back(std::move(topic));
+            continue;
+        }
+        if (!may_create_any && !authz.topic(acl_operation::create, name)) {
+            resp.topics.push_back(missing(name, {}, error_code::topic_authorization_failed));
             continue;
         }
         metadata::new_topic nt;

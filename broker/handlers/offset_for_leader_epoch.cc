@@ -1,5 +1,6 @@
 #include "protocol/messages/offset_for_leader_epoch.h"
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"
@@ -19,13 +20,24 @@ boost::asio::awaitable<response> run(request_ctx& ctx,
     response resp;
     auto snap = svc.store.snapshot();
     const bool may_lead = svc.store.may_lead();
+    // Kafka (KIP-320): ClusterAction on the cluster (followers), else Describe on each topic
+    // (consumers checking for truncation).
+    request_authz authz(ctx, *snap);
+    const bool cluster_action = authz.cluster(security::acl_operation::cluster_action);
     for (const auto& t : req.topics) {
         auto& tr = resp.topics.emplace_back();
         tr.topic = t.topic;
         const auto* topic = snap->find(t.topic);
+        const bool denied =
+            !cluster_action && !authz.topic(security::acl_operation::describe, t.topic);
         for (const auto& p : t.partitions) {
             epoch_end_offset out;
             out.partition = p.partition;
+            if (denied) {
+                out.error_code = code(error_code::topic_authorization_failed);
+                tr.partitions.push_back(out);
+                continue;
+            }
             if (topic == nullptr || !topic->has_partition(p.partition)) {
                 out.error_code = code(error_code::unknown_topic_or_partition);
                 tr.partitions.push_back(out);

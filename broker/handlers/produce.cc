@@ -1,6 +1,7 @@
 #include "protocol/messages/produce.h"
 
 #include "broker/handlers/error_mapping.h"
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"
@@ -224,6 +225,14 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
     std::map<size_t, std::vector<append_item*>> by_shard;
     std::vector<std::unique_ptr<append_item>> items;
     std::map<std::string, config::topic_settings> settings;
+    // Kafka's handleProduceRequest: a transactional producer needs Write on its transactional
+    // id (every partition fails otherwise), then Write on each topic, checked before the topic
+    // is looked up, so an unauthorized caller cannot tell which topics exist.
+    request_authz authz(ctx, *snap);
+    const bool txn_denied =
+        req.transactional_id &&
+        !authz.allowed(security::acl_operation::write, security::resource_type::transactional_id,
+                       *req.transactional_id);
 
     resp.responses.reserve(req.topic_data.size());
     for (auto& td : req.topic_data) {
@@ -231,10 +240,18 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
         tr.name = td.name;
         tr.partition_responses.reserve(td.partition_data.size());
         const auto* topic = snap->find(td.name);
+        const auto denied =
+            txn_denied                                     ? error_code::transactional_id_authorization_failed
+            : !authz.topic(security::acl_operation::write, td.name) ? error_code::topic_authorization_failed
+                                                                     : error_code::none;
         for (auto& pd : td.partition_data) {
             auto& pr = tr.partition_responses.emplace_back();
             pr.index = pd.index;
             pr.base_offset = -1;
+            if (denied != error_code::none) {
+                pr.error_code = code(denied);
+                continue;
+            }
             if (bad_acks) {
                 pr.error_code = code(error_code::invalid_required_acks);
                 continue;

@@ -18,6 +18,13 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_groups_r
     response resp;
     auto* svc = group_service(ctx);
     for (const auto& id : req.groups_names) {
+        // Kafka: Delete on each group.
+        if (!group_allowed(ctx, security::acl_operation::remove, id)) {
+            auto& out = resp.results.emplace_back();
+            out.group_id = id;
+            out.error_code = group_authorization_failed;
+            continue;
+        }
         std::error_code ec = errc::coordinator_not_available;
         if (svc) {
             auto shared = std::make_shared<std::string>(id);

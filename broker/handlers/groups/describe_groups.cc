@@ -28,6 +28,13 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_groups
         co_return resp;
     }
     for (const auto& id : req.groups) {
+        // Kafka: Describe on each group.
+        if (!group_allowed(ctx, security::acl_operation::describe, id)) {
+            auto& out = resp.groups.emplace_back();
+            out.group_id = id;
+            out.error_code = group_authorization_failed;
+            continue;
+        }
         group_description d;
         if (!svc) {
             d.error = errc::coordinator_not_available;

@@ -41,6 +41,20 @@ answer failed(error_code e) {
 }
 
 answer locate(request_ctx& ctx, int8_t key_type, const std::string& key) {
+    // Kafka: Describe on the group or on the transactional id, before anything else.
+    if (ctx.svc.authorizer.enabled() &&
+        (key_type == key_type_group || key_type == key_type_transaction)) {
+        auto snap = ctx.svc.store.snapshot();
+        request_authz authz(ctx, *snap);
+        if (key_type == key_type_group && !authz.group(security::acl_operation::describe, key)) {
+            return failed(error_code::group_authorization_failed);
+        }
+        if (key_type == key_type_transaction &&
+            !authz.allowed(security::acl_operation::describe,
+                           security::resource_type::transactional_id, key)) {
+            return failed(error_code::transactional_id_authorization_failed);
+        }
+    }
     if (key_type == key_type_transaction) {
         answer a = failed(error_code::coordinator_not_available);
         a.message = "transactions are not supported by this broker yet";

@@ -16,6 +16,11 @@ using coordinator::errc;
 
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::heartbeat_request& req) {
     response resp;
+    // Kafka: Read on the group.
+    if (!group_allowed(ctx, security::acl_operation::read, req.group_id)) {
+        resp.error_code = group_authorization_failed;
+        co_return resp;
+    }
     auto* svc = group_service(ctx);
     if (!svc) {
         resp.error_code = kafka_code(errc::coordinator_not_available);

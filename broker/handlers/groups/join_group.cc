@@ -41,6 +41,14 @@ response to_response(const request_ctx& ctx, join_result r) {
 }
 
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::join_group_request& req) {
+    // Kafka: Read on the group.
+    if (!group_allowed(ctx, security::acl_operation::read, req.group_id)) {
+        join_result r;
+        r.member_id = req.member_id;
+        auto resp = to_response(ctx, std::move(r));
+        resp.error_code = group_authorization_failed;
+        co_return resp;
+    }
     auto* svc = group_service(ctx);
     if (!svc) {
         join_result r;

@@ -43,6 +43,10 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_groups_req
                      [](const std::string& t) { return iequals(t, "classic"); })) {
         co_return resp;
     }
+    // Kafka: every group with Describe on the cluster, else those the caller may describe.
+    auto snap = ctx.svc.store.snapshot();
+    request_authz authz(ctx, *snap);
+    const bool all_groups = authz.cluster(security::acl_operation::describe);
     for (int32_t p = 0; p < svc->partitions(); ++p) {
         coordinator::coordinator_service::call_fn<listing> fn =
             [](coordinator::group_coordinator* c, std::function<void(listing)> done) {
@@ -59,6 +63,9 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_groups_req
             continue;
         }
         for (auto& g : l.groups) {
+            if (!all_groups && !authz.group(security::acl_operation::describe, g.group_id)) {
+                continue;
+            }
             auto state = coordinator::to_string(g.state);
             if (ctx.version() >= 4 && !req.states_filter.empty() &&
                 std::none_of(req.states_filter.begin(), req.states_filter.end(),

@@ -22,6 +22,10 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::offset_commit_r
     auto* svc = group_service(ctx);
     auto snap = ctx.svc.store.snapshot();
 
+    // Kafka: Read on the group (every partition fails otherwise), then Read on each topic.
+    request_authz authz(ctx, *snap);
+    const bool group_denied = !authz.group(security::acl_operation::read, req.group_id);
+
     coordinator::offset_commit_request cr;
     cr.group_id = req.group_id;
     // v0 commits carry no generation: they are simple commits.
@@ -35,10 +39,19 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::offset_commit_r
         auto& out_topic = resp.topics.emplace_back();
         out_topic.name = topic.name;
         const auto* meta = snap->find(topic.name);
+        const int16_t denied =
+            group_denied ? group_authorization_failed
+            : !authz.topic(security::acl_operation::read, topic.name)
+                ? code(error_code::topic_authorization_failed)
+                : int16_t{0};
         for (size_t p = 0; p < topic.partitions.size(); ++p) {
             auto& part = topic.partitions[p];
             auto& out = out_topic.partitions.emplace_back();
             out.partition_index = part.partition_index;
+            if (denied != 0) {
+                out.error_code = denied;
+                continue;
+            }
             if (!meta || !meta->has_partition(part.partition_index)) {
                 out.error_code = code(error_code::unknown_topic_or_partition);
                 continue;

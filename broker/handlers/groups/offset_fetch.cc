@@ -17,9 +17,43 @@ namespace {
 using response = protocol::offset_fetch_response;
 using coordinator::errc;
 using coordinator::offset_fetch_result;
+using offset_entry = decltype(offset_fetch_result::offsets)::value_type;
+using response_partition = response::offset_fetch_response_topic::offset_fetch_response_partition;
+
+// Kafka's authorization of OffsetFetch: Describe on the group (the group's error otherwise),
+// then Describe on each topic: a named partition of a topic the caller may not describe is
+// TOPIC_AUTHORIZATION_FAILED, and such a topic is left out of "all the group's offsets".
+void authorize_topics(const request_ctx& ctx, bool named, offset_fetch_result& r) {
+    if (!ctx.svc.authorizer.enabled()) {
+        return;
+    }
+    auto snap = ctx.svc.store.snapshot();
+    request_authz authz(ctx, *snap);
+    auto denied = [&](const offset_entry& o) {
+        return !authz.topic(security::acl_operation::describe, o.tp.topic);
+    };
+    if (!named) {
+        std::erase_if(r.offsets, denied);
+        return;
+    }
+    for (auto& o : r.offsets) {
+        if (denied(o)) {
+            o.offset = -1;
+            o.leader_epoch = -1;
+            o.metadata = "";
+            o.error = protocol::make_error_code(protocol::error_code::topic_authorization_failed);
+        }
+    }
+}
 
 boost::asio::awaitable<offset_fetch_result> fetch(request_ctx& ctx,
                                                   coordinator::offset_fetch_request fr) {
+    if (!group_allowed(ctx, security::acl_operation::describe, fr.group_id)) {
+        offset_fetch_result r;
+        r.error = protocol::make_error_code(protocol::error_code::group_authorization_failed);
+        co_return r;
+    }
+    const bool named = fr.topics.has_value();
     auto* svc = group_service(ctx);
     if (!svc) {
         offset_fetch_result r;
@@ -39,6 +73,7 @@ boost::asio::awaitable<offset_fetch_result> fetch(request_ctx& ctx,
             done(c->fetch_offsets(*shared));
         };
     auto r = co_await svc->call<offset_fetch_result>(group_id, std::move(fn));
+    authorize_topics(ctx, named, r);
     co_return r;
 }
 
@@ -62,8 +97,6 @@ std::vector<Topic> by_topic(offset_fetch_result& r) {
     return topics;
 }
 
-using offset_entry = decltype(offset_fetch_result::offsets)::value_type;
-using response_partition = response::offset_fetch_response_topic::offset_fetch_response_partition;
 
 // Every named partition becomes a coordinator result entry and a response partition.
 template <class Topics>
