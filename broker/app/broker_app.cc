@@ -10,6 +10,7 @@
 #include "broker/metrics/thread_cpu.h"
 #include "broker/net/listener.h"
 #include "broker/runtime/cpu_placement.h"
+#include "broker/security/authorizer.h"
 #include "common/fd_limit.h"
 #include "common/log.h"
 #include "common/version.h"
@@ -111,6 +112,17 @@ std::string broker_app::start() {
     }
     if (opts.listeners.empty()) {
         return "no listeners configured ('listeners' is empty)";
+    }
+    // Authorization (docs/security.md): checked before anything starts, so a broker told to
+    // authorize never serves without it.
+    const auto authorizer_class = _config->get(config::keys::authorizer_class_name).value_or("");
+    auto authorizer_options = security::parse_authorizer_options(
+        authorizer_class, _config->get(config::keys::super_users).value_or(""),
+        _config->get(config::keys::allow_everyone_if_no_acl_found));
+    if (!authorizer_options) {
+        return fmt::format("authorizer.class.name '{}': Spool implements only {} (or its alias {})",
+                           authorizer_class, security::standard_authorizer_class,
+                           security::spool_authorizer_alias);
     }
     // The address clients are told to use: every advertised listener goes into the broker's
     // registration; the first is this broker's own endpoint in its answers.
@@ -247,6 +259,13 @@ std::string broker_app::start() {
         return fmt::format("cannot start the group coordinator: {}", ec.message());
     }
     _services->groups = _groups.get();
+    _services->authorizer = security::authorizer(authorizer_options.value());
+    if (_services->authorizer.enabled()) {
+        log->info("authorizing requests with the StandardAuthorizer ({} super users, "
+                  "allow.everyone.if.no.acl.found={})",
+                  authorizer_options.value().super_users.size(),
+                  authorizer_options.value().allow_everyone_if_no_acl_found);
+    }
     _services->topic_traffic = &_topic_probe;
     _dispatcher = std::make_unique<handlers::kafka_dispatcher>(*_services, &_request_probe);
     if (auto err = start_http(endpoint); !err.empty()) {
