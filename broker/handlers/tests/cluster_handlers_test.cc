@@ -2,7 +2,8 @@
 // decode, handler, encode) on a real shard pool with real partition logs, over a fake metadata
 // store whose snapshots each test sets (broker/metadata/tests/fake_store.h says why): this
 // broker is node 0 of three, partitions are led across all three, brokers go away, this broker
-// gets fenced. The group coordinator runs for the FindCoordinator cases.
+// gets fenced. The group coordinator runs for the FindCoordinator cases. The authorization cases
+// turn services' authorizer on and put ACL bindings into the snapshot.
 
 #include "broker/cluster/partition_manager.h"
 #include "broker/coordinator/coordinator_service.h"
@@ -14,9 +15,12 @@
 #include "broker/runtime/shard_pool.h"
 #include "common/testing/temp_dir.h"
 #include "protocol/api/framing.h"
+#include "protocol/messages/create_acls.h"
 #include "protocol/messages/create_partitions.h"
 #include "protocol/messages/create_topics.h"
+#include "protocol/messages/delete_acls.h"
 #include "protocol/messages/delete_records.h"
+#include "protocol/messages/describe_acls.h"
 #include "protocol/messages/describe_cluster.h"
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
@@ -595,6 +599,154 @@ TEST_F(cluster_handlers_test, test_list_offsets_waits_for_the_new_leaders_high_w
     EXPECT_EQ(latest.error_code, 0);
     EXPECT_EQ(latest.offset, 1);
     EXPECT_EQ(list_offset("orders", 0, 0, 7).error_code, 0);
+}
+
+// ---- authorization (broker/security, docs/security.md) ----
+
+namespace sec = security;
+
+sec::acl_binding binding(sec::resource_type type, std::string name, sec::pattern_type pattern,
+                         sec::acl_operation op, sec::acl_permission perm,
+                         std::string principal = "User:ANONYMOUS") {
+    return {type, std::move(name), pattern, std::move(principal), "*", op, perm};
+}
+
+TEST_F(cluster_handlers_test, test_acl_apis_without_an_authorizer_are_security_disabled) {
+    set(three_brokers());
+    pr::describe_acls_request d;
+    d.resource_type_filter = 1;
+    d.pattern_type_filter = 1;
+    d.operation = 1;
+    d.permission_type = 1;
+    EXPECT_EQ(call<pr::describe_acls_response>(3, d).error_code,
+              err(error_code::security_disabled));
+    pr::create_acls_request c;
+    c.creations.push_back({2, "t", 3, "User:a", "*", 3, 3, {}});
+    auto cr = call<pr::create_acls_response>(3, c);
+    ASSERT_EQ(cr.results.size(), 1U);
+    EXPECT_EQ(cr.results[0].error_code, err(error_code::security_disabled));
+    pr::delete_acls_request del;
+    del.filters.push_back({1, std::nullopt, 1, std::nullopt, std::nullopt, 1, 1, {}});
+    auto dr = call<pr::delete_acls_response>(3, del);
+    ASSERT_EQ(dr.filter_results.size(), 1U);
+    EXPECT_EQ(dr.filter_results[0].error_code, err(error_code::security_disabled));
+}
+
+TEST_F(cluster_handlers_test, test_acl_apis_create_describe_delete_with_kafkas_filters) {
+    svc->authorizer = sec::authorizer({true, {}, false});
+    set(three_brokers());
+    pr::describe_acls_request any;
+    any.resource_type_filter = 1;
+    any.pattern_type_filter = 1;
+    any.operation = 1;
+    any.permission_type = 1;
+    // No Describe on the cluster yet.
+    EXPECT_EQ(call<pr::describe_acls_response>(3, any).error_code,
+              err(error_code::cluster_authorization_failed));
+    pr::create_acls_request c;
+    c.creations.push_back({2, "t", 3, "User:a", "*", 3, 3, {}});
+    auto refused = call<pr::create_acls_response>(3, c);
+    ASSERT_EQ(refused.results.size(), 1U);
+    EXPECT_EQ(refused.results[0].error_code, err(error_code::cluster_authorization_failed));
+
+    svc->authorizer = sec::authorizer({true, {"User:ANONYMOUS"}, false});
+    c.creations.push_back({2, "pre", 4, "User:a", "*", 4, 2, {}});       // prefixed deny
+    c.creations.push_back({2, "x", 2, "User:a", "*", 3, 3, {}});         // MATCH: refused
+    c.creations.push_back({4, "other", 3, "User:a", "*", 7, 3, {}});     // cluster's one name
+    c.creations.push_back({3, "g", 3, "alice", "*", 3, 3, {}});          // no principal type
+    auto created = call<pr::create_acls_response>(3, c);
+    ASSERT_EQ(created.results.size(), 5U);
+    EXPECT_EQ(created.results[0].error_code, 0);
+    EXPECT_EQ(created.results[1].error_code, 0);
+    for (size_t i = 2; i < 5; ++i) {
+        EXPECT_EQ(created.results[i].error_code, err(error_code::invalid_request)) << i;
+    }
+    EXPECT_EQ(store.snapshot()->acls->size(), 2U);
+
+    auto all = call<pr::describe_acls_response>(3, any);
+    EXPECT_EQ(all.error_code, 0);
+    EXPECT_EQ(all.resources.size(), 2U);
+    pr::describe_acls_request match = any;  // what applies to topic "prefix-1"
+    match.resource_type_filter = 2;
+    match.resource_name_filter = "prefix-1";
+    match.pattern_type_filter = 2;
+    auto matched = call<pr::describe_acls_response>(3, match);
+    ASSERT_EQ(matched.resources.size(), 1U);
+    EXPECT_EQ(matched.resources[0].resource_name, "pre");
+    EXPECT_EQ(matched.resources[0].pattern_type, 4);
+    ASSERT_EQ(matched.resources[0].acls.size(), 1U);
+    EXPECT_EQ(matched.resources[0].acls[0].permission_type, 2);
+    pr::describe_acls_request unknown = any;
+    unknown.operation = 0;
+    EXPECT_EQ(call<pr::describe_acls_response>(3, unknown).error_code,
+              err(error_code::invalid_request));
+
+    pr::delete_acls_request del;
+    del.filters.push_back({2, std::string("t"), 3, std::nullopt, std::nullopt, 1, 1, {}});
+    del.filters.push_back({2, std::nullopt, 0, std::nullopt, std::nullopt, 1, 1, {}});  // unknown
+    auto deleted = call<pr::delete_acls_response>(3, del);
+    ASSERT_EQ(deleted.filter_results.size(), 2U);
+    EXPECT_EQ(deleted.filter_results[0].error_code, 0);
+    ASSERT_EQ(deleted.filter_results[0].matching_acls.size(), 1U);
+    EXPECT_EQ(deleted.filter_results[0].matching_acls[0].resource_name, "t");
+    EXPECT_EQ(deleted.filter_results[1].error_code, err(error_code::invalid_request));
+    EXPECT_EQ(store.snapshot()->acls->size(), 1U);
+}
+
+TEST_F(cluster_handlers_test, test_produce_fetch_metadata_follow_the_bindings) {
+    svc->authorizer = sec::authorizer({true, {}, false});
+    auto s = three_brokers();
+    add(s, topic("open-1", {0}));
+    add(s, topic("open-denied", {0}));
+    add(s, topic("hidden", {0}));
+    using rt = sec::resource_type;
+    using op = sec::acl_operation;
+    s.acls = std::make_shared<const sec::acl_index>(std::vector<sec::acl_binding>{
+        binding(rt::topic, "open-", sec::pattern_type::prefixed, op::write,
+                sec::acl_permission::allow),
+        binding(rt::topic, "open-", sec::pattern_type::prefixed, op::read,
+                sec::acl_permission::allow),
+        binding(rt::topic, "open-denied", sec::pattern_type::literal, op::write,
+                sec::acl_permission::deny),
+        binding(rt::topic, "hidden", sec::pattern_type::literal, op::read,
+                sec::acl_permission::allow, "User:alice")});
+    set(s);
+    auto first = [](const pr::produce_response& r) {
+        return r.responses.at(0).partition_responses.at(0).error_code;
+    };
+    EXPECT_EQ(first(produce("open-1", 0)), 0);
+    EXPECT_EQ(first(produce("open-denied", 0)), err(error_code::topic_authorization_failed));
+    EXPECT_EQ(first(produce("hidden", 0)), err(error_code::topic_authorization_failed));
+    // Refused before it is looked up: an unauthorized caller cannot tell it does not exist.
+    EXPECT_EQ(first(produce("absent", 0)), err(error_code::topic_authorization_failed));
+    EXPECT_EQ(fetch("open-1", 0).responses.at(0).partitions.at(0).error_code, 0);
+    EXPECT_EQ(fetch("hidden", 0).responses.at(0).partitions.at(0).error_code,
+              err(error_code::topic_authorization_failed));
+
+    pr::metadata_request all;  // null topics: every topic the caller may describe
+    auto listed = call<pr::metadata_response>(12, all);
+    std::set<std::string> names;
+    for (const auto& t : listed.topics) {
+        names.insert(t.name.value_or(""));
+    }
+    EXPECT_EQ(names, (std::set<std::string>{"open-1", "open-denied"}));
+    EXPECT_EQ(metadata_of("hidden").topics.at(0).error_code,
+              err(error_code::topic_authorization_failed));
+    EXPECT_EQ(metadata_of("open-denied").topics.at(0).error_code, 0)
+        << "a Deny of Write leaves the Describe an Allow of Write implies";
+
+    // A follower's fetch needs ClusterAction on the cluster.
+    pr::fetch_request follower;
+    follower.replica_id = 1;
+    follower.max_wait_ms = 0;
+    follower.min_bytes = 1;
+    follower.max_bytes = 1 << 20;
+    follower.session_epoch = -1;
+    auto& ft = follower.topics.emplace_back();
+    ft.topic = "open-1";
+    ft.partitions.emplace_back().partition = 0;
+    EXPECT_EQ(call<pr::fetch_response>(12, follower).responses.at(0).partitions.at(0).error_code,
+              err(error_code::topic_authorization_failed));
 }
 
 }  // namespace
