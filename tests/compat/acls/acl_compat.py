@@ -2,7 +2,9 @@
 """Authorization with Apache Kafka's own tools: kafka-acls (AclCommand 4.1.1) manages the ACLs,
 TopicCommand creates topics, kcat (librdkafka) produces, consumes and lists metadata as
 User:ANONYMOUS over PLAINTEXT. Starts and restarts its own broker (tests/fixtures/broker.sh) in a
-temporary data directory. Checks, each printed as PASS/FAIL:
+temporary data directory: spool-broker, or with --target kafka Apache Kafka 4.1.1 itself
+(tests/fixtures/start-kafka.sh, StandardAuthorizer), so the same bindings and the same requests
+show Kafka's answers. Checks, each printed as PASS/FAIL:
 
   phase 1: authorizer on, super.users=User:ANONYMOUS (the caller may do everything)
     acls_add_and_list         --add literal, prefixed, deny, host and group bindings; --list
@@ -20,7 +22,8 @@ temporary data directory. Checks, each printed as PASS/FAIL:
   phase 3: restart without an authorizer
     security_disabled         kafka-acls --list fails with SECURITY_DISABLED; every topic open
 
-    acl_compat.py --bin SPOOL_BROKER --kafka-dir DIR   (DIR: the peer with libs/*.jar)
+    acl_compat.py [--target spool|kafka] [--bin SPOOL_BROKER] --kafka-dir DIR
+        (DIR: the peer with libs/*.jar; --bin for the spool target)
 """
 
 import argparse
@@ -46,14 +49,16 @@ def expect(condition, message):
 
 
 class Broker:
-    def __init__(self, binary, data_dir):
+    def __init__(self, target, binary, data_dir):
+        self.target = target
         self.binary = binary
         self.data_dir = data_dir
         self.bootstrap = None
 
     def start(self, *overrides):
-        args = [BROKER_SH, "start", "--target", "spool", "--data-dir", self.data_dir,
-                "--bin", self.binary]
+        args = [BROKER_SH, "start", "--target", self.target, "--data-dir", self.data_dir]
+        if self.target == "spool":
+            args += ["--bin", self.binary]
         if self.bootstrap:  # the same port again: clients keep their address
             args += ["--port", self.bootstrap.rsplit(":", 1)[1]]
         for o in overrides:
@@ -63,7 +68,7 @@ class Broker:
         self.bootstrap = proc.stdout.strip().splitlines()[-1]
 
     def stop(self):
-        proc = subprocess.run([BROKER_SH, "stop", "--target", "spool", "--data-dir",
+        proc = subprocess.run([BROKER_SH, "stop", "--target", self.target, "--data-dir",
                                self.data_dir], capture_output=True, text=True, timeout=120)
         expect(proc.returncode == 0, f"broker did not stop cleanly: {proc.stderr}")
 
@@ -142,7 +147,8 @@ RESOURCES = {
     "ResourcePattern(resourceType=CLUSTER, name=kafka-cluster, patternType=LITERAL)": {
         entry("User:ANONYMOUS", "*", "ALTER", "ALLOW"),
         entry("User:ANONYMOUS", "*", "DESCRIBE", "ALLOW"),
-        entry("User:ANONYMOUS", "*", "CREATE", "ALLOW")},
+        entry("User:ANONYMOUS", "*", "CREATE", "ALLOW"),
+        entry("User:ANONYMOUS", "*", "CLUSTER_ACTION", "ALLOW")},
     "ResourcePattern(resourceType=TOPIC, name=acl-ok-, patternType=PREFIXED)": {
         entry("User:ANONYMOUS", "*", "WRITE", "ALLOW"),
         entry("User:ANONYMOUS", "*", "READ", "ALLOW")},
@@ -162,15 +168,19 @@ TOPICS = ["acl-ok-1", "acl-ok-denied", "acl-other", "acl-host-ok", "acl-host-oth
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--bin", required=True)
+    parser.add_argument("--target", choices=["spool", "kafka"], default="spool")
+    parser.add_argument("--bin")
     parser.add_argument("--kafka-dir", required=True)
     args = parser.parse_args()
     for tool in ("kcat", "java"):
         if shutil.which(tool) is None:
             print(f"{tool} is not installed (scripts/setup.sh --with-tests)", file=sys.stderr)
             return 1
+    if args.target == "spool" and not args.bin:
+        print("--bin is required for the spool target", file=sys.stderr)
+        return 2
     work = tempfile.mkdtemp(prefix="spool-acls.")
-    broker = Broker(args.bin, os.path.join(work, "broker"))
+    broker = Broker(args.target, args.bin, os.path.join(work, "broker"))
     tools = Tools(broker, args.kafka_dir)
     passed = failed = 0
     running = False
@@ -196,8 +206,10 @@ def main():
                       "--replication-factor", "1")
 
         def add_and_list():
+            # ClusterAction too: a Kafka node's own broker and controller talk as ANONYMOUS.
             tools.acls("--add", "--allow-principal", "User:ANONYMOUS", "--operation", "Alter",
-                       "--operation", "Describe", "--operation", "Create", "--cluster")
+                       "--operation", "Describe", "--operation", "Create",
+                       "--operation", "ClusterAction", "--cluster")
             tools.acls("--add", "--allow-principal", "User:ANONYMOUS", "--operation", "Write",
                        "--operation", "Read", "--topic", "acl-ok-",
                        "--resource-pattern-type", "prefixed")
@@ -316,7 +328,7 @@ def main():
                 print(f"FAIL stop: {e}", flush=True)
                 failed += 1
         if failed:
-            log = os.path.join(work, "broker", "spool.log")
+            log = os.path.join(work, "broker", f"{args.target}.log")
             if os.path.exists(log):
                 print("---- last lines of spool.log ----")
                 with open(log, encoding="utf-8", errors="replace") as f:
