@@ -51,6 +51,10 @@ std::string kafka_topics_describe(const std::string& bootstrap, const std::strin
 // --entity-type topics --entity-name t"); its stdout.
 std::string kafka_configs(const std::string& bootstrap, const std::string& args, int* exit_code);
 
+// kafka-acls (Kafka's AclCommand) through bootstrap with `args` (e.g. "--list"); its stdout
+// and stderr.
+std::string kafka_acls(const std::string& bootstrap, const std::string& args, int* exit_code);
+
 // kafka-leader-election (Kafka's LeaderElectionCommand) through bootstrap with `args` (e.g.
 // "--election-type PREFERRED --all-topic-partitions"); its stdout and stderr.
 std::string kafka_leader_election(const std::string& bootstrap, const std::string& args,
