@@ -40,6 +40,11 @@ public:
     bool cluster(security::acl_operation op) const {
         return allowed(op, security::resource_type::cluster, security::cluster_resource_name);
     }
+    // Kafka's authorizedOperations (the bit field of the Describe* answers' authorized
+    // operations).
+    int32_t operations(security::resource_type type, std::string_view name) const {
+        return _authorizer.authorized_operations(_acls, _caller, type, name);
+    }
     // Kafka's authorizeByResourceType.
     bool any(security::acl_operation op, security::resource_type type) const {
         return !enabled() || _authorizer.authorize_any(_acls, _caller, op, type);

@@ -1,5 +1,6 @@
 #include "protocol/messages/describe_cluster.h"
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"
@@ -21,6 +22,15 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_cluste
         co_return resp;
     }
     auto snap = svc.store.snapshot();
+    // Kafka: the authorized operations only when asked for, and none without Describe.
+    if (req.include_cluster_authorized_operations) {
+        request_authz authz(ctx, *snap);
+        resp.cluster_authorized_operations =
+            authz.cluster(security::acl_operation::describe)
+                ? authz.operations(security::resource_type::cluster,
+                                   security::cluster_resource_name)
+                : 0;
+    }
     resp.cluster_id = snap->cluster_id;
     resp.controller_id = controller_of(svc, *snap);
     for (auto& b : live_brokers(svc, *snap, ctx.net.connection().listener)) {

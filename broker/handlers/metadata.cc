@@ -49,7 +49,7 @@ response_topic missing(std::optional<std::string> name, const protocol::uuid& id
     return out;
 }
 
-boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_request& req) {
+boost::asio::awaitable<response> answer(request_ctx& ctx, protocol::metadata_request& req) {
     auto& svc = ctx.svc;
     response resp;
     auto snap = svc.store.snapshot();
@@ -151,6 +151,33 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_reques
             resp.topics.push_back(std::move(topic));
         } else {
             resp.topics.push_back(missing(name, {}, created.error));
+        }
+    }
+    co_return resp;
+}
+
+// Kafka's authorized-operations fields, filled only when asked for (v8+): each described
+// topic's, and (v8-10) the cluster's, none without Describe on it.
+boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_request& req) {
+    auto resp = co_await answer(ctx, req);
+    const bool topics = ctx.version() >= 8 && req.include_topic_authorized_operations;
+    const bool cluster = ctx.version() >= 8 && ctx.version() <= 10 &&
+                         req.include_cluster_authorized_operations;
+    if (topics || cluster) {
+        auto snap = ctx.svc.store.snapshot();
+        request_authz authz(ctx, *snap);
+        for (auto& t : resp.topics) {
+            if (topics && t.error_code == 0 && t.name) {
+                t.topic_authorized_operations =
+                    authz.operations(security::resource_type::topic, *t.name);
+            }
+        }
+        if (cluster) {
+            resp.cluster_authorized_operations =
+                authz.cluster(security::acl_operation::describe)
+                    ? authz.operations(security::resource_type::cluster,
+                                       security::cluster_resource_name)
+                    : 0;
         }
     }
     co_return resp;

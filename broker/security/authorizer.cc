@@ -64,6 +64,35 @@ verdict find_result(const acl_binding& b, const caller& who, acl_operation op) {
 
 }  // namespace
 
+int32_t supported_operations(resource_type type) {
+    auto bits = [](std::initializer_list<acl_operation> ops) {
+        int32_t out = 0;
+        for (auto op : ops) {
+            out |= int32_t{1} << static_cast<int>(op);
+        }
+        return out;
+    };
+    using op = acl_operation;
+    switch (type) {
+        case resource_type::topic:
+            return bits({op::read, op::write, op::create, op::describe, op::remove, op::alter,
+                         op::describe_configs, op::alter_configs});
+        case resource_type::group:
+            return bits({op::read, op::describe, op::remove});
+        case resource_type::cluster:
+            return bits({op::create, op::cluster_action, op::describe_configs, op::alter_configs,
+                         op::idempotent_write, op::alter, op::describe});
+        case resource_type::transactional_id:
+            return bits({op::describe, op::write, op::two_phase_commit});
+        case resource_type::delegation_token:
+            return bits({op::describe});
+        case resource_type::user:
+            return bits({op::create_tokens, op::describe_tokens});
+        default:
+            return 0;
+    }
+}
+
 result<authorizer_options> parse_authorizer_options(std::string_view class_name,
                                                     std::string_view super_users,
                                                     bool allow_everyone_if_no_acl_found) {
@@ -145,6 +174,22 @@ bool authorizer::authorize(const acl_index* acls, const caller& who, acl_operati
         return true;
     }
     return !has_resource_acls && _options.allow_everyone_if_no_acl_found;
+}
+
+int32_t authorizer::authorized_operations(const acl_index* acls, const caller& who,
+                                          resource_type type, std::string_view name) const {
+    const int32_t supported = supported_operations(type);
+    if (!_options.enabled) {
+        return supported;
+    }
+    int32_t out = 0;
+    for (int code = 0; code < 32; ++code) {
+        if ((supported & (int32_t{1} << code)) != 0 &&
+            authorize(acls, who, static_cast<acl_operation>(code), type, name)) {
+            out |= int32_t{1} << code;
+        }
+    }
+    return out;
 }
 
 bool authorizer::authorize_any(const acl_index* acls, const caller& who, acl_operation op,

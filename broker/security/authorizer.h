@@ -34,6 +34,10 @@ inline constexpr std::string_view standard_authorizer_class =
     "org.apache.kafka.metadata.authorizer.StandardAuthorizer";
 inline constexpr std::string_view spool_authorizer_alias = "spool.StandardAuthorizer";
 
+// The operations Kafka reports for a resource type in the authorized-operations fields
+// (AclEntry.supportedOperations), as the 32-bit field of their codes.
+int32_t supported_operations(resource_type type);
+
 struct authorizer_options {
     bool enabled = false;
     std::vector<std::string> super_users;  // "User:admin"
@@ -74,6 +78,11 @@ public:
     // InitProducerId (Write on any topic stands in for IdempotentWrite on the cluster).
     bool authorize_any(const acl_index* acls, const caller& who, acl_operation op,
                        resource_type type) const;
+
+    // Kafka's authorizedOperations: the bit field of the supported operations `who` may do on
+    // (type, name); all of them when disabled.
+    int32_t authorized_operations(const acl_index* acls, const caller& who, resource_type type,
+                                  std::string_view name) const;
 
 private:
     authorizer_options _options;

@@ -16,10 +16,6 @@ using response = protocol::describe_groups_response;
 using coordinator::errc;
 using coordinator::group_description;
 
-// Kafka's AclOperation bits a group supports: READ (3), DELETE (6), DESCRIBE (8). Without
-// authorization every operation is allowed.
-constexpr int32_t group_operations = (1 << 3) | (1 << 6) | (1 << 8);
-
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_groups_request& req) {
     response resp;
     auto* svc = group_service(ctx);
@@ -65,7 +61,10 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_groups
         out.protocol_type = std::move(d.protocol_type);
         out.protocol_data = std::move(d.protocol_name);
         out.authorized_operations =
-            req.include_authorized_operations ? group_operations : INT32_MIN;
+            req.include_authorized_operations
+                ? request_authz(ctx, *ctx.svc.store.snapshot())
+                      .operations(security::resource_type::group, id)
+                : INT32_MIN;
         for (auto& m : d.members) {
             auto& om = out.members.emplace_back();
             om.member_id = std::move(m.member_id);

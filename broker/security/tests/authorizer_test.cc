@@ -233,6 +233,20 @@ TEST(authorizer, test_authorize_by_resource_type) {
     }
 }
 
+// Kafka's authorizedOperations: the supported operations allowed, as a bit field.
+TEST(authorizer, test_authorized_operations) {
+    const int32_t group_ops = (1 << 3) | (1 << 6) | (1 << 8);  // Read, Delete, Describe
+    EXPECT_EQ(supported_operations(rt::group), group_ops);
+    authorizer off;
+    EXPECT_EQ(off.authorized_operations(nullptr, {"User:a", "h"}, rt::group, "g"), group_ops);
+    authorizer on({true, {}, false});
+    acl_index index({allow(rt::group, "g", literal, "User:a", op::read)});
+    // Read, and the Describe it implies.
+    EXPECT_EQ(on.authorized_operations(&index, {"User:a", "h"}, rt::group, "g"),
+              (1 << 3) | (1 << 8));
+    EXPECT_EQ(on.authorized_operations(&index, {"User:b", "h"}, rt::group, "g"), 0);
+}
+
 TEST(authorizer, test_parse_options) {
     auto off = parse_authorizer_options("", "User:admin", true);
     ASSERT_TRUE(off);
