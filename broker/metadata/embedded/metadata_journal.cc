@@ -199,6 +199,9 @@ record diff(const cluster_state& before, const cluster_state& after, int64_t seq
 }
 
 result<void> apply(cluster_state& s, const record& r) {
+    // A record's bindings are applied together: one new index per record, not per binding.
+    std::vector<security::acl_binding> acls_added;
+    std::vector<security::acl_binding> acls_removed;
     for (const auto& c : r.changes) {
         if (const auto* put = std::get_if<topic_put>(&c)) {
             const auto& t = put->topic;
@@ -225,12 +228,19 @@ result<void> apply(cluster_state& s, const record& r) {
                 s.broker_configs[configs->entity] = configs->configs;
             }
         } else if (const auto* acl = std::get_if<acl_put>(&c)) {
-            s.acls = security::with_bindings(s.acls, {acl->binding});
+            acls_added.push_back(acl->binding);
         } else if (const auto* gone = std::get_if<acl_delete>(&c)) {
-            s.acls = security::without_bindings(s.acls, {gone->binding});
+            acls_removed.push_back(gone->binding);
         } else {
             s.next_producer_id = std::get<producer_id_put>(c).next_producer_id;
         }
+    }
+    // diff() never both adds and removes one binding in a record: the order does not matter.
+    if (!acls_removed.empty()) {
+        s.acls = security::without_bindings(s.acls, acls_removed);
+    }
+    if (!acls_added.empty()) {
+        s.acls = security::with_bindings(s.acls, acls_added);
     }
     return success();
 }
