@@ -261,10 +261,11 @@ std::string broker_app::start() {
     _services->groups = _groups.get();
     _services->authorizer = security::authorizer(authorizer_options.value());
     if (_services->authorizer.enabled()) {
-        log->info("authorizing requests with the StandardAuthorizer ({} super users, "
-                  "allow.everyone.if.no.acl.found={})",
-                  authorizer_options.value().super_users.size(),
-                  authorizer_options.value().allow_everyone_if_no_acl_found);
+        log->info(
+            "authorizing requests with the StandardAuthorizer ({} super users, "
+            "allow.everyone.if.no.acl.found={})",
+            authorizer_options.value().super_users.size(),
+            authorizer_options.value().allow_everyone_if_no_acl_found);
     }
     _services->topic_traffic = &_topic_probe;
     _dispatcher = std::make_unique<handlers::kafka_dispatcher>(*_services, &_request_probe);

@@ -1,4 +1,5 @@
 #include "broker/config/property.h"
+#include "common/text.h"
 
 #include <fmt/format.h>
 
@@ -9,16 +10,6 @@
 namespace spool::broker::config {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
 
 parse_outcome failure(const property& p, std::string_view text, std::string_view why) {
     return {std::monostate{}, fmt::format("invalid value '{}' for '{}': {}", text, p.name, why)};
@@ -73,7 +64,7 @@ std::string_view type_name(property_type t) {
 }
 
 parse_outcome parse_value(const property& p, std::string_view raw) {
-    std::string_view text = trim(raw);
+    std::string_view text = trim_blanks(raw);
     if (p.nullable && (text == "null" || text.empty()) && p.type != property_type::list &&
         p.type != property_type::string) {
         return {std::monostate{}, {}};
@@ -138,9 +129,9 @@ parse_outcome parse_value(const property& p, std::string_view raw) {
             size_t start = 0;
             while (start <= text.size() && !text.empty()) {
                 size_t comma = text.find(',', start);
-                std::string_view item =
-                    trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos
-                                                                            : comma - start));
+                std::string_view item = trim_blanks(
+                    text.substr(start, comma == std::string_view::npos ? std::string_view::npos
+                                                                       : comma - start));
                 if (item.empty()) {
                     return failure(p, raw, "empty list element");
                 }

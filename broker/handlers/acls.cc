@@ -3,15 +3,14 @@
 // Kafka does. Bindings are matched against one snapshot's index and changed through the store,
 // which every broker's snapshot then shows.
 
-#include "protocol/messages/create_acls.h"
-#include "protocol/messages/delete_acls.h"
-#include "protocol/messages/describe_acls.h"
-
 #include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ops.h"
 #include "broker/security/acl.h"
+#include "protocol/messages/create_acls.h"
+#include "protocol/messages/delete_acls.h"
+#include "protocol/messages/describe_acls.h"
 
 #include <map>
 #include <tuple>
@@ -46,6 +45,22 @@ int8_t wire(auto e) {
     return static_cast<int8_t>(e);
 }
 
+// Kafka's AclApis preamble: the caller needs `op` on the cluster, then an authorizer must be
+// configured; the error (and message) that refuses the request, if any.
+struct refusal {
+    error_code error;
+    std::optional<std::string> message;
+};
+std::optional<refusal> refused(const request_authz& authz, sec::acl_operation op) {
+    if (!authz.cluster(op)) {
+        return refusal{error_code::cluster_authorization_failed, std::nullopt};
+    }
+    if (!authz.enabled()) {
+        return refusal{error_code::security_disabled, std::string(no_authorizer)};
+    }
+    return std::nullopt;
+}
+
 template <class Request>
 sec::acl_filter filter_of(const Request& r) {
     sec::acl_filter f;
@@ -67,14 +82,9 @@ boost::asio::awaitable<describe_response> describe(request_ctx& ctx,
                                                    protocol::describe_acls_request& req) {
     describe_response resp;
     auto snap = ctx.svc.store.snapshot();
-    request_authz authz(ctx, *snap);
-    if (!authz.cluster(sec::acl_operation::describe)) {
-        resp.error_code = code(error_code::cluster_authorization_failed);
-        co_return resp;
-    }
-    if (!authz.enabled()) {
-        resp.error_code = code(error_code::security_disabled);
-        resp.error_message = std::string(no_authorizer);
+    if (auto no = refused(request_authz(ctx, *snap), sec::acl_operation::describe)) {
+        resp.error_code = code(no->error);
+        resp.error_message = no->message;
         co_return resp;
     }
     auto filter = filter_of(req);
@@ -113,18 +123,10 @@ boost::asio::awaitable<create_response> create(request_ctx& ctx,
                                                protocol::create_acls_request& req) {
     create_response resp;
     auto snap = ctx.svc.store.snapshot();
-    request_authz authz(ctx, *snap);
-    auto fail_all = [&](error_code e, std::optional<std::string> message) {
+    if (auto no = refused(request_authz(ctx, *snap), sec::acl_operation::alter)) {
         for (size_t i = 0; i < req.creations.size(); ++i) {
-            resp.results.push_back({code(e), message, {}});
+            resp.results.push_back({code(no->error), no->message, {}});
         }
-    };
-    if (!authz.cluster(sec::acl_operation::alter)) {
-        fail_all(error_code::cluster_authorization_failed, std::nullopt);
-        co_return resp;
-    }
-    if (!authz.enabled()) {
-        fail_all(error_code::security_disabled, std::string(no_authorizer));
         co_return resp;
     }
     resp.results.resize(req.creations.size());
@@ -132,9 +134,12 @@ boost::asio::awaitable<create_response> create(request_ctx& ctx,
     std::vector<size_t> valid_at;
     for (size_t i = 0; i < req.creations.size(); ++i) {
         const auto& c = req.creations[i];
-        sec::acl_binding b{resource_of(c.resource_type),  c.resource_name,
-                           pattern_of(c.resource_pattern_type), c.principal,
-                           c.host,                           operation_of(c.operation),
+        sec::acl_binding b{resource_of(c.resource_type),
+                           c.resource_name,
+                           pattern_of(c.resource_pattern_type),
+                           c.principal,
+                           c.host,
+                           operation_of(c.operation),
                            permission_of(c.permission_type)};
         if (auto why = sec::invalid_binding(b)) {
             resp.results[i].error_code = code(error_code::invalid_request);
@@ -166,20 +171,12 @@ boost::asio::awaitable<delete_response> remove(request_ctx& ctx,
                                                protocol::delete_acls_request& req) {
     delete_response resp;
     auto snap = ctx.svc.store.snapshot();
-    request_authz authz(ctx, *snap);
-    auto fail_all = [&](error_code e, std::optional<std::string> message) {
+    if (auto no = refused(request_authz(ctx, *snap), sec::acl_operation::alter)) {
         for (size_t i = 0; i < req.filters.size(); ++i) {
             auto& r = resp.filter_results.emplace_back();
-            r.error_code = code(e);
-            r.error_message = message;
+            r.error_code = code(no->error);
+            r.error_message = no->message;
         }
-    };
-    if (!authz.cluster(sec::acl_operation::alter)) {
-        fail_all(error_code::cluster_authorization_failed, std::nullopt);
-        co_return resp;
-    }
-    if (!authz.enabled()) {
-        fail_all(error_code::security_disabled, std::string(no_authorizer));
         co_return resp;
     }
     resp.filter_results.resize(req.filters.size());

@@ -1,7 +1,7 @@
 #include "protocol/messages/delete_records.h"
 
-#include "broker/handlers/error_mapping.h"
 #include "broker/handlers/authz.h"
+#include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"

@@ -1,8 +1,8 @@
 #include "protocol/messages/fetch.h"
 
 #include "broker/cluster/fetch_wakeups.h"
-#include "broker/handlers/error_mapping.h"
 #include "broker/handlers/authz.h"
+#include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"
@@ -27,8 +27,8 @@ struct fetch_item {
     int64_t offset = 0;
     int32_t max_bytes = 0;
     int32_t current_leader_epoch = -1;
-    int32_t replica = -1;      // a follower's replica fetch: its broker id
-    bool known = true;         // topic/partition exist in metadata
+    int32_t replica = -1;  // a follower's replica fetch: its broker id
+    bool known = true;     // topic/partition exist in metadata
     error_code unknown_error = error_code::unknown_topic_or_partition;
     // The partition's leader per metadata, told to a client this broker cannot serve (KIP-951).
     int32_t current_leader = -1;

@@ -1,7 +1,7 @@
 #include "protocol/messages/list_offsets.h"
 
-#include "broker/handlers/error_mapping.h"
 #include "broker/handlers/authz.h"
+#include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"
@@ -33,7 +33,7 @@ constexpr int32_t consumer_replica_id = -1;
 // before), both retriable; "earliest" is answered. Only for clients' requests (v1+, replica id
 // -1: those with an isolation level; Kafka's v0 path has no such check).
 struct lagging_check {
-    bool client = false;   // the request is a consumer's (v1+, replica id -1)
+    bool client = false;  // the request is a consumer's (v1+, replica id -1)
     int16_t version = 0;
 };
 

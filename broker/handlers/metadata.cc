@@ -161,8 +161,8 @@ boost::asio::awaitable<response> answer(request_ctx& ctx, protocol::metadata_req
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::metadata_request& req) {
     auto resp = co_await answer(ctx, req);
     const bool topics = ctx.version() >= 8 && req.include_topic_authorized_operations;
-    const bool cluster = ctx.version() >= 8 && ctx.version() <= 10 &&
-                         req.include_cluster_authorized_operations;
+    const bool cluster =
+        ctx.version() >= 8 && ctx.version() <= 10 && req.include_cluster_authorized_operations;
     if (topics || cluster) {
         auto snap = ctx.svc.store.snapshot();
         request_authz authz(ctx, *snap);

@@ -1,7 +1,7 @@
 #include "protocol/messages/produce.h"
 
-#include "broker/handlers/error_mapping.h"
 #include "broker/handlers/authz.h"
+#include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"
@@ -37,8 +37,8 @@ struct append_item {
     model::topic_partition tp;
     std::span<uint8_t> bytes;
     int32_t leader_epoch = 0;
-    uint64_t records = 0;       // per the batch headers, for the traffic metrics
-    int32_t min_insync = 1;     // the topic's effective min.insync.replicas
+    uint64_t records = 0;    // per the batch headers, for the traffic metrics
+    int32_t min_insync = 1;  // the topic's effective min.insync.replicas
     partition_response* out = nullptr;
     // Set by the append: what the partition's second stage (replicated()) waits for.
     storage::append_result appended;
@@ -240,10 +240,10 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
         tr.name = td.name;
         tr.partition_responses.reserve(td.partition_data.size());
         const auto* topic = snap->find(td.name);
-        const auto denied =
-            txn_denied                                     ? error_code::transactional_id_authorization_failed
-            : !authz.topic(security::acl_operation::write, td.name) ? error_code::topic_authorization_failed
-                                                                     : error_code::none;
+        const auto denied = txn_denied ? error_code::transactional_id_authorization_failed
+                            : !authz.topic(security::acl_operation::write, td.name)
+                                ? error_code::topic_authorization_failed
+                                : error_code::none;
         for (auto& pd : td.partition_data) {
             auto& pr = tr.partition_responses.emplace_back();
             pr.index = pd.index;

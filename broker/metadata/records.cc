@@ -188,7 +188,7 @@ result<security::acl_binding> acl_from_json(const nlohmann::json& j) {
     if (!t || !p || !o || !perm) {
         return bad;
     }
-    security::acl_binding b{*t, std::move(*name), *p, std::move(*principal), std::move(*host), *o,
+    security::acl_binding b{*t,   std::move(*name), *p, std::move(*principal), std::move(*host), *o,
                             *perm};
     if (security::invalid_binding(b)) {
         return bad;

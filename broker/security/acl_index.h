@@ -63,8 +63,7 @@ using acl_snapshot = std::shared_ptr<const acl_index>;
 // A new index with `added` joined to (or `removed` taken out of) `current`'s bindings; `current`
 // itself when that changes nothing, so an unchanged state keeps sharing its index.
 acl_snapshot with_bindings(const acl_snapshot& current, const std::vector<acl_binding>& added);
-acl_snapshot without_bindings(const acl_snapshot& current,
-                              const std::vector<acl_binding>& removed);
+acl_snapshot without_bindings(const acl_snapshot& current, const std::vector<acl_binding>& removed);
 
 template <class F>
 void acl_index::for_each_applicable(resource_type type, std::string_view name, F&& f) const {

@@ -1,5 +1,7 @@
 #include "broker/security/authorizer.h"
 
+#include "common/text.h"
+
 #include <algorithm>
 #include <set>
 #include <system_error>
@@ -7,16 +9,6 @@
 namespace spool::broker::security {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
 
 bool principal_matches(const acl_binding& b, const caller& who) {
     return b.principal == who.principal || b.principal == wildcard_principal;
@@ -50,8 +42,8 @@ verdict find_result(const acl_binding& b, const caller& who, acl_operation op) {
     }
     if (b.operation != acl_operation::all) {
         // Only Allow bindings imply other operations: a Deny of Read does not deny Describe.
-        bool applies = b.permission == acl_permission::allow ? implies(b.operation, op)
-                                                             : b.operation == op;
+        bool applies =
+            b.permission == acl_permission::allow ? implies(b.operation, op) : b.operation == op;
         if (!applies) {
             return verdict::none;
         }
@@ -97,7 +89,7 @@ result<authorizer_options> parse_authorizer_options(std::string_view class_name,
                                                     std::string_view super_users,
                                                     bool allow_everyone_if_no_acl_found) {
     authorizer_options out;
-    class_name = trim(class_name);
+    class_name = trim_blanks(class_name);
     if (class_name.empty()) {
         return out;
     }
@@ -108,12 +100,12 @@ result<authorizer_options> parse_authorizer_options(std::string_view class_name,
     out.allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found;
     while (!super_users.empty()) {
         auto semi = super_users.find(';');
-        auto item = trim(super_users.substr(0, semi));
+        auto item = trim_blanks(super_users.substr(0, semi));
         if (!item.empty()) {
             out.super_users.emplace_back(item);
         }
-        super_users = semi == std::string_view::npos ? std::string_view{}
-                                                     : super_users.substr(semi + 1);
+        super_users =
+            semi == std::string_view::npos ? std::string_view{} : super_users.substr(semi + 1);
     }
     return out;
 }

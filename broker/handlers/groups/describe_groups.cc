@@ -60,11 +60,10 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_groups
         out.group_state = std::string(coordinator::to_string(d.state));
         out.protocol_type = std::move(d.protocol_type);
         out.protocol_data = std::move(d.protocol_name);
-        out.authorized_operations =
-            req.include_authorized_operations
-                ? request_authz(ctx, *ctx.svc.store.snapshot())
-                      .operations(security::resource_type::group, id)
-                : INT32_MIN;
+        out.authorized_operations = req.include_authorized_operations
+                                        ? request_authz(ctx, *ctx.svc.store.snapshot())
+                                              .operations(security::resource_type::group, id)
+                                        : INT32_MIN;
         for (auto& m : d.members) {
             auto& om = out.members.emplace_back();
             om.member_id = std::move(m.member_id);

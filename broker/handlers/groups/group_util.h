@@ -17,8 +17,7 @@ inline coordinator::coordinator_service* group_service(request_ctx& ctx) {
 }
 
 // Kafka's group authorization: whether this request's caller may do `op` on group `id`.
-inline bool group_allowed(const request_ctx& ctx, security::acl_operation op,
-                          std::string_view id) {
+inline bool group_allowed(const request_ctx& ctx, security::acl_operation op, std::string_view id) {
     if (!ctx.svc.authorizer.enabled()) {
         return true;
     }

@@ -39,11 +39,10 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::offset_commit_r
         auto& out_topic = resp.topics.emplace_back();
         out_topic.name = topic.name;
         const auto* meta = snap->find(topic.name);
-        const int16_t denied =
-            group_denied ? group_authorization_failed
-            : !authz.topic(security::acl_operation::read, topic.name)
-                ? code(error_code::topic_authorization_failed)
-                : int16_t{0};
+        const int16_t denied = group_denied ? group_authorization_failed
+                               : !authz.topic(security::acl_operation::read, topic.name)
+                                   ? code(error_code::topic_authorization_failed)
+                                   : int16_t{0};
         for (size_t p = 0; p < topic.partitions.size(); ++p) {
             auto& part = topic.partitions[p];
             auto& out = out_topic.partitions.emplace_back();

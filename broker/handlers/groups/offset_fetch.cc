@@ -97,7 +97,6 @@ std::vector<Topic> by_topic(offset_fetch_result& r) {
     return topics;
 }
 
-
 // Every named partition becomes a coordinator result entry and a response partition.
 template <class Topics>
 uint64_t named_partitions(const std::optional<Topics>& topics) {

@@ -650,10 +650,10 @@ TEST_F(cluster_handlers_test, test_acl_apis_create_describe_delete_with_kafkas_f
     EXPECT_EQ(refused.results[0].error_code, err(error_code::cluster_authorization_failed));
 
     svc->authorizer = sec::authorizer({true, {"User:ANONYMOUS"}, false});
-    c.creations.push_back({2, "pre", 4, "User:a", "*", 4, 2, {}});       // prefixed deny
-    c.creations.push_back({2, "x", 2, "User:a", "*", 3, 3, {}});         // MATCH: refused
-    c.creations.push_back({4, "other", 3, "User:a", "*", 7, 3, {}});     // cluster's one name
-    c.creations.push_back({3, "g", 3, "alice", "*", 3, 3, {}});          // no principal type
+    c.creations.push_back({2, "pre", 4, "User:a", "*", 4, 2, {}});    // prefixed deny
+    c.creations.push_back({2, "x", 2, "User:a", "*", 3, 3, {}});      // MATCH: refused
+    c.creations.push_back({4, "other", 3, "User:a", "*", 7, 3, {}});  // cluster's one name
+    c.creations.push_back({3, "g", 3, "alice", "*", 3, 3, {}});       // no principal type
     auto created = call<pr::create_acls_response>(3, c);
     ASSERT_EQ(created.results.size(), 5U);
     EXPECT_EQ(created.results[0].error_code, 0);
@@ -701,15 +701,15 @@ TEST_F(cluster_handlers_test, test_produce_fetch_metadata_follow_the_bindings) {
     add(s, topic("hidden", {0}));
     using rt = sec::resource_type;
     using op = sec::acl_operation;
-    s.acls = std::make_shared<const sec::acl_index>(std::vector<sec::acl_binding>{
-        binding(rt::topic, "open-", sec::pattern_type::prefixed, op::write,
-                sec::acl_permission::allow),
-        binding(rt::topic, "open-", sec::pattern_type::prefixed, op::read,
-                sec::acl_permission::allow),
-        binding(rt::topic, "open-denied", sec::pattern_type::literal, op::write,
-                sec::acl_permission::deny),
-        binding(rt::topic, "hidden", sec::pattern_type::literal, op::read,
-                sec::acl_permission::allow, "User:alice")});
+    s.acls = std::make_shared<const sec::acl_index>(
+        std::vector<sec::acl_binding>{binding(rt::topic, "open-", sec::pattern_type::prefixed,
+                                              op::write, sec::acl_permission::allow),
+                                      binding(rt::topic, "open-", sec::pattern_type::prefixed,
+                                              op::read, sec::acl_permission::allow),
+                                      binding(rt::topic, "open-denied", sec::pattern_type::literal,
+                                              op::write, sec::acl_permission::deny),
+                                      binding(rt::topic, "hidden", sec::pattern_type::literal,
+                                              op::read, sec::acl_permission::allow, "User:alice")});
     set(s);
     auto first = [](const pr::produce_response& r) {
         return r.responses.at(0).partition_responses.at(0).error_code;

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <iterator>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 

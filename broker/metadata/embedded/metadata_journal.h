@@ -59,8 +59,8 @@ struct acl_delete {
     security::acl_binding binding;
     bool operator==(const acl_delete&) const = default;
 };
-using change = std::variant<topic_put, topic_delete, broker_configs_put, producer_id_put, acl_put,
-                            acl_delete>;
+using change =
+    std::variant<topic_put, topic_delete, broker_configs_put, producer_id_put, acl_put, acl_delete>;
 
 struct record {
     int64_t seq = 0;

@@ -7,11 +7,11 @@
 
 #include <fcntl.h>
 #include <unistd.h>
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace spool::broker::metadata {

@@ -148,8 +148,8 @@ result<std::string> decode_cluster_id(std::string_view value);
 // "P/topics/t" -> {topic, "t"}; "P/broker_configs/_default" -> {broker_config, "", -1},
 // "P/broker_configs/4" -> {broker_config, "4", 4}; "P/shutdown/2" -> {shutdown, "", 2};
 // "P/elections/<id>" -> {election, "<id>"} (id: 1..64 of [A-Za-z0-9_-]);
-// "P/decommission/2" -> {decommission, "", 2}; "P/acls/<hex>" -> {acl, "<hex>"}. Anything else under P, outside P, or with a
-// non-canonical number or an invalid topic name -> unknown.
+// "P/decommission/2" -> {decommission, "", 2}; "P/acls/<hex>" -> {acl, "<hex>"}. Anything else
+// under P, outside P, or with a non-canonical number or an invalid topic name -> unknown.
 struct parsed_key {
     enum class kind {
         cluster_id,

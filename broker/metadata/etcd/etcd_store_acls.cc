@@ -41,7 +41,8 @@ asio::awaitable<result<int64_t>> etcd_store::write_acls_here(
 store::op<void> etcd_store::create_acls(std::vector<security::acl_binding> bindings) {
     // What is there already is not written again (Kafka's AclControlManager skips it too).
     auto snap = snapshot();
-    std::erase_if(bindings, [&](const security::acl_binding& b) { return snap->acls->contains(b); });
+    std::erase_if(bindings,
+                  [&](const security::acl_binding& b) { return snap->acls->contains(b); });
     auto op = finish(lift(write_acls_here(this, std::move(bindings), false), this));
     auto r = co_await std::move(op);
     if (!r) {

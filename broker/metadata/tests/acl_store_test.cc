@@ -9,9 +9,9 @@
 #include "broker/metadata/records.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 namespace spool::broker::metadata {
 namespace {
@@ -24,12 +24,12 @@ using security::pattern_type;
 using security::resource_type;
 
 acl_binding read_topic(std::string name, pattern_type p = pattern_type::literal) {
-    return {resource_type::topic, std::move(name), p,
-            "User:alice", "*", acl_operation::read, acl_permission::allow};
+    return {resource_type::topic, std::move(name),      p, "User:alice", "*",
+            acl_operation::read,  acl_permission::allow};
 }
 acl_binding deny_group(std::string name) {
-    return {resource_type::group, std::move(name), pattern_type::prefixed,
-            "User:*", "10.0.0.1", acl_operation::all, acl_permission::deny};
+    return {resource_type::group, std::move(name),    pattern_type::prefixed, "User:*",
+            "10.0.0.1",           acl_operation::all, acl_permission::deny};
 }
 
 TEST(acl_records, test_json_round_trips_and_refuses_what_create_acls_refuses) {
@@ -94,8 +94,8 @@ TEST_F(acl_embedded_test, test_bindings_survive_a_restart_from_journal_and_from_
         ASSERT_TRUE(wait_for(s->create_acls({read_topic("p-", pattern_type::prefixed)})));
         EXPECT_EQ(s->snapshot()->acls->size(), 2U);
     }
-    auto expected = std::vector<acl_binding>{read_topic("p-", pattern_type::prefixed),
-                                             read_topic("t")};
+    auto expected =
+        std::vector<acl_binding>{read_topic("p-", pattern_type::prefixed), read_topic("t")};
     std::sort(expected.begin(), expected.end());
     {
         auto s = open_store();  // the clean stop folded the journal into the snapshot

@@ -2,6 +2,7 @@
 // bindings, names, and the index's view of what applies to a resource.
 
 #include "broker/security/acl.h"
+
 #include "broker/security/acl_index.h"
 
 #include <gtest/gtest.h>
