@@ -180,7 +180,11 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::create_topics_r
         if (out.topic) {
             r.topic_id = out.topic->id;
         }
-        if (ctx.version() >= 5) {
+        if (ctx.version() >= 5 &&
+            !authz.topic(security::acl_operation::describe_configs, t.name)) {
+            // Kafka: the configs only for a caller that may describe them.
+            r.topic_config_error_code = code(error_code::topic_authorization_failed);
+        } else if (ctx.version() >= 5) {
             // v5+: the topic's resulting configs, as DescribeConfigs would show them.
             std::vector<topic_result::creatable_topic_configs> configs;
             for (const auto& p : config::topic_properties()) {
