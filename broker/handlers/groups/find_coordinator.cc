@@ -46,13 +46,18 @@ answer locate(request_ctx& ctx, int8_t key_type, const std::string& key) {
         (key_type == key_type_group || key_type == key_type_transaction)) {
         auto snap = ctx.svc.store.snapshot();
         request_authz authz(ctx, *snap);
+        // With Kafka's messages (Errors.<code>.message()), which clients print.
         if (key_type == key_type_group && !authz.group(security::acl_operation::describe, key)) {
-            return failed(error_code::group_authorization_failed);
+            answer a = failed(error_code::group_authorization_failed);
+            a.message = "Group authorization failed.";
+            return a;
         }
         if (key_type == key_type_transaction &&
             !authz.allowed(security::acl_operation::describe,
                            security::resource_type::transactional_id, key)) {
-            return failed(error_code::transactional_id_authorization_failed);
+            answer a = failed(error_code::transactional_id_authorization_failed);
+            a.message = "Transactional Id authorization failed.";
+            return a;
         }
     }
     if (key_type == key_type_transaction) {
