@@ -65,6 +65,20 @@ struct producer_id_block {
     int32_t count = 0;
 };
 
+// This broker's cluster session as its leaderships see it (etcd: broker_session.h).
+struct session_lease {
+    // Registered and unfenced: whether it may lead at all, whatever the lease's age.
+    bool standing = true;
+    // When the last renewal etcd confirmed was sent: the lease holds at least until
+    // renewed_at + timeout.
+    std::chrono::steady_clock::time_point renewed_at;
+    std::chrono::milliseconds timeout{0};
+
+    bool lapsed(std::chrono::steady_clock::time_point now) const {
+        return now >= renewed_at + timeout;
+    }
+};
+
 class store {
 public:
     virtual ~store() = default;
@@ -151,6 +165,11 @@ public:
     // expired (a paused process, a lease etcd reports gone) until it has registered again. Cheap
     // (an atomic load); the produce path checks it. The embedded store always may.
     virtual bool may_lead() const { return true; }
+    // The session behind may_lead(); nullopt for a store without one (embedded: always may).
+    virtual std::optional<session_lease> lease() const { return std::nullopt; }
+    // After its lease lapsed, this broker may lead until `until` on its followers' word
+    // (cluster::leadership_vouch). A store without a session ignores it.
+    virtual void vouched_until(std::chrono::steady_clock::time_point until) { (void)until; }
     // This broker's logs are open and recovered: a cluster store tells the controller, which may
     // unfence this incarnation from then on (cluster_state.h). Returns at once.
     virtual void logs_recovered() {}

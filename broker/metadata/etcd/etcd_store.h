@@ -124,6 +124,8 @@ public:
     op<void> cancel_decommission(int32_t broker) override;
     // From the session: registered and not possibly expired (broker_session.h).
     bool may_lead() const override;
+    std::optional<session_lease> lease() const override;
+    void vouched_until(std::chrono::steady_clock::time_point until) override;
     void logs_recovered() override;
     // "etcd unreachable since <UTC time>: <error>" while the watch or requests fail.
     std::optional<std::string> unready_reason() const override;
