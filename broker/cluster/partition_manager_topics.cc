@@ -216,7 +216,7 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
             std::error_code ec;
             fs::rename(r.dir, r.doomed, ec);
             if (ec) {
-                log::get("metadata")
+                log::get("cluster")
                     ->warn("cannot rename {} for deletion: {}", r.dir.string(), ec.message());
                 r.doomed = r.dir;
             }
@@ -284,7 +284,7 @@ asio::awaitable<bool> partition_manager::remove_unhosted(metadata::topic_metadat
             continue;
         }
         for (const auto& tp : tps) {
-            log::get("metadata")
+            log::get("cluster")
                 ->info("{}-{}: this broker is no longer a replica; deleting its log", tp.topic,
                        tp.partition.value());
         }
