@@ -386,6 +386,20 @@ store::op<void> embedded_store::set_broker_configs(std::string entity,
     co_return co_await commit_void(std::move(change));
 }
 
+store::op<void> embedded_store::set_user_scram_credentials(std::string user,
+                                                           std::map<std::string, std::string> c) {
+    change_fn<std::monostate> change = [user = std::move(user), c = std::move(c)](
+                                           cluster_state& next) -> result<std::monostate> {
+        if (c.empty()) {
+            next.user_scram.erase(user);
+        } else {
+            next.user_scram[user] = c;
+        }
+        return std::monostate{};
+    };
+    co_return co_await commit_void(std::move(change));
+}
+
 store::op<partition_state> embedded_store::alter_isr(isr_update u) {
     const int32_t self = _local_node;
     change_fn<partition_state> change = [u = std::move(u),

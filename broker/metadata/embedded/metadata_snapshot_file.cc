@@ -56,6 +56,15 @@ std::string serialize(const cluster_state& s, int64_t journal_seq) {
         out << YAML::EndMap;
     }
     out << YAML::EndMap;
+    out << YAML::Key << "user_scram" << YAML::Value << YAML::BeginMap;
+    for (const auto& [user, credentials] : s.user_scram) {
+        out << YAML::Key << YAML::DoubleQuoted << user << YAML::Value << YAML::BeginMap;
+        for (const auto& [k, v] : credentials) {
+            out << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
+        }
+        out << YAML::EndMap;
+    }
+    out << YAML::EndMap;
     out << YAML::EndMap;
     return std::string(out.c_str()) + "\n";
 }
@@ -103,6 +112,13 @@ result<metadata_snapshot> deserialize(std::string_view yaml) {
         }
         for (const auto& en : root["broker_configs"]) {
             auto& m = s.broker_configs[en.first.as<std::string>()];
+            for (const auto& kv : en.second) {
+                m.emplace(kv.first.as<std::string>(), kv.second.as<std::string>());
+            }
+        }
+        // Absent in snapshots written before SCRAM credentials existed.
+        for (const auto& en : root["user_scram"]) {
+            auto& m = s.user_scram[en.first.as<std::string>()];
             for (const auto& kv : en.second) {
                 m.emplace(kv.first.as<std::string>(), kv.second.as<std::string>());
             }
