@@ -79,7 +79,6 @@ boost::asio::awaitable<describe_response> describe(
 struct user_change {
     std::optional<std::pair<error_code, std::string>> error;
     std::map<std::string, std::string> credentials;  // the user's map after the change
-    std::set<int8_t> touched;
 };
 
 void fail(user_change& c, error_code e, std::string message) {
@@ -92,6 +91,14 @@ boost::asio::awaitable<alter_response> alter(request_ctx& ctx,
                                              protocol::alter_user_scram_credentials_request& req) {
     alter_response resp;
     auto snap = ctx.svc.store.snapshot();
+    // Kafka refuses a user named more than once in one request, whatever the mechanisms.
+    std::map<std::string, int> mentions;
+    for (const auto& d : req.deletions) {
+        ++mentions[d.name];
+    }
+    for (const auto& u : req.upsertions) {
+        ++mentions[u.name];
+    }
     std::map<std::string, user_change> users;  // in name order, as Kafka answers
     auto start = [&](const std::string& user) -> user_change& {
         auto [it, fresh] = users.try_emplace(user);
@@ -104,6 +111,11 @@ boost::asio::awaitable<alter_response> alter(request_ctx& ctx,
     };
     auto check = [&](user_change& c, const std::string& user, int8_t type)
         -> std::optional<security::scram_mechanism> {
+        if (mentions[user] > 1) {
+            fail(c, error_code::duplicate_resource,
+                 "A user credential cannot be altered twice in the same request");
+            return std::nullopt;
+        }
         if (user.empty()) {
             fail(c, error_code::unacceptable_credential, "Username must not be empty");
             return std::nullopt;
@@ -111,11 +123,6 @@ boost::asio::awaitable<alter_response> alter(request_ctx& ctx,
         auto m = security::scram_mechanism_from_type(type);
         if (!m) {
             fail(c, error_code::unsupported_sasl_mechanism, "Unknown SCRAM mechanism");
-            return std::nullopt;
-        }
-        if (!c.touched.insert(type).second) {
-            fail(c, error_code::duplicate_resource,
-                 "A user credential cannot be altered twice in the same request");
             return std::nullopt;
         }
         return m;

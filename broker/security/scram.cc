@@ -305,8 +305,10 @@ scram_server::step scram_server::final(std::string_view client_final) {
     if (attrs[0].second != base64_encode(header)) {
         return {{}, "channel binding does not match the gs2 header"};
     }
-    if (attrs[1].second != _nonce) {
-        return {{}, "nonce does not match"};
+    // Kafka's ScramSaslServer only requires the nonce to end with the server's, and librdkafka
+    // relies on it: it sends its own nonce again in front of the server's.
+    if (!attrs[1].second.ends_with(_nonce)) {
+        return {{}, "nonce does not match the server's"};
     }
     auto proof = base64_decode(client_final.substr(proof_at + 3));
     if (!proof || proof->size() != _credential->stored_key.size()) {
