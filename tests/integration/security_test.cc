@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -225,6 +226,20 @@ TEST_F(security_test, test_kcat_with_a_wrong_plain_password_is_refused) {
     EXPECT_NE(out.find("Authentication failed"), std::string::npos) << out;
 }
 
+// A raw client of the SASL_PLAINTEXT listener.
+std::unique_ptr<kafka_client> sasl_client() {
+    auto c = std::make_unique<kafka_client>(state->sasl_plain);
+    c->set_read_timeout(std::chrono::seconds(10));
+    return c;
+}
+
+std::optional<pr::sasl_handshake_response> handshake(kafka_client& c, std::string mechanism,
+                                                     int16_t version = 1) {
+    pr::sasl_handshake_request hs;
+    hs.mechanism = std::move(mechanism);
+    return c.call<pr::sasl_handshake_request, pr::sasl_handshake_response>(version, hs);
+}
+
 pr::sasl_authenticate_request token(std::string_view text) {
     pr::sasl_authenticate_request r;
     r.auth_bytes.assign(text.begin(), text.end());
@@ -232,11 +247,9 @@ pr::sasl_authenticate_request token(std::string_view text) {
 }
 
 TEST_F(security_test, test_a_wrong_password_is_answered_sasl_authentication_failed_then_closed) {
-    kafka_client c(state->sasl_plain);
-    c.set_read_timeout(std::chrono::seconds(10));
-    pr::sasl_handshake_request hs;
-    hs.mechanism = "PLAIN";
-    auto h = c.call<pr::sasl_handshake_request, pr::sasl_handshake_response>(1, hs);
+    auto client = sasl_client();
+    auto& c = *client;
+    auto h = handshake(c, "PLAIN");
     ASSERT_TRUE(h.has_value());
     EXPECT_EQ(h->error_code, 0);
     auto a = c.call<pr::sasl_authenticate_request, pr::sasl_authenticate_response>(
@@ -248,11 +261,9 @@ TEST_F(security_test, test_a_wrong_password_is_answered_sasl_authentication_fail
 }
 
 TEST_F(security_test, test_an_unoffered_mechanism_is_answered_with_the_offered_ones) {
-    kafka_client c(state->sasl_plain);
-    c.set_read_timeout(std::chrono::seconds(10));
-    pr::sasl_handshake_request hs;
-    hs.mechanism = "GSSAPI";
-    auto h = c.call<pr::sasl_handshake_request, pr::sasl_handshake_response>(1, hs);
+    auto client = sasl_client();
+    auto& c = *client;
+    auto h = handshake(c, "GSSAPI");
     ASSERT_TRUE(h.has_value());
     EXPECT_EQ(h->error_code, 33);  // UNSUPPORTED_SASL_MECHANISM
     EXPECT_EQ(h->mechanisms,
@@ -261,30 +272,26 @@ TEST_F(security_test, test_an_unoffered_mechanism_is_answered_with_the_offered_o
 }
 
 TEST_F(security_test, test_a_request_before_authentication_closes_the_connection) {
-    kafka_client c(state->sasl_plain);
-    c.set_read_timeout(std::chrono::seconds(10));
-    auto resp = c.call<pr::metadata_request, pr::metadata_response>(9, pr::metadata_request{});
+    auto c = sasl_client();
+    auto resp = c->call<pr::metadata_request, pr::metadata_response>(9, pr::metadata_request{});
     EXPECT_FALSE(resp.has_value());
     EXPECT_NE(log().find("Metadata request before SASL authentication"), std::string::npos)
         << log();
 }
 
 TEST_F(security_test, test_sasl_authenticate_before_a_handshake_is_an_illegal_state) {
-    kafka_client c(state->sasl_plain);
-    c.set_read_timeout(std::chrono::seconds(10));
-    auto a = c.call<pr::sasl_authenticate_request, pr::sasl_authenticate_response>(
+    auto c = sasl_client();
+    auto a = c->call<pr::sasl_authenticate_request, pr::sasl_authenticate_response>(
         1, token(std::string("\0alice\0alice-secret", 19)));
     ASSERT_TRUE(a.has_value());
     EXPECT_EQ(a->error_code, 34);  // ILLEGAL_SASL_STATE
-    EXPECT_TRUE(c.closed_by_peer());
+    EXPECT_TRUE(c->closed_by_peer());
 }
 
 TEST_F(security_test, test_legacy_v0_handshake_then_a_raw_plain_token_authenticates) {
-    kafka_client c(state->sasl_plain);
-    c.set_read_timeout(std::chrono::seconds(10));
-    pr::sasl_handshake_request hs;
-    hs.mechanism = "PLAIN";
-    auto h = c.call<pr::sasl_handshake_request, pr::sasl_handshake_response>(0, hs);
+    auto client = sasl_client();
+    auto& c = *client;
+    auto h = handshake(c, "PLAIN", 0);
     ASSERT_TRUE(h.has_value());
     ASSERT_EQ(h->error_code, 0);
     std::string t("\0alice\0alice-secret", 19);
