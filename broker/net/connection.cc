@@ -283,11 +283,21 @@ asio::awaitable<std::vector<uint8_t>> connection::read_body(size_t size, error_c
     }
     frame_buffer body(size);
     while (!body.complete()) {
-        size_t ready = _stream.available(ec);
-        if (!ec && ready == 0) {
-            co_await _stream.wait_readable(ec);
-            if (!ec) {
-                ready = _stream.available(ec);  // 0 now: end of stream, the read says so
+        size_t ready = 0;
+        if (_stream.tls()) {
+            // Asio and OpenSSL hold received bytes the socket no longer shows, so the socket's
+            // count says nothing: read what comes, at most a TLS record's worth at a time.
+            ready = stream::tls_record_bytes;
+        } else {
+            ready = _stream.socket().available(ec);
+            if (!ec && ready == 0) {
+                co_await _stream.socket().async_wait(
+                    asio::ip::tcp::socket::wait_read,
+                    asio::redirect_error(asio::use_awaitable, ec));
+                if (!ec) {
+                    // 0 now: end of stream, the read says so.
+                    ready = _stream.socket().available(ec);
+                }
             }
         }
         if (ec) {

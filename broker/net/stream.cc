@@ -57,22 +57,6 @@ std::optional<std::string> stream::peer_subject() const {
     return out;
 }
 
-size_t stream::available(error_code& ec) {
-    size_t n = _socket.available(ec);
-    if (_tls && !ec) {
-        n += static_cast<size_t>(SSL_pending(_tls->native_handle()));
-    }
-    return n;
-}
-
-asio::awaitable<void> stream::wait_readable(error_code& ec) {
-    if (_tls && SSL_pending(_tls->native_handle()) > 0) {
-        co_return;
-    }
-    co_await _socket.async_wait(tcp::socket::wait_read,
-                                asio::redirect_error(asio::use_awaitable, ec));
-}
-
 asio::awaitable<bool> stream::write_file(const file_slice& slice, uint64_t conn_id) {
     return _tls ? copy_file(slice, conn_id) : sendfile(slice, conn_id);
 }

@@ -61,12 +61,8 @@ public:
         return _tls ? boost::asio::async_write(*_tls, b, token)
                     : boost::asio::async_write(_socket, b, token);
     }
-    // Bytes readable without waiting: the socket's, plus over TLS what is already decrypted
-    // (then an upper bound: the socket's count includes record overhead). 0 may mean the peer
-    // closed; wait_readable() then read_some() tell.
-    size_t available(error_code& ec);
-    // Waits until available() is worth asking again.
-    boost::asio::awaitable<void> wait_readable(error_code& ec);
+    // The most plaintext one TLS record carries: what a TLS reader asks for at a time.
+    static constexpr size_t tls_record_bytes = 16 * 1024;
     // Writes a file slice; false when the connection must close (logged with conn_id).
     boost::asio::awaitable<bool> write_file(const file_slice& slice, uint64_t conn_id);
 
