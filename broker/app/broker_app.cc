@@ -1,6 +1,7 @@
 #include "broker/app/broker_app.h"
 
 #include "broker/app/http_views.h"
+#include "broker/app/listener_security.h"
 #include "broker/app/metadata_runtime.h"
 #include "broker/app/shutdown_watchdog.h"
 #include "broker/cluster/partition_wiring.h"
@@ -132,6 +133,10 @@ std::string broker_app::start() {
         !problem.empty()) {
         return problem;
     }
+    if (auto problem = listener_security(*_config, opts.listeners, advertised, opts.security);
+        !problem.empty()) {
+        return problem;
+    }
     handlers::advertised_endpoint endpoint;
     {
         const auto& l = advertised.front();
@@ -140,6 +145,8 @@ std::string broker_app::start() {
         endpoint.port = l.port;
     }
     opts.limits.max_request_bytes = _config->get(config::keys::socket_request_max_bytes);
+    opts.limits.max_unauthenticated_request_bytes =
+        _config->get(config::keys::sasl_server_max_receive_size);
     opts.limits.max_idle = _config->get(config::keys::connections_max_idle_ms);
     opts.limits.queued_max_requests =
         static_cast<size_t>(_config->get(config::keys::queued_max_requests));

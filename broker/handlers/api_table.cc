@@ -50,6 +50,11 @@ const std::vector<api_entry>& table() {
         {api_key::elect_leaders, 0, 2, 0, handle_elect_leaders},
         {api_key::alter_partition_reassignments, 0, 1, 0, handle_alter_partition_reassignments},
         {api_key::list_partition_reassignments, 0, 0, 0, handle_list_partition_reassignments},
+        {api_key::sasl_handshake, 0, 1, 0, handle_sasl_handshake},
+        {api_key::sasl_authenticate, 0, 2, 0, handle_sasl_authenticate},
+        {api_key::describe_user_scram_credentials, 0, 0, 0,
+         handle_describe_user_scram_credentials},
+        {api_key::alter_user_scram_credentials, 0, 0, 0, handle_alter_user_scram_credentials},
     };
     return rows;
 }

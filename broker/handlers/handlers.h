@@ -28,6 +28,10 @@ handler_result handle_alter_partition_reassignments(request_ctx& ctx);
 handler_result handle_list_partition_reassignments(request_ctx& ctx);
 handler_result handle_describe_log_dirs(request_ctx& ctx);
 handler_result handle_elect_leaders(request_ctx& ctx);
+handler_result handle_sasl_handshake(request_ctx& ctx);
+handler_result handle_sasl_authenticate(request_ctx& ctx);
+handler_result handle_describe_user_scram_credentials(request_ctx& ctx);
+handler_result handle_alter_user_scram_credentials(request_ctx& ctx);
 
 // The ApiVersions answer to a version the broker does not speak: v0 encoding, error 35 and the
 // full API list (KIP-511), so the client can retry with a version both sides know.

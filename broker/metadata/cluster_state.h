@@ -160,6 +160,9 @@ struct cluster_state {
     std::unordered_map<protocol::uuid, std::string> topic_names;  // id -> name
     // Dynamic broker configs: "" = cluster default, "<node id>" = one broker.
     std::map<std::string, std::map<std::string, std::string>> broker_configs;
+    // SCRAM credentials (AlterUserScramCredentials): user -> mechanism ("SCRAM-SHA-256") ->
+    // Kafka's credential text (broker/security/scram.h: salt, stored and server keys, iterations).
+    std::map<std::string, std::map<std::string, std::string>> user_scram;
     // Next producer id to hand out.
     int64_t next_producer_id = 0;
     // Live brokers by node id, and the current controller (-1: none elected right now).

@@ -99,6 +99,10 @@ public:
     // Replaces the dynamic configs of one broker entity ("" = cluster default).
     virtual op<void> set_broker_configs(std::string entity,
                                         std::map<std::string, std::string> c) = 0;
+    // Replaces the SCRAM credentials of one user as a whole (mechanism -> credential text;
+    // empty: the user has none left).
+    virtual op<void> set_user_scram_credentials(std::string user,
+                                                std::map<std::string, std::string> c) = 0;
     // Hands out `count` producer ids that no other call (before or after a restart) gets.
     virtual op<producer_id_block> allocate_producer_ids(int32_t count) = 0;
     // The leader's ISR change: committed only if the record still has record_revision (etcd) and

@@ -76,6 +76,8 @@ public:
     op<topic_metadata> create_partitions(std::string name, int32_t total) override;
     op<void> set_topic_configs(std::string name, config::topic_overrides c) override;
     op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override;
+    op<void> set_user_scram_credentials(std::string user,
+                                        std::map<std::string, std::string> c) override;
     // From a reserved chunk (producer_id_reserve.h): one commit per million ids, not per block.
     op<producer_id_block> allocate_producer_ids(int32_t count) override;
     // Checked as the etcd store checks it (isr_update_check.h), with this broker the leader;

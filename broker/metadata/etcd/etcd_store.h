@@ -105,6 +105,8 @@ public:
     op<topic_metadata> create_partitions(std::string name, int32_t total) override;
     op<void> set_topic_configs(std::string name, config::topic_overrides c) override;
     op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override;
+    op<void> set_user_scram_credentials(std::string user,
+                                        std::map<std::string, std::string> c) override;
     op<producer_id_block> allocate_producer_ids(int32_t count) override;
     // etcd_store_replication.cc: a txn comparing the record's mod_revision, this broker's
     // registration lease and, for each joining member, its registration and the absence of its
@@ -215,6 +217,9 @@ private:
         etcd_store* self, std::string name, int32_t total);
     static boost::asio::awaitable<result<int64_t>> set_topic_configs_here(
         etcd_store* self, std::string name, config::topic_overrides c);
+    static boost::asio::awaitable<result<int64_t>> put_or_delete_here(etcd_store* self,
+                                                                      std::string key,
+                                                                      std::string value);
     static boost::asio::awaitable<result<int64_t>> set_broker_configs_here(
         etcd_store* self, std::string entity, std::map<std::string, std::string> c);
     static boost::asio::awaitable<committed<producer_id_block>> allocate_here(etcd_store* self,
