@@ -32,8 +32,6 @@ cmake --build --preset "$preset"
 # generator shares the broker's two cores (tests/hostile/latency_probe.h says why); the full
 # run's hostile_test still asserts their memory, fds and answers; `scripts/test.sh -L known_gap`
 # asserts the bounds.
-# It also holds nemesis.leader_cut_from_etcd_refused (a leader cut off from etcd keeps serving
-# its stale high watermark; tests/nemesis/README.md) until the broker fix lands.
 # The `scale` measurements (100,000 partitions in etcd, failover with 10,000, a 60 s
 # steady load; broker/metadata/README.md) take minutes and assert little: `-L scale`.
 # The `cluster` suite (a real etcd + three brokers) is part of the full run.

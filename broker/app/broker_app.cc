@@ -1,6 +1,7 @@
 #include "broker/app/broker_app.h"
 
 #include "broker/app/http_views.h"
+#include "broker/app/listener_security.h"
 #include "broker/app/metadata_runtime.h"
 #include "broker/app/shutdown_watchdog.h"
 #include "broker/cluster/partition_wiring.h"
@@ -144,6 +145,10 @@ std::string broker_app::start() {
         !problem.empty()) {
         return problem;
     }
+    if (auto problem = listener_security(*_config, opts.listeners, advertised, opts.security);
+        !problem.empty()) {
+        return problem;
+    }
     handlers::advertised_endpoint endpoint;
     {
         const auto& l = advertised.front();
@@ -152,6 +157,8 @@ std::string broker_app::start() {
         endpoint.port = l.port;
     }
     opts.limits.max_request_bytes = _config->get(config::keys::socket_request_max_bytes);
+    opts.limits.max_unauthenticated_request_bytes =
+        _config->get(config::keys::sasl_server_max_receive_size);
     opts.limits.max_idle = _config->get(config::keys::connections_max_idle_ms);
     opts.limits.queued_max_requests =
         static_cast<size_t>(_config->get(config::keys::queued_max_requests));
@@ -243,6 +250,13 @@ std::string broker_app::start() {
     _store->logs_recovered();  // the controller may unfence this incarnation from now on
     _replica_sync = std::make_unique<cluster::replica_sync>(*_store, *_partitions, *_config);
     _replica_sync->start(snap);
+    _vouch = std::make_unique<cluster::leadership_vouch>(
+        *_store, *_partitions, static_cast<int32_t>(_config->node_id()),
+        cluster::leadership_vouch_options{
+            .freshness = std::chrono::milliseconds(
+                             _config->get(config::keys::replica_fetch_wait_max_ms)) +
+                         std::chrono::seconds(1)});
+    _vouch->start();
     _producer_ids = std::make_unique<handlers::producer_id_allocator>(*_store, *_pool);
     _fetch_sessions = std::make_unique<handlers::fetch_session_cache>(
         static_cast<size_t>(_config->get(config::keys::max_incremental_fetch_session_cache_slots)),
@@ -388,6 +402,10 @@ void broker_app::stop() {
     if (_groups) {
         // Answers parked JoinGroup/SyncGroup; needs the shards.
         steps.step("stopping the group coordinator", [&] { _groups->stop_blocking(); });
+    }
+    if (_vouch) {
+        // Before the logs whose followers it asks about close.
+        steps.step("stopping the leadership vouch", [&] { _vouch->stop(); });
     }
     if (_replica_sync) {
         // Before the logs it opens and removes close.

@@ -20,6 +20,7 @@
 // then stop() once. Threading: both from the main thread.
 
 #include "broker/app/exit_status.h"
+#include "broker/cluster/leadership_vouch.h"
 #include "broker/cluster/partition_isr_writer.h"
 #include "broker/cluster/partition_manager.h"
 #include "broker/cluster/replica_sync.h"
@@ -95,6 +96,8 @@ private:
     // Followers' fetchers, told of every role change by the partition manager's role listener.
     std::unique_ptr<replication::replica_fetchers> _fetchers;
     std::unique_ptr<cluster::replica_sync> _replica_sync;  // local logs follow the metadata
+    // Leading on the followers' word after the session lease lapsed (an etcd outage).
+    std::unique_ptr<cluster::leadership_vouch> _vouch;
     std::unique_ptr<handlers::producer_id_allocator> _producer_ids;
     std::unique_ptr<handlers::fetch_session_cache> _fetch_sessions;
     coordinator::system_clock _group_clock;

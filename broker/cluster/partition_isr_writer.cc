@@ -24,7 +24,7 @@ asio::awaitable<void> alter(metadata::store* s, metadata::isr_update update,
         }
     } catch (const std::exception& e) {
         // A boundary: the store's coroutine must not take the writer's thread down.
-        log::get("metadata")->error("alter_isr failed: {}", e.what());
+        log::get("cluster")->error("alter_isr failed: {}", e.what());
         ec = make_error_code(metadata::errc::unavailable);
     }
     pool->post(owner, [done = std::move(done), ec] { done(ec); });

@@ -85,7 +85,7 @@ result<std::unique_ptr<storage::partition_log>> partition_manager::open_log(
     auto opened =
         storage::partition_log::open(_dir->path() / tp.dir_name(), tp, cfg, options_for(tp, shard));
     if (!opened) {
-        log::get("metadata")
+        log::get("cluster")
             ->error("cannot open partition {}: {}", tp.dir_name(), opened.error().message());
         return opened.error();
     }
@@ -103,7 +103,7 @@ result<std::unique_ptr<storage::partition_log>> partition_manager::open_log(
     }
     const auto& rec = plog->recovery();
     if (!rec.clean && (rec.truncated_bytes > 0 || rec.segments_deleted > 0)) {
-        log::get("metadata")
+        log::get("cluster")
             ->warn("partition {} recovered: truncated {} bytes, {} segments deleted", tp.dir_name(),
                    rec.truncated_bytes, rec.segments_deleted);
     }
@@ -242,7 +242,7 @@ result<void> partition_manager::open_all(const metadata::cluster_state& state) {
                       _config.get(config::keys::log_flush_offset_checkpoint_interval_ms),
                       _config.get(config::keys::log_flush_start_offset_checkpoint_interval_ms),
                       _config.get(config::keys::replica_high_watermark_checkpoint_interval_ms)});
-    log::get("metadata")
+    log::get("cluster")
         ->info("opened {} partitions in {} ({} start)", total, _dir->path().string(),
                _dir->clean_start() ? "clean" : "recovering");
     return success();
@@ -333,7 +333,7 @@ void partition_manager::close_all() {
                 auto r = plog.close_unsynced(files);
                 if (!r) {
                     all_clean = false;
-                    log::get("metadata")
+                    log::get("cluster")
                         ->error("closing {} failed: {}", tp.dir_name(), r.error().message());
                 }
                 std::lock_guard lock(mu);
@@ -352,9 +352,9 @@ void partition_manager::close_all() {
     }
     const bool ok = _dir->close(std::move(to_sync), values, all_clean.load());
     if (ok) {
-        log::get("metadata")->info("closed {} partitions cleanly", values.log_starts.size());
+        log::get("cluster")->info("closed {} partitions cleanly", values.log_starts.size());
     } else {
-        log::get("metadata")->error("unclean close: the next start recovers the logs");
+        log::get("cluster")->error("unclean close: the next start recovers the logs");
     }
 }
 

@@ -123,6 +123,10 @@ public:
     storage::partition_log* local(const model::topic_partition& tp);
     // The partition on the calling (owner) shard, or nullptr; the same lifetime rules as local().
     replication::partition* partition_here(const model::topic_partition& tp);
+    // Whether pred holds for every partition this broker leads, on every shard (pred runs on
+    // each partition's owner shard; it must only read the partition).
+    using led_predicate = std::function<bool(const replication::partition&)>;
+    boost::asio::awaitable<bool> every_led_partition(const led_predicate& pred);
     // Wakes fetches waiting on any shard; call after appends.
     void notify_data_arrived();
     // Wakes only followers' fetches (they read to the log end, consumers to the high
@@ -219,6 +223,8 @@ private:
                                                         std::vector<model::topic_partition> tps,
                                                         storage::log_config cfg);
     static boost::asio::awaitable<void> housekeeping(partition_manager* self, size_t shard);
+    static boost::asio::awaitable<bool> every_led_on_shard(partition_manager* self,
+                                                           const led_predicate* pred);
 
     runtime::shard_pool& _pool;
     const config::broker_config& _config;

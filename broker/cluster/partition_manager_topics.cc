@@ -216,7 +216,7 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
             std::error_code ec;
             fs::rename(r.dir, r.doomed, ec);
             if (ec) {
-                log::get("metadata")
+                log::get("cluster")
                     ->warn("cannot rename {} for deletion: {}", r.dir.string(), ec.message());
                 r.doomed = r.dir;
             }
@@ -252,6 +252,23 @@ asio::awaitable<int> partition_manager::count_on_shard(partition_manager* self,
     }));
 }
 
+asio::awaitable<bool> partition_manager::every_led_on_shard(partition_manager* self,
+                                                            const led_predicate* pred) {
+    auto& table = *self->_shards[*runtime::shard_pool::current_shard()];
+    co_return std::all_of(table.partitions.begin(), table.partitions.end(), [pred](const auto& e) {
+        return e.second->role() != replication::partition_role::leader || (*pred)(*e.second);
+    });
+}
+
+asio::awaitable<bool> partition_manager::every_led_partition(const led_predicate& pred) {
+    for (size_t shard = 0; shard < _pool.shard_count(); ++shard) {
+        if (!co_await runtime::run_on(_pool.executor(shard), every_led_on_shard(this, &pred))) {
+            co_return false;
+        }
+    }
+    co_return true;
+}
+
 asio::awaitable<bool> partition_manager::remove_unhosted(metadata::topic_metadata topic) {
     std::map<size_t, std::vector<topic_partition>> by_shard;
     for (const auto& p : topic.partitions) {
@@ -267,7 +284,7 @@ asio::awaitable<bool> partition_manager::remove_unhosted(metadata::topic_metadat
             continue;
         }
         for (const auto& tp : tps) {
-            log::get("metadata")
+            log::get("cluster")
                 ->info("{}-{}: this broker is no longer a replica; deleting its log", tp.topic,
                        tp.partition.value());
         }

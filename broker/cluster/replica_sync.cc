@@ -25,7 +25,7 @@ void apply_dynamic_broker_configs(config::broker_config& config, config::dynamic
     }
     for (const auto& [k, v] : values) {
         if (auto err = config.set_dynamic(layer, k, v); !err.empty()) {
-            log::get("metadata")->warn("ignoring dynamic broker config: {}", err);
+            log::get("cluster")->warn("ignoring dynamic broker config: {}", err);
         }
     }
 }
@@ -96,7 +96,7 @@ void replica_sync::stop() {
         }
     });
     if (done.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-        log::get("metadata")->error("replica sync: the last round did not finish within 30 s");
+        log::get("cluster")->error("replica sync: the last round did not finish within 30 s");
     }
 }
 
@@ -147,7 +147,7 @@ std::map<std::string, std::string> configs_of(const metadata::cluster_state& s,
 
 asio::awaitable<void> replica_sync::apply(state& st, const metadata::cluster_state& before,
                                           const metadata::cluster_state& after) {
-    auto log = log::get("metadata");
+    auto log = log::get("cluster");
     // Gone, or deleted and created again: the old topic's logs go (only those opened for its
     // id, so a namesake's logs a handler already opened stay).
     std::vector<model::topic_partition> removed;

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cassert>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -64,6 +65,9 @@ bool flatten(const YAML::Node& node, const std::string& prefix,
 
 bool apply(value_map& statics, std::string_view key, std::string_view text, std::string* error) {
     const property* p = find_broker_property(key);
+    if (p == nullptr) {
+        p = find_listener_property(key);  // listener.name.<l>.<key>, stored under its own name
+    }
     if (p == nullptr) {
         *error = fmt::format("unknown configuration key '{}'", key);
         return false;
@@ -155,6 +159,28 @@ std::optional<std::pair<value, config_source>> broker_config::lookup(const layer
         return std::pair{default_of(*p), config_source::default_config};
     }
     return std::nullopt;
+}
+
+value broker_config::listener_get(std::string_view listener, std::string_view key,
+                                  std::string_view mechanism) const {
+    auto lower = [](std::string_view text) {
+        std::string out(text);
+        for (auto& c : out) {
+            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+        return out;
+    };
+    auto l = snapshot();
+    std::string prefix = "listener.name." + lower(listener) + ".";
+    if (!mechanism.empty()) {
+        if (auto v = lookup(*l, prefix + lower(mechanism) + "." + std::string(key), false)) {
+            return v->first;
+        }
+    }
+    if (auto v = lookup(*l, prefix + std::string(key), false)) {
+        return v->first;
+    }
+    return lookup(*l, key, true)->first;
 }
 
 value broker_config::get(std::string_view name) const {

@@ -82,6 +82,12 @@ public:
     std::string get_string(std::string_view name) const;  // "" when null
     std::vector<std::string> get_list(std::string_view name) const;
 
+    // A listener's value of table key `key` (Kafka's ListenerName.configPrefix): the first set of
+    // listener.name.<listener lower-case>.<mechanism lower-case>.<key> (when a mechanism is
+    // given), listener.name.<listener lower-case>.<key>, then get(key).
+    value listener_get(std::string_view listener, std::string_view key,
+                       std::string_view mechanism = {}) const;
+
     // The value, its source and (when asked) its synonyms, as DescribeConfigs reports them.
     described_value describe(const property& p, bool include_synonyms) const;
 

@@ -45,7 +45,7 @@ const property* find_listener_property(std::string_view name) {
 
 bool per_broker_only(std::string_view name) {
     return name.starts_with(listener_prefix) || name.starts_with("sasl.") ||
-           name == "listener.security.protocol.map";
+           name.starts_with("ssl.") || name == "listener.security.protocol.map";
 }
 
 }  // namespace spool::broker::config

@@ -22,7 +22,8 @@ namespace spool::broker::config {
 const property* find_listener_property(std::string_view name);
 
 // Whether Kafka takes `name` only per broker ("Cannot update these configs at default cluster
-// level, broker id must be specified"): per-listener keys and Kafka's listener and SASL keys.
+// level, broker id must be specified"): per-listener keys and Kafka's listener, SSL and SASL
+// keys.
 bool per_broker_only(std::string_view name);
 
 }  // namespace spool::broker::config

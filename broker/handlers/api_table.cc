@@ -53,6 +53,11 @@ const std::vector<api_entry>& table() {
         {api_key::describe_acls, 0, 3, 0, handle_describe_acls},
         {api_key::create_acls, 0, 3, 0, handle_create_acls},
         {api_key::delete_acls, 0, 3, 0, handle_delete_acls},
+        {api_key::sasl_handshake, 0, 1, 0, handle_sasl_handshake},
+        {api_key::sasl_authenticate, 0, 2, 0, handle_sasl_authenticate},
+        {api_key::describe_user_scram_credentials, 0, 0, 0,
+         handle_describe_user_scram_credentials},
+        {api_key::alter_user_scram_credentials, 0, 0, 0, handle_alter_user_scram_credentials},
     };
     return rows;
 }

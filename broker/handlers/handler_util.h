@@ -63,6 +63,7 @@ net::handled encode(request_ctx& ctx, const Response& body) {
     }
     net::handled h;
     h.outcome = ctx.outcome;
+    h.close_after = ctx.close_after_response;
     if (h.outcome == net::request_outcome::respond) {
         auto enc =
             protocol::encode_response(ctx.request.header.correlation_id, ctx.version(), body);

@@ -3,6 +3,7 @@
 #include "broker/handlers/api_table.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/sasl_session.h"
 #include "broker/metrics/request_probe.h"
 #include "common/log.h"
 
@@ -67,6 +68,9 @@ boost::asio::awaitable<net::handled> kafka_dispatcher::dispatch(net::request_con
 
 boost::asio::awaitable<net::handled> kafka_dispatcher::run(net::request_context& ctx,
                                                            request_summary& summary) {
+    if (sasl_expects_raw_token(ctx.connection())) {
+        co_return co_await sasl_raw_token(_svc, ctx);
+    }
     auto parsed = protocol::parse_request(ctx.frame());
     if (!parsed) {
         log::get("kafka")->debug("connection {}: unparsable request header, closing",
@@ -81,6 +85,12 @@ boost::asio::awaitable<net::handled> kafka_dispatcher::run(net::request_context&
         co_return malformed();
     }
     summary.api_key = req.header.request_api_key;
+    if (!sasl_admits(ctx, api->key)) {
+        summary.error = true;
+        net::handled refused;
+        refused.outcome = net::request_outcome::close;
+        co_return refused;
+    }
     int16_t v = req.version();
     if (api->key == protocol::api_key::api_versions && (v < 0 || v > api->max_version)) {
         summary.error = true;  // UNSUPPORTED_VERSION

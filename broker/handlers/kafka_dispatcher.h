@@ -4,6 +4,8 @@
 // the supported-API table, and runs the handler. Anything malformed (a header that does not
 // parse, an unknown API, an unsupported version, a body that does not decode) closes the
 // connection and is counted, as Kafka does; only ApiVersions answers unsupported versions.
+// On SASL listeners the SASL gate (sasl_session.h) comes first: before authentication only the
+// SASL exchange is served.
 //
 // Every request is also timed into the request probe (when one is given): queue time from the
 // frame's last byte read to this dispatcher starting it, latency from that read to the response

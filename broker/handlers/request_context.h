@@ -20,6 +20,8 @@ struct request_ctx {
     bool response_error = false;
     // Decode, per-item work and response of this request (request_memory.h).
     request_memory memory;
+    // The connection closes once the response is written (failed authentication).
+    bool close_after_response = false;
 
     int16_t version() const { return request.version(); }
     const std::optional<std::string>& client_id() const { return request.header.client_id; }

@@ -100,9 +100,9 @@ struct partition_state {
     // KIP-966's eligible leader replicas: members the controller took out of the ISR while it
     // had fewer than min.insync.replicas members. No acks=all write is accepted while the ISR is
     // that small, so such a member holds every record acknowledged to an acks=all producer and
-    // may be elected when no ISR member is eligible. (Kafka's strict min ISR rule also stops the
-    // high watermark there; Spool's does not yet, so acks=0/1 records written meanwhile may be
-    // missing on it.) Removed when it rejoins the ISR, when it comes back from an unclean
+    // may be elected when no ISR member is eligible. (The strict min ISR rule, Kafka's and
+    // replication::partition's, also stops the high watermark there, so acks=0/1 records written
+    // meanwhile, which it may lack, were never committed.) Removed when it rejoins the ISR, when it comes back from an unclean
     // shutdown or with another directory, and cleared once the ISR has min.insync.replicas
     // members again.
     std::vector<int32_t> elr;
@@ -162,6 +162,9 @@ struct cluster_state {
     std::unordered_map<protocol::uuid, std::string> topic_names;  // id -> name
     // Dynamic broker configs: "" = cluster default, "<node id>" = one broker.
     std::map<std::string, std::map<std::string, std::string>> broker_configs;
+    // SCRAM credentials (AlterUserScramCredentials): user -> mechanism ("SCRAM-SHA-256") ->
+    // Kafka's credential text (broker/security/scram.h: salt, stored and server keys, iterations).
+    std::map<std::string, std::map<std::string, std::string>> user_scram;
     // Next producer id to hand out.
     int64_t next_producer_id = 0;
     // Live brokers by node id, and the current controller (-1: none elected right now).

@@ -66,6 +66,20 @@ struct producer_id_block {
     int32_t count = 0;
 };
 
+// This broker's cluster session as its leaderships see it (etcd: broker_session.h).
+struct session_lease {
+    // Registered and unfenced: whether it may lead at all, whatever the lease's age.
+    bool standing = true;
+    // When the last renewal etcd confirmed was sent: the lease holds at least until
+    // renewed_at + timeout.
+    std::chrono::steady_clock::time_point renewed_at;
+    std::chrono::milliseconds timeout{0};
+
+    bool lapsed(std::chrono::steady_clock::time_point now) const {
+        return now >= renewed_at + timeout;
+    }
+};
+
 class store {
 public:
     virtual ~store() = default;
@@ -92,6 +106,10 @@ public:
     // cannot commit now.
     virtual op<void> create_acls(std::vector<security::acl_binding> bindings) = 0;
     virtual op<void> delete_acls(std::vector<security::acl_binding> bindings) = 0;
+    // Replaces the SCRAM credentials of one user as a whole (mechanism -> credential text;
+    // empty: the user has none left).
+    virtual op<void> set_user_scram_credentials(std::string user,
+                                                std::map<std::string, std::string> c) = 0;
     // Hands out `count` producer ids that no other call (before or after a restart) gets.
     virtual op<producer_id_block> allocate_producer_ids(int32_t count) = 0;
     // The leader's ISR change: committed only if the record still has record_revision (etcd) and
@@ -158,6 +176,11 @@ public:
     // expired (a paused process, a lease etcd reports gone) until it has registered again. Cheap
     // (an atomic load); the produce path checks it. The embedded store always may.
     virtual bool may_lead() const { return true; }
+    // The session behind may_lead(); nullopt for a store without one (embedded: always may).
+    virtual std::optional<session_lease> lease() const { return std::nullopt; }
+    // After its lease lapsed, this broker may lead until `until` on its followers' word
+    // (cluster::leadership_vouch). A store without a session ignores it.
+    virtual void vouched_until(std::chrono::steady_clock::time_point until) { (void)until; }
     // This broker's logs are open and recovered: a cluster store tells the controller, which may
     // unfence this incarnation from then on (cluster_state.h). Returns at once.
     virtual void logs_recovered() {}

@@ -13,7 +13,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <poll.h>
-#include <sys/sendfile.h>
 
 #include <algorithm>
 #include <array>
@@ -40,8 +39,9 @@ connection::connection(asio::ip::tcp::socket socket, connection_info info,
                        request_dispatcher& dispatcher, probe& probe, connection_limits limits,
                        request_bytes_budget& budget, hangup_watch& hangups,
                        std::function<void(uint64_t)> on_closed,
-                       std::function<void()> on_socket_closed)
-    : _socket(std::move(socket)),
+                       std::function<void()> on_socket_closed, tls_material tls)
+    : _stream(std::move(socket), std::move(tls.context)),
+      _principal_rules(std::move(tls.rules)),
       _info(std::move(info)),
       _dispatcher(dispatcher),
       _probe(probe),
@@ -50,7 +50,7 @@ connection::connection(asio::ip::tcp::socket socket, connection_info info,
       _hangups(hangups),
       _on_closed(std::move(on_closed)),
       _on_socket_closed(std::move(on_socket_closed)),
-      _progress(_socket.get_executor()) {
+      _progress(_stream.socket().get_executor()) {
     _probe.connection_opened();
 }
 
@@ -62,16 +62,17 @@ connection::~connection() {
 }
 
 void connection::start() {
+    auto& socket = _stream.socket();
     error_code ec;
-    _socket.set_option(asio::ip::tcp::no_delay(true), ec);
+    socket.set_option(asio::ip::tcp::no_delay(true), ec);
     // sendfile(2) must not block the shard: with the fd non-blocking it returns EAGAIN and
     // the writer waits for writability instead.
-    _socket.native_non_blocking(true, ec);
+    socket.native_non_blocking(true, ec);
     auto self = shared_from_this();
-    asio::co_spawn(_socket.get_executor(), read_loop(self), asio::detached);
-    asio::co_spawn(_socket.get_executor(), write_loop(self), asio::detached);
+    asio::co_spawn(socket.get_executor(), read_loop(self), asio::detached);
+    asio::co_spawn(socket.get_executor(), write_loop(self), asio::detached);
     if (_limits.max_idle.count() > 0) {
-        asio::co_spawn(_socket.get_executor(), idle_watch(self, _limits.max_idle), asio::detached);
+        asio::co_spawn(socket.get_executor(), idle_watch(self, _limits.max_idle), asio::detached);
     }
 }
 
@@ -83,7 +84,7 @@ void connection::begin_drain() {
     _hangups.unwatch(_info.id);
     // SHUT_RD wakes the pending read with end-of-file; queued responses are still written.
     error_code ec;
-    _socket.shutdown(asio::ip::tcp::socket::shutdown_receive, ec);
+    _stream.socket().shutdown(asio::ip::tcp::socket::shutdown_receive, ec);
     _progress.notify();
 }
 
@@ -99,8 +100,8 @@ void connection::close() {
     // Before the fd is closed: the shard's hang-up poll must never see a reused descriptor.
     _hangups.unwatch(_info.id);
     error_code ec;
-    _socket.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-    _socket.close(ec);
+    _stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+    _stream.socket().close(ec);
     if (_on_socket_closed) {
         auto fn = std::move(_on_socket_closed);
         _on_socket_closed = nullptr;
@@ -122,7 +123,7 @@ asio::awaitable<void> connection::paused_wait() {
     _read_paused = true;
     // While draining, our own SHUT_RD reads as a hang-up: let in-flight requests answer.
     if (!_closed && !_draining) {
-        _hangups.watch(_info.id, _socket.native_handle(), [weak = weak_from_this()] {
+        _hangups.watch(_info.id, _stream.socket().native_handle(), [weak = weak_from_this()] {
             auto self = weak.lock();
             if (!self || self->_closed || self->_draining || !self->_read_paused) {
                 return;
@@ -162,8 +163,45 @@ asio::awaitable<bool> connection::reserve_budget(size_t size, size_t& reserved) 
     co_return true;
 }
 
+asio::awaitable<bool> connection::secure() {
+    if (!_stream.tls()) {
+        co_return true;
+    }
+    auto log = log::get("net");
+    error_code ec;
+    co_await _stream.handshake(ec);
+    if (_closed) {
+        co_return false;
+    }
+    if (ec) {
+        // A scanner or a client without our CA: one line, and the descriptor goes at once.
+        log->info("connection {} from {} on {}: TLS handshake failed: {}", _info.id, _info.peer,
+                  _info.listener, ec.message());
+        close();
+        co_return false;
+    }
+    // SSL listeners authenticate by certificate; SASL_SSL ones by SASL, after the handshake.
+    if (_info.security_protocol == "SSL") {
+        if (auto subject = _stream.peer_subject()) {
+            auto name = _principal_rules ? _principal_rules->apply(*subject) : subject;
+            if (!name) {
+                log->info("connection {} from {}: no ssl.principal.mapping.rules rule matches the "
+                          "certificate subject '{}', closing",
+                          _info.id, _info.peer, *subject);
+                close();
+                co_return false;
+            }
+            _info.principal.name = std::move(*name);
+        }
+    }
+    co_return true;
+}
+
 asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
     auto log = log::get("net");
+    if (!co_await self->secure()) {
+        co_return;
+    }
     for (;;) {
         while (!self->_closed && !self->_draining &&
                (self->_pending.size() >= self->_limits.queued_max_requests ||
@@ -176,8 +214,7 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
         }
         std::array<uint8_t, 4> prefix{};
         error_code ec;
-        co_await asio::async_read(self->_socket, asio::buffer(prefix),
-                                  asio::redirect_error(asio::use_awaitable, ec));
+        co_await self->_stream.read(asio::buffer(prefix), ec);
         if (ec) {
             if (!self->_draining) {
                 // The peer closed or reset (or close() ran): as Kafka, close now rather than
@@ -189,10 +226,14 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
         int32_t size =
             static_cast<int32_t>((uint32_t(prefix[0]) << 24) | (uint32_t(prefix[1]) << 16) |
                                  (uint32_t(prefix[2]) << 8) | uint32_t(prefix[3]));
-        if (size < 0 || size > self->_limits.max_request_bytes) {
+        int32_t max_size = self->_info.authenticated
+                               ? self->_limits.max_request_bytes
+                               : self->_limits.max_unauthenticated_request_bytes;
+        if (size < 0 || size > max_size) {
             self->_probe.malformed_request();
-            log->warn("connection {} from {}: request size {} outside [0, {}], closing",
-                      self->_info.id, self->_info.peer, size, self->_limits.max_request_bytes);
+            log->warn("connection {} from {}: request size {} outside [0, {}]{}, closing",
+                      self->_info.id, self->_info.peer, size, max_size,
+                      self->_info.authenticated ? "" : " (sasl.server.max.receive.size)");
             self->close();
             break;
         }
@@ -219,7 +260,7 @@ asio::awaitable<void> connection::read_loop(std::shared_ptr<connection> self) {
         s->budget_bytes = reserved;
         self->_pending_bytes += s->frame_bytes;
         self->_pending.push_back(s);
-        asio::co_spawn(self->_socket.get_executor(),
+        asio::co_spawn(self->_stream.socket().get_executor(),
                        process(self, s, std::move(frame), received_at), asio::detached);
         while (!s->ordered && !self->_closed && !self->_draining) {
             co_await self->paused_wait();
@@ -237,18 +278,26 @@ asio::awaitable<std::vector<uint8_t>> connection::read_body(size_t size, error_c
     std::vector<uint8_t> frame;
     if (size <= first_frame_chunk) {
         frame.resize(size);
-        co_await asio::async_read(_socket, asio::buffer(frame),
-                                  asio::redirect_error(asio::use_awaitable, ec));
+        co_await _stream.read(asio::buffer(frame), ec);
         co_return frame;
     }
     frame_buffer body(size);
     while (!body.complete()) {
-        size_t ready = _socket.available(ec);
-        if (!ec && ready == 0) {
-            co_await _socket.async_wait(asio::ip::tcp::socket::wait_read,
-                                        asio::redirect_error(asio::use_awaitable, ec));
-            if (!ec) {
-                ready = _socket.available(ec);  // 0 now: end of stream, the read says so
+        size_t ready = 0;
+        if (_stream.tls()) {
+            // Asio and OpenSSL hold received bytes the socket no longer shows, so the socket's
+            // count says nothing: read what comes, at most a TLS record's worth at a time.
+            ready = stream::tls_record_bytes;
+        } else {
+            ready = _stream.socket().available(ec);
+            if (!ec && ready == 0) {
+                co_await _stream.socket().async_wait(
+                    asio::ip::tcp::socket::wait_read,
+                    asio::redirect_error(asio::use_awaitable, ec));
+                if (!ec) {
+                    // 0 now: end of stream, the read says so.
+                    ready = _stream.socket().available(ec);
+                }
             }
         }
         if (ec) {
@@ -258,11 +307,10 @@ asio::awaitable<std::vector<uint8_t>> connection::read_body(size_t size, error_c
         // The frame's end is in the socket: its chunks move into one buffer, a step at a time,
         // the shard's other connections running in between.
         while (body.must_linearise(ready) && !body.linearise(linearise_step_bytes)) {
-            co_await asio::post(_socket.get_executor(), asio::use_awaitable);
+            co_await asio::post(_stream.socket().get_executor(), asio::use_awaitable);
         }
         auto buffers = body.prepare(ready);
-        size_t n = co_await _socket.async_read_some(buffers,
-                                                    asio::redirect_error(asio::use_awaitable, ec));
+        size_t n = co_await _stream.read_some(buffers, ec);
         if (ec) {
             co_return frame;
         }
@@ -303,7 +351,7 @@ asio::awaitable<void> connection::idle_watch(std::weak_ptr<connection> weak,
     if (!first || first->_closed) {
         co_return;
     }
-    asio::steady_timer timer(first->_socket.get_executor());
+    asio::steady_timer timer(first->_stream.socket().get_executor());
     first.reset();
     for (;;) {
         timer.expires_after(std::max(max_idle / 4, std::chrono::milliseconds(10)));
@@ -342,7 +390,7 @@ asio::awaitable<void> connection::write_loop(std::shared_ptr<connection> self) {
         self->_progress.notify();  // the reader may be waiting for queue space
         auto outcome = s->result.outcome;
         if (outcome == request_outcome::respond) {
-            if (!co_await self->write_response(s->result.response)) {
+            if (!co_await self->write_response(s->result.response) || s->result.close_after) {
                 break;
             }
             continue;
@@ -365,48 +413,17 @@ asio::awaitable<bool> connection::write_response(const response& r) {
     for (size_t i = 0; i <= r.splices.size(); ++i) {
         size_t end = i < r.splices.size() ? r.splices[i].at : r.buffer.size();
         if (end > pos) {
-            co_await asio::async_write(_socket, asio::buffer(r.buffer.data() + pos, end - pos),
-                                       asio::redirect_error(asio::use_awaitable, ec));
+            co_await _stream.write(asio::buffer(r.buffer.data() + pos, end - pos), ec);
             if (ec) {
                 co_return false;
             }
         }
         pos = end;
-        if (i < r.splices.size() && !co_await send_file(r.splices[i].slice)) {
+        if (i < r.splices.size() && !co_await _stream.write_file(r.splices[i].slice, _info.id)) {
             co_return false;
         }
     }
     _probe.response_sent(r.size());
-    co_return true;
-}
-
-asio::awaitable<bool> connection::send_file(const file_slice& slice) {
-    off_t offset = static_cast<off_t>(slice.offset);
-    size_t left = slice.length;
-    while (left > 0) {
-        ssize_t n = ::sendfile(_socket.native_handle(), slice.file->fd(), &offset, left);
-        if (n > 0) {
-            left -= static_cast<size_t>(n);
-            continue;
-        }
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            error_code ec;
-            co_await _socket.async_wait(asio::ip::tcp::socket::wait_write,
-                                        asio::redirect_error(asio::use_awaitable, ec));
-            if (ec) {
-                co_return false;
-            }
-            continue;
-        }
-        // n == 0: the file is shorter than the slice (truncated underneath us). The size prefix
-        // already promised these bytes, so the stream cannot be repaired: close.
-        log::get("net")->warn("connection {}: sendfile failed ({}), closing", _info.id,
-                              n == 0 ? "file shorter than slice" : std::strerror(errno));
-        co_return false;
-    }
     co_return true;
 }
 

@@ -12,8 +12,10 @@
 //               are pending or the shard's request_bytes_budget is spent (TCP backpressure
 //               instead of unbounded memory).
 //   process     one per request: runs the dispatcher, stores the result in the request's slot.
-//   write_loop  writes completed slots in order: buffer bytes with gather writes and file
-//               slices with sendfile(2).
+//   write_loop  writes completed slots in order: buffer bytes, and file slices with
+//               sendfile(2) (through the TLS stream on TLS listeners, stream.h).
+// On a TLS listener the reader first runs the TLS handshake; on an SSL listener the client
+// certificate's subject, mapped by ssl.principal.mapping.rules, becomes the principal.
 //
 // Lifecycle: created by the server on accept, kept alive by its coroutines (shared_ptr);
 // begin_drain() stops reading new requests and lets pending ones finish; close() stops
@@ -26,6 +28,8 @@
 #include "broker/net/hangup_watch.h"
 #include "broker/net/probe.h"
 #include "broker/net/request_bytes_budget.h"
+#include "broker/net/stream.h"
+#include "broker/net/tls_context.h"
 #include "broker/runtime/asio.h"
 #include "broker/runtime/async_event.h"
 #include "broker/runtime/cancellation.h"
@@ -42,6 +46,9 @@ namespace spool::broker::net {
 
 struct connection_limits {
     int32_t max_request_bytes = 104857600;
+    // sasl.server.max.receive.size: the largest frame read while connection_info::authenticated
+    // is false (a SASL listener before the client authenticated).
+    int32_t max_unauthenticated_request_bytes = 524288;
     size_t queued_max_requests = 500;
     // Request frames of one connection held at once (read, not yet answered). Requests that
     // reach their ordering point early (fetch long-polls, produce once its appends are queued)
@@ -57,11 +64,12 @@ class connection : public std::enable_shared_from_this<connection> {
 public:
     // budget: the shard's queued.max.request.bytes share (outlives the connection).
     // on_socket_closed runs once, when the socket is closed (connection quotas).
+    // tls: the listener's TLS context and principal rules; empty for plaintext listeners.
     connection(boost::asio::ip::tcp::socket socket, connection_info info,
                request_dispatcher& dispatcher, probe& probe, connection_limits limits,
                request_bytes_budget& budget, hangup_watch& hangups,
                std::function<void(uint64_t)> on_closed,
-               std::function<void()> on_socket_closed = nullptr);
+               std::function<void()> on_socket_closed = nullptr, tls_material tls = {});
     ~connection();
 
     // Spawns the coroutines on the socket's executor.
@@ -83,6 +91,8 @@ private:
 
     static boost::asio::awaitable<void> read_loop(std::shared_ptr<connection> self);
     static boost::asio::awaitable<void> write_loop(std::shared_ptr<connection> self);
+    // The TLS handshake and the certificate's principal; false when the connection closed.
+    boost::asio::awaitable<bool> secure();
     static boost::asio::awaitable<void> idle_watch(std::weak_ptr<connection> weak,
                                                    std::chrono::milliseconds max_idle);
     // Waits for _progress while the reader cannot read; a peer hang-up is noticed meanwhile.
@@ -98,9 +108,9 @@ private:
                                                 std::shared_ptr<slot> s, std::vector<uint8_t> frame,
                                                 std::chrono::steady_clock::time_point received_at);
     boost::asio::awaitable<bool> write_response(const response& r);
-    boost::asio::awaitable<bool> send_file(const file_slice& slice);
 
-    boost::asio::ip::tcp::socket _socket;
+    stream _stream;
+    std::shared_ptr<const security::principal_rules> _principal_rules;
     connection_info _info;
     request_dispatcher& _dispatcher;
     probe& _probe;

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,6 +52,16 @@ enum class request_outcome : uint8_t {
 struct handled {
     request_outcome outcome = request_outcome::respond;
     struct response response;
+    // With respond: close the connection once the response is written (a failed SASL
+    // authentication, as Kafka does).
+    bool close_after = false;
+};
+
+// What a protocol layer keeps per connection beyond connection_info (the handlers' SASL
+// exchange). net only owns it and drops it with the connection.
+class connection_state {
+public:
+    virtual ~connection_state() = default;
 };
 
 struct connection_info {
@@ -65,6 +76,11 @@ struct connection_info {
     std::string security_protocol = "PLAINTEXT";
     // Who the client is; the connection updates it when TLS or SASL authenticates the client.
     model::kafka_principal principal;
+    // False on SASL listeners until SaslAuthenticate succeeded: requests are capped at
+    // sasl.server.max.receive.size and the dispatcher serves only the SASL exchange.
+    bool authenticated = true;
+    // The dispatcher's per-connection state (SASL), created on first use.
+    std::shared_ptr<connection_state> state;
 };
 
 // Per-request view handed to the dispatcher; valid until the dispatch coroutine completes.
@@ -72,7 +88,7 @@ class request_context {
 public:
     using clock = std::chrono::steady_clock;
 
-    request_context(const connection_info& conn, std::vector<uint8_t> frame,
+    request_context(connection_info& conn, std::vector<uint8_t> frame,
                     std::function<void()> on_ordered, clock::time_point received_at = clock::now(),
                     runtime::request_cancellation* cancellation = nullptr)
         : _conn(conn),
@@ -82,6 +98,9 @@ public:
           _cancellation(cancellation) {}
 
     const connection_info& connection() const { return _conn; }
+    // For the authentication exchange, which sets the principal and the session state. Requests
+    // of one connection run on its shard; the SASL ones only before others are served.
+    connection_info& mutable_connection() { return _conn; }
     std::span<const uint8_t> frame() const { return _frame; }
     // When the last byte of the frame was read off the socket: the start of the request's
     // queue time and latency.
@@ -100,7 +119,7 @@ public:
     bool cancelled() const { return _cancellation != nullptr && _cancellation->cancelled(); }
 
 private:
-    const connection_info& _conn;
+    connection_info& _conn;
     std::vector<uint8_t> _frame;
     std::function<void()> _on_ordered;
     clock::time_point _received_at;

@@ -53,35 +53,35 @@ std::optional<listener_address> parse_listener(std::string_view uri, std::string
     return out;
 }
 
-namespace {
-
-// The protocol `name` maps to, empty when the map has no entry for it.
-std::string_view protocol_of(std::string_view name, const std::vector<std::string>& protocol_map) {
+std::string security_protocol_of(std::string_view name,
+                                 const std::vector<std::string>& protocol_map) {
     for (const auto& entry : protocol_map) {
         auto colon = entry.find(':');
         if (colon != std::string::npos && std::string_view(entry).substr(0, colon) == name) {
-            return std::string_view(entry).substr(colon + 1);
+            return entry.substr(colon + 1);
         }
     }
     return {};
 }
-
-}  // namespace
 
 std::string check_listeners(const std::vector<listener_address>& bound,
                             const std::vector<listener_address>& advertised,
                             const std::vector<std::string>& protocol_map) {
     for (size_t i = 0; i < bound.size(); ++i) {
         const auto& l = bound[i];
-        auto protocol = protocol_of(l.name, protocol_map);
+        auto protocol = security_protocol_of(l.name, protocol_map);
         if (protocol.empty()) {
             return fmt::format(
                 "listener {} has no security protocol in listener.security.protocol.map (add "
                 "{}:PLAINTEXT)",
                 l.name, l.name);
         }
-        if (protocol != "PLAINTEXT") {
-            return fmt::format("listener {} uses {}; only PLAINTEXT is served", l.name, protocol);
+        if (protocol != "PLAINTEXT" && protocol != "SSL" && protocol != "SASL_PLAINTEXT" &&
+            protocol != "SASL_SSL") {
+            return fmt::format(
+                "listener {} uses {}; the security protocols are PLAINTEXT, SSL, SASL_PLAINTEXT "
+                "and SASL_SSL",
+                l.name, protocol);
         }
         for (size_t j = 0; j < i; ++j) {
             if (bound[j].name == l.name) {

@@ -1,9 +1,9 @@
 #pragma once
 
 // Listener URIs as Kafka writes them: "NAME://host:port" ("[::1]:9092" for IPv6; an empty host
-// binds every interface). NAME is PLAINTEXT or any name that listener.security.protocol.map maps
-// to PLAINTEXT (e.g. "POD:PLAINTEXT"): several listeners let one broker advertise a different
-// address to each kind of client. Only the PLAINTEXT protocol is served so far.
+// binds every interface). NAME is any name listener.security.protocol.map maps to a security
+// protocol (e.g. "POD:PLAINTEXT", "CLIENT:SASL_SSL"): several listeners let one broker advertise
+// a different address and security to each kind of client.
 
 #include <cstdint>
 #include <optional>
@@ -22,9 +22,14 @@ struct listener_address {
 // Parses one URI; on error returns nullopt and sets *error naming the text.
 std::optional<listener_address> parse_listener(std::string_view uri, std::string* error);
 
+// The security protocol `name` maps to in `protocol_map` (listener.security.protocol.map
+// entries "NAME:PROTOCOL"); empty when it has none.
+std::string security_protocol_of(std::string_view name,
+                                 const std::vector<std::string>& protocol_map);
+
 // Kafka's rules for a broker's listeners, checked at start: every name has a security protocol
-// in `protocol_map` (listener.security.protocol.map entries "NAME:PROTOCOL") and it is PLAINTEXT
-// (the only one served); bound names and ports are unique; every advertised name is a bound one.
+// in `protocol_map`, one of PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL; bound names and ports
+// are unique; every advertised name is a bound one.
 // Returns the first problem, empty when they are fine.
 std::string check_listeners(const std::vector<listener_address>& bound,
                             const std::vector<listener_address>& advertised,

@@ -140,17 +140,23 @@ asio::awaitable<void> server::accept_loop(server* self, size_t listener) {
             socket.close(ec);
             continue;
         }
+        // Here, on shard 0: the listener's TLS context is reloaded by one thread.
+        tls_material tls;
+        if (auto it = self->_options.security.find(self->_acceptor_listeners[listener]);
+            it != self->_options.security.end() && it->second.tls) {
+            tls = it->second.tls->current();
+        }
         // Through the shard's mailbox: a storm of accepts never holds the shards' scheduler locks.
-        self->_pool.post(shard, [self, shard, ip, listener,
+        self->_pool.post(shard, [self, shard, ip, listener, tls = std::move(tls),
                                  s = std::make_shared<tcp::socket>(std::move(socket))]() mutable {
             self->on_accepted(std::move(*s), shard, std::move(ip),
-                              self->_acceptor_listeners[listener]);
+                              self->_acceptor_listeners[listener], std::move(tls));
         });
     }
 }
 
 void server::on_accepted(tcp::socket socket, size_t shard, std::string ip,
-                         const std::string& listener) {
+                         const std::string& listener, tls_material tls) {
     error_code ec;
     if (_options.socket_send_buffer > 0) {
         socket.set_option(asio::socket_base::send_buffer_size(_options.socket_send_buffer), ec);
@@ -163,6 +169,10 @@ void server::on_accepted(tcp::socket socket, size_t shard, std::string ip,
     info.id = _next_id.fetch_add(1);
     info.shard = shard;
     info.listener = listener;
+    if (auto it = _options.security.find(listener); it != _options.security.end()) {
+        info.security_protocol = it->second.protocol;
+    }
+    info.authenticated = !info.security_protocol.starts_with("SASL_");
     auto remote = socket.remote_endpoint(ec);
     info.peer = ec ? "unknown" : ip + ":" + std::to_string(remote.port());
     std::weak_ptr<shard_state> state = _shards[shard];
@@ -174,7 +184,7 @@ void server::on_accepted(tcp::socket socket, size_t shard, std::string ip,
                 s->connections.erase(id);
             }
         },
-        [quotas = _quotas, ip] { quotas->remove(ip); });
+        [quotas = _quotas, ip] { quotas->remove(ip); }, std::move(tls));
     _shards[shard]->connections.emplace(info.id, conn);
     if (!_accepting) {
         conn->begin_drain();

@@ -15,6 +15,7 @@
 #include "broker/net/listener.h"
 #include "broker/net/probe.h"
 #include "broker/net/request_bytes_budget.h"
+#include "broker/net/tls_context.h"
 #include "broker/runtime/async_event.h"
 #include "broker/runtime/shard_pool.h"
 
@@ -22,6 +23,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -29,8 +31,17 @@
 
 namespace spool::broker::net {
 
+// A listener's security: its protocol (listener.security.protocol.map) and, for SSL and
+// SASL_SSL, its TLS context.
+struct listener_security {
+    std::string protocol = "PLAINTEXT";
+    std::shared_ptr<tls_listener> tls;
+};
+
 struct server_options {
     std::vector<listener_address> listeners;
+    // By listener name; a listener not named here is PLAINTEXT.
+    std::map<std::string, listener_security> security;
     connection_limits limits;
     int socket_send_buffer = -1;     // -1 keeps the OS default
     int socket_receive_buffer = -1;  // -1 keeps the OS default
@@ -69,7 +80,7 @@ private:
 
     static boost::asio::awaitable<void> accept_loop(server* self, size_t listener);
     void on_accepted(boost::asio::ip::tcp::socket socket, size_t shard, std::string ip,
-                     const std::string& listener);
+                     const std::string& listener, tls_material tls);
     void for_each_connection(void (connection::*fn)());
 
     runtime::shard_pool& _pool;

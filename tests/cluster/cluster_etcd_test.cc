@@ -66,7 +66,9 @@ TEST_F(cluster_etcd, etcd_stopped_brokers_serve_produce_and_fetch_and_refuse_cha
         EXPECT_EQ(a.status, 503);
         EXPECT_NE(a.body.find("etcd"), std::string::npos) << "broker " << i << ": " << a.body;
     }
-    // Longer than a session: an etcd outage alone fences nobody.
+    // Longer than a session: every lease has lapsed, and each leader pauses until its followers,
+    // which go on fetching at its epoch, vouch for it (cluster::leadership_vouch: one more
+    // session timeout and a second); kcat retries meanwhile.
     std::this_thread::sleep_for(std::chrono::milliseconds(cluster.options().session_timeout_ms) *
                                 2);
     for (int32_t p = 0; p < 3; ++p) {

@@ -89,6 +89,22 @@ void remove_journals_up_to(const fs::path& dir, int64_t seq) {
     }
 }
 
+// A change that sets one entry of a map-of-maps in the state (an empty value removes it):
+// broker_configs and user_scram.
+using nested_map = std::map<std::string, std::map<std::string, std::string>>;
+std::function<result<std::monostate>(cluster_state&)> replace_entry(
+    nested_map cluster_state::*member, std::string key, std::map<std::string, std::string> value) {
+    return [member, key = std::move(key),
+            value = std::move(value)](cluster_state& next) -> result<std::monostate> {
+        if (value.empty()) {
+            (next.*member).erase(key);
+        } else {
+            (next.*member)[key] = value;
+        }
+        return std::monostate{};
+    };
+}
+
 }  // namespace
 
 result<std::unique_ptr<embedded_store>> embedded_store::open(const fs::path& data_dir,
@@ -374,16 +390,14 @@ store::op<void> embedded_store::set_topic_configs(std::string name, config::topi
 
 store::op<void> embedded_store::set_broker_configs(std::string entity,
                                                    std::map<std::string, std::string> c) {
-    change_fn<std::monostate> change = [entity = std::move(entity), c = std::move(c)](
-                                           cluster_state& next) -> result<std::monostate> {
-        if (c.empty()) {
-            next.broker_configs.erase(entity);
-        } else {
-            next.broker_configs[entity] = c;
-        }
-        return std::monostate{};
-    };
-    co_return co_await commit_void(std::move(change));
+    co_return co_await commit_void(replace_entry(&cluster_state::broker_configs,
+                                                 std::move(entity), std::move(c)));
+}
+
+store::op<void> embedded_store::set_user_scram_credentials(std::string user,
+                                                           std::map<std::string, std::string> c) {
+    co_return co_await commit_void(
+        replace_entry(&cluster_state::user_scram, std::move(user), std::move(c)));
 }
 
 store::op<void> embedded_store::create_acls(std::vector<security::acl_binding> bindings) {

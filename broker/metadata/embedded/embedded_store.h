@@ -78,6 +78,8 @@ public:
     op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override;
     op<void> create_acls(std::vector<security::acl_binding> bindings) override;
     op<void> delete_acls(std::vector<security::acl_binding> bindings) override;
+    op<void> set_user_scram_credentials(std::string user,
+                                        std::map<std::string, std::string> c) override;
     // From a reserved chunk (producer_id_reserve.h): one commit per million ids, not per block.
     op<producer_id_block> allocate_producer_ids(int32_t count) override;
     // Checked as the etcd store checks it (isr_update_check.h), with this broker the leader;

@@ -85,6 +85,12 @@ json to_json(const change& c) {
                     configs[k] = value;
                 }
                 return json{{"broker_configs", v.entity}, {"configs", std::move(configs)}};
+            } else if constexpr (std::is_same_v<T, user_scram_put>) {
+                json credentials = json::object();
+                for (const auto& [k, value] : v.credentials) {
+                    credentials[k] = value;
+                }
+                return json{{"user_scram", v.user}, {"credentials", std::move(credentials)}};
             } else {
                 return json{{"next_producer_id", v.next_producer_id}};
             }
@@ -126,6 +132,19 @@ result<change> change_from_json(const json& j) {
             return bad();
         }
         return change{broker_configs_put{std::move(*entity), std::move(*configs)}};
+    }
+    if (j.contains("user_scram")) {
+        auto user = json_fields::string_member(j, "user_scram");
+        auto credentials_it = j.find("credentials");
+        if (!user || credentials_it == j.end()) {
+            return bad();
+        }
+        auto credentials =
+            json_fields::string_map<std::map<std::string, std::string>>(*credentials_it);
+        if (!credentials) {
+            return bad();
+        }
+        return change{user_scram_put{std::move(*user), std::move(*credentials)}};
     }
     if (auto next = json_fields::int64_member(j, "next_producer_id", 0)) {
         return change{producer_id_put{*next}};
@@ -173,6 +192,12 @@ record diff(const cluster_state& before, const cluster_state& after, int64_t seq
         },
         [&](const std::string& entity, const std::map<std::string, std::string>& configs) {
             puts.emplace_back(broker_configs_put{entity, configs});
+        });
+    compare_sorted(
+        before.user_scram, after.user_scram,
+        [&](const std::string& user) { puts.emplace_back(user_scram_put{user, {}}); },
+        [&](const std::string& user, const std::map<std::string, std::string>& credentials) {
+            puts.emplace_back(user_scram_put{user, credentials});
         });
     if (before.next_producer_id != after.next_producer_id) {
         puts.emplace_back(producer_id_put{after.next_producer_id});
@@ -231,6 +256,12 @@ result<void> apply(cluster_state& s, const record& r) {
             acls_added.push_back(acl->binding);
         } else if (const auto* gone = std::get_if<acl_delete>(&c)) {
             acls_removed.push_back(gone->binding);
+        } else if (const auto* scram = std::get_if<user_scram_put>(&c)) {
+            if (scram->credentials.empty()) {
+                s.user_scram.erase(scram->user);
+            } else {
+                s.user_scram[scram->user] = scram->credentials;
+            }
         } else {
             s.next_producer_id = std::get<producer_id_put>(c).next_producer_id;
         }

@@ -11,6 +11,8 @@
 //              {"delete_topic": "<name>"}
 //              {"broker_configs": "<entity>", "configs": {"k": "v"}}
 //                  the entity's dynamic configs as they are now ({}: none left)
+//              {"user_scram": "<user>", "credentials": {"SCRAM-SHA-256": "<credential>"}}
+//                  the user's SCRAM credentials as they are now ({}: none left)
 //              {"next_producer_id": N}
 //              {"acl": <acl binding, records.h>}          a binding created
 //              {"delete_acl": <acl binding>}              a binding deleted
@@ -47,6 +49,11 @@ struct broker_configs_put {
     std::map<std::string, std::string> configs;
     bool operator==(const broker_configs_put&) const = default;
 };
+struct user_scram_put {
+    std::string user;
+    std::map<std::string, std::string> credentials;
+    bool operator==(const user_scram_put&) const = default;
+};
 struct producer_id_put {
     int64_t next_producer_id = 0;
     bool operator==(const producer_id_put&) const = default;
@@ -59,8 +66,8 @@ struct acl_delete {
     security::acl_binding binding;
     bool operator==(const acl_delete&) const = default;
 };
-using change =
-    std::variant<topic_put, topic_delete, broker_configs_put, producer_id_put, acl_put, acl_delete>;
+using change = std::variant<topic_put, topic_delete, broker_configs_put, user_scram_put,
+                            producer_id_put, acl_put, acl_delete>;
 
 struct record {
     int64_t seq = 0;

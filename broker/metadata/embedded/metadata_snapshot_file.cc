@@ -18,6 +18,34 @@ namespace spool::broker::metadata {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+using nested_map = std::map<std::string, std::map<std::string, std::string>>;
+
+// `key: {"<outer>": {k: "v"}}`: broker_configs and user_scram.
+void emit_nested(YAML::Emitter& out, const char* key, const nested_map& m) {
+    out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+    for (const auto& [outer, values] : m) {
+        out << YAML::Key << YAML::DoubleQuoted << outer << YAML::Value << YAML::BeginMap;
+        for (const auto& [k, v] : values) {
+            out << YAML::Key << k << YAML::Value << YAML::DoubleQuoted << v;
+        }
+        out << YAML::EndMap;
+    }
+    out << YAML::EndMap;
+}
+
+void read_nested(const YAML::Node& node, nested_map& m) {
+    for (const auto& en : node) {
+        auto& values = m[en.first.as<std::string>()];
+        for (const auto& kv : en.second) {
+            values.emplace(kv.first.as<std::string>(), kv.second.as<std::string>());
+        }
+    }
+}
+
+}  // namespace
+
 std::string serialize(const cluster_state& s, int64_t journal_seq) {
     YAML::Emitter out;
     out << YAML::BeginMap;
@@ -65,6 +93,8 @@ std::string serialize(const cluster_state& s, int64_t journal_seq) {
         out << YAML::DoubleQuoted << json_fields::dump(to_json(b));
     }
     out << YAML::EndSeq;
+    emit_nested(out, "broker_configs", s.broker_configs);
+    emit_nested(out, "user_scram", s.user_scram);
     out << YAML::EndMap;
     return std::string(out.c_str()) + "\n";
 }
@@ -132,6 +162,9 @@ result<metadata_snapshot> deserialize(std::string_view yaml) {
         if (!acls.empty()) {
             s.acls = std::make_shared<const security::acl_index>(std::move(acls));
         }
+        read_nested(root["broker_configs"], s.broker_configs);
+        // Absent in snapshots written before SCRAM credentials existed.
+        read_nested(root["user_scram"], s.user_scram);
     } catch (const YAML::Exception&) {
         return errc::invalid_config;
     }

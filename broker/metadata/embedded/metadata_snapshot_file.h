@@ -13,6 +13,7 @@
 //         - {name: t, id: <uuid>, configs: {k: v}, partitions: [{partition: 0, leader: 0,
 //            leader_epoch: 0, partition_epoch: 0, replicas: [0], isr: [0]}]}
 //       broker_configs: {"": {k: v}, "0": {k: v}}
+//       user_scram: {"alice": {SCRAM-SHA-256: "salt=...,iterations=4096"}}
 //
 // Plain functions; no state, no threading concerns.
 

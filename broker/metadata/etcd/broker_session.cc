@@ -90,14 +90,33 @@ bool broker_session::may_lead() const {
     if (!registered() || !unfenced()) {
         return false;
     }
-    auto since = now_ns() - _last_attempt_completed.load(std::memory_order_acquire);
-    return since < std::chrono::nanoseconds(_options.session_timeout).count();
+    const int64_t now = now_ns();
+    if (now - _last_renewed.load(std::memory_order_acquire) <
+        std::chrono::nanoseconds(_options.session_timeout).count()) {
+        return true;
+    }
+    return now < _followers_vouch_until.load(std::memory_order_acquire);
 }
 
-void broker_session::mark_attempt_completed(int64_t sent_ns) {
+session_lease broker_session::lease() const {
+    session_lease l;
+    l.standing = registered() && unfenced();
+    l.renewed_at = std::chrono::steady_clock::time_point(
+        std::chrono::nanoseconds(_last_renewed.load(std::memory_order_acquire)));
+    l.timeout = _options.session_timeout;
+    return l;
+}
+
+void broker_session::vouched_until(std::chrono::steady_clock::time_point until) {
+    _followers_vouch_until.store(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch()).count(),
+        std::memory_order_release);
+}
+
+void broker_session::mark_renewed(int64_t sent_ns) {
     // From when the request was sent, not answered: etcd extended the lease at some moment in
     // between, so only the send time bounds it from below.
-    _last_attempt_completed.store(sent_ns, std::memory_order_release);
+    _last_renewed.store(sent_ns, std::memory_order_release);
 }
 
 void broker_session::report(std::error_code e) const {
@@ -158,7 +177,7 @@ asio::awaitable<broker_session::outcome> broker_session::register_once(std::stri
             break;
         }
         if (created.value().succeeded) {
-            mark_attempt_completed(sent);
+            mark_renewed(sent);
             set_lease(lease);
             co_return outcome::registered;
         }
@@ -198,7 +217,7 @@ asio::awaitable<broker_session::outcome> broker_session::register_once(std::stri
                     "node {}: replaced the stale registration of incarnation {} (same log "
                     "directory)",
                     _self.node_id, holder.value().incarnation_id);
-            mark_attempt_completed(sent);
+            mark_renewed(sent);
             set_lease(lease);
             co_return outcome::registered;
         }
@@ -347,9 +366,14 @@ asio::awaitable<void> broker_session::keep_alive_once() {
         co_return;
     }
     report(renewed ? std::error_code{} : renewed.error());
-    if (renewed || renewed.error() != etcd::errc::lease_not_found) {
-        // Whatever else happened (even etcd unreachable), this process is demonstrably running.
-        mark_attempt_completed(sent);
+    if (renewed) {
+        mark_renewed(sent);
+        co_return;
+    }
+    if (renewed.error() != etcd::errc::lease_not_found) {
+        // etcd unreachable from here: the lease runs out at the last renewal + the session
+        // timeout, and this broker leads after that only while its followers vouch for it
+        // (vouched_until, cluster::leadership_vouch).
         co_return;
     }
     log::get("metadata")

@@ -20,12 +20,16 @@
 // and may_lead() stays false until then. A registration after an expiry is fenced again (as
 // Kafka fences a broker whose session lapsed), but no longer unclean: this process lost nothing.
 //
-// Keep-alive every heartbeat interval. may_lead() = registered AND unfenced AND the last
-// keep-alive attempt that completed (any outcome but lease_not_found) was sent less than a
-// session timeout ago (from the send: etcd renewed the lease at some moment after it). So a
-// process that was paused (SIGSTOP) longer than that stops leading the moment it resumes, until
-// a keep-alive confirms its lease; an etcd outage alone does not fence (attempts still complete,
-// with errors).
+// Keep-alive every heartbeat interval. may_lead() = registered AND unfenced AND (the last
+// renewal etcd confirmed (a keep-alive or the registration) was sent less than a session timeout
+// ago, counted from the send: etcd renewed the lease at some moment after it; OR the followers
+// vouch for this broker: vouched_until(), set by cluster::leadership_vouch). So a process that was
+// paused (SIGSTOP) longer than that stops leading the moment it resumes, until a keep-alive
+// confirms its lease; and a broker cut off from etcd while the rest of the cluster is not stops
+// leading when its lease may have run out, before the controller can elect anyone in its place
+// (its stale high watermark would otherwise go on answering ListOffsets and Fetch). When etcd is
+// down for everyone, no leader can change, and the followers, which go on fetching at this
+// broker's epoch, vouch for it (leadership_vouch.h says when).
 // A keep-alive answered lease_not_found means etcd expired the session: may_lead() turns false,
 // the session registers again under a new lease (logged once each way), and the lease listeners
 // hear 0 and then the new lease id (the controller campaigns under it).
@@ -33,12 +37,13 @@
 // Lifecycle: construct on the etcd store's thread -> start() (registers; once) -> run() (the
 // keep-alive loop) -> stop() (ends the loop and revokes the lease, so the cluster sees this
 // broker leave at once instead of after a session timeout).
-// Threading: everything but may_lead()/lease_id()/registered() runs on the client's executor;
-// those three are atomics, safe from any thread.
+// Threading: everything but may_lead()/lease()/vouched_until()/lease_id()/registered() runs on
+// the client's executor; those are atomics, safe from any thread.
 
 #include "broker/etcd/client.h"
 #include "broker/metadata/cluster_state.h"
 #include "broker/metadata/etcd/etcd_layout.h"
+#include "broker/metadata/store.h"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -90,6 +95,10 @@ public:
     boost::asio::awaitable<void> stop();
 
     bool may_lead() const;
+    // The lease as may_lead() judges it (any thread).
+    session_lease lease() const;
+    // Followers vouch for this broker's leadership until `until` (any thread).
+    void vouched_until(std::chrono::steady_clock::time_point until);
     // The logs are open and recovered: the registration says so (the controller may unfence
     // it from then on). On the client's executor.
     boost::asio::awaitable<void> mark_recovered();
@@ -119,7 +128,7 @@ private:
     static boost::asio::awaitable<void> keep_alive_loop(broker_session* self);
     boost::asio::awaitable<void> keep_alive_once();
     void set_lease(int64_t id);
-    void mark_attempt_completed(int64_t sent_ns);
+    void mark_renewed(int64_t sent_ns);
     void report(std::error_code e) const;
     std::string refusal(const std::optional<broker_registration>& holder) const;
 
@@ -138,9 +147,11 @@ private:
     std::atomic<int64_t> _lease{0};
     std::atomic<bool> _expired{false};
     std::atomic<uint64_t> _reregistrations{0};
-    // steady_clock nanoseconds when the last completed keep-alive attempt (or registration) was
-    // sent.
-    std::atomic<int64_t> _last_attempt_completed{0};
+    // steady_clock nanoseconds when the last keep-alive etcd answered (or the registration)
+    // was sent.
+    std::atomic<int64_t> _last_renewed{0};
+    // steady_clock nanoseconds until which the followers vouch (vouched_until).
+    std::atomic<int64_t> _followers_vouch_until{0};
 };
 
 }  // namespace spool::broker::metadata

@@ -86,6 +86,22 @@ std::string keys::partition(std::string_view topic, int32_t p) const {
 std::string keys::all_broker_configs() const {
     return prefix + "/broker_configs/";
 }
+std::string keys::all_user_scram() const {
+    return prefix + "/user_scram/";
+}
+std::string keys::user_scram(std::string_view user) const {
+    std::string out = all_user_scram();
+    for (char c : user) {
+        if (c == '%') {
+            out += "%25";
+        } else if (c == '/') {
+            out += "%2F";
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
 std::string keys::broker_configs(std::string_view entity) const {
     return all_broker_configs().append(entity.empty() ? default_entity : entity);
 }
@@ -492,6 +508,28 @@ parsed_key parse(const keys& k, std::string_view key) {
             return {};
         }
         return {kind::partition, std::string(topic), *p};
+    }
+    if (segment("user_scram")) {
+        std::string user;
+        for (size_t i = 0; i < rest.size(); ++i) {
+            if (rest[i] == '/') {
+                return {};
+            }
+            if (rest[i] != '%') {
+                user += rest[i];
+                continue;
+            }
+            auto code = rest.substr(i + 1, 2);
+            if (code != "25" && code != "2F") {
+                return {};
+            }
+            user += code == "25" ? '%' : '/';
+            i += 2;
+        }
+        if (user.empty()) {
+            return {};
+        }
+        return {kind::user_scram, std::move(user), -1};
     }
     if (segment("broker_configs")) {
         if (rest == default_entity) {

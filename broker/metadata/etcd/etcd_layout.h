@@ -24,6 +24,8 @@
 //                                 broker is being drained (no lease: it outlives restarts); the
 //                                 partitions are those the decommission reassigned
 //     P/broker_configs/<entity>   {"k":"v"}; entity "_default" = cluster default, else node id
+//     P/user_scram/<user>         {"SCRAM-SHA-256":"<credential>"}; the user name with '%' and
+//                                 '/' written %25 and %2F
 //     P/producer_ids              next free producer id, decimal text
 //     P/shutdown/<node id>        shutdown_record JSON {"incarnation_id"}, under the broker's
 //                                 session lease: the broker is in controlled shutdown
@@ -85,6 +87,8 @@ struct keys {
     std::string partition(std::string_view topic, int32_t p) const;
     std::string all_broker_configs() const;                     // "P/broker_configs/"
     std::string broker_configs(std::string_view entity) const;  // "" = cluster default
+    std::string all_user_scram() const;                          // "P/user_scram/"
+    std::string user_scram(std::string_view user) const;
     std::string producer_ids() const;
     std::string shutdowns() const;  // "P/shutdown/"
     std::string shutdown(int32_t id) const;
@@ -148,8 +152,9 @@ result<std::string> decode_cluster_id(std::string_view value);
 // "P/topics/t" -> {topic, "t"}; "P/broker_configs/_default" -> {broker_config, "", -1},
 // "P/broker_configs/4" -> {broker_config, "4", 4}; "P/shutdown/2" -> {shutdown, "", 2};
 // "P/elections/<id>" -> {election, "<id>"} (id: 1..64 of [A-Za-z0-9_-]);
-// "P/decommission/2" -> {decommission, "", 2}; "P/acls/<hex>" -> {acl, "<hex>"}. Anything else
-// under P, outside P, or with a non-canonical number or an invalid topic name -> unknown.
+// "P/decommission/2" -> {decommission, "", 2}; "P/acls/<hex>" -> {acl, "<hex>"};
+// "P/user_scram/a%2Fb" -> {user_scram, "a/b"}. Anything else under P, outside P, or with a
+// non-canonical number or an invalid topic name -> unknown.
 struct parsed_key {
     enum class kind {
         cluster_id,
@@ -163,6 +168,7 @@ struct parsed_key {
         election,
         decommission,
         acl,
+        user_scram,
         unknown
     };
     kind what = kind::unknown;

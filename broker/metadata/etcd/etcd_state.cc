@@ -119,6 +119,18 @@ void etcd_state::apply_put(const etcd::key_value& kv) {
             }
             return;
         }
+        case kind::user_scram: {
+            auto r = etcd_layout::decode_broker_configs(kv.value);  // the same {"k":"v"} form
+            if (!r || r.value().empty()) {
+                if (!r) {
+                    log_undecodable(kv.key, kv.mod_revision);
+                }
+                _state.user_scram.erase(key.name);
+                return;
+            }
+            _state.user_scram[key.name] = std::move(r).value();
+            return;
+        }
         case kind::producer_ids:
             if (auto next = etcd_layout::decode_producer_id(kv.value)) {
                 _state.next_producer_id = next.value();
@@ -204,6 +216,8 @@ void etcd_state::apply_delete(std::string_view key_text, int64_t revision) {
             return;
         case kind::acl:
             _acls_dirty = _acls.erase(key.name) > 0 || _acls_dirty;
+        case kind::user_scram:
+            _state.user_scram.erase(key.name);
             return;
         case kind::cluster_id:    // never deleted by a broker; keep the id we know
         case kind::producer_ids:  // likewise: ids already handed out stay handed out

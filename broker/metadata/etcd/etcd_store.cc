@@ -234,6 +234,19 @@ bool etcd_store::may_lead() const {
     return _session && _session->may_lead();
 }
 
+std::optional<session_lease> etcd_store::lease() const {
+    if (!_session) {
+        return session_lease{.standing = false};
+    }
+    return _session->lease();
+}
+
+void etcd_store::vouched_until(std::chrono::steady_clock::time_point until) {
+    if (_session) {
+        _session->vouched_until(until);
+    }
+}
+
 namespace {
 asio::awaitable<void> mark_recovered_on(broker_session* session) {
     co_await session->mark_recovered();

@@ -108,6 +108,8 @@ public:
     op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override;
     op<void> create_acls(std::vector<security::acl_binding> bindings) override;
     op<void> delete_acls(std::vector<security::acl_binding> bindings) override;
+    op<void> set_user_scram_credentials(std::string user,
+                                        std::map<std::string, std::string> c) override;
     op<producer_id_block> allocate_producer_ids(int32_t count) override;
     // etcd_store_replication.cc: a txn comparing the record's mod_revision, this broker's
     // registration lease and, for each joining member, its registration and the absence of its
@@ -127,6 +129,8 @@ public:
     op<void> cancel_decommission(int32_t broker) override;
     // From the session: registered and not possibly expired (broker_session.h).
     bool may_lead() const override;
+    std::optional<session_lease> lease() const override;
+    void vouched_until(std::chrono::steady_clock::time_point until) override;
     void logs_recovered() override;
     // "etcd unreachable since <UTC time>: <error>" while the watch or requests fail.
     std::optional<std::string> unready_reason() const override;
@@ -216,6 +220,9 @@ private:
         etcd_store* self, std::string name, int32_t total);
     static boost::asio::awaitable<result<int64_t>> set_topic_configs_here(
         etcd_store* self, std::string name, config::topic_overrides c);
+    static boost::asio::awaitable<result<int64_t>> put_or_delete_here(etcd_store* self,
+                                                                      std::string key,
+                                                                      std::string value);
     static boost::asio::awaitable<result<int64_t>> set_broker_configs_here(
         etcd_store* self, std::string entity, std::map<std::string, std::string> c);
     static boost::asio::awaitable<result<int64_t>> write_acls_here(

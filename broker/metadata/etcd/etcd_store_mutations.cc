@@ -263,15 +263,21 @@ store::op<void> etcd_store::set_topic_configs(std::string name, config::topic_ov
 
 asio::awaitable<result<int64_t>> etcd_store::set_broker_configs_here(
     etcd_store* self, std::string entity, std::map<std::string, std::string> c) {
-    const auto key = self->_keys.broker_configs(entity);
+    return put_or_delete_here(self, self->_keys.broker_configs(entity),
+                              c.empty() ? std::string() : etcd_layout::encode_broker_configs(c));
+}
+
+// Puts `value` at `key`, or deletes the key when `value` is empty.
+asio::awaitable<result<int64_t>> etcd_store::put_or_delete_here(etcd_store* self, std::string key,
+                                                                std::string value) {
     etcd::txn_request t;
-    if (c.empty()) {
+    if (value.empty()) {
         // Delete only what exists: a delete of nothing makes no revision to wait for.
         t.compares.push_back(
             {key, etcd::compare::target::version, etcd::compare::op::greater, 0, {}, {}});
         t.success.emplace_back(etcd::delete_op{key, {}});
     } else {
-        t.success.emplace_back(etcd::put_op{key, etcd_layout::encode_broker_configs(c), 0});
+        t.success.emplace_back(etcd::put_op{key, std::move(value), 0});
     }
     auto done_op = self->_client->txn(std::move(t));
     auto done = co_await std::move(done_op);
@@ -290,6 +296,20 @@ store::op<void> etcd_store::set_broker_configs(std::string entity,
         co_return errc::invalid_config;
     }
     auto op = finish(lift(set_broker_configs_here(this, std::move(entity), std::move(c)), this));
+    auto r = co_await std::move(op);
+    co_return as_void(r);
+}
+
+// ---- SCRAM credentials ----
+
+store::op<void> etcd_store::set_user_scram_credentials(std::string user,
+                                                       std::map<std::string, std::string> c) {
+    if (user.empty()) {
+        co_return errc::invalid_config;
+    }
+    auto key = _keys.user_scram(user);
+    auto value = c.empty() ? std::string() : etcd_layout::encode_broker_configs(c);
+    auto op = finish(lift(put_or_delete_here(this, std::move(key), std::move(value)), this));
     auto r = co_await std::move(op);
     co_return as_void(r);
 }

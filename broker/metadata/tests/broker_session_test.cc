@@ -181,5 +181,30 @@ TEST_F(broker_session_test, test_a_session_not_renewed_for_a_session_timeout_may
     EXPECT_TRUE(eventually([&] { return s->may_lead(); }, 5s));
 }
 
+TEST_F(broker_session_test, test_an_unreachable_etcd_lapses_the_lease_unless_followers_vouch) {
+    auto s = open_store();
+    ASSERT_TRUE(s);
+    std::string why;
+    ASSERT_TRUE(s->start_session(session(7, "d"), &why)) << why;
+    ASSERT_TRUE(s->may_lead());
+    ASSERT_TRUE(s->lease()->standing);
+    ASSERT_TRUE(etcd.stop());
+    // Refused keep-alives prove this process runs, not that etcd renewed its lease: the
+    // controller may elect another leader once it runs out.
+    const auto stopped = std::chrono::steady_clock::now();
+    auto lease = s->lease();
+    ASSERT_TRUE(lease);
+    EXPECT_LE(lease->renewed_at, stopped);
+    EXPECT_TRUE(eventually([&] { return !s->may_lead(); }, 4s));
+    EXPECT_TRUE(s->lease()->lapsed(std::chrono::steady_clock::now()));
+    EXPECT_TRUE(s->lease()->standing);
+    // The followers' word (cluster::leadership_vouch) lets it lead for as long as it is given.
+    s->vouched_until(std::chrono::steady_clock::now() + 400ms);
+    EXPECT_TRUE(s->may_lead());
+    EXPECT_TRUE(eventually([&] { return !s->may_lead(); }, 2s));
+    ASSERT_TRUE(etcd.start()) << etcd.log_text();
+    EXPECT_TRUE(eventually([&] { return s->may_lead(); }, 10s));
+}
+
 }  // namespace
 }  // namespace spool::broker::metadata

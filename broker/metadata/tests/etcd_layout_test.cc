@@ -25,6 +25,16 @@ TEST(etcd_layout_test, test_keys_follow_the_documented_layout) {
     EXPECT_EQ(k.broker_configs(""), "/spool/c1/broker_configs/_default");
     EXPECT_EQ(k.broker_configs("2"), "/spool/c1/broker_configs/2");
     EXPECT_EQ(k.producer_ids(), "/spool/c1/producer_ids");
+    EXPECT_EQ(k.user_scram("alice"), "/spool/c1/user_scram/alice");
+    EXPECT_EQ(k.user_scram("a/b%c"), "/spool/c1/user_scram/a%2Fb%25c");
+}
+
+TEST(etcd_layout_test, test_user_scram_keys_parse_back_to_the_user_name) {
+    EXPECT_EQ(parse(k, k.user_scram("alice")), (parsed_key{kind::user_scram, "alice", -1}));
+    EXPECT_EQ(parse(k, k.user_scram("a/b%c")), (parsed_key{kind::user_scram, "a/b%c", -1}));
+    EXPECT_EQ(parse(k, "/spool/c1/user_scram/").what, kind::unknown);
+    EXPECT_EQ(parse(k, "/spool/c1/user_scram/a/b").what, kind::unknown);
+    EXPECT_EQ(parse(k, "/spool/c1/user_scram/a%41").what, kind::unknown);
 }
 
 TEST(etcd_layout_test, test_parse_names_every_key_kind) {

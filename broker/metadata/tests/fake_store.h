@@ -145,6 +145,18 @@ public:
             return 0;
         }));
     }
+    op<void> set_user_scram_credentials(std::string user,
+                                        std::map<std::string, std::string> c) override {
+        co_return done(mutate<int>([&](cluster_state& next) -> result<int> {
+            if (c.empty()) {
+                next.user_scram.erase(user);
+            } else {
+                next.user_scram[user] = c;
+            }
+            return 0;
+        }));
+    }
+
     op<producer_id_block> allocate_producer_ids(int32_t count) override {
         co_return mutate<producer_id_block>([&](cluster_state& next) -> result<producer_id_block> {
             producer_id_block block{next.next_producer_id, count};

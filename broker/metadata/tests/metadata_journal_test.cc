@@ -41,7 +41,31 @@ void expect_same_persisted_state(const cluster_state& a, const cluster_state& b)
     EXPECT_EQ(a.topics, b.topics);
     EXPECT_EQ(a.topic_names, b.topic_names);
     EXPECT_EQ(a.broker_configs, b.broker_configs);
+    EXPECT_EQ(a.user_scram, b.user_scram);
     EXPECT_EQ(a.next_producer_id, b.next_producer_id);
+}
+
+TEST(metadata_journal, test_scram_credentials_are_journalled_per_user) {
+    cluster_state before;
+    before.user_scram["alice"] = {{"SCRAM-SHA-256", "salt=YQ==,stored_key=Yg==,server_key=Yw==,"
+                                                    "iterations=4096"}};
+    before.user_scram["gone"] = {{"SCRAM-SHA-512", "salt=YQ==,stored_key=Yg==,server_key=Yw==,"
+                                                   "iterations=8192"}};
+    cluster_state after = before;
+    after.user_scram.erase("gone");
+    after.user_scram["alice"]["SCRAM-SHA-512"] = "salt=ZA==,stored_key=ZQ==,server_key=Zg==,"
+                                                 "iterations=4096";
+    after.user_scram["b/o=b"] = {{"SCRAM-SHA-256", "salt=YQ==,stored_key=Yg==,server_key=Yw==,"
+                                                   "iterations=4096"}};
+    auto r = diff(before, after, 3);
+    EXPECT_EQ(r.changes.size(), 3u);  // alice, b/o=b, gone
+    auto line = encode(r);
+    auto decoded = decode(std::string_view(line).substr(0, line.size() - 1));
+    ASSERT_TRUE(decoded) << decoded.error().message();
+    EXPECT_EQ(decoded.value(), r);
+    cluster_state replayed = before;
+    ASSERT_TRUE(apply(replayed, decoded.value()));
+    expect_same_persisted_state(replayed, after);
 }
 
 TEST(metadata_journal, test_diff_then_apply_turns_before_into_after) {

@@ -56,10 +56,15 @@ TEST(listener, test_a_name_without_a_protocol_is_refused_as_kafka_does) {
     EXPECT_NE(problem.find("listener POD has no security protocol"), std::string::npos) << problem;
 }
 
-TEST(listener, test_protocols_other_than_plaintext_are_refused) {
-    auto problem = check_listeners({listener("SSL://:9093")}, {}, kafka_default_map);
-    EXPECT_NE(problem.find("listener SSL uses SSL; only PLAINTEXT is served"), std::string::npos)
-        << problem;
+TEST(listener, test_kafkas_four_security_protocols_are_accepted_and_others_refused) {
+    EXPECT_EQ(check_listeners({listener("SSL://:9093"), listener("SASL_SSL://:9094"),
+                               listener("SASL_PLAINTEXT://:9095")},
+                              {}, kafka_default_map),
+              "");
+    auto problem = check_listeners({listener("K://:9093")}, {}, {"K:KERBEROS"});
+    EXPECT_NE(problem.find("listener K uses KERBEROS"), std::string::npos) << problem;
+    EXPECT_EQ(security_protocol_of("SASL_SSL", kafka_default_map), "SASL_SSL");
+    EXPECT_EQ(security_protocol_of("POD", kafka_default_map), "");
 }
 
 TEST(listener, test_duplicate_names_and_ports_are_refused) {
