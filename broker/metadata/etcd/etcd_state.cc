@@ -216,6 +216,7 @@ void etcd_state::apply_delete(std::string_view key_text, int64_t revision) {
             return;
         case kind::acl:
             _acls_dirty = _acls.erase(key.name) > 0 || _acls_dirty;
+            return;
         case kind::user_scram:
             _state.user_scram.erase(key.name);
             return;
