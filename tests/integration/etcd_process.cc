@@ -82,6 +82,20 @@ std::string http_get(uint16_t port, const std::string& path, milliseconds timeou
     return out;
 }
 
+// The member id etcd reports in its metrics (etcd_server_id{server_id="..."}), empty when none
+// answered.
+std::string served_member_id(uint16_t port, milliseconds timeout) {
+    std::string reply = http_get(port, "/metrics", timeout);
+    const std::string key = "etcd_server_id{server_id=\"";
+    auto at = reply.find(key);
+    if (at == std::string::npos) {
+        return {};
+    }
+    at += key.size();
+    auto end = reply.find('"', at);
+    return end == std::string::npos ? std::string{} : reply.substr(at, end - at);
+}
+
 }  // namespace
 
 bool etcd_healthy(uint16_t port, milliseconds timeout) {
@@ -155,7 +169,20 @@ bool etcd_process::start(milliseconds timeout) {
         _paused = false;
         while (steady_clock::now() < deadline) {
             if (etcd_healthy(_client_port, milliseconds(500))) {
-                return true;
+                // Healthy is not enough: if this etcd could not bind its port (another test's
+                // etcd took it while this one was down), the other one answers. It is ours when
+                // it serves our member id and our process still runs.
+                // On a first start there is no id to compare yet: an etcd that cannot bind exits
+                // within milliseconds, so ours must still run a moment later.
+                auto id = served_member_id(_client_port, milliseconds(500));
+                bool same = !id.empty() && (_server_id.empty() || id == _server_id);
+                if (same && _server_id.empty()) {
+                    std::this_thread::sleep_for(milliseconds(200));
+                }
+                if (same && running()) {
+                    _server_id = id;
+                    return true;
+                }
             }
             if (!running()) {
                 break;

@@ -56,6 +56,9 @@ private:
     pid_t _pid = -1;
     uint16_t _client_port = 0;
     uint16_t _peer_port = 0;
+    // The member id this etcd served under on its first start: a restart is healthy only when the
+    // etcd answering on the port is this one again, not another test's that took the port.
+    std::string _server_id;
     void spawn();
 };
 
