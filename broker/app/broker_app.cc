@@ -2,6 +2,7 @@
 
 #include "broker/app/http_views.h"
 #include "broker/app/listener_security.h"
+#include "broker/app/oauthbearer_validators.h"
 #include "broker/app/metadata_runtime.h"
 #include "broker/app/shutdown_watchdog.h"
 #include "broker/cluster/partition_wiring.h"
@@ -149,6 +150,11 @@ std::string broker_app::start() {
         !problem.empty()) {
         return problem;
     }
+    oauthbearer_validators oauthbearer;
+    if (auto problem = make_oauthbearer_validators(*_config, opts.security, oauthbearer);
+        !problem.empty()) {
+        return problem;
+    }
     handlers::advertised_endpoint endpoint;
     {
         const auto& l = advertised.front();
@@ -273,6 +279,7 @@ std::string broker_app::start() {
         return fmt::format("cannot start the group coordinator: {}", ec.message());
     }
     _services->groups = _groups.get();
+    _services->oauthbearer = std::move(oauthbearer);
     _services->authorizer = security::authorizer(authorizer_options.value());
     if (_services->authorizer.enabled()) {
         log->info(

@@ -45,6 +45,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::sasl_handshake_
     session.mechanism = req.mechanism;
     session.raw_tokens = ctx.version() == 0;
     session.scram.reset();
+    session.oauth_error.clear();
+    session.oauth_error_detail.clear();
     co_return resp;
 }
 

@@ -9,6 +9,8 @@
 #include <boost/asio/this_coro.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <utility>
 
 namespace spool::broker::handlers {
 
@@ -17,7 +19,74 @@ namespace {
 constexpr std::string_view plain = "PLAIN";
 
 bool served(std::string_view mechanism) {
-    return mechanism == plain || security::scram_mechanism_named(mechanism).has_value();
+    return mechanism == plain || mechanism == security::oauthbearer_mechanism ||
+           security::scram_mechanism_named(mechanism).has_value();
+}
+
+int64_t wall_clock_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// Kafka's message for a SaslException (SaslServerAuthenticator): it does not say which part
+// failed.
+sasl_step invalid_credentials(const sasl_session& session, std::string detail) {
+    sasl_step f;
+    f.error_message = fmt::format(
+        "Authentication failed during {} due to invalid credentials with SASL mechanism {}",
+        session.authenticated_once ? "re-authentication" : "authentication", session.mechanism);
+    f.log_detail = std::move(detail);
+    return f;
+}
+
+// OAuthBearerSaslServer: a valid token authenticates at once; an invalid one is answered with
+// the RFC 7628 error JSON, and the client's ^A that follows fails the exchange with it.
+sasl_step oauthbearer_token(services& svc, const net::connection_info& c, sasl_session& session,
+                            std::span<const uint8_t> token, std::string& user) {
+    std::string_view text(reinterpret_cast<const char*>(token.data()), token.size());
+    if (!session.oauth_error.empty()) {
+        std::string error = std::exchange(session.oauth_error, {});
+        std::string detail = std::exchange(session.oauth_error_detail, {});
+        if (text == "\x01") {
+            sasl_step f;
+            f.error_message = std::move(error);
+            f.log_detail = std::move(detail);
+            return f;
+        }
+    }
+    auto message = security::parse_oauthbearer_initial_response(text);
+    if (!message) {
+        return invalid_credentials(session, "Invalid OAUTHBEARER client first message");
+    }
+    auto it = svc.oauthbearer.find(c.listener);
+    if (it == svc.oauthbearer.end()) {
+        sasl_step f;
+        f.error_message = "Authentication could not be performed due to an internal error on the server";
+        f.log_detail = fmt::format("listener {} has no OAUTHBEARER validator", c.listener);
+        return f;
+    }
+    auto verdict = it->second->validate(message->token, wall_clock_ms());
+    sasl_step out;
+    if (!verdict.claims) {
+        session.oauth_error = std::string(security::oauthbearer_invalid_token);
+        session.oauth_error_detail = "invalid token: " + verdict.error;
+        out.reply.assign(session.oauth_error.begin(), session.oauth_error.end());
+        return out;
+    }
+    if (!message->authzid.empty() && message->authzid != verdict.claims->principal) {
+        sasl_step f;
+        f.error_message = fmt::format(
+            "Authentication failed: Client requested an authorization id ({}) that is different "
+            "from the token's principal name ({})",
+            message->authzid, verdict.claims->principal);
+        f.log_detail = f.error_message;
+        return f;
+    }
+    user = verdict.claims->principal;
+    out.complete = true;
+    out.credential_expires_ms = verdict.claims->expires_ms;
+    return out;
 }
 
 template <class T>
@@ -119,17 +188,12 @@ sasl_step sasl_token(services& svc, net::request_context& ctx, sasl_session& ses
     sasl_step out;
     if (session.mechanism == plain) {
         out = plain_token(svc, conn, token, user);
+    } else if (session.mechanism == security::oauthbearer_mechanism) {
+        out = oauthbearer_token(svc, conn, session, token, user);
     } else if (auto m = security::scram_mechanism_named(session.mechanism)) {
         // Kafka answers every SCRAM failure with one message: it does not say which part failed.
         auto failed = [&](std::string detail) {
-            sasl_step f;
-            f.error_message = fmt::format(
-                "Authentication failed during {} due to invalid credentials with SASL mechanism "
-                "{}",
-                session.authenticated_once ? "re-authentication" : "authentication",
-                session.mechanism);
-            f.log_detail = std::move(detail);
-            return f;
+            return invalid_credentials(session, std::move(detail));
         };
         std::string_view text(reinterpret_cast<const char*>(token.data()), token.size());
         if (!session.scram) {
@@ -185,6 +249,11 @@ sasl_step sasl_token(services& svc, net::request_context& ctx, sasl_session& ses
     session.authenticated_once = true;
     session.scram.reset();
     auto reauth = value_or<int64_t>(svc.config.get("connections.max.reauth.ms"), 0);
+    // Kafka's SaslServerAuthenticator: with re-authentication on, a session also ends when its
+    // credential does (an OAUTHBEARER token's exp); without it, sessions never end.
+    if (reauth > 0 && out.credential_expires_ms) {
+        reauth = std::max<int64_t>(1, std::min(reauth, *out.credential_expires_ms - wall_clock_ms()));
+    }
     if (reauth > 0) {
         out.session_lifetime_ms = reauth;
         session.expires = std::chrono::steady_clock::now() + std::chrono::milliseconds(reauth);

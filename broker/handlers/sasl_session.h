@@ -16,7 +16,9 @@
 // connection closes.
 //
 // Mechanisms: PLAIN (users from listener.name.<l>.plain.sasl.jaas.config), SCRAM-SHA-256 and
-// SCRAM-SHA-512 (credentials from the metadata store, AlterUserScramCredentials).
+// SCRAM-SHA-512 (credentials from the metadata store, AlterUserScramCredentials), OAUTHBEARER
+// (signed JWTs checked against the listener's JWKS, services::oauthbearer). With
+// OAUTHBEARER the session also ends when the token expires (KIP-368).
 //
 // Threading: the connection's shard; requests of one connection never overlap here.
 
@@ -43,6 +45,10 @@ public:
     // SaslHandshake v0: the tokens follow as raw frames, without Kafka headers.
     bool raw_tokens = false;
     std::unique_ptr<security::scram_server> scram;
+    // OAUTHBEARER: the JSON error sent for an invalid token, until the client's ^A ends the
+    // exchange with it (RFC 7628 section 3.2.3), and why, for the log.
+    std::string oauth_error;
+    std::string oauth_error_detail;
     // When a successful session ends (connections.max.reauth.ms); nullopt: never.
     std::optional<std::chrono::steady_clock::time_point> expires;
     bool authenticated_once = false;
@@ -67,6 +73,8 @@ struct sasl_step {
     std::string error_message;  // non-empty: failed, with Kafka's message for the client
     std::string log_detail;     // why, for the broker's log only
     int64_t session_lifetime_ms = 0;
+    // When the credential itself expires (an OAUTHBEARER token's exp), ms since the epoch.
+    std::optional<int64_t> credential_expires_ms;
 };
 sasl_step sasl_token(services& svc, net::request_context& ctx, sasl_session& session,
                      std::span<const uint8_t> token);

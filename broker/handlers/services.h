@@ -14,8 +14,11 @@
 #include "broker/metadata/store.h"
 #include "broker/runtime/shard_pool.h"
 #include "broker/security/authorizer.h"
+#include "broker/security/oauthbearer.h"
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 
 namespace spool::broker::coordinator {
@@ -51,6 +54,8 @@ struct services {
     // authorizer.class.name and its keys (authz.h asks it); disabled by default: every request
     // is served, as Kafka without an authorizer serves it.
     security::authorizer authorizer;
+    // OAUTHBEARER token validation of each SASL listener that enables it, by listener name.
+    std::map<std::string, std::shared_ptr<const security::oauthbearer_validator>> oauthbearer;
 };
 
 }  // namespace spool::broker::handlers

@@ -295,6 +295,13 @@ TEST_F(security_test, test_a_request_before_authentication_closes_the_connection
     auto c = sasl_client();
     auto resp = c->call<pr::metadata_request, pr::metadata_response>(9, pr::metadata_request{});
     EXPECT_FALSE(resp.has_value());
+    // The broker's log is written by a background sink: the line may land a moment after the
+    // connection closed.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (log().find("Metadata request before SASL authentication") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     EXPECT_NE(log().find("Metadata request before SASL authentication"), std::string::npos)
         << log();
 }
