@@ -1,11 +1,14 @@
 // DescribeUserScramCredentials and AlterUserScramCredentials: the SCRAM credentials SASL/SCRAM
 // logins are checked against, kept in the metadata store (cluster_state::user_scram) as Kafka's
 // credential text. The client salts the password; the broker keeps StoredKey and ServerKey only.
-// Errors and messages are Kafka's (ScramControlManager).
+// Errors and messages are Kafka's (ScramControlManager). With an authorizer, describing needs
+// Describe on the cluster and altering Alter on it (KafkaApis, ControllerApis), as credentials
+// are the keys to every principal.
 
 #include "protocol/messages/alter_user_scram_credentials.h"
 #include "protocol/messages/describe_user_scram_credentials.h"
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ops.h"
@@ -46,6 +49,12 @@ boost::asio::awaitable<describe_response> describe(
     request_ctx& ctx, protocol::describe_user_scram_credentials_request& req) {
     describe_response resp;
     auto snap = ctx.svc.store.snapshot();
+    if (!request_authz(ctx, *snap).cluster(security::acl_operation::describe)) {
+        // DescribeUserScramCredentialsRequest.getErrorResponse: the top-level error only.
+        resp.error_code = code(error_code::cluster_authorization_failed);
+        resp.error_message = "Cluster authorization failed.";
+        co_return resp;
+    }
     if (!req.users || req.users->empty()) {
         for (const auto& [user, credentials] : snap->user_scram) {
             resp.results.push_back(describe_one(*snap, user));
@@ -91,6 +100,25 @@ boost::asio::awaitable<alter_response> alter(request_ctx& ctx,
                                              protocol::alter_user_scram_credentials_request& req) {
     alter_response resp;
     auto snap = ctx.svc.store.snapshot();
+    if (!request_authz(ctx, *snap).cluster(security::acl_operation::alter)) {
+        // AlterUserScramCredentialsRequest.getErrorResponse: every user named, in name order,
+        // with the error.
+        std::set<std::string> named;
+        for (const auto& d : req.deletions) {
+            named.insert(d.name);
+        }
+        for (const auto& u : req.upsertions) {
+            named.insert(u.name);
+        }
+        for (const auto& user : named) {
+            alter_response::alter_user_scram_credentials_result r;
+            r.user = user;
+            r.error_code = code(error_code::cluster_authorization_failed);
+            r.error_message = "Cluster authorization failed.";
+            resp.results.push_back(std::move(r));
+        }
+        co_return resp;
+    }
     // Kafka refuses a user named more than once in one request, whatever the mechanisms.
     std::map<std::string, int> mentions;
     for (const auto& d : req.deletions) {
