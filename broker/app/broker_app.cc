@@ -146,7 +146,7 @@ std::string broker_app::start() {
         !problem.empty()) {
         return problem;
     }
-    if (auto problem = listener_security(*_config, opts.listeners, advertised, opts.security);
+    if (auto problem = listener_security(*_config, opts.listeners, opts.security);
         !problem.empty()) {
         return problem;
     }
@@ -154,6 +154,16 @@ std::string broker_app::start() {
     if (auto problem = make_oauthbearer_validators(*_config, opts.security, oauthbearer);
         !problem.empty()) {
         return problem;
+    }
+    // How replica fetchers reach leaders: checked here, so a configuration brokers cannot
+    // replicate with (a SASL mechanism without credentials, a client key store that does not
+    // load) stops the broker before it joins the cluster. A single broker (embedded store) has
+    // no fetchers, and its listeners stay as free as before.
+    if (_config->get(config::keys::metadata_store) == "etcd") {
+        if (auto problem = inter_broker_security(*_config, advertised, _inter_broker);
+            !problem.empty()) {
+            return problem;
+        }
     }
     handlers::advertised_endpoint endpoint;
     {
@@ -246,7 +256,8 @@ std::string broker_app::start() {
     // Followers pull from leaders: the partition manager tells the fetchers every role change,
     // from open_all() on.
     _fetchers =
-        cluster::wire_replica_fetchers(*_pool, *_config, *_store, *_partitions, &_fetcher_probe);
+        cluster::wire_replica_fetchers(*_pool, *_config, *_store, *_partitions, &_fetcher_probe,
+                                       _inter_broker.listener, _inter_broker.security);
     if (auto r = _partitions->open_all(*snap); !r) {
         _fetchers->stop();
         _pool->stop();

@@ -347,7 +347,10 @@ std::optional<std::string> scram_client::final(std::string_view server_first) {
     int32_t iterations = 0;
     auto it = attrs[2].second;
     auto [p, ec] = std::from_chars(it.data(), it.data() + it.size(), iterations);
-    if (!salt || ec != std::errc() || iterations <= 0) {
+    // Kafka's ScramSaslClient refuses fewer than the mechanism's minimum; above the maximum a
+    // server could make us spend unbounded CPU on PBKDF2.
+    if (!salt || ec != std::errc() || iterations < scram_min_iterations ||
+        iterations > scram_max_iterations) {
         return std::nullopt;
     }
     auto salted = scram_salted_password(_mechanism, _password, *salt, iterations);

@@ -102,7 +102,8 @@ class scram_client {
 public:
     scram_client(scram_mechanism m, std::string user, std::string password);
     std::string first();
-    // The client-final for `server_first`; nullopt when it is malformed.
+    // The client-final for `server_first`; nullopt when it is malformed or its iterations are
+    // outside [scram_min_iterations, scram_max_iterations].
     std::optional<std::string> final(std::string_view server_first);
     bool verify(std::string_view server_final) const;
 
