@@ -55,14 +55,16 @@ void warn_if_exposed(const config::broker_config& config, const boost::asio::ip:
     if (at.address().is_loopback() || (tls && authentication)) {
         return;
     }
+    const char* missing = !tls && !authentication ? "TLS and authentication"
+                          : !tls                      ? "TLS"
+                                                      : "authentication";
     log::get("app")->warn(
-        "the HTTP endpoint {} listens on a non-loopback address{}{}: anyone who reaches it "
-        "{}. Set http.tls.enabled=true (with listener.name.http.ssl.keystore.location) and "
+        "the HTTP endpoint {} listens on a non-loopback address without {}: anyone who reaches "
+        "it {}. Set http.tls.enabled=true (with listener.name.http.ssl.keystore.location) and "
         "http.authentication.enabled=true (with super.users), or bind http.listener to "
         "127.0.0.1",
-        config.get(config::keys::http_listener), tls ? "" : " without TLS",
-        authentication ? "" : " without authentication",
-        authentication ? "can read what it sends in the clear"
+        config.get(config::keys::http_listener), missing,
+        authentication ? "can read the credentials and answers it sends in the clear"
                        : "can drain brokers and read the cluster's layout");
 }
 
