@@ -42,7 +42,7 @@ struct http_service_deps {
     const group_view* groups = nullptr;
     decommission_control* decommission = nullptr;
     // Who may call what (admin_auth.h); off by default: every endpoint open, as before.
-    admin_auth_settings auth;
+    admin_auth_settings auth{};
     const credential_view* users = nullptr;  // HTTP Basic's user store; null: Basic fails
 };
 
