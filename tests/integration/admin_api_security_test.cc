@@ -57,12 +57,7 @@ class admin_api_security_test : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         state = new suite_state;
-        for (const char* tool : {"openssl", "curl"}) {
-            if (!succeeded(sh(std::string("command -v ") + tool))) {
-                state->setup_error += std::string(tool) +
-                                      " is not installed (scripts/setup.sh --with-tests); ";
-            }
-        }
+        state->setup_error = missing_tools({"openssl", "curl"});
         if (!state->setup_error.empty()) {
             return;
         }

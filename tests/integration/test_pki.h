@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <initializer_list>
 #include <string>
 
 namespace spool::tests {
@@ -28,6 +29,18 @@ inline std::string sh(const std::string& command) {
 
 inline bool succeeded(const std::string& out) {
     return out.find("rc=0\n") != std::string::npos && out.ends_with("rc=0\n");
+}
+
+// "" when every tool is on the PATH, else a line naming each missing one (a suite's setup error:
+// a missing peer fails the suite, nothing is skipped).
+inline std::string missing_tools(std::initializer_list<const char*> tools) {
+    std::string out;
+    for (const char* tool : tools) {
+        if (!succeeded(sh(std::string("command -v ") + tool))) {
+            out += std::string(tool) + " is not installed (scripts/setup.sh --with-tests); ";
+        }
+    }
+    return out;
 }
 
 // A client certificate <name>.crt / <name>.key signed by the CA of make_pki, with the subject
