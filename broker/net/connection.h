@@ -59,8 +59,8 @@ struct connection_limits {
     // is closed; zero disables the check.
     std::chrono::milliseconds max_idle{600000};
     // ssl.handshake.timeout.ms: on a TLS listener, a client that has not finished its handshake
-    // this long after it connected is closed (the idle check starts counting only afterwards
-    // in effect, and at 10 minutes by default would let a handshake flood hold descriptors).
+    // this long after it connected is closed (left to the idle check, connections.max.idle.ms,
+    // a flood of half-handshakes would hold its descriptors for 10 minutes by default).
     std::chrono::milliseconds tls_handshake_timeout{10000};
 };
 
