@@ -1,5 +1,6 @@
 #include "broker/app/broker_app.h"
 
+#include "broker/app/http_security.h"
 #include "broker/app/http_views.h"
 #include "broker/app/listener_security.h"
 #include "broker/app/oauthbearer_validators.h"
@@ -176,6 +177,7 @@ std::string broker_app::start() {
     opts.limits.max_unauthenticated_request_bytes =
         _config->get(config::keys::sasl_server_max_receive_size);
     opts.limits.max_idle = _config->get(config::keys::connections_max_idle_ms);
+    opts.limits.tls_handshake_timeout = _config->get(config::keys::ssl_handshake_timeout_ms);
     opts.limits.queued_max_requests =
         static_cast<size_t>(_config->get(config::keys::queued_max_requests));
     opts.queued_max_request_bytes = _config->get(config::keys::queued_max_request_bytes);
@@ -350,6 +352,11 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
     _decommission = std::make_unique<decommission_adapter>(*_store);
     spool::http::server_options options;
     options.endpoint = http_endpoint.value();
+    options.handshake_timeout = _config->get(config::keys::ssl_handshake_timeout_ms);
+    if (auto err = configure_http_security(*_config, *_store, options, _http_security);
+        !err.empty()) {
+        return err;
+    }
     http::broker_identity self{
         model::node_id{static_cast<int32_t>(_config->node_id())},
         spool::version_string,
@@ -362,12 +369,16 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
                                          .cluster = _cluster_view.get(),
                                          .logs = _log_view.get(),
                                          .groups = _group_view.get(),
-                                         .decommission = _decommission.get()});
+                                         .decommission = _decommission.get(),
+                                         .auth = _http_security.auth,
+                                         .users = _http_security.users.get()});
     if (auto r = _http->start(); !r) {
         _http.reset();
         return fmt::format("http.listener '{}': {}", listener, r.error().message());
     }
-    log::get("app")->info("HTTP endpoint (probes, metrics, admin API) on {}", listener);
+    log::get("app")->info("HTTP endpoint (probes, metrics, admin API) on {}{}{}", listener,
+                          _http_security.tls ? ", HTTPS" : "",
+                          _http_security.auth.enabled ? ", admin API for super users only" : "");
     return {};
 }
 

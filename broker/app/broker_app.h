@@ -20,6 +20,7 @@
 // then stop() once. Threading: both from the main thread.
 
 #include "broker/app/exit_status.h"
+#include "broker/app/http_security.h"
 #include "broker/app/listener_security.h"
 #include "broker/cluster/leadership_vouch.h"
 #include "broker/cluster/partition_isr_writer.h"
@@ -118,6 +119,7 @@ private:
     std::unique_ptr<http::log_view> _log_view;
     std::unique_ptr<http::decommission_control> _decommission;
     std::unique_ptr<http::group_view> _group_view;
+    http_security _http_security;  // outlives _http, which holds pointers into it
     std::unique_ptr<http::http_service> _http;
     std::unique_ptr<net::server> _server;
     bool _logs_open = false;

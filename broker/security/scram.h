@@ -50,6 +50,12 @@ scram_credential scram_credential_from_password(scram_mechanism m, std::string_v
 std::vector<uint8_t> scram_salted_password(scram_mechanism m, std::string_view password,
                                            const std::vector<uint8_t>& salt, int32_t iterations);
 
+// Whether `password` is the one the credential was made from: derives SaltedPassword with the
+// credential's salt and iterations and compares the StoredKey it gives in constant time. For
+// logins that carry a password rather than a SCRAM exchange (the admin API's HTTP Basic).
+bool scram_password_matches(scram_mechanism m, std::string_view password,
+                            const scram_credential& credential);
+
 // Kafka's ScramCredentialUtils text: "salt=<b64>,stored_key=<b64>,server_key=<b64>,iterations=N".
 std::string encode_scram_credential(const scram_credential& c);
 std::optional<scram_credential> decode_scram_credential(std::string_view text);

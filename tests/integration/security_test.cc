@@ -56,12 +56,7 @@ class security_test : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         state = new suite_state;
-        for (const char* tool : {"openssl", "kcat", "java"}) {
-            if (!succeeded(sh(std::string("command -v ") + tool))) {
-                state->setup_error += std::string(tool) +
-                                      " is not installed (scripts/setup.sh --with-tests); ";
-            }
-        }
+        state->setup_error = missing_tools({"openssl", "kcat", "java"});
         if (!state->setup_error.empty()) {
             return;
         }
