@@ -17,9 +17,10 @@ no transactional producer), follower fetches and OffsetForLeaderEpoch (no client
 
     authz_matrix.py run --target spool|kafka [--bin SPOOL_BROKER] --kafka-dir DIR --out CELLS
         one target; writes the cells (sorted) to CELLS.
-    authz_matrix.py compare --bin SPOOL_BROKER --kafka-dir DIR [--kafka-version V] [--out-dir D]
-        both targets, one after the other; prints every differing cell and
-        "cells compared: N, mismatches: M"; exit 1 on any mismatch.
+    authz_matrix.py compare --bin SPOOL_BROKER --kafka-dir DIR [--kafka-version "V ..."] [--out-dir D]
+        Spool, then Kafka (each version of --kafka-version, else of SPOOL_KAFKA_REFERENCE_VERSIONS,
+        else the fixture's default); prints every differing cell and "cells compared: N,
+        mismatches: M" per version; exit 1 on any mismatch.
     authz_matrix.py check --bin SPOOL_BROKER --kafka-dir DIR --expected FILE
         Spool only, its cells against a table written by a real Kafka run (expected_cells.txt).
 
@@ -46,7 +47,7 @@ STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ACL_TOOL = "org.apache.kafka.tools.AclCommand"
 
 PRINCIPALS = [("alice", "alice-pw"), ("bob", "bob-pw"), ("carol", "carol-pw"),
-              ("dave", "dave-pw"), ("erin", "erin-pw")]
+              ("dave", "dave-pw"), ("frank", "frank-pw"), ("erin", "erin-pw")]
 TOPICS = ["t-lit", "pre-a", "pre-deny", "t-open", "t-host", "t-del", "t-alter", "t-cfg", "other"]
 MISSING_TOPICS = ["pre-missing", "new-missing", "t-missing"]
 GROUPS = ["g-a", "g-del", "pub-1", "h-none"]
@@ -56,13 +57,15 @@ OPEN_TOPIC = "t-open"  # the topic group cells commit on (User:* may read it; bo
 # Together: literal, prefixed and '*' resources, deny beating allow (also beating a User:* allow
 # and a '*' allow), implied Describe (Read, Write, Delete, Alter), DescribeConfigs implied by
 # AlterConfigs, host bindings (127.0.0.1 applies, 10.9.9.9 does not), Cluster Create, Alter,
-# Describe, DescribeConfigs, ClusterAction, IdempotentWrite, Group Read/Describe/Delete, User:*.
+# Describe, DescribeConfigs, All (Delete on the cluster: DeleteTopics on any topic), ClusterAction, IdempotentWrite,
+# Group Read/Describe/Delete, User:*.
 ACLS = [
     # Cluster
     ["--cluster", "--allow-principal", "User:carol", "--operation", "Describe", "--operation", "Alter"],
     ["--cluster", "--allow-principal", "User:bob", "--operation", "IdempotentWrite"],
     ["--cluster", "--allow-principal", "User:erin", "--operation", "Create", "--operation", "ClusterAction"],
     ["--cluster", "--allow-principal", "User:alice", "--operation", "DescribeConfigs"],
+    ["--cluster", "--allow-principal", "User:frank", "--operation", "All"],  # kafka-acls refuses Delete on Cluster; All implies it
     ["--cluster", "--allow-principal", "User:dave", "--allow-host", "10.9.9.9", "--operation", "Describe",
      "--operation", "Alter"],
     # Topics, literal
@@ -270,10 +273,19 @@ def main():
             expected = [line.rstrip("\n") for line in f if line.strip() and not line.startswith("#")]
         rc = 1 if compare("spool", sorted(spool), "expected", expected) else 0
     else:
+        versions = (args.kafka_version or os.environ.get("SPOOL_KAFKA_REFERENCE_VERSIONS", "")).split()
         spool = run_target("spool", args.bin, args.kafka_dir, None, work, os.path.join(out_dir, "spool.cells"))
-        kafka = run_target("kafka", None, args.kafka_dir, args.kafka_version, work,
-                           os.path.join(out_dir, "kafka.cells"))
-        rc = 1 if compare("spool", spool, f"kafka{args.kafka_version or ''}", kafka) else 0
+        rc = 0
+        totals = []
+        for version in versions or [None]:
+            name = f"kafka-{version}" if version else "kafka"
+            kafka = run_target("kafka", None, args.kafka_dir, version, work,
+                               os.path.join(out_dir, f"{name}.cells"))
+            print(f"---- spool vs {name} ----")
+            mismatches = compare("spool", spool, name, kafka)
+            totals.append(f"{name}: {len(parse(kafka))} cells, {mismatches} mismatches")
+            rc |= 1 if mismatches else 0
+        print("summary: " + "; ".join(totals), flush=True)
     print(f"authz_matrix: {time.monotonic() - started:.0f} s, cells in {out_dir}", flush=True)
     if rc == 0 and not args.out_dir:
         shutil.rmtree(work, ignore_errors=True)
