@@ -144,7 +144,7 @@ def compile_probe(kafka_dir, work):
 def run_target(target, binary, kafka_dir, kafka_version, work, out):
     """Starts the target, sets up topics, groups and ACLs, probes every cell, stops it."""
     started = time.monotonic()
-    data = os.path.join(work, f"{target}-data")
+    data = os.path.join(work, f"{target}-{kafka_version}-data" if kafka_version else f"{target}-data")
     admin_port, sasl_port = free_port(), free_port()
     listeners = f"PLAINTEXT://localhost:{admin_port},SASL_PLAINTEXT://localhost:{sasl_port}"
     overrides = [
@@ -286,9 +286,11 @@ def main():
             totals.append(f"{name}: {len(parse(kafka))} cells, {mismatches} mismatches")
             rc |= 1 if mismatches else 0
         print("summary: " + "; ".join(totals), flush=True)
-    print(f"authz_matrix: {time.monotonic() - started:.0f} s, cells in {out_dir}", flush=True)
-    if rc == 0 and not args.out_dir:
+    if rc == 0:  # brokers' data and logs are kept only after a failure
         shutil.rmtree(work, ignore_errors=True)
+    kept = args.out_dir or (work if rc else None)
+    print(f"authz_matrix: {time.monotonic() - started:.0f} s" + (f", cells and logs in {kept}" if kept else ""),
+          flush=True)
     return rc
 
 
