@@ -6,6 +6,7 @@
 #include "protocol/messages/alter_user_scram_credentials.h"
 #include "protocol/messages/describe_user_scram_credentials.h"
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ops.h"
@@ -46,6 +47,12 @@ boost::asio::awaitable<describe_response> describe(
     request_ctx& ctx, protocol::describe_user_scram_credentials_request& req) {
     describe_response resp;
     auto snap = ctx.svc.store.snapshot();
+    // Kafka: Describe on the cluster, else the whole answer is CLUSTER_AUTHORIZATION_FAILED.
+    if (!request_authz(ctx, *snap).cluster(security::acl_operation::describe)) {
+        resp.error_code = code(error_code::cluster_authorization_failed);
+        resp.error_message = "Cluster authorization failed.";
+        co_return resp;
+    }
     if (!req.users || req.users->empty()) {
         for (const auto& [user, credentials] : snap->user_scram) {
             resp.results.push_back(describe_one(*snap, user));
@@ -91,6 +98,24 @@ boost::asio::awaitable<alter_response> alter(request_ctx& ctx,
                                              protocol::alter_user_scram_credentials_request& req) {
     alter_response resp;
     auto snap = ctx.svc.store.snapshot();
+    // Kafka: Alter on the cluster, else every user named (once, in name order) is refused with
+    // CLUSTER_AUTHORIZATION_FAILED and nothing changes.
+    if (!request_authz(ctx, *snap).cluster(security::acl_operation::alter)) {
+        std::set<std::string> named;
+        for (const auto& d : req.deletions) {
+            named.insert(d.name);
+        }
+        for (const auto& u : req.upsertions) {
+            named.insert(u.name);
+        }
+        for (const auto& user : named) {
+            auto& r = resp.results.emplace_back();
+            r.user = user;
+            r.error_code = code(error_code::cluster_authorization_failed);
+            r.error_message = "Cluster authorization failed.";
+        }
+        co_return resp;
+    }
     // Kafka refuses a user named more than once in one request, whatever the mechanisms.
     std::map<std::string, int> mentions;
     for (const auto& d : req.deletions) {
