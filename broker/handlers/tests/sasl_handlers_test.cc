@@ -194,6 +194,31 @@ TEST_F(sasl_handlers_test, test_scram_credentials_from_alter_log_in_and_describe
     EXPECT_EQ(conn.principal.to_string(), "User:bob");
 }
 
+// Kafka: Describe / Alter on the cluster (the authorization matrix found them unauthorized).
+TEST_F(sasl_handlers_test, test_scram_credential_apis_need_describe_and_alter_on_the_cluster) {
+    svc->authorizer = security::authorizer({true, {}, false});
+    conn.authenticated = true;
+    conn.principal = {"User", "mallory"};
+    pr::alter_user_scram_credentials_request alter;
+    auto salt = security::random_bytes(16);
+    auto salted =
+        security::scram_salted_password(security::scram_mechanism::sha256, "pw", salt, 4096);
+    alter.upsertions.push_back({"zed", 1, 4096, salt, salted, {}});
+    alter.deletions.push_back({"admin", 1, {}});
+    auto ar = decode<pr::alter_user_scram_credentials_response>(send(0, alter), 0);
+    ASSERT_EQ(ar.results.size(), 2u);
+    EXPECT_EQ(ar.results[0].user, "admin");
+    EXPECT_EQ(ar.results[1].user, "zed");
+    for (const auto& r : ar.results) {
+        EXPECT_EQ(r.error_code, 31) << r.user;  // CLUSTER_AUTHORIZATION_FAILED
+    }
+    pr::describe_user_scram_credentials_request describe;
+    auto dr = decode<pr::describe_user_scram_credentials_response>(send(0, describe), 0);
+    EXPECT_EQ(dr.error_code, 31);
+    EXPECT_TRUE(dr.results.empty());
+    EXPECT_TRUE(store.snapshot()->user_scram.empty()) << "nothing was stored";
+}
+
 TEST_F(sasl_handlers_test, test_unknown_scram_user_fails_with_kafkas_message) {
     ASSERT_EQ(handshake("SCRAM-SHA-256").error_code, 0);
     security::scram_client client(security::scram_mechanism::sha256, "nobody", "x");
