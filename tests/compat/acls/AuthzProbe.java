@@ -90,7 +90,7 @@ public class AuthzProbe {
         p.remove("default.api.timeout.ms");
         p.put("enable.idempotence", String.valueOf(idempotent));
         p.put("acks", idempotent ? "all" : "1");
-        p.put("retries", idempotent ? "3" : "0");
+        p.put("retries", base.getProperty("retries", idempotent ? "3" : "0"));
         p.put("max.block.ms", String.valueOf(TIMEOUT_MS));
         p.put("delivery.timeout.ms", String.valueOf(Integer.parseInt(p.getProperty("request.timeout.ms")) + 1000));
         p.put("linger.ms", "0");
@@ -128,6 +128,7 @@ public class AuthzProbe {
         Properties pp = common(bootstrap);
         pp.put("max.block.ms", "30000");
         pp.put("request.timeout.ms", "30000");
+        pp.put("retries", "20");  // a new topic's leader may still be moving (NOT_LEADER_OR_FOLLOWER)
         try (KafkaProducer<String, String> p = producer(pp, false)) {
             for (String t : topics) p.send(new ProducerRecord<>(t, "k", "v")).get();
         }
@@ -247,6 +248,17 @@ public class AuthzProbe {
                             c.committed(Set.of(new TopicPartition(openTopic, 0)), Duration.ofMillis(TIMEOUT_MS));
                         }
                     });
+                    // JoinGroup, SyncGroup (classic protocol), then LeaveGroup on close.
+                    cell(who, "JoinGroup", r, () -> {
+                        try (KafkaConsumer<String, String> c = consumer(base, g)) {
+                            c.subscribe(List.of(openTopic));
+                            long deadline = System.currentTimeMillis() + TIMEOUT_MS;
+                            while (c.assignment().isEmpty()) {
+                                c.poll(Duration.ofMillis(100));
+                                if (System.currentTimeMillis() > deadline) throw new org.apache.kafka.common.errors.TimeoutException("no assignment");
+                            }
+                        }
+                    });
                 }
                 // Cluster.
                 String r = "cluster";
@@ -261,6 +273,12 @@ public class AuthzProbe {
                 cell(who, "AlterPartitionReassignments", r, () -> a.alterPartitionReassignments(
                         Map.of(first, Optional.empty())).all().get());
                 cell(who, "ElectLeaders", r, () -> a.electLeaders(ElectionType.PREFERRED, Set.of(first)).all().get());
+                cell(who, "DescribeUserScramCredentials", r, () -> a.describeUserScramCredentials().all().get());
+                cell(who, "AlterUserScramCredentials", r, () -> a.alterUserScramCredentials(List.of(
+                        new UserScramCredentialUpsertion("zed-" + who, new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), "zed-pw")))
+                        .all().get());
+                cell(who, "DescribeClientQuotas", r, () -> a.describeClientQuotas(
+                        org.apache.kafka.common.quota.ClientQuotaFilter.all()).entities().get());
                 cell(who, "DescribeAcls", r, () -> a.describeAcls(AclBindingFilter.ANY).values().get());
                 AclBinding mine = new AclBinding(new ResourcePattern(ResourceType.TOPIC, "zz-" + who, PatternType.LITERAL),
                         new AccessControlEntry("User:zed", "*", AclOperation.READ, AclPermissionType.ALLOW));

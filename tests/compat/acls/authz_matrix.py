@@ -12,6 +12,14 @@ compiled here with javac against the Kafka jars) creates the topics and groups a
 every API against every resource, one line per cell: "principal api resource -> OUTCOME" (OK,
 LISTED/HIDDEN for listings, else the Kafka error name).
 
+31 operations: Metadata (describe, list), CreateTopics, DeleteTopics, CreatePartitions,
+Describe/IncrementalAlterConfigs, Produce (plain, idempotent), Fetch, ListOffsets, DeleteRecords,
+OffsetCommit, OffsetFetch (Admin and consumer), OffsetDelete, JoinGroup, Describe/List/DeleteGroups,
+Describe/Create/DeleteAcls, DescribeCluster, DescribeLogDirs, ElectLeaders,
+List/AlterPartitionReassignments, Describe/AlterUserScramCredentials, DescribeClientQuotas.
+Cells of an API in KNOWN_DIFFERENCES (one Spool does not serve yet) that differ are printed as
+KNOWN and counted apart; any other differing cell is a MISMATCH and fails the run.
+
 Not covered: transactional cells (Spool has no transactions yet: no TransactionalId bindings,
 no transactional producer), follower fetches and OffsetForLeaderEpoch (no client API sends them).
 
@@ -105,6 +113,15 @@ ACLS = [
 ]
 
 
+# APIs Spool does not serve yet: their cells are still run and printed, as KNOWN instead of
+# MISMATCH, and counted apart ("known differences"); they do not fail the comparison. Remove an
+# entry when Spool serves the API.
+KNOWN_DIFFERENCES = {
+    "DescribeClientQuotas": "Spool does not serve DescribeClientQuotas (UNSUPPORTED_VERSION); "
+                            "Kafka needs DescribeConfigs on the cluster",
+}
+
+
 def die(message):
     print(f"authz_matrix: {message}", file=sys.stderr, flush=True)
     sys.exit(2)
@@ -160,7 +177,8 @@ def run_target(target, binary, kafka_dir, kafka_version, work, out):
     env = dict(os.environ)
     if target == "spool":
         args += ["--bin", binary]
-        overrides += [f"listeners={listeners}",
+        overrides += ["group.initial.rebalance.delay.ms=0",  # as start-kafka.sh sets it for Kafka
+                      f"listeners={listeners}",
                       "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT"]
     else:
         # The KRaft controller listener stays (start-kafka.sh writes it; a later key wins).
@@ -228,12 +246,19 @@ def parse(cells):
 def compare(left_name, left, right_name, right):
     a, b = parse(left), parse(right)
     keys = list(dict.fromkeys(list(a) + list(b)))
-    mismatches = 0
+    mismatches = known = 0
     for k in keys:
         if a.get(k) != b.get(k):
-            mismatches += 1
-            print(f"MISMATCH {k}: {left_name} {a.get(k, '(missing)')}, {right_name} {b.get(k, '(missing)')}")
-    print(f"cells compared: {len(keys)}, mismatches: {mismatches}", flush=True)
+            api = k.split(" ")[1]
+            label = "KNOWN" if api in KNOWN_DIFFERENCES else "MISMATCH"
+            if api in KNOWN_DIFFERENCES:
+                known += 1
+            else:
+                mismatches += 1
+            print(f"{label} {k}: {left_name} {a.get(k, '(missing)')}, {right_name} {b.get(k, '(missing)')}")
+    print(f"cells compared: {len(keys)}, mismatches: {mismatches}"
+          + (f", known differences: {known} ({'; '.join(KNOWN_DIFFERENCES.values())})" if known else ""),
+          flush=True)
     return mismatches
 
 
