@@ -30,7 +30,10 @@ import org.apache.kafka.common.resource.*;
 import org.apache.kafka.common.serialization.*;
 
 public class AuthzProbe {
-    static final int TIMEOUT_MS = 4000;
+    // No cell waits this long when the broker answers (an unauthorized one fails at once); the
+    // margin is for a loaded machine (a full ctest run), where a tight bound could turn a slow
+    // answer into a REQUEST_TIMED_OUT cell.
+    static final int TIMEOUT_MS = 10000;
     static List<String[]> principals = new ArrayList<>();
     static List<String> topics = new ArrayList<>(), missing = new ArrayList<>(), groups = new ArrayList<>();
     static String openTopic;
