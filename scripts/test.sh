@@ -67,6 +67,6 @@ run_ctest --preset "$preset" -j"$(nproc)" --timeout 600 "$@"
 if ((full_run)) && [[ ${SPOOL_SKIP_FUZZ:-0} != 1 ]]; then
     cmake --preset fuzz >/dev/null
     cmake --build --preset fuzz --target protocol_request_fuzzer records_batch_fuzz \
-        broker_request_fuzzer broker_fuzz_seeds
+        broker_request_fuzzer broker_fuzz_seeds sasl_fuzzer
     run_ctest --preset fuzz -j"$(nproc)" --timeout 600
 fi

@@ -1,5 +1,6 @@
 #include "broker/app/broker_app.h"
 
+#include "broker/app/http_security.h"
 #include "broker/app/http_views.h"
 #include "broker/app/listener_security.h"
 #include "broker/app/oauthbearer_validators.h"
@@ -146,7 +147,7 @@ std::string broker_app::start() {
         !problem.empty()) {
         return problem;
     }
-    if (auto problem = listener_security(*_config, opts.listeners, advertised, opts.security);
+    if (auto problem = listener_security(*_config, opts.listeners, opts.security);
         !problem.empty()) {
         return problem;
     }
@@ -154,6 +155,16 @@ std::string broker_app::start() {
     if (auto problem = make_oauthbearer_validators(*_config, opts.security, oauthbearer);
         !problem.empty()) {
         return problem;
+    }
+    // How replica fetchers reach leaders: checked here, so a configuration brokers cannot
+    // replicate with (a SASL mechanism without credentials, a client key store that does not
+    // load) stops the broker before it joins the cluster. A single broker (embedded store) has
+    // no fetchers, and its listeners stay as free as before.
+    if (_config->get(config::keys::metadata_store) == "etcd") {
+        if (auto problem = inter_broker_security(*_config, advertised, _inter_broker);
+            !problem.empty()) {
+            return problem;
+        }
     }
     handlers::advertised_endpoint endpoint;
     {
@@ -166,6 +177,7 @@ std::string broker_app::start() {
     opts.limits.max_unauthenticated_request_bytes =
         _config->get(config::keys::sasl_server_max_receive_size);
     opts.limits.max_idle = _config->get(config::keys::connections_max_idle_ms);
+    opts.limits.tls_handshake_timeout = _config->get(config::keys::ssl_handshake_timeout_ms);
     opts.limits.queued_max_requests =
         static_cast<size_t>(_config->get(config::keys::queued_max_requests));
     opts.queued_max_request_bytes = _config->get(config::keys::queued_max_request_bytes);
@@ -246,7 +258,8 @@ std::string broker_app::start() {
     // Followers pull from leaders: the partition manager tells the fetchers every role change,
     // from open_all() on.
     _fetchers =
-        cluster::wire_replica_fetchers(*_pool, *_config, *_store, *_partitions, &_fetcher_probe);
+        cluster::wire_replica_fetchers(*_pool, *_config, *_store, *_partitions, &_fetcher_probe,
+                                       _inter_broker.listener, _inter_broker.security);
     if (auto r = _partitions->open_all(*snap); !r) {
         _fetchers->stop();
         _pool->stop();
@@ -339,6 +352,11 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
     _decommission = std::make_unique<decommission_adapter>(*_store);
     spool::http::server_options options;
     options.endpoint = http_endpoint.value();
+    options.handshake_timeout = _config->get(config::keys::ssl_handshake_timeout_ms);
+    if (auto err = configure_http_security(*_config, *_store, options, _http_security);
+        !err.empty()) {
+        return err;
+    }
     http::broker_identity self{
         model::node_id{static_cast<int32_t>(_config->node_id())},
         spool::version_string,
@@ -351,12 +369,16 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
                                          .cluster = _cluster_view.get(),
                                          .logs = _log_view.get(),
                                          .groups = _group_view.get(),
-                                         .decommission = _decommission.get()});
+                                         .decommission = _decommission.get(),
+                                         .auth = _http_security.auth,
+                                         .users = _http_security.users.get()});
     if (auto r = _http->start(); !r) {
         _http.reset();
         return fmt::format("http.listener '{}': {}", listener, r.error().message());
     }
-    log::get("app")->info("HTTP endpoint (probes, metrics, admin API) on {}", listener);
+    log::get("app")->info("HTTP endpoint (probes, metrics, admin API) on {}{}{}", listener,
+                          _http_security.tls ? ", HTTPS" : "",
+                          _http_security.auth.enabled ? ", admin API for super users only" : "");
     return {};
 }
 

@@ -20,6 +20,8 @@
 // then stop() once. Threading: both from the main thread.
 
 #include "broker/app/exit_status.h"
+#include "broker/app/http_security.h"
+#include "broker/app/listener_security.h"
 #include "broker/cluster/leadership_vouch.h"
 #include "broker/cluster/partition_isr_writer.h"
 #include "broker/cluster/partition_manager.h"
@@ -94,6 +96,7 @@ private:
     std::unique_ptr<cluster::partition_isr_writer> _isr_writer;
     std::unique_ptr<cluster::partition_manager> _partitions;
     // Followers' fetchers, told of every role change by the partition manager's role listener.
+    inter_broker_client _inter_broker;  // start(): how the fetchers reach leaders
     std::unique_ptr<replication::replica_fetchers> _fetchers;
     std::unique_ptr<cluster::replica_sync> _replica_sync;  // local logs follow the metadata
     // Leading on the followers' word after the session lease lapsed (an etcd outage).
@@ -116,6 +119,7 @@ private:
     std::unique_ptr<http::log_view> _log_view;
     std::unique_ptr<http::decommission_control> _decommission;
     std::unique_ptr<http::group_view> _group_view;
+    http_security _http_security;  // outlives _http, which holds pointers into it
     std::unique_ptr<http::http_service> _http;
     std::unique_ptr<net::server> _server;
     bool _logs_open = false;

@@ -5,6 +5,7 @@
 #include "broker/metadata/embedded/embedded_store.h"
 #include "broker/metadata/etcd/etcd_store.h"
 #include "broker/metadata/partition_health_metrics.h"
+#include "broker/net/tls_context.h"
 #include "broker/storage/layout.h"
 #include "common/log.h"
 #include "protocol/wire/uuid.h"
@@ -60,12 +61,51 @@ std::string metadata_runtime::open_embedded(const std::filesystem::path& log_dir
     return {};
 }
 
+std::string metadata_runtime::etcd_tls(const config::broker_config& config,
+                                       etcd::client_options& client) {
+    bool any_https = false;
+    for (const auto& url : client.endpoints) {
+        const bool https = url.starts_with("https://");
+        any_https = any_https || https;
+        if (!https && config.get(config::keys::etcd_tls_required)) {
+            return fmt::format("etcd.tls.required is set, but etcd endpoint '{}' is not https "
+                               "(etcd.endpoints)",
+                               url);
+        }
+    }
+    if (!any_https) {
+        return {};
+    }
+    auto settings = [&config] {
+        net::tls_settings s;
+        s.keystore_type = "PEM";
+        s.truststore_type = "PEM";
+        s.keystore_location = config.get(config::keys::etcd_tls_certificate_location);
+        s.key_location = config.get(config::keys::etcd_tls_key_location);
+        s.truststore_location = config.get(config::keys::etcd_tls_ca_location);
+        return s;
+    };
+    if (settings().keystore_location.has_value() != settings().key_location.has_value()) {
+        return "etcd.tls.certificate.location and etcd.tls.key.location go together: set both "
+               "(a client certificate for etcd) or neither";
+    }
+    std::string error;
+    client.tls = net::tls_client("etcd", settings, &error);
+    if (!client.tls) {
+        return fmt::format("etcd TLS (etcd.tls.*): {}", error);
+    }
+    return {};
+}
+
 std::string metadata_runtime::open_etcd(const config::broker_config& config,
                                         const std::filesystem::path& log_dir,
                                         metadata::broker_registration self) {
     auto log = log::get("app");
     auto options = metadata::etcd_store_options::from_config(config);
     auto endpoints = fmt::format("{}", fmt::join(options.client.endpoints, ","));
+    if (auto problem = etcd_tls(config, options.client); !problem.empty()) {
+        return problem;
+    }
     auto store = metadata::etcd_store::open(options);
     if (!store) {
         return fmt::format("cannot open the etcd metadata store at {} (prefix {}): {}", endpoints,

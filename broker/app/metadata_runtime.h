@@ -15,6 +15,7 @@
 // stop() before the pool stops: deregisters and stops the store. Threading: main thread.
 
 #include "broker/config/broker_config.h"
+#include "broker/etcd/client.h"
 #include "broker/metadata/cluster_state.h"
 #include "broker/metadata/store.h"
 #include "broker/net/listener.h"
@@ -77,6 +78,10 @@ private:
     metadata_runtime() = default;
     [[nodiscard]] std::string open_embedded(const std::filesystem::path& log_dir,
                                             metadata::broker_registration self);
+    // https etcd endpoints: the client TLS context from etcd.tls.*; etcd.tls.required refuses
+    // an http one. "" or why the broker cannot start.
+    [[nodiscard]] static std::string etcd_tls(const config::broker_config& config,
+                                              etcd::client_options& client);
     [[nodiscard]] std::string open_etcd(const config::broker_config& config,
                                         const std::filesystem::path& log_dir,
                                         metadata::broker_registration self);

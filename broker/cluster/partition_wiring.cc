@@ -6,14 +6,17 @@ namespace spool::broker::cluster {
 
 std::unique_ptr<replication::replica_fetchers> wire_replica_fetchers(
     runtime::shard_pool& pool, const config::broker_config& config, const metadata::store& store,
-    partition_manager& partitions, metrics::replica_fetcher_probe* probe) {
+    partition_manager& partitions, metrics::replica_fetcher_probe* probe, std::string listener,
+    replication::leader_security security) {
+    auto options = replication::fetcher_options_from(config);
+    options.security = std::move(security);
     auto fetchers = std::make_unique<replication::replica_fetchers>(
-        pool, replication::fetcher_options_from(config),
+        pool, std::move(options),
         config.get(config::keys::num_replica_fetchers),
         [partitions = &partitions](const model::topic_partition& tp) {
             return partitions->partition_here(tp);
         },
-        leader_endpoints(store, config.get(config::keys::inter_broker_listener_name).value_or("")),
+        leader_endpoints(store, std::move(listener)),
         probe);
     partitions.set_role_listener(
         [fetchers = fetchers.get()](const model::topic_partition& tp,

@@ -17,14 +17,16 @@
 #include "broker/runtime/shard_pool.h"
 
 #include <memory>
+#include <string>
 
 namespace spool::broker::cluster {
 
 // Builds the replica fetchers over `partitions` (num.replica.fetchers, the fetcher options of
-// `config`, the endpoints of inter.broker.listener.name) and sets them as its role listener.
-// probe may be nullptr (no metrics).
+// `config`, the leaders' endpoints of `listener`, the inter-broker listener, connected to with
+// `security`) and sets them as its role listener. probe may be nullptr (no metrics).
 std::unique_ptr<replication::replica_fetchers> wire_replica_fetchers(
     runtime::shard_pool& pool, const config::broker_config& config, const metadata::store& store,
-    partition_manager& partitions, metrics::replica_fetcher_probe* probe);
+    partition_manager& partitions, metrics::replica_fetcher_probe* probe, std::string listener,
+    replication::leader_security security);
 
 }  // namespace spool::broker::cluster

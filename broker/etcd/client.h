@@ -30,8 +30,11 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include <boost/asio/ssl/context.hpp>
+
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -57,11 +60,15 @@ inline std::error_code make_error_code(errc e) noexcept {
 }
 
 struct client_options {
-    std::vector<std::string> endpoints;  // "http://host:port"
+    std::vector<std::string> endpoints;  // "http://host:port" or "https://host:port"
     std::chrono::milliseconds connect_timeout{2000};
     std::chrono::milliseconds request_timeout{5000};
     // Hears of every finished request (observer.h); none when null.
     std::shared_ptr<client_observer> observer;
+    // The TLS client context for each new connection to an https endpoint (called at connect,
+    // so a rebuilt context, after a certificate rotation, applies to new connections). Empty:
+    // https endpoints cannot be reached (errc::unavailable, logged).
+    std::function<std::shared_ptr<boost::asio::ssl::context>()> tls;
 };
 
 struct key_value {

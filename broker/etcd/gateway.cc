@@ -15,7 +15,7 @@ gateway::gateway(net::any_io_executor ex, client_options options)
             _endpoints.push_back(std::move(parsed).value());
         } else {
             // Validated by the config layer before; a bad one here is skipped, not fatal.
-            log::get("etcd")->error("etcd endpoint '{}' is not http://host:port; ignored", url);
+            log::get("etcd")->error("etcd endpoint '{}' is not http(s)://host:port; ignored", url);
         }
     }
     _idle.resize(_endpoints.size());
@@ -40,7 +40,11 @@ void gateway::give_back(size_t index, std::unique_ptr<http_connection> conn) {
 }
 
 net::awaitable<result<std::unique_ptr<http_connection>>> gateway::connect_to(size_t index) {
-    auto conn = std::make_unique<http_connection>(_ex, _endpoints[index], _cancel);
+    std::shared_ptr<net::ssl::context> tls;
+    if (_endpoints[index].tls && _options.tls) {
+        tls = _options.tls();
+    }
+    auto conn = std::make_unique<http_connection>(_ex, _endpoints[index], _cancel, std::move(tls));
     if (auto ec = co_await conn->connect(_options.connect_timeout)) {
         co_return ec;
     }

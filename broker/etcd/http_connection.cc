@@ -1,5 +1,8 @@
 #include "broker/etcd/http_connection.h"
 
+#include "broker/security/tls_peer.h"
+#include "common/log.h"
+
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -28,8 +31,11 @@ result<endpoint> parse_endpoint(std::string_view url) {
     std::string_view rest = url;
     if (rest.substr(0, 7) == "http://") {
         rest.remove_prefix(7);
+    } else if (rest.substr(0, 8) == "https://") {
+        rest.remove_prefix(8);
+        out.tls = true;
     } else if (rest.find("://") != std::string_view::npos) {
-        return make_error_code(errc::request_failed);  // https and friends: not supported
+        return make_error_code(errc::request_failed);  // unix:// and friends: not supported
     }
     while (!rest.empty() && rest.back() == '/') {
         rest.remove_suffix(1);
@@ -86,8 +92,12 @@ void cancel_state::cancel_all() {
 }
 
 http_connection::http_connection(net::any_io_executor ex, endpoint where,
-                                 std::shared_ptr<cancel_state> cancel)
-    : _where(std::move(where)), _cancel(std::move(cancel)), _stream(std::move(ex)) {
+                                 std::shared_ptr<cancel_state> cancel,
+                                 std::shared_ptr<net::ssl::context> tls)
+    : _where(std::move(where)),
+      _cancel(std::move(cancel)),
+      _stream(std::move(ex)),
+      _tls_context(std::move(tls)) {
     _cancel->attach(this);
 }
 
@@ -170,6 +180,37 @@ net::awaitable<std::error_code> http_connection::connect(std::chrono::millisecon
     }
     _stream.socket().set_option(tcp::no_delay(true), ec);
     enable_keepalive(_stream.socket());
+    if (_where.tls) {
+        co_return co_await handshake();
+    }
+    co_return std::error_code{};
+}
+
+net::awaitable<std::error_code> http_connection::handshake() {
+    auto log = log::get("etcd");
+    if (!_tls_context) {
+        log->error("etcd endpoint {} is https, but no TLS client context is configured "
+                   "(etcd.tls.* keys)",
+                   _where.url);
+        close();
+        co_return make_error_code(errc::unavailable);
+    }
+    _tls = std::make_unique<net::ssl::stream<beast::tcp_stream&>>(_stream, *_tls_context);
+    SSL* ssl = _tls->native_handle();
+    security::expect_peer_name(ssl, _where.host, true);
+    // The connect's expiry still bounds the handshake.
+    error_code ec;
+    co_await _tls->async_handshake(net::ssl::stream_base::client,
+                                   net::redirect_error(net::use_awaitable, ec));
+    if (ec) {
+        const auto why = security::handshake_failure(ssl, ec);
+        close();
+        auto mapped = classify(ec);
+        if (mapped != errc::cancelled) {
+            log->warn("TLS handshake with etcd endpoint {} failed: {}", _where.url, why);
+        }
+        co_return mapped == errc::timed_out ? make_error_code(errc::unavailable) : mapped;
+    }
     co_return std::error_code{};
 }
 
@@ -187,7 +228,11 @@ net::awaitable<std::error_code> http_connection::send(std::string_view path, std
     req.prepare_payload();
     error_code ec;
     _stream.expires_after(timeout);
-    co_await http::async_write(_stream, req, net::redirect_error(net::use_awaitable, ec));
+    if (_tls) {
+        co_await http::async_write(*_tls, req, net::redirect_error(net::use_awaitable, ec));
+    } else {
+        co_await http::async_write(_stream, req, net::redirect_error(net::use_awaitable, ec));
+    }
     if (ec) {
         close();
         co_return classify(ec);
@@ -206,14 +251,18 @@ net::awaitable<result<http_response>> http_connection::post(std::string_view pat
     // The expiry set by send() bounds the whole exchange. The header first: a Content-Length
     // beyond the bound is refused before anything is allocated for it (Beast 1.74's parser does
     // not refuse it on a response header by itself; its body_limit still bounds chunked bodies).
-    co_await http::async_read_header(_stream, _buffer, parser,
-                                     net::redirect_error(net::use_awaitable, ec));
+    co_await read_header(parser, ec);
     if (!ec && parser.content_length() && *parser.content_length() > max_body_bytes) {
         ec = http::error::body_limit;
     }
     if (!ec) {
-        co_await http::async_read(_stream, _buffer, parser,
-                                  net::redirect_error(net::use_awaitable, ec));
+        if (_tls) {
+            co_await http::async_read(*_tls, _buffer, parser,
+                                      net::redirect_error(net::use_awaitable, ec));
+        } else {
+            co_await http::async_read(_stream, _buffer, parser,
+                                      net::redirect_error(net::use_awaitable, ec));
+        }
     }
     if (ec) {
         close();

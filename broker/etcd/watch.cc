@@ -95,8 +95,7 @@ net::awaitable<std::error_code> gateway_watch::start(std::string body,
     // The stream has no end: bound each line instead of the body (read_line).
     _parser.body_limit(boost::none);
     error_code ec;
-    co_await http::async_read_header(_conn->stream(), _conn->buffer(), _parser,
-                                     net::redirect_error(net::use_awaitable, ec));
+    co_await _conn->read_header(_parser, ec);
     if (ec) {
         co_return fail(_cancelled ? make_error_code(errc::cancelled) : _conn->classify(ec));
     }
@@ -136,8 +135,7 @@ net::awaitable<result<std::string>> gateway_watch::read_line() {
         body.data = chunk;
         body.size = sizeof chunk;
         error_code ec;
-        co_await http::async_read_some(_conn->stream(), _conn->buffer(), _parser,
-                                       net::redirect_error(net::use_awaitable, ec));
+        co_await _conn->read_some(_parser, ec);
         if (ec == http::error::need_buffer) {
             ec = {};
         }

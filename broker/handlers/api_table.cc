@@ -58,6 +58,7 @@ const std::vector<api_entry>& table() {
         {api_key::describe_user_scram_credentials, 0, 0, 0,
          handle_describe_user_scram_credentials},
         {api_key::alter_user_scram_credentials, 0, 0, 0, handle_alter_user_scram_credentials},
+        {api_key::describe_client_quotas, 0, 1, 0, handle_describe_client_quotas},
     };
     return rows;
 }

@@ -34,6 +34,7 @@ handler_result handle_delete_acls(request_ctx& ctx);
 handler_result handle_sasl_handshake(request_ctx& ctx);
 handler_result handle_sasl_authenticate(request_ctx& ctx);
 handler_result handle_describe_user_scram_credentials(request_ctx& ctx);
+handler_result handle_describe_client_quotas(request_ctx& ctx);
 handler_result handle_alter_user_scram_credentials(request_ctx& ctx);
 
 // The ApiVersions answer to a version the broker does not speak: v0 encoding, error 35 and the

@@ -1,7 +1,9 @@
 // DescribeUserScramCredentials and AlterUserScramCredentials: the SCRAM credentials SASL/SCRAM
 // logins are checked against, kept in the metadata store (cluster_state::user_scram) as Kafka's
 // credential text. The client salts the password; the broker keeps StoredKey and ServerKey only.
-// Errors and messages are Kafka's (ScramControlManager).
+// Errors and messages are Kafka's (ScramControlManager). With an authorizer, describing needs
+// Describe on the cluster and altering Alter on it (KafkaApis, ControllerApis), as credentials
+// are the keys to every principal.
 
 #include "protocol/messages/alter_user_scram_credentials.h"
 #include "protocol/messages/describe_user_scram_credentials.h"
@@ -47,8 +49,8 @@ boost::asio::awaitable<describe_response> describe(
     request_ctx& ctx, protocol::describe_user_scram_credentials_request& req) {
     describe_response resp;
     auto snap = ctx.svc.store.snapshot();
-    // Kafka: Describe on the cluster, else the whole answer is CLUSTER_AUTHORIZATION_FAILED.
     if (!request_authz(ctx, *snap).cluster(security::acl_operation::describe)) {
+        // DescribeUserScramCredentialsRequest.getErrorResponse: the top-level error only.
         resp.error_code = code(error_code::cluster_authorization_failed);
         resp.error_message = "Cluster authorization failed.";
         co_return resp;
@@ -98,9 +100,9 @@ boost::asio::awaitable<alter_response> alter(request_ctx& ctx,
                                              protocol::alter_user_scram_credentials_request& req) {
     alter_response resp;
     auto snap = ctx.svc.store.snapshot();
-    // Kafka: Alter on the cluster, else every user named (once, in name order) is refused with
-    // CLUSTER_AUTHORIZATION_FAILED and nothing changes.
     if (!request_authz(ctx, *snap).cluster(security::acl_operation::alter)) {
+        // AlterUserScramCredentialsRequest.getErrorResponse: every user named, in name order,
+        // with the error.
         std::set<std::string> named;
         for (const auto& d : req.deletions) {
             named.insert(d.name);
@@ -109,10 +111,11 @@ boost::asio::awaitable<alter_response> alter(request_ctx& ctx,
             named.insert(u.name);
         }
         for (const auto& user : named) {
-            auto& r = resp.results.emplace_back();
+            alter_response::alter_user_scram_credentials_result r;
             r.user = user;
             r.error_code = code(error_code::cluster_authorization_failed);
             r.error_message = "Cluster authorization failed.";
+            resp.results.push_back(std::move(r));
         }
         co_return resp;
     }

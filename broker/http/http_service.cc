@@ -26,8 +26,14 @@ http_service::http_service(h::server_options options, http_service_deps deps)
       _admin(std::make_unique<admin_context>(
           admin_context{_deps.self, _deps.cluster, _deps.logs, _deps.decommission})),
       _view_metrics(std::make_shared<view_metrics>(
-          _deps.self, metric_views{_deps.cluster, _deps.logs, _deps.groups, _readiness.get()})) {
+          _deps.self, metric_views{_deps.cluster, _deps.logs, _deps.groups, _readiness.get()})),
+      _auth(std::make_unique<admin_auth>(_deps.auth, _deps.users)) {
     _deps.metrics->add(_view_metrics);
+    if (_deps.auth.enabled) {
+        options.gate = [auth = _auth.get()](const h::request& req, const h::peer_info& peer) {
+            return auth->check(req, peer);
+        };
+    }
     _server = std::make_unique<h::server>(std::move(options), routes());
 }
 

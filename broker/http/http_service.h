@@ -16,6 +16,7 @@
 // Threading: start/stop from the owner's thread.
 
 #include "broker/http/admin_api.h"
+#include "broker/http/admin_auth.h"
 #include "broker/http/readiness.h"
 #include "broker/http/views.h"
 #include "broker/metrics/registry.h"
@@ -40,6 +41,9 @@ struct http_service_deps {
     const log_view* logs = nullptr;
     const group_view* groups = nullptr;
     decommission_control* decommission = nullptr;
+    // Who may call what (admin_auth.h); off by default: every endpoint open, as before.
+    admin_auth_settings auth{};
+    const credential_view* users = nullptr;  // HTTP Basic's user store; null: Basic fails
 };
 
 class http_service {
@@ -61,6 +65,7 @@ private:
     std::unique_ptr<readiness_provider> _readiness;
     std::unique_ptr<admin_context> _admin;
     std::shared_ptr<view_metrics> _view_metrics;
+    std::unique_ptr<admin_auth> _auth;
     std::unique_ptr<spool::http::server> _server;
 };
 

@@ -1,8 +1,8 @@
 #pragma once
 
 // The read-only views the HTTP endpoint needs from the rest of the broker. broker/http
-// depends on nothing else in the broker: the composition root (broker/app) implements each
-// interface with a small adapter over the owning module and passes it in (see
+// depends on nothing else in the broker but broker/security: the composition root (broker/app)
+// implements each interface with a small adapter over the owning module and passes it in (see
 // docs/admin-api.md, "Wiring").
 //
 // Contract for implementations: each call returns a self-consistent copy (a snapshot) and
@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace spool::broker::http {
@@ -136,6 +137,20 @@ public:
     // Committed offsets of those groups. Lag is computed here against the log view's high
     // watermark, so the coordinator need not know about storage.
     virtual std::vector<committed_offset> committed_offsets() const = 0;
+};
+
+// ---- users (broker/metadata's SCRAM credentials, the JAAS PLAIN users) ----
+
+// The user store the admin API checks HTTP Basic credentials against: the same one SASL uses.
+class credential_view {
+public:
+    virtual ~credential_view() = default;
+    // The user's SCRAM credentials as Kafka's credential text (broker/security/scram.h), by
+    // mechanism name ("SCRAM-SHA-512"); empty for an unknown user.
+    virtual std::vector<std::pair<std::string, std::string>> scram_credentials(
+        const std::string& user) const = 0;
+    // The user's PLAIN password from the JAAS configuration; nullopt when it names no such user.
+    virtual std::optional<std::string> plain_password(const std::string& user) const = 0;
 };
 
 // ---- this broker (static facts from the composition root) ----

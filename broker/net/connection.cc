@@ -2,6 +2,7 @@
 
 #include "broker/net/frame_buffer.h"
 #include "common/log.h"
+#include "common/log_limiter.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -73,6 +74,10 @@ void connection::start() {
     asio::co_spawn(socket.get_executor(), write_loop(self), asio::detached);
     if (_limits.max_idle.count() > 0) {
         asio::co_spawn(socket.get_executor(), idle_watch(self, _limits.max_idle), asio::detached);
+    }
+    if (_stream.tls() && _limits.tls_handshake_timeout.count() > 0) {
+        asio::co_spawn(socket.get_executor(), handshake_watch(self, _limits.tls_handshake_timeout),
+                       asio::detached);
     }
 }
 
@@ -165,6 +170,7 @@ asio::awaitable<bool> connection::reserve_budget(size_t size, size_t& reserved) 
 
 asio::awaitable<bool> connection::secure() {
     if (!_stream.tls()) {
+        _secured = true;
         co_return true;
     }
     auto log = log::get("net");
@@ -173,10 +179,16 @@ asio::awaitable<bool> connection::secure() {
     if (_closed) {
         co_return false;
     }
+    _secured = true;
     if (ec) {
-        // A scanner or a client without our CA: one line, and the descriptor goes at once.
-        log->info("connection {} from {} on {}: TLS handshake failed: {}", _info.id, _info.peer,
-                  _info.listener, ec.message());
+        // A scanner or a client without our CA: the descriptor goes at once, and a line a second
+        // at most, so a flood of garbage handshakes does not flood the log.
+        static log::limiter failures;
+        if (auto held_back = failures.allow()) {
+            log->info("connection {} from {} on {}: TLS handshake failed: {} ({} more failed "
+                      "handshakes since the last line)",
+                      _info.id, _info.peer, _info.listener, ec.message(), *held_back);
+        }
         close();
         co_return false;
     }
@@ -340,6 +352,32 @@ asio::awaitable<void> connection::process(std::shared_ptr<connection> self, std:
     ctx.mark_ordered();
     s->done = true;
     self->_progress.notify();
+}
+
+asio::awaitable<void> connection::handshake_watch(std::weak_ptr<connection> weak,
+                                                  std::chrono::milliseconds limit) {
+    auto first = weak.lock();
+    if (!first || first->_closed || first->_secured) {
+        co_return;
+    }
+    asio::steady_timer timer(first->_stream.socket().get_executor());
+    first.reset();
+    timer.expires_after(limit);
+    error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    auto self = weak.lock();
+    if (!self || self->_closed || self->_secured) {
+        co_return;
+    }
+    // Closing aborts the pending handshake; secure() then logs nothing more (it sees _closed).
+    static log::limiter timeouts;
+    if (auto held_back = timeouts.allow()) {
+        log::get("net")->info(
+            "connection {} from {} on {}: no TLS handshake within {} ms, closing ({} more since "
+            "the last line)",
+            self->_info.id, self->_info.peer, self->_info.listener, limit.count(), *held_back);
+    }
+    self->close();
 }
 
 asio::awaitable<void> connection::idle_watch(std::weak_ptr<connection> weak,

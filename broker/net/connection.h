@@ -58,6 +58,10 @@ struct connection_limits {
     // connections.max.idle.ms: a connection with no request for this long and nothing pending
     // is closed; zero disables the check.
     std::chrono::milliseconds max_idle{600000};
+    // ssl.handshake.timeout.ms: on a TLS listener, a client that has not finished its handshake
+    // this long after it connected is closed (left to the idle check, connections.max.idle.ms,
+    // a flood of half-handshakes would hold its descriptors for 10 minutes by default).
+    std::chrono::milliseconds tls_handshake_timeout{10000};
 };
 
 class connection : public std::enable_shared_from_this<connection> {
@@ -93,6 +97,9 @@ private:
     static boost::asio::awaitable<void> write_loop(std::shared_ptr<connection> self);
     // The TLS handshake and the certificate's principal; false when the connection closed.
     boost::asio::awaitable<bool> secure();
+    // Closes the connection if its TLS handshake is not done within the limit.
+    static boost::asio::awaitable<void> handshake_watch(std::weak_ptr<connection> weak,
+                                                        std::chrono::milliseconds limit);
     static boost::asio::awaitable<void> idle_watch(std::weak_ptr<connection> weak,
                                                    std::chrono::milliseconds max_idle);
     // Waits for _progress while the reader cannot read; a peer hang-up is noticed meanwhile.
@@ -131,6 +138,7 @@ private:
     bool _draining = false;
     std::chrono::steady_clock::time_point _last_request = std::chrono::steady_clock::now();
     bool _closed = false;
+    bool _secured = false;  // the TLS handshake finished (or there is none)
 };
 
 }  // namespace spool::broker::net

@@ -1,9 +1,9 @@
 #include "broker/net/stream.h"
 
 #include "common/log.h"
+#include "common/tls/peer_subject.h"
 
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
 #include <sys/sendfile.h>
 #include <unistd.h>
 
@@ -40,21 +40,7 @@ std::optional<std::string> stream::peer_subject() const {
     if (!_tls) {
         return std::nullopt;
     }
-    X509* cert = SSL_get_peer_certificate(_tls->native_handle());
-    if (cert == nullptr) {
-        return std::nullopt;
-    }
-    std::optional<std::string> out;
-    BIO* bio = BIO_new(BIO_s_mem());
-    if (bio != nullptr &&
-        X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253) >= 0) {
-        char* data = nullptr;
-        long n = BIO_get_mem_data(bio, &data);
-        out.emplace(data, static_cast<size_t>(n));
-    }
-    BIO_free(bio);
-    X509_free(cert);
-    return out;
+    return spool::tls::peer_subject(_tls->native_handle());
 }
 
 asio::awaitable<bool> stream::write_file(const file_slice& slice, uint64_t conn_id) {

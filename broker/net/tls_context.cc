@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <mutex>
 
 namespace spool::broker::net {
 
@@ -91,7 +92,8 @@ std::optional<tls_material> build_tls(const tls_settings& s, std::string* error)
         *error = details.empty() ? why : fmt::format("{} ({})", why, details);
         return std::nullopt;
     };
-    if (s.keystore_type != "PEM") {
+    const bool has_key = s.keystore_location || (s.keystore_key && s.keystore_certificate_chain);
+    if (s.keystore_type != "PEM" && (s.role == tls_role::server || has_key)) {
         return fail(fmt::format("ssl.keystore.type {} is not supported: Spool reads PEM key stores",
                                 s.keystore_type));
     }
@@ -101,7 +103,9 @@ std::optional<tls_material> build_tls(const tls_settings& s, std::string* error)
             "ssl.truststore.type {} is not supported: Spool reads PEM trust stores",
             s.truststore_type));
     }
-    auto ctx = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+    const bool client = s.role == tls_role::client;
+    auto ctx = std::make_shared<asio::ssl::context>(client ? asio::ssl::context::tls_client
+                                                           : asio::ssl::context::tls_server);
     SSL_CTX* native = ctx->native_handle();
     boost::system::error_code ec;
     ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
@@ -141,10 +145,10 @@ std::optional<tls_material> build_tls(const tls_settings& s, std::string* error)
             return fail(fmt::format("ssl.keystore.location {}: no certificate chain: {}",
                                     *s.keystore_location, ec.message()));
         }
-        ctx->use_private_key_file(*s.keystore_location, asio::ssl::context::pem, ec);
+        const auto& key_file = s.key_location ? *s.key_location : *s.keystore_location;
+        ctx->use_private_key_file(key_file, asio::ssl::context::pem, ec);
         if (ec) {
-            return fail(fmt::format("ssl.keystore.location {}: no usable private key: {}",
-                                    *s.keystore_location, ec.message()));
+            return fail(fmt::format("{}: no usable private key: {}", key_file, ec.message()));
         }
     } else if (s.keystore_key && s.keystore_certificate_chain) {
         ctx->use_certificate_chain(asio::buffer(*s.keystore_certificate_chain), ec);
@@ -155,11 +159,11 @@ std::optional<tls_material> build_tls(const tls_settings& s, std::string* error)
         if (ec) {
             return fail(fmt::format("ssl.keystore.key: {}", ec.message()));
         }
-    } else {
+    } else if (!client) {
         return fail("a TLS listener needs ssl.keystore.location, or ssl.keystore.key with "
                     "ssl.keystore.certificate.chain");
     }
-    if (SSL_CTX_check_private_key(native) != 1) {
+    if (has_key && SSL_CTX_check_private_key(native) != 1) {
         return fail("the key store's private key does not match its certificate");
     }
     if (s.truststore_location) {
@@ -173,8 +177,13 @@ std::optional<tls_material> build_tls(const tls_settings& s, std::string* error)
         if (ec) {
             return fail(fmt::format("ssl.truststore.certificates: {}", ec.message()));
         }
+    } else if (client) {
+        // Kafka's client falls back to the JVM's default trust store; ours is OpenSSL's.
+        ctx->set_default_verify_paths(ec);
     }
-    if (s.client_auth == "required" || s.client_auth == "requested") {
+    if (client) {
+        ctx->set_verify_mode(asio::ssl::verify_peer, ec);
+    } else if (s.client_auth == "required" || s.client_auth == "requested") {
         if (!has_trust) {
             return fail(fmt::format("ssl.client.auth={} needs a trust store "
                                     "(ssl.truststore.location or ssl.truststore.certificates)",
@@ -202,7 +211,7 @@ std::optional<tls_material> build_tls(const tls_settings& s, std::string* error)
 
 std::vector<tls_listener::file_stamp> tls_listener::stamps_of(const tls_settings& s) {
     std::vector<file_stamp> out;
-    for (const auto& path : {s.keystore_location, s.truststore_location}) {
+    for (const auto& path : {s.keystore_location, s.key_location, s.truststore_location}) {
         if (!path) {
             continue;
         }
@@ -215,6 +224,27 @@ std::vector<tls_listener::file_stamp> tls_listener::stamps_of(const tls_settings
         out.push_back(std::move(stamp));
     }
     return out;
+}
+
+tls_client_source tls_client(std::string name, std::function<tls_settings()> source,
+                             std::string* error) {
+    auto settings = [source = std::move(source)] {
+        auto s = source();
+        s.role = tls_role::client;
+        return s;
+    };
+    std::shared_ptr<tls_listener> tls = tls_listener::create(std::move(name), settings, error);
+    if (!tls) {
+        return nullptr;
+    }
+    // current() is meant for one thread; clients connect from several (every shard's fetchers,
+    // the etcd client's thread). A connect holds the lock for a stat() of each file, and for a
+    // rebuild when one changed.
+    auto lock = std::make_shared<std::mutex>();
+    return [tls, lock] {
+        std::lock_guard<std::mutex> held(*lock);
+        return tls->current().context;
+    };
 }
 
 std::unique_ptr<tls_listener> tls_listener::create(std::string listener, settings_source source,

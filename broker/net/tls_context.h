@@ -25,10 +25,18 @@
 
 namespace spool::broker::net {
 
+// Which end of the handshake a context serves: a listener's accepts (server), or this broker
+// connecting to another one (client: replica fetchers, etcd).
+enum class tls_role : uint8_t { server, client };
+
 // One listener's ssl.* values (listener.name.<l>.ssl.* over ssl.*).
 struct tls_settings {
+    tls_role role = tls_role::server;
     std::string keystore_type = "PEM";
     std::optional<std::string> keystore_location;
+    // The private key in a file of its own (etcd's --key beside --cert); unset: the key is in
+    // keystore_location with the chain, as Kafka's PEM key store has it.
+    std::optional<std::string> key_location;
     std::optional<std::string> keystore_key;  // inline PEM
     std::optional<std::string> keystore_certificate_chain;
     std::optional<std::string> key_password;
@@ -48,8 +56,18 @@ struct tls_material {
     std::shared_ptr<const security::principal_rules> rules;
 };
 
-// Builds the context; on error returns nullopt and sets *error.
+// Builds the context; on error returns nullopt and sets *error. A server context needs a key
+// store and verifies clients as client_auth says. A client context always verifies the peer
+// against the trust store (none set: OpenSSL's default CA paths) and presents the key store, when
+// one is set, as its client certificate; the caller names the expected host per connection.
 std::optional<tls_material> build_tls(const tls_settings& s, std::string* error);
+
+// A client context that follows its settings and files (a tls_listener in the client role, see
+// below), callable from any thread (calls are serialised); `name` is for logs. nullptr (and
+// *error) when the first build fails.
+using tls_client_source = std::function<std::shared_ptr<boost::asio::ssl::context>()>;
+tls_client_source tls_client(std::string name, std::function<tls_settings()> source,
+                             std::string* error);
 
 class tls_listener {
 public:

@@ -26,6 +26,10 @@ public:
                 return "leader does not support the request version";
             case client_errc::stopped:
                 return "connection closed by the fetcher";
+            case client_errc::tls_failed:
+                return "TLS handshake with the leader failed";
+            case client_errc::authentication_failed:
+                return "SASL authentication with the leader failed";
         }
         return "unknown replica client error " + std::to_string(ev);
     }

@@ -17,6 +17,8 @@ enum class client_errc : int {
     malformed_response = 5,   // undecodable header/body, or a mismatched correlation id
     unsupported_version = 6,  // the leader does not serve the API version we send
     stopped = 7,              // close() was called (shutdown, the fetcher went idle)
+    tls_failed = 8,           // no TLS context, or the handshake failed (certificate, host name)
+    authentication_failed = 9,  // SASL refused (mechanism not offered, wrong credentials)
 };
 
 const std::error_category& client_error_category() noexcept;

@@ -1,5 +1,6 @@
 #include "broker/replication/leader_client.h"
 
+#include "broker/security/tls_peer.h"
 #include "common/log.h"
 #include "protocol/messages/api_versions.h"
 
@@ -38,6 +39,8 @@ void leader_client::close() {
     error_code ignored;
     _stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     _stream.close();
+    // _tls stays until the next connect: an operation close() aborted may still be finishing
+    // on it.
     _versions.clear();
 }
 
@@ -65,7 +68,63 @@ asio::awaitable<std::error_code> leader_client::connect(leader_endpoint where) {
     if (auto ec = co_await open_socket(_options.connect_timeout)) {
         co_return ec;
     }
-    co_return co_await negotiate();
+    if (auto ec = co_await start_tls()) {
+        co_return ec;
+    }
+    if (auto ec = co_await negotiate()) {
+        co_return ec;
+    }
+    co_return co_await authenticate();
+}
+
+asio::awaitable<std::error_code> leader_client::start_tls() {
+    if (!_options.security.tls) {
+        co_return std::error_code{};
+    }
+    _tls.reset();
+    _tls_context = _options.security.tls();
+    if (!_tls_context) {
+        close();
+        co_return make_error_code(client_errc::tls_failed);
+    }
+    _tls = std::make_unique<asio::ssl::stream<beast::tcp_stream&>>(_stream, *_tls_context);
+    SSL* ssl = _tls->native_handle();
+    security::expect_peer_name(ssl, _where.host, _options.security.verify_host);
+    error_code ec;
+    _stream.expires_after(_options.connect_timeout);
+    co_await _tls->async_handshake(asio::ssl::stream_base::client,
+                                   asio::redirect_error(asio::use_awaitable, ec));
+    _stream.expires_never();
+    if (ec) {
+        const auto why = security::handshake_failure(ssl, ec);
+        const bool ours = _closed_by_us;
+        auto mapped = fail(ec);
+        if (ours || mapped == client_errc::stopped) {
+            co_return mapped;
+        }
+        log::get("replication")
+            ->warn("TLS handshake with leader {}:{} failed: {}", _where.host, _where.port, why);
+        co_return make_error_code(client_errc::tls_failed);
+    }
+    co_return std::error_code{};
+}
+
+asio::awaitable<void> leader_client::write_all(asio::const_buffer b, error_code& ec) {
+    auto token = asio::redirect_error(asio::use_awaitable, ec);
+    if (_tls) {
+        co_await asio::async_write(*_tls, b, token);
+    } else {
+        co_await asio::async_write(_stream, b, token);
+    }
+}
+
+asio::awaitable<void> leader_client::read_all(asio::mutable_buffer b, error_code& ec) {
+    auto token = asio::redirect_error(asio::use_awaitable, ec);
+    if (_tls) {
+        co_await asio::async_read(*_tls, b, token);
+    } else {
+        co_await asio::async_read(_stream, b, token);
+    }
 }
 
 asio::awaitable<std::error_code> leader_client::open_socket(std::chrono::milliseconds timeout) {
@@ -142,14 +201,12 @@ asio::awaitable<result<std::vector<uint8_t>>> leader_client::exchange(
     }
     error_code ec;
     _stream.expires_after(timeout);
-    co_await asio::async_write(_stream, asio::buffer(request),
-                               asio::redirect_error(asio::use_awaitable, ec));
+    co_await write_all(asio::buffer(request), ec);
     if (ec) {
         co_return fail(ec);
     }
     uint8_t size_bytes[4];
-    co_await asio::async_read(_stream, asio::buffer(size_bytes),
-                              asio::redirect_error(asio::use_awaitable, ec));
+    co_await read_all(asio::buffer(size_bytes), ec);
     if (ec) {
         co_return fail(ec);
     }
@@ -163,8 +220,7 @@ asio::awaitable<result<std::vector<uint8_t>>> leader_client::exchange(
         co_return make_error_code(client_errc::response_too_large);
     }
     std::vector<uint8_t> frame(size);
-    co_await asio::async_read(_stream, asio::buffer(frame),
-                              asio::redirect_error(asio::use_awaitable, ec));
+    co_await read_all(asio::buffer(frame), ec);
     if (ec) {
         co_return fail(ec);
     }

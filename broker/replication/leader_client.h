@@ -6,8 +6,11 @@
 //   request  = int32 size | request header v1/v2, client id "spool-replica-<self>" | body
 //   response = int32 size (at most max_response_bytes) | response header v0/v1 | body
 //
-// connect() opens the connection and asks ApiVersions (v0: every broker answers it) which
-// versions the leader serves; call() refuses a version outside them. One request at a time: the
+// connect() opens the connection (TLS handshake for an SSL or SASL_SSL inter-broker listener,
+// checking the leader's certificate and, with verify_host, its name against the advertised
+// host), asks ApiVersions (v0: every broker answers it) which versions the leader serves, and
+// for SASL_* authenticates (SaslHandshake v1 + SaslAuthenticate, leader_sasl.cc); call() refuses
+// a version outside them. One request at a time: the
 // replica fetcher awaits each answer before it sends the next, so an answer must carry the
 // correlation id just sent. Every failure (timeout, a size prefix beyond the bound, a response
 // that does not decode, a mismatched correlation id, the peer gone) closes the connection: the
@@ -27,6 +30,8 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 
 #include <chrono>
@@ -47,12 +52,27 @@ struct leader_endpoint {
     bool operator==(const leader_endpoint&) const = default;
 };
 
+// How this broker authenticates to others: the inter-broker listener's security protocol.
+struct leader_security {
+    // SSL, SASL_SSL: the client TLS context for the next connection (called at each connect, so
+    // a rebuilt context, after a certificate rotation, applies to new connections). Empty: TCP.
+    std::function<std::shared_ptr<boost::asio::ssl::context>()> tls;
+    // ssl.endpoint.identification.algorithm=https: the leader's certificate must name the host
+    // it is reached at (its advertised host, a DNS name or an IP address).
+    bool verify_host = true;
+    // SASL_PLAINTEXT, SASL_SSL: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; empty: no SASL.
+    std::string sasl_mechanism;
+    std::string username;
+    std::string password;
+};
+
 struct leader_client_options {
     int32_t self = -1;  // this broker's node id: the client id names it
     std::chrono::milliseconds connect_timeout{10000};
     // A response claiming more bytes than this drops the connection (client_errc::
     // response_too_large) before anything is allocated for it.
     size_t max_response_bytes = size_t{16} << 20;
+    leader_security security;
 };
 
 // A decoded response and the frame its borrowed parts (Fetch records) point into. Moving it
@@ -78,7 +98,9 @@ public:
     leader_client& operator=(const leader_client&) = delete;
 
     // Connects (closing a previous connection) and reads the leader's API versions.
-    // client_errc::unreachable when nothing accepted the connection in connect_timeout.
+    // client_errc::unreachable when nothing accepted the connection in connect_timeout,
+    // tls_failed when the TLS handshake failed (logged with OpenSSL's reason),
+    // authentication_failed when the leader refused our SASL credentials (logged).
     boost::asio::awaitable<std::error_code> connect(leader_endpoint where);
     [[nodiscard]] bool connected() const {
         return _stream.socket().is_open() && !_versions.empty();
@@ -124,13 +146,25 @@ private:
                                 std::span<const uint8_t> frame,
                                 const std::function<bool(protocol::wire::reader&)>& decode);
     boost::asio::awaitable<std::error_code> open_socket(std::chrono::milliseconds timeout);
+    boost::asio::awaitable<std::error_code> start_tls();
     boost::asio::awaitable<std::error_code> negotiate();
+    // SaslHandshake + SaslAuthenticate with options.security (leader_sasl.cc).
+    boost::asio::awaitable<std::error_code> authenticate();
+    // Over TLS when the connection has it, else the TCP stream; bounded by the stream's expiry.
+    boost::asio::awaitable<void> write_all(boost::asio::const_buffer b,
+                                           boost::system::error_code& ec);
+    boost::asio::awaitable<void> read_all(boost::asio::mutable_buffer b,
+                                          boost::system::error_code& ec);
     // The client error a transport error stands for (closes the connection).
     std::error_code fail(const boost::system::error_code& ec);
 
     leader_client_options _options;
     std::string _client_id;
     boost::beast::tcp_stream _stream;
+    // TLS over _stream (its expiry bounds the handshake and every record); null over TCP. The
+    // context is held alongside: the stream refers to it.
+    std::shared_ptr<boost::asio::ssl::context> _tls_context;
+    std::unique_ptr<boost::asio::ssl::stream<boost::beast::tcp_stream&>> _tls;
     leader_endpoint _where;
     int32_t _correlation = 0;
     bool _closed_by_us = false;

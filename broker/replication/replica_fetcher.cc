@@ -67,7 +67,8 @@ replica_fetcher::replica_fetcher(asio::io_context::executor_type shard, int32_t 
                    : std::make_shared<metrics::replica_fetcher_probe::fetcher>()),
       _client(shard, leader_client_options{.self = options.self,
                                            .connect_timeout = options.connect_timeout,
-                                           .max_response_bytes = response_bound(options)}),
+                                           .max_response_bytes = response_bound(options),
+                                           .security = options.security}),
       _wake(shard),
       _exited(shard) {}
 
@@ -203,6 +204,21 @@ void replica_fetcher::request_failed(std::error_code ec, const char* what) {
                    ec.message(), _options.backoff.count());
 }
 
+void replica_fetcher::log_partition_error(const model::topic_partition& tp, const char* what,
+                                          error_code code) {
+    // A refused authorization does not heal by retrying: the leader's ACLs must grant this
+    // broker's principal ClusterAction on the cluster (or list it in super.users). Said at warn
+    // level, as Kafka's fetcher logs it at error; the rest are transient.
+    if (code == error_code::topic_authorization_failed ||
+        code == error_code::cluster_authorization_failed) {
+        logger()->warn("{}: {} from leader {} refused: {} (this broker's principal needs "
+                       "ClusterAction on the cluster, or to be in super.users, on the leader)",
+                       name_of(tp), what, _leader, protocol::name(code));
+        return;
+    }
+    logger()->debug("{}: {} from leader {}: {}", name_of(tp), what, _leader, protocol::name(code));
+}
+
 void replica_fetcher::retry_later(followed& f) {
     f.retry_at = clock::now() + _options.backoff;
 }
@@ -326,8 +342,7 @@ asio::awaitable<void> replica_fetcher::truncate_round() {
                                name_of(tp), _leader, f.leader_epoch);
                 f.st = state::paused;
             } else {
-                logger()->debug("{}: OffsetForLeaderEpoch to leader {}: {}", name_of(tp), _leader,
-                                protocol::name(code));
+                log_partition_error(tp, "OffsetForLeaderEpoch", code);
                 retry_later(f);
             }
         }
@@ -511,8 +526,7 @@ void replica_fetcher::apply_fetched(fetch_answer& resp, const model::topic_parti
             f.st = state::paused;
             return;
         default:
-            logger()->debug("{}: Fetch from leader {}: {}", name_of(tp), _leader,
-                            protocol::name(code));
+            log_partition_error(tp, "Fetch", code);
             retry_later(f);
             return;
     }

@@ -31,6 +31,7 @@
 #include "broker/replication/truncation.h"
 #include "broker/runtime/asio.h"
 #include "broker/runtime/async_event.h"
+#include "protocol/errors.h"
 #include "protocol/messages/fetch.h"
 
 #include <chrono>
@@ -55,6 +56,8 @@ struct fetcher_options {
     // A leader may exceed the response bound by one batch (the first one is always whole):
     // message.max.bytes, plus headers.
     int32_t max_batch_bytes = 1048588;
+    // TLS and SASL towards leaders (the inter-broker listener's protocol); default: plaintext.
+    leader_security security;
 };
 
 // The partition manager's partition_here(): the calling (owner) shard's partition, or nullptr.
@@ -117,6 +120,9 @@ private:
     // log refused.
     bool truncate_at(partition& p, followed& f, truncation_decision decision);
     void retry_later(followed& f);
+    // A partition error the leader answered (logged: warn for a refused authorization).
+    void log_partition_error(const model::topic_partition& tp, const char* what,
+                             protocol::error_code code);
     // A failed request: everything waits replica.fetch.backoff.ms, the connection is closed.
     void request_failed(std::error_code ec, const char* what);
     void update_gauges();

@@ -98,14 +98,19 @@ result<authorizer_options> parse_authorizer_options(std::string_view class_name,
     }
     out.enabled = true;
     out.allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found;
-    while (!super_users.empty()) {
-        auto semi = super_users.find(';');
-        auto item = trim_blanks(super_users.substr(0, semi));
+    out.super_users = parse_super_users(super_users);
+    return out;
+}
+
+std::vector<std::string> parse_super_users(std::string_view text) {
+    std::vector<std::string> out;
+    while (!text.empty()) {
+        auto semi = text.find(';');
+        auto item = trim_blanks(text.substr(0, semi));
         if (!item.empty()) {
-            out.super_users.emplace_back(item);
+            out.emplace_back(item);
         }
-        super_users =
-            semi == std::string_view::npos ? std::string_view{} : super_users.substr(semi + 1);
+        text = semi == std::string_view::npos ? std::string_view{} : text.substr(semi + 1);
     }
     return out;
 }

@@ -51,6 +51,9 @@ result<authorizer_options> parse_authorizer_options(std::string_view class_name,
                                                     std::string_view super_users,
                                                     bool allow_everyone_if_no_acl_found);
 
+// super.users: Kafka's ';'-separated principals ("User:admin;User:ops"), blanks trimmed.
+std::vector<std::string> parse_super_users(std::string_view text);
+
 // Who asks: the principal text ("User:alice") and the client's address without its port.
 struct caller {
     std::string principal;

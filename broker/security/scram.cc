@@ -156,6 +156,17 @@ scram_credential scram_credential_from_password(scram_mechanism m, std::string_v
     return scram_credential_from_salted(m, salted, std::move(salt), iterations);
 }
 
+bool scram_password_matches(scram_mechanism m, std::string_view password,
+                            const scram_credential& credential) {
+    if (credential.iterations <= 0 || credential.stored_key.empty()) {
+        return false;
+    }
+    auto salted = scram_salted_password(m, password, credential.salt, credential.iterations);
+    auto stored_key = hash(m, hmac(m, salted, "Client Key"));
+    return stored_key.size() == credential.stored_key.size() &&
+           CRYPTO_memcmp(stored_key.data(), credential.stored_key.data(), stored_key.size()) == 0;
+}
+
 std::string encode_scram_credential(const scram_credential& c) {
     return fmt::format("salt={},stored_key={},server_key={},iterations={}", base64_encode(c.salt),
                        base64_encode(c.stored_key), base64_encode(c.server_key), c.iterations);
@@ -347,7 +358,10 @@ std::optional<std::string> scram_client::final(std::string_view server_first) {
     int32_t iterations = 0;
     auto it = attrs[2].second;
     auto [p, ec] = std::from_chars(it.data(), it.data() + it.size(), iterations);
-    if (!salt || ec != std::errc() || iterations <= 0) {
+    // Kafka's ScramSaslClient refuses fewer than the mechanism's minimum; above the maximum a
+    // server could make us spend unbounded CPU on PBKDF2.
+    if (!salt || ec != std::errc() || iterations < scram_min_iterations ||
+        iterations > scram_max_iterations) {
         return std::nullopt;
     }
     auto salted = scram_salted_password(_mechanism, _password, *salt, iterations);

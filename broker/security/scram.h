@@ -50,6 +50,12 @@ scram_credential scram_credential_from_password(scram_mechanism m, std::string_v
 std::vector<uint8_t> scram_salted_password(scram_mechanism m, std::string_view password,
                                            const std::vector<uint8_t>& salt, int32_t iterations);
 
+// Whether `password` is the one the credential was made from: derives SaltedPassword with the
+// credential's salt and iterations and compares the StoredKey it gives in constant time. For
+// logins that carry a password rather than a SCRAM exchange (the admin API's HTTP Basic).
+bool scram_password_matches(scram_mechanism m, std::string_view password,
+                            const scram_credential& credential);
+
 // Kafka's ScramCredentialUtils text: "salt=<b64>,stored_key=<b64>,server_key=<b64>,iterations=N".
 std::string encode_scram_credential(const scram_credential& c);
 std::optional<scram_credential> decode_scram_credential(std::string_view text);
@@ -102,7 +108,8 @@ class scram_client {
 public:
     scram_client(scram_mechanism m, std::string user, std::string password);
     std::string first();
-    // The client-final for `server_first`; nullopt when it is malformed.
+    // The client-final for `server_first`; nullopt when it is malformed or its iterations are
+    // outside [scram_min_iterations, scram_max_iterations].
     std::optional<std::string> final(std::string_view server_first);
     bool verify(std::string_view server_final) const;
 

@@ -8,6 +8,7 @@
 
 #include "common/http/router.h"
 #include "common/http/server.h"
+#include "common/log_limiter.h"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -34,6 +35,9 @@ public:
     void detach(std::list<boost::beast::tcp_stream*>::iterator it) { _open.erase(it); }
     void close_all();
     bool closing() const { return _closing; }
+
+    // Failed TLS handshakes (scanners, floods) are logged through this: a line a second at most.
+    log::limiter handshake_failures;
 
 private:
     std::atomic<size_t> _serving{0};

@@ -13,7 +13,9 @@
 //   - write timeout: a client that does not read its response is dropped;
 //   - connection limit: connections beyond it get a quick 503 and are closed; beyond twice the
 //     limit they are closed at once without reading anything;
-//   - body and header size limits: 413 and 431, then the connection is closed.
+//   - body and header size limits: 413 and 431, then the connection is closed;
+//   - with TLS, the handshake timeout: a client that starts a handshake and goes silent is
+//     closed.
 //
 // Lifecycle: construct, start() (binds synchronously so the caller learns about a busy port
 // at once, then runs the I/O thread), stop() (stops accepting, closes every connection,
@@ -25,13 +27,34 @@
 #include "common/result.h"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace spool::http {
+
+// Who sent a request, as the transport knows it.
+struct peer_info {
+    boost::asio::ip::tcp::endpoint remote;
+    bool tls = false;
+    // The client certificate's subject (RFC 2253), only when the client sent one and the TLS
+    // context verified its chain.
+    std::optional<std::string> certificate_subject;
+};
+
+// Runs before routing: a response it returns is sent instead of the route's (authentication);
+// nullopt lets the request through. Runs on the server thread.
+using request_gate = std::function<std::optional<response>(const request&, const peer_info&)>;
+
+// The TLS context for a new connection; called on the server thread at each accept, so a source
+// may hand out a rebuilt context after a certificate rotation (open connections keep theirs).
+using tls_context_source = std::function<std::shared_ptr<boost::asio::ssl::context>()>;
 
 struct server_options {
     boost::asio::ip::tcp::endpoint endpoint{boost::asio::ip::address_v4::any(), 9644};
@@ -42,6 +65,11 @@ struct server_options {
     size_t max_connections = 64;
     size_t max_header_bytes = 16 * 1024;
     size_t max_body_bytes = 1024 * 1024;
+    // Set: every connection is HTTPS. A client that does not finish its TLS handshake within
+    // handshake_timeout is closed; failed handshakes are logged at most once a second.
+    tls_context_source tls;
+    std::chrono::milliseconds handshake_timeout{10'000};
+    request_gate gate;
 };
 
 // Parses "host:port" where host is an IPv4 literal, a bracketed IPv6 literal ("[::1]:9644"),

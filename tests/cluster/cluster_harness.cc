@@ -143,8 +143,12 @@ std::string metadata_view::describe() const {
 cluster_harness::cluster_harness(cluster_options options)
     : _options(std::move(options)), _prefix(unique_prefix()) {
     _etcd = std::make_unique<etcd_process>();
+    if (_options.etcd_tls) {
+        _etcd->use_tls(*_options.etcd_tls);
+    }
     for (size_t i = 0; i < _options.brokers; ++i) {
         auto b = std::make_unique<broker_process>();
+        b->set_port(free_port());  // known before start: overrides_for names it
         _http_ports.push_back(free_port());
         _brokers.push_back(std::move(b));
     }
@@ -203,6 +207,11 @@ std::vector<std::string> cluster_harness::broker_overrides(int32_t node_id,
     out.insert(out.end(), _options.overrides.begin(), _options.overrides.end());
     if (static_cast<size_t>(node_id) < _options.per_broker_overrides.size()) {
         const auto& own = _options.per_broker_overrides[static_cast<size_t>(node_id)];
+        out.insert(out.end(), own.begin(), own.end());
+    }
+    if (_options.overrides_for && static_cast<size_t>(node_id) < _brokers.size()) {
+        auto own = _options.overrides_for(static_cast<size_t>(node_id),
+                                          _brokers.at(static_cast<size_t>(node_id))->port());
         out.insert(out.end(), own.begin(), own.end());
     }
     return out;

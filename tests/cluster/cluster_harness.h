@@ -88,6 +88,12 @@ struct cluster_options {
     // unsynced_fs binary built from libfuse3-dev): start() fails, naming the reason, when a mount
     // cannot be made; a test asking for it is never skipped.
     bool power_cut_mounts = false;
+    // Extra key=value for broker i from its Kafka port (the PLAINTEXT listener the harness
+    // observes through; after per_broker_overrides): e.g. listeners beside it.
+    std::function<std::vector<std::string>(size_t i, uint16_t port)> overrides_for;
+    // etcd over TLS (etcd_process::use_tls): its endpoint, and so every broker's
+    // etcd.endpoints, is https.
+    std::optional<etcd_process::tls_files> etcd_tls;
 };
 
 class cluster_harness {

@@ -38,6 +38,9 @@ protected:
         ::getrlimit(RLIMIT_NOFILE, &r);
         ASSERT_GE(r.rlim_cur, 4096u) << "the test needs fds for its hostile sockets";
         broker = std::make_unique<broker_process>();
+        if (plain_port != 0) {
+            broker->set_port(plain_port);
+        }
         broker->add_override("group.initial.rebalance.delay.ms=0");
         for (auto& o : overrides) {
             broker->add_override(std::move(o));
@@ -77,6 +80,9 @@ protected:
     }
 
     std::unique_ptr<broker_process> broker;
+    // The PLAINTEXT listener's port; 0: any free one. Set before start() by tests whose
+    // overrides name the listeners.
+    uint16_t plain_port = 0;
 };
 
 }  // namespace spool::tests::hostile

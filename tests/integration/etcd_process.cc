@@ -120,7 +120,7 @@ etcd_process::~etcd_process() {
 }
 
 std::string etcd_process::endpoint() const {
-    return "http://127.0.0.1:" + std::to_string(_client_port);
+    return (_tls ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(_client_port);
 }
 
 void etcd_process::spawn() {
@@ -129,6 +129,9 @@ void etcd_process::spawn() {
         do {
             _peer_port = free_port();
         } while (_peer_port == _client_port);
+        do {
+            _metrics_port = free_port();
+        } while (_metrics_port == _client_port || _metrics_port == _peer_port);
     }
     const char* bin = std::getenv("SPOOL_ETCD_BIN");
     std::string client_url = endpoint();
@@ -146,6 +149,15 @@ void etcd_process::spawn() {
         "--log-outputs=stderr",
         "--log-level=warn",
     };
+    if (_tls) {
+        args.push_back("--cert-file=" + _tls->certificate.string());
+        args.push_back("--key-file=" + _tls->key.string());
+        if (!_tls->client_ca.empty()) {
+            args.push_back("--trusted-ca-file=" + _tls->client_ca.string());
+            args.push_back("--client-cert-auth");
+        }
+        args.push_back("--listen-metrics-urls=http://127.0.0.1:" + std::to_string(_metrics_port));
+    }
     // ETCD_* variables of the test's environment would override the flags above.
     auto clear_etcd_env = [](const void*) {
         for (const char* name : {"ETCD_NAME", "ETCD_DATA_DIR", "ETCD_LISTEN_CLIENT_URLS",
@@ -168,13 +180,13 @@ bool etcd_process::start(milliseconds timeout) {
         spawn();
         _paused = false;
         while (steady_clock::now() < deadline) {
-            if (etcd_healthy(_client_port, milliseconds(500))) {
+            if (etcd_healthy(health_port(), milliseconds(500))) {
                 // Healthy is not enough: if this etcd could not bind its port (another test's
                 // etcd took it while this one was down), the other one answers. It is ours when
                 // it serves our member id and our process still runs.
                 // On a first start there is no id to compare yet: an etcd that cannot bind exits
                 // within milliseconds, so ours must still run a moment later.
-                auto id = served_member_id(_client_port, milliseconds(500));
+                auto id = served_member_id(health_port(), milliseconds(500));
                 bool same = !id.empty() && (_server_id.empty() || id == _server_id);
                 if (same && _server_id.empty()) {
                     std::this_thread::sleep_for(milliseconds(200));
@@ -197,6 +209,7 @@ bool etcd_process::start(milliseconds timeout) {
         }
         _client_port = 0;
         _peer_port = 0;
+        _metrics_port = 0;
     }
     kill9();
     return false;

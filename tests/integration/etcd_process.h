@@ -7,6 +7,11 @@
 // later start() reuses the same data directory and ports, so clients reconnect to the same
 // endpoint and see the same keys.
 //
+// TLS mode (use_tls() before the first start): the client URL is https with etcd's
+// --cert-file/--key-file, and with a CA also --trusted-ca-file --client-cert-auth (clients must
+// present a certificate that CA signed). Health and the member id are then read over a plain
+// metrics listener of its own (--listen-metrics-urls), so the harness needs no TLS client.
+//
 // The binary is $SPOOL_ETCD_BIN when set, else the etcd CMake found (SPOOL_ETCD_BIN define).
 //
 // Lifecycle: one process per start()/stop() pair; the destructor kills a process still running
@@ -18,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace spool::tests {
@@ -39,7 +45,16 @@ public:
     void pause();
     void resume();
 
-    // "http://127.0.0.1:<client port>"; fixed for the object's lifetime.
+    // TLS for the client URL: the server certificate and key (PEM; the certificate must name
+    // 127.0.0.1), and client_ca non-empty: client certificates required, signed by it.
+    struct tls_files {
+        std::filesystem::path certificate;
+        std::filesystem::path key;
+        std::filesystem::path client_ca;
+    };
+    void use_tls(tls_files files) { _tls = std::move(files); }
+
+    // "http://127.0.0.1:<client port>" ("https://" in TLS mode); fixed for the object's lifetime.
     std::string endpoint() const;
     uint16_t client_port() const { return _client_port; }
     uint16_t peer_port() const { return _peer_port; }
@@ -56,6 +71,10 @@ private:
     pid_t _pid = -1;
     uint16_t _client_port = 0;
     uint16_t _peer_port = 0;
+    uint16_t _metrics_port = 0;  // TLS mode: plain /health and /metrics
+    std::optional<tls_files> _tls;
+    // Where /health and /metrics answer over plain HTTP.
+    uint16_t health_port() const { return _tls ? _metrics_port : _client_port; }
     // The member id this etcd served under on its first start: a restart is healthy only when the
     // etcd answering on the port is this one again, not another test's that took the port.
     std::string _server_id;

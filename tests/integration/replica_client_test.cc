@@ -46,7 +46,10 @@ struct metadata_outcome {
 };
 
 asio::awaitable<metadata_outcome> connect_and_describe(uint16_t port) {
-    repl::leader_client client(co_await asio::this_coro::executor, {.self = 5});
+    // Named first: the options hold a std::function, and GCC 12 destroys a temporary in a
+    // co_await expression twice.
+    const repl::leader_client_options options{.self = 5};
+    repl::leader_client client(co_await asio::this_coro::executor, options);
     metadata_outcome out;
     repl::leader_endpoint where{"127.0.0.1", port};
     out.connect = co_await client.connect(where);
@@ -78,7 +81,10 @@ struct fetch_outcome {
 };
 
 asio::awaitable<fetch_outcome> ask_as_a_follower(uint16_t port, std::string topic) {
-    repl::leader_client client(co_await asio::this_coro::executor, {.self = 5});
+    // Named first: the options hold a std::function, and GCC 12 destroys a temporary in a
+    // co_await expression twice.
+    const repl::leader_client_options options{.self = 5};
+    repl::leader_client client(co_await asio::this_coro::executor, options);
     fetch_outcome out;
     repl::leader_endpoint where{"127.0.0.1", port};
     if ((out.error = co_await client.connect(where))) {

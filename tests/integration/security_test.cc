@@ -11,6 +11,7 @@
 #include "protocol/messages/sasl_handshake.h"
 #include "tests/integration/broker_process.h"
 #include "tests/integration/kafka_client.h"
+#include "tests/integration/test_pki.h"
 
 #include <gtest/gtest.h>
 
@@ -30,25 +31,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace pr = spool::protocol;
-
-// Output and exit status ("rc=N" on the last line) of a shell command.
-std::string sh(const std::string& command) {
-    std::string out;
-    FILE* p = ::popen(("(" + command + ") 2>&1; echo rc=$?").c_str(), "r");
-    if (p == nullptr) {
-        return "popen failed\nrc=127";
-    }
-    std::array<char, 4096> buf{};
-    while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) {
-        out.append(buf.data(), n);
-    }
-    ::pclose(p);
-    return out;
-}
-
-bool succeeded(const std::string& out) {
-    return out.find("rc=0\n") != std::string::npos && out.ends_with("rc=0\n");
-}
 
 void write_file(const fs::path& path, const std::string& text) {
     std::ofstream(path) << text;
@@ -70,36 +52,11 @@ struct suite_state {
 };
 suite_state* state = nullptr;
 
-// The openssl CLI: a CA, a broker certificate for localhost/127.0.0.1 (key and chain in one PEM,
-// as ssl.keystore.location takes them) and a client certificate CN=alice,O=Spool.
-std::string make_pki(const fs::path& d, const std::string& broker_cn = "localhost") {
-    std::string q = "cd '" + d.string() + "' && ";
-    auto out = sh(
-        q + "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj '/CN=spool-test-ca' "
-            "-keyout ca.key -out ca.pem && "
-            "openssl req -newkey rsa:2048 -nodes -subj '/CN=" + broker_cn + "' "
-            "-keyout broker.key -out broker.csr && "
-            "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > san.ext && "
-            "openssl x509 -req -in broker.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-            "-extfile san.ext -out broker.crt && "
-            "cat broker.key broker.crt ca.pem > broker.pem.tmp && mv broker.pem.tmp broker.pem && "
-            "openssl req -newkey rsa:2048 -nodes -subj '/O=Spool/CN=alice' "
-            "-keyout client.key -out client.csr && "
-            "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-            "-out client.crt");
-    return succeeded(out) ? std::string() : out;
-}
-
 class security_test : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         state = new suite_state;
-        for (const char* tool : {"openssl", "kcat", "java"}) {
-            if (!succeeded(sh(std::string("command -v ") + tool))) {
-                state->setup_error += std::string(tool) +
-                                      " is not installed (scripts/setup.sh --with-tests); ";
-            }
-        }
+        state->setup_error = missing_tools({"openssl", "kcat", "java"});
         if (!state->setup_error.empty()) {
             return;
         }

@@ -2,29 +2,15 @@
 // replaced by the machine's name), broker.rack, and a new incarnation id per process start.
 
 #include "broker/app/metadata_runtime.h"
+#include "broker/app/tests/app_config.h"
 
 #include <gtest/gtest.h>
 
 namespace spool::broker::app {
 namespace {
 
-std::unique_ptr<config::broker_config> config_with(std::vector<std::string> overrides) {
-    std::string error;
-    auto c = config::broker_config::from_yaml_text("", overrides, &error);
-    EXPECT_TRUE(c) << error;
-    return c;
-}
-
-std::vector<net::listener_address> parse(const std::vector<std::string>& uris) {
-    std::vector<net::listener_address> out;
-    for (const auto& u : uris) {
-        std::string error;
-        auto l = net::parse_listener(u, &error);
-        EXPECT_TRUE(l) << error;
-        out.push_back(*l);
-    }
-    return out;
-}
+using testing::config_with;
+using testing::parse;
 
 TEST(self_registration, test_every_advertised_listener_is_registered_with_node_id_and_rack) {
     auto c = config_with({"node.id=7", "broker.rack=r2"});

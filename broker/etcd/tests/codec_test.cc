@@ -191,7 +191,12 @@ TEST(etcd_codec, test_endpoints_parse_or_are_refused) {
     auto v6 = parse_endpoint("[::1]:2379");
     ASSERT_TRUE(v6);
     EXPECT_EQ(v6.value().host, "::1");
-    for (const char* bad : {"https://etcd:2379", "etcd", "etcd:", ":2379", "etcd:0", "etcd:65536",
+    auto tls = parse_endpoint("https://etcd-0.etcd:2379");
+    ASSERT_TRUE(tls);
+    EXPECT_TRUE(tls.value().tls);
+    EXPECT_EQ(tls.value().host, "etcd-0.etcd");
+    EXPECT_FALSE(ok.value().tls);
+    for (const char* bad : {"unix://etcd:2379", "etcd", "etcd:", ":2379", "etcd:0", "etcd:65536",
                             "etcd:99999999999999999999", "etcd:23a9"}) {
         EXPECT_FALSE(parse_endpoint(bad)) << bad;
     }

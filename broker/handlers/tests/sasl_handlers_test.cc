@@ -12,6 +12,7 @@
 #include "common/testing/temp_dir.h"
 #include "protocol/api/framing.h"
 #include "protocol/messages/alter_user_scram_credentials.h"
+#include "protocol/messages/describe_client_quotas.h"
 #include "protocol/messages/describe_user_scram_credentials.h"
 #include "protocol/messages/headers.h"
 #include "protocol/messages/metadata.h"
@@ -194,31 +195,6 @@ TEST_F(sasl_handlers_test, test_scram_credentials_from_alter_log_in_and_describe
     EXPECT_EQ(conn.principal.to_string(), "User:bob");
 }
 
-// Kafka: Describe / Alter on the cluster (the authorization matrix found them unauthorized).
-TEST_F(sasl_handlers_test, test_scram_credential_apis_need_describe_and_alter_on_the_cluster) {
-    svc->authorizer = security::authorizer({true, {}, false});
-    conn.authenticated = true;
-    conn.principal = {"User", "mallory"};
-    pr::alter_user_scram_credentials_request alter;
-    auto salt = security::random_bytes(16);
-    auto salted =
-        security::scram_salted_password(security::scram_mechanism::sha256, "pw", salt, 4096);
-    alter.upsertions.push_back({"zed", 1, 4096, salt, salted, {}});
-    alter.deletions.push_back({"admin", 1, {}});
-    auto ar = decode<pr::alter_user_scram_credentials_response>(send(0, alter), 0);
-    ASSERT_EQ(ar.results.size(), 2u);
-    EXPECT_EQ(ar.results[0].user, "admin");
-    EXPECT_EQ(ar.results[1].user, "zed");
-    for (const auto& r : ar.results) {
-        EXPECT_EQ(r.error_code, 31) << r.user;  // CLUSTER_AUTHORIZATION_FAILED
-    }
-    pr::describe_user_scram_credentials_request describe;
-    auto dr = decode<pr::describe_user_scram_credentials_response>(send(0, describe), 0);
-    EXPECT_EQ(dr.error_code, 31);
-    EXPECT_TRUE(dr.results.empty());
-    EXPECT_TRUE(store.snapshot()->user_scram.empty()) << "nothing was stored";
-}
-
 TEST_F(sasl_handlers_test, test_unknown_scram_user_fails_with_kafkas_message) {
     ASSERT_EQ(handshake("SCRAM-SHA-256").error_code, 0);
     security::scram_client client(security::scram_mechanism::sha256, "nobody", "x");
@@ -253,6 +229,73 @@ TEST_F(sasl_handlers_test, test_a_plaintext_listener_answers_sasl_requests_illeg
     conn.authenticated = true;
     EXPECT_EQ(handshake("PLAIN").error_code, 34);
     EXPECT_EQ(send(9, pr::metadata_request{}).outcome, net::request_outcome::respond);
+}
+
+// Credentials are the keys to every principal: with an authorizer, describing them needs
+// Describe on the cluster and changing them Alter (Kafka answers CLUSTER_AUTHORIZATION_FAILED,
+// at the top level / for each user named).
+TEST_F(sasl_handlers_test, test_scram_credential_apis_need_cluster_rights_when_authorizing) {
+    auto options = security::parse_authorizer_options(
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "User:admin", false);
+    ASSERT_TRUE(options);
+    svc->authorizer = security::authorizer(options.value());
+    conn.authenticated = true;
+    conn.principal = model::kafka_principal{"User", "mallory"};
+    auto salt = security::random_bytes(16);
+    auto salted =
+        security::scram_salted_password(security::scram_mechanism::sha256, "pw", salt, 4096);
+    pr::alter_user_scram_credentials_request alter;
+    alter.upsertions.push_back({"admin", 1, 4096, salt, salted, {}});
+    alter.deletions.push_back({"bob", 1, {}});
+    auto ar = decode<pr::alter_user_scram_credentials_response>(send(0, alter), 0);
+    ASSERT_EQ(ar.results.size(), 2u);
+    EXPECT_EQ(ar.results[0].user, "admin");
+    EXPECT_EQ(ar.results[1].user, "bob");
+    for (const auto& r : ar.results) {
+        EXPECT_EQ(r.error_code, 31);  // CLUSTER_AUTHORIZATION_FAILED
+    }
+    EXPECT_TRUE(store.snapshot()->user_scram.empty());
+    auto dr = decode<pr::describe_user_scram_credentials_response>(
+        send(0, pr::describe_user_scram_credentials_request{}), 0);
+    EXPECT_EQ(dr.error_code, 31);
+    EXPECT_TRUE(dr.results.empty());
+    auto qr = decode<pr::describe_client_quotas_response>(
+        send(1, pr::describe_client_quotas_request{}), 1);
+    EXPECT_EQ(qr.error_code, 31);
+
+    conn.principal = model::kafka_principal{"User", "admin"};
+    ar = decode<pr::alter_user_scram_credentials_response>(send(0, alter), 0);
+    ASSERT_EQ(ar.results.size(), 2u);
+    EXPECT_EQ(ar.results[0].error_code, 0);
+    EXPECT_EQ(ar.results[1].error_code, 91);  // RESOURCE_NOT_FOUND: bob has none
+}
+
+// DescribeClientQuotas: no quotas are stored, so a valid filter matches nothing; Kafka's filter
+// rules answer INVALID_REQUEST.
+TEST_F(sasl_handlers_test, test_describe_client_quotas_answers_none_and_checks_the_filter) {
+    conn.authenticated = true;
+    auto ask = [&](std::vector<pr::describe_client_quotas_request::component_data> components) {
+        pr::describe_client_quotas_request req;
+        req.components = std::move(components);
+        return decode<pr::describe_client_quotas_response>(send(1, req), 1);
+    };
+    auto r = ask({{"user", 0, std::string("bob"), {}}});
+    EXPECT_EQ(r.error_code, 0);
+    ASSERT_TRUE(r.entries.has_value());
+    EXPECT_TRUE(r.entries->empty());
+    r = ask({{"user", 1, std::nullopt, {}}, {"client-id", 2, std::nullopt, {}}});
+    EXPECT_EQ(r.error_code, 0);
+    for (auto bad : std::vector<std::vector<pr::describe_client_quotas_request::component_data>>{
+             {{"group", 0, std::string("g"), {}}},
+             {{"user", 0, std::nullopt, {}}},
+             {{"user", 1, std::string("x"), {}}},
+             {{"user", 7, std::nullopt, {}}},
+             {{"user", 2, std::nullopt, {}}, {"user", 2, std::nullopt, {}}},
+             {{"ip", 2, std::nullopt, {}}, {"user", 2, std::nullopt, {}}}}) {
+        r = ask(bad);
+        EXPECT_EQ(r.error_code, 42) << bad[0].entity_type;  // INVALID_REQUEST
+        EXPECT_FALSE(r.entries.has_value());
+    }
 }
 
 }  // namespace

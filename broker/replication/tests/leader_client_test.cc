@@ -5,8 +5,11 @@
 
 #include "broker/replication/leader_client.h"
 
+#include "broker/security/scram.h"
 #include "protocol/messages/api_versions.h"
 #include "protocol/messages/metadata.h"
+#include "protocol/messages/sasl_authenticate.h"
+#include "protocol/messages/sasl_handshake.h"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
@@ -29,7 +32,8 @@ using script = std::function<std::optional<std::vector<uint8_t>>(const protocol:
 
 std::vector<uint8_t> api_versions_answer(int32_t correlation) {
     protocol::api_versions_response resp;
-    for (auto key : {protocol::api_key::metadata, protocol::api_key::fetch}) {
+    for (auto key : {protocol::api_key::metadata, protocol::api_key::fetch,
+                     protocol::api_key::sasl_handshake, protocol::api_key::sasl_authenticate}) {
         const auto* info = protocol::find_api(key);
         resp.api_keys.push_back(
             {static_cast<int16_t>(key), info->min_version, info->max_version, {}});
@@ -110,10 +114,11 @@ asio::awaitable<void> connect_and_call(leader_client* client, uint16_t port,
 
 outcome run_against(scripted_leader* leader, asio::io_context& io,
                     std::chrono::milliseconds timeout = 2s, int16_t version = 12,
-                    size_t max_response_bytes = 1 << 20) {
-    leader_client client(
-        io.get_executor(),
-        {.self = 7, .connect_timeout = 2s, .max_response_bytes = max_response_bytes});
+                    size_t max_response_bytes = 1 << 20, leader_security security = {}) {
+    leader_client client(io.get_executor(), {.self = 7,
+                                             .connect_timeout = 2s,
+                                             .max_response_bytes = max_response_bytes,
+                                             .security = std::move(security)});
     outcome out;
     asio::co_spawn(io, serve(leader), asio::detached);
     asio::co_spawn(io, connect_and_call(&client, leader->port(), timeout, version, &out),
@@ -228,6 +233,101 @@ TEST(leader_client, test_close_during_a_call_finishes_it_with_stopped) {
     ASSERT_TRUE(out.call);
     EXPECT_EQ(*out.call, client_errc::stopped);
     EXPECT_LT(std::chrono::steady_clock::now() - started, 3s);
+}
+
+// A leader's SASL listener offering one mechanism: PLAIN with one user, or SCRAM with the
+// credential of one user (security::scram_server, as broker/handlers serves it); Metadata
+// answered once authenticated.
+struct sasl_leader {
+    sasl_leader(std::string m, std::string u, std::string p)
+        : mechanism(std::move(m)), user(std::move(u)), password(std::move(p)) {}
+    std::string mechanism;
+    std::string user, password;
+    std::optional<security::scram_server> scram;
+    bool authenticated = false;
+
+    std::optional<std::vector<uint8_t>> answer(const protocol::request_view& req) {
+        const int32_t c = req.header.correlation_id;
+        if (req.key() == protocol::api_key::sasl_handshake) {
+            auto hs = protocol::decode_request<protocol::sasl_handshake_request>(req);
+            protocol::sasl_handshake_response resp;
+            resp.mechanisms = {mechanism};
+            resp.error_code = hs && hs.value().mechanism == mechanism ? 0 : 33;
+            if (auto m = security::scram_mechanism_named(mechanism)) {
+                auto credential = security::scram_credential_from_password(
+                    *m, password, security::random_bytes(16), 4096);
+                scram.emplace(*m, [this, credential](const std::string& u) {
+                    return u == user ? std::optional(credential) : std::nullopt;
+                });
+            }
+            return protocol::encode_response(c, req.version(), resp, false).bytes;
+        }
+        if (req.key() == protocol::api_key::sasl_authenticate) {
+            auto auth = protocol::decode_request<protocol::sasl_authenticate_request>(req);
+            protocol::sasl_authenticate_response resp;
+            std::string token(auth.value().auth_bytes.begin(), auth.value().auth_bytes.end());
+            if (!scram) {
+                const bool ok = token == std::string("\0", 1) + user + std::string("\0", 1) +
+                                             password;
+                resp.error_code = ok ? 0 : 58;
+                authenticated = ok;
+            } else {
+                auto step = scram->complete() ? security::scram_server::step{}
+                            : token.starts_with("n,") ? scram->first(token)
+                                                      : scram->final(token);
+                resp.error_code = step.ok() ? 0 : 58;
+                resp.error_message = step.error;
+                resp.auth_bytes.assign(step.reply.begin(), step.reply.end());
+                authenticated = scram->complete();
+            }
+            return protocol::encode_response(c, req.version(), resp, false).bytes;
+        }
+        protocol::metadata_response resp;
+        return protocol::encode_response(c, req.version(), resp, false).bytes;
+    }
+};
+
+outcome sasl_run(sasl_leader& sasl, const std::string& mechanism, const std::string& password) {
+    asio::io_context io;
+    scripted_leader leader(io);
+    leader.answer = [&sasl](const protocol::request_view& req) { return sasl.answer(req); };
+    return run_against(&leader, io, 2s, 12, 1 << 20,
+                       leader_security{.sasl_mechanism = mechanism,
+                                       .username = "broker",
+                                       .password = password});
+}
+
+TEST(leader_client, test_plain_logs_in_with_the_configured_credentials) {
+    sasl_leader sasl{"PLAIN", "broker", "pw"};
+    auto out = sasl_run(sasl, "PLAIN", "pw");
+    EXPECT_FALSE(out.connect) << out.connect.message();
+    EXPECT_TRUE(sasl.authenticated);
+    ASSERT_TRUE(out.call);
+    EXPECT_FALSE(*out.call) << out.call->message();
+
+    sasl_leader wrong{"PLAIN", "broker", "pw"};
+    out = sasl_run(wrong, "PLAIN", "not-pw");
+    EXPECT_EQ(out.connect, client_errc::authentication_failed);
+    EXPECT_FALSE(wrong.authenticated);
+}
+
+TEST(leader_client, test_scram_sha_512_logs_in_and_checks_the_server_signature) {
+    sasl_leader sasl{"SCRAM-SHA-512", "broker", "broker-secret"};
+    auto out = sasl_run(sasl, "SCRAM-SHA-512", "broker-secret");
+    EXPECT_FALSE(out.connect) << out.connect.message();
+    EXPECT_TRUE(sasl.authenticated);
+
+    sasl_leader wrong{"SCRAM-SHA-512", "broker", "broker-secret"};
+    out = sasl_run(wrong, "SCRAM-SHA-512", "guess");
+    EXPECT_EQ(out.connect, client_errc::authentication_failed);
+    EXPECT_FALSE(wrong.authenticated);
+}
+
+TEST(leader_client, test_a_mechanism_the_leader_does_not_offer_fails_authentication) {
+    sasl_leader sasl{"PLAIN", "broker", "pw"};
+    auto out = sasl_run(sasl, "SCRAM-SHA-256", "pw");
+    EXPECT_EQ(out.connect, client_errc::authentication_failed);
+    EXPECT_FALSE(out.call);
 }
 
 }  // namespace
