@@ -45,9 +45,15 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_topics_r
     auto& svc = ctx.svc;
     response resp;
     std::vector<target> targets = unique_targets(req);
-    // Kafka: Delete on each topic (one named by id needs Describe to learn its name first).
+    // Kafka (ControllerApis.deleteTopics): Delete on the cluster allows every topic; otherwise a
+    // topic needs Describe (else TOPIC_AUTHORIZATION_FAILED, whether it exists or not), then
+    // exists (else UNKNOWN_TOPIC_OR_PARTITION: Describe may learn that), then Delete.
     auto snap = svc.store.snapshot();
     request_authz authz(ctx, *snap);
+    const bool cluster_delete = authz.cluster(security::acl_operation::remove);
+    auto may = [&](security::acl_operation op, const std::string& name) {
+        return cluster_delete || authz.topic(op, name);
+    };
     for (const auto& target : targets) {
         auto& r = resp.responses.emplace_back();
         r.name = target.name;
@@ -63,13 +69,19 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_topics_r
                 r.error_code = code(error_code::unknown_topic_id);
                 continue;
             }
-            if (!authz.topic(security::acl_operation::describe, t->name)) {
+            if (!may(security::acl_operation::describe, t->name)) {
                 r.error_code = code(error_code::topic_authorization_failed);
                 continue;
             }
             r.name = t->name;
+        } else if (!may(security::acl_operation::describe, *r.name)) {
+            r.error_code = code(error_code::topic_authorization_failed);
+            continue;
+        } else if (snap->find(*r.name) == nullptr) {
+            r.error_code = code(error_code::unknown_topic_or_partition);
+            continue;
         }
-        if (!authz.topic(security::acl_operation::remove, *r.name)) {
+        if (!may(security::acl_operation::remove, *r.name)) {
             r.error_code = code(error_code::topic_authorization_failed);
             continue;
         }

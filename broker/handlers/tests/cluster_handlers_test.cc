@@ -20,6 +20,7 @@
 #include "protocol/messages/create_topics.h"
 #include "protocol/messages/delete_acls.h"
 #include "protocol/messages/delete_records.h"
+#include "protocol/messages/delete_topics.h"
 #include "protocol/messages/describe_acls.h"
 #include "protocol/messages/describe_cluster.h"
 #include "protocol/messages/fetch.h"
@@ -36,6 +37,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <filesystem>
 #include <thread>
 
@@ -694,6 +696,45 @@ TEST_F(cluster_handlers_test, test_acl_apis_create_describe_delete_with_kafkas_f
     EXPECT_EQ(deleted.filter_results[0].matching_acls[0].resource_name, "t");
     EXPECT_EQ(deleted.filter_results[1].error_code, err(error_code::invalid_request));
     EXPECT_EQ(store.snapshot()->acls->size(), 1U);
+}
+
+// Kafka's ControllerApis.deleteTopics (the authorization matrix found the first case): a name the
+// caller may Describe but that does not exist is UNKNOWN_TOPIC_OR_PARTITION; without Describe it
+// is TOPIC_AUTHORIZATION_FAILED whether it exists or not; Delete on the cluster (here All) counts
+// as Describe and Delete on every topic.
+TEST_F(cluster_handlers_test, test_delete_topics_unknown_names_need_describe_cluster_delete_counts) {
+    svc->authorizer = sec::authorizer({true, {}, false});
+    auto s = three_brokers();
+    add(s, topic("seen-kept", {0}));
+    add(s, topic("hidden", {0}));
+    using rt = sec::resource_type;
+    using op = sec::acl_operation;
+    s.acls = std::make_shared<const sec::acl_index>(std::vector<sec::acl_binding>{
+        binding(rt::topic, "seen-", sec::pattern_type::prefixed, op::describe,
+                sec::acl_permission::allow),
+        binding(rt::cluster, std::string(sec::cluster_resource_name), sec::pattern_type::literal,
+                op::all, sec::acl_permission::allow, "User:root")});
+    set(s);
+    auto delete_codes = [&](std::vector<std::string> names) {
+        pr::delete_topics_request req;
+        req.topic_names = names;
+        req.timeout_ms = 1000;
+        auto resp = call<pr::delete_topics_response>(5, req);
+        std::map<std::string, int16_t> out;
+        for (const auto& r : resp.responses) {
+            out[r.name.value_or("")] = r.error_code;
+        }
+        return out;
+    };
+    auto codes = delete_codes({"seen-absent", "absent", "seen-kept", "hidden"});
+    EXPECT_EQ(codes["seen-absent"], err(error_code::unknown_topic_or_partition));
+    EXPECT_EQ(codes["absent"], err(error_code::topic_authorization_failed));
+    EXPECT_EQ(codes["seen-kept"], err(error_code::topic_authorization_failed));
+    EXPECT_EQ(codes["hidden"], err(error_code::topic_authorization_failed));
+    EXPECT_EQ(store.snapshot()->topics.size(), 2u);
+
+    conn.principal = {"User", "root"};
+    EXPECT_EQ(delete_codes({"absent"})["absent"], err(error_code::unknown_topic_or_partition));
 }
 
 TEST_F(cluster_handlers_test, test_produce_fetch_metadata_follow_the_bindings) {
