@@ -303,9 +303,16 @@ TEST_F(security_test, test_scram_credentials_from_kafka_configs_log_in_over_sasl
                     " --entity-type users --entity-name bob --alter --add-config "
                     "'SCRAM-SHA-512=[iterations=4096,password=bob-secret]'");
     ASSERT_TRUE(succeeded(alter)) << alter << log();
+    // kafka-configs --describe asks DescribeClientQuotas (none are stored) and
+    // DescribeUserScramCredentials.
+    auto described = sh(java + "kafka.admin.ConfigCommand --bootstrap-server " + plain +
+                         " --entity-type users --entity-name bob --describe");
+    ASSERT_TRUE(succeeded(described)) << described << log();
+    EXPECT_NE(described.find("SCRAM credential configs for user-principal 'bob' are "
+                             "SCRAM-SHA-512=iterations=4096"),
+              std::string::npos)
+        << described;
     {
-        // kafka-configs --describe of users also asks DescribeClientQuotas, which Spool does not
-        // serve: DescribeUserScramCredentials is checked directly.
         kafka_client c(state->broker->port());
         c.set_read_timeout(std::chrono::seconds(10));
         pr::describe_user_scram_credentials_request req;
