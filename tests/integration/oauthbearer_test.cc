@@ -14,6 +14,7 @@
 #include "tests/integration/broker_process.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/kafka_client.h"
+#include "tests/integration/test_pki.h"
 #include "tests/integration/test_support.h"
 
 #include <gtest/gtest.h>
@@ -39,17 +40,6 @@ using namespace std::chrono_literals;
 
 const std::string issuer = "https://idp.spool.test";
 const std::string audience = "spool";
-
-// A shell command's output and whether it exited 0.
-struct shell_result {
-    std::string out;
-    bool ok = false;
-};
-shell_result shell(const std::string& command) {
-    auto out = run("(" + command + ") 2>&1; echo \"rc=$?\"");
-    bool ok = out.ends_with("rc=0\n");
-    return {out, ok};
-}
 
 void write_file(const fs::path& path, const std::string& text) {
     std::ofstream(path.string() + ".tmp") << text;
@@ -90,12 +80,6 @@ std::string start_idp(idp_process& idp, const fs::path& dir, const std::string& 
     return "oauth_idp.py did not start: " + read_text_file(log);
 }
 
-// The Kafka 4.x jars (scripts/peers/fetch-kafka.sh prints where; it fetches them when absent).
-std::string kafka_dir() {
-    auto r = shell("bash " SPOOL_SOURCE_DIR "/scripts/peers/fetch-kafka.sh --jars-only");
-    return r.ok ? r.out.substr(0, r.out.find('\n')) : std::string();
-}
-
 struct suite_state {
     fs::path dir;
     std::unique_ptr<jwt_signer> key1, key2, stranger;
@@ -117,12 +101,7 @@ class oauthbearer_test : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         state = new suite_state;
-        for (const char* tool : {"openssl", "java", "python3"}) {
-            if (!shell(std::string("command -v ") + tool).ok) {
-                state->setup_error +=
-                    std::string(tool) + " is not installed (scripts/setup.sh --with-tests); ";
-            }
-        }
+        state->setup_error = missing_tools({"openssl", "java", "python3"});
         if (!state->setup_error.empty()) {
             return;
         }
@@ -135,12 +114,12 @@ protected:
         write_file(d / "token.txt", state->key1->sign(claims_for("alice")));
         // A self-signed certificate for the https JWKS endpoint; the broker trusts it through
         // SSL_CERT_FILE, as it would trust a private CA.
-        auto pki = shell("cd '" + d.string() +
+        auto pki = sh("cd '" + d.string() +
                          "' && openssl req -x509 -newkey rsa:2048 -nodes -days 2 "
                          "-subj '/CN=127.0.0.1' -addext 'subjectAltName=IP:127.0.0.1' "
                          "-keyout idp.key -out idp.pem");
-        if (!pki.ok) {
-            state->setup_error = "openssl: " + pki.out;
+        if (!succeeded(pki)) {
+            state->setup_error = "openssl: " + pki;
             return;
         }
         if (auto e = start_idp(state->idp, d); !e.empty()) {
@@ -340,11 +319,11 @@ TEST_F(oauthbearer_test, test_the_java_client_logs_in_with_its_oauth_login_handl
     std::string java = "timeout 120 java -Xshare:auto -XX:TieredStopAtLevel=1 "
                        "-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=" + token_url() +
                        " -cp '" + kafka + "/libs/*' ";
-    auto produce = shell("printf 'from-java-oauth\\n' | " + java +
+    auto produce = sh("printf 'from-java-oauth\\n' | " + java +
                          "org.apache.kafka.tools.ConsoleProducer --bootstrap-server " +
                          at(state->oauth) + " --topic oauth-java --producer.config " +
                          props.string());
-    ASSERT_TRUE(produce.ok) << produce.out << log();
+    ASSERT_TRUE(succeeded(produce)) << produce << log();
     auto requests = read_text_file(state->dir / "requests.log");
     EXPECT_NE(requests.find("POST /token"), std::string::npos) << requests;
     // Read back as alice, over a token from the same provider.

@@ -36,13 +36,6 @@ void write_file(const fs::path& path, const std::string& text) {
     std::ofstream(path) << text;
 }
 
-// The Kafka 4.x jars (scripts/peers/fetch-kafka.sh prints where; it fetches them when absent).
-std::string kafka_dir() {
-    auto out = sh("bash " SPOOL_SOURCE_DIR "/scripts/peers/fetch-kafka.sh --jars-only");
-    auto line_end = out.find('\n');
-    return succeeded(out) ? out.substr(0, line_end) : std::string();
-}
-
 struct suite_state {
     fs::path dir;
     std::unique_ptr<broker_process> broker;

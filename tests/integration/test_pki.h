@@ -48,6 +48,15 @@ inline std::string missing_tools(std::initializer_list<const char*> tools) {
     return out;
 }
 
+#ifdef SPOOL_SOURCE_DIR
+// The Kafka 4.x jars (scripts/peers/fetch-kafka.sh prints where; it fetches them when absent).
+inline std::string kafka_dir() {
+    auto out = sh("bash " SPOOL_SOURCE_DIR "/scripts/peers/fetch-kafka.sh --jars-only");
+    auto line_end = out.find('\n');
+    return succeeded(out) ? out.substr(0, line_end) : std::string();
+}
+#endif
+
 // A client certificate <name>.crt / <name>.key signed by the CA of make_pki, with the subject
 // given as openssl's -subj ("/O=Spool/CN=alice"). "" or the openssl output on failure.
 inline std::string make_client_certificate(const std::filesystem::path& d, const std::string& name,
