@@ -42,6 +42,7 @@ void leader_client::close() {
     // _tls stays until the next connect: an operation close() aborted may still be finishing
     // on it.
     _versions.clear();
+    _reauthenticate_at.reset();
 }
 
 bool leader_client::supports(protocol::api_key key, int16_t version) const {

@@ -10,7 +10,10 @@
 // checking the leader's certificate and, with verify_host, its name against the advertised
 // host), asks ApiVersions (v0: every broker answers it) which versions the leader serves, and
 // for SASL_* authenticates (SaslHandshake v1 + SaslAuthenticate, leader_sasl.cc); call() refuses
-// a version outside them. One request at a time: the
+// a version outside them. When the leader gives the session a lifetime (KIP-368,
+// connections.max.reauth.ms), call() re-authenticates on the same connection once 85-95% of it
+// has passed (Kafka's client picks the same window), before the request it was asked to send:
+// a leader closes a connection whose session expired. One request at a time: the
 // replica fetcher awaits each answer before it sends the next, so an answer must carry the
 // correlation id just sent. Every failure (timeout, a size prefix beyond the bound, a response
 // that does not decode, a mismatched correlation id, the peer gone) closes the connection: the
@@ -39,6 +42,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -119,6 +123,12 @@ public:
         if (!supports(Request::api, version)) {
             co_return make_error_code(client_errc::unsupported_version);
         }
+        if constexpr (Request::api != protocol::api_key::sasl_handshake &&
+                      Request::api != protocol::api_key::sasl_authenticate) {
+            if (auto ec = co_await reauthenticate_if_due()) {
+                co_return ec;
+            }
+        }
         const int32_t correlation = ++_correlation;
         auto frame = co_await exchange(
             protocol::encode_request(correlation, _client_id, version, req), timeout);
@@ -150,6 +160,11 @@ private:
     boost::asio::awaitable<std::error_code> negotiate();
     // SaslHandshake + SaslAuthenticate with options.security (leader_sasl.cc).
     boost::asio::awaitable<std::error_code> authenticate();
+    // authenticate() again when the session's re-authentication time has come (KIP-368).
+    boost::asio::awaitable<std::error_code> reauthenticate_if_due();
+    // After a successful authentication: when to re-authenticate, from the leader's session
+    // lifetime (0: never).
+    void schedule_reauthentication(int64_t session_lifetime_ms);
     // Over TLS when the connection has it, else the TCP stream; bounded by the stream's expiry.
     boost::asio::awaitable<void> write_all(boost::asio::const_buffer b,
                                            boost::system::error_code& ec);
@@ -168,6 +183,8 @@ private:
     leader_endpoint _where;
     int32_t _correlation = 0;
     bool _closed_by_us = false;
+    // When the SASL session must be renewed (KIP-368); unset without a session lifetime.
+    std::optional<std::chrono::steady_clock::time_point> _reauthenticate_at;
     std::map<int16_t, std::pair<int16_t, int16_t>> _versions;  // api key -> [min, max]
     // A host name being resolved, for close() to cancel; shared with the resolve's deadline
     // timer, whose handler may run after this client is gone.

@@ -7,6 +7,10 @@
 //   SaslAuthenticate (SCRAM client-final)   -> server-final, whose signature proves the leader
 //                                              knows the credential (security::scram_client)
 //
+// A leader that answers a session lifetime (SaslAuthenticate v1+, connections.max.reauth.ms) gets
+// the same exchange again on the same connection before the lifetime ends (KIP-368):
+// leader_client::call() runs it when schedule_reauthentication's time has come.
+//
 // Every refusal is logged with the leader's message and ends with authentication_failed; the
 // fetcher backs off and tries again (credentials may be created after the brokers start).
 
@@ -20,6 +24,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <random>
 
 namespace spool::broker::replication {
 
@@ -67,8 +72,7 @@ asio::awaitable<std::error_code> leader_client::authenticate() {
             protocol::name(static_cast<protocol::error_code>(offered.value().body.error_code)),
             fmt::join(offered.value().body.mechanisms, ", ")));
     }
-    // v0 answers no error message; v1 adds the session lifetime (re-authentication is not done:
-    // a leader with connections.max.reauth.ms closes the connection and we connect again).
+    // v0 answers no error message; v1 adds the session lifetime.
     int16_t version = 2;
     while (version > 0 && !supports(protocol::api_key::sasl_authenticate, version)) {
         --version;
@@ -96,6 +100,7 @@ asio::awaitable<std::error_code> leader_client::authenticate() {
         if (auto ec = failed(answer)) {
             co_return *ec;
         }
+        schedule_reauthentication(answer.value().body.session_lifetime_ms);
         co_return std::error_code{};
     }
     auto mechanism = security::scram_mechanism_named(sec.sasl_mechanism);
@@ -120,7 +125,32 @@ asio::awaitable<std::error_code> leader_client::authenticate() {
         co_return refused("the server signature does not match: the leader does not hold our "
                           "credential");
     }
+    schedule_reauthentication(server_final.value().body.session_lifetime_ms);
     co_return std::error_code{};
+}
+
+void leader_client::schedule_reauthentication(int64_t session_lifetime_ms) {
+    if (session_lifetime_ms <= 0) {
+        _reauthenticate_at.reset();
+        return;
+    }
+    // Kafka's SaslClientAuthenticator: at a random point between 85% and 95% of the lifetime,
+    // so the brokers of a cluster do not all re-authenticate at once.
+    thread_local std::minstd_rand rng{std::random_device{}()};
+    std::uniform_real_distribution<double> share(0.85, 0.95);
+    const auto after = std::chrono::milliseconds(
+        static_cast<int64_t>(static_cast<double>(session_lifetime_ms) * share(rng)));
+    _reauthenticate_at = std::chrono::steady_clock::now() + after;
+}
+
+asio::awaitable<std::error_code> leader_client::reauthenticate_if_due() {
+    if (!_reauthenticate_at || std::chrono::steady_clock::now() < *_reauthenticate_at) {
+        co_return std::error_code{};
+    }
+    _reauthenticate_at.reset();
+    log::get("replication")
+        ->debug("re-authenticating to leader {}:{} (KIP-368)", _where.host, _where.port);
+    co_return co_await authenticate();
 }
 
 }  // namespace spool::broker::replication

@@ -90,6 +90,22 @@ cluster_options secured(const pki_dir& pki, const listener_ports& ports,
     return o;
 }
 
+// secured() with SASL_SSL between brokers as User:broker by SCRAM-SHA-512, the StandardAuthorizer
+// on, and `extra` keys.
+cluster_options scram_inter_broker(const pki_dir& pki, const listener_ports& ports,
+                                   std::initializer_list<std::string> extra) {
+    auto options = secured(pki, ports, "SASL_SSL");
+    options.overrides.insert(
+        options.overrides.end(),
+        {"sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512",
+         "listener.name.repl.sasl.enabled.mechanisms=SCRAM-SHA-512",
+         "listener.name.repl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security."
+         "scram.ScramLoginModule required username=\"broker\" password=\"broker-secret\";",
+         "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer"});
+    options.overrides.insert(options.overrides.end(), extra);
+    return options;
+}
+
 std::string missing_tools() {
     std::string out;
     for (const char* tool : {"openssl", "kcat"}) {
@@ -210,18 +226,10 @@ TEST(cluster_security, test_scram_inter_broker_replicates_once_the_broker_may_cl
     pki_dir pki;
     ASSERT_TRUE(pki.error.empty()) << pki.error;
     listener_ports ports(3);
-    auto options = secured(pki, ports, "SASL_SSL");
-    options.overrides.insert(
-        options.overrides.end(),
-        {"sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512",
-         "listener.name.repl.sasl.enabled.mechanisms=SCRAM-SHA-512",
-         "listener.name.repl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security."
-         "scram.ScramLoginModule required username=\"broker\" password=\"broker-secret\";",
-         "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-         "allow.everyone.if.no.acl.found=false",
-         // The harness's PLAINTEXT listener (and only it) is the bootstrap/admin door here.
-         "super.users=User:ANONYMOUS"});
-    cluster_harness cluster(options);
+    // The harness's PLAINTEXT listener (and only it) is the bootstrap/admin door here.
+    cluster_harness cluster(
+        scram_inter_broker(pki, ports, {"allow.everyone.if.no.acl.found=false",
+                                        "super.users=User:ANONYMOUS"}));
     auto err = cluster.start();
     ASSERT_TRUE(err.empty()) << err;
     // The brokers' credential, before any topic: Kafka's kafka-storage format --add-scram does
@@ -321,6 +329,51 @@ TEST(cluster_security, test_a_cluster_on_https_etcd_with_client_certificates_rep
                        "not https"),
               std::string::npos)
         << log;
+}
+
+// KIP-368 between brokers: with connections.max.reauth.ms the leader ends a follower's SASL
+// session after that long and closes a connection that sends anything else past it. The
+// followers re-authenticate on the same connection before then (leader_client), so over five
+// lifetimes of steady replication no leader closes a fetcher's connection.
+TEST(cluster_security, test_followers_reauthenticate_before_their_sasl_session_expires) {
+    auto missing = missing_tools();
+    ASSERT_TRUE(missing.empty()) << missing;
+    pki_dir pki;
+    ASSERT_TRUE(pki.error.empty()) << pki.error;
+    listener_ports ports(3);
+    cluster_harness cluster(scram_inter_broker(
+        pki, ports, {"connections.max.reauth.ms=2000", "super.users=User:ANONYMOUS;User:broker"}));
+    auto err = cluster.start();
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_EQ(add_scram_credential(cluster.port(0), "broker", "broker-secret"), 0);
+
+    const std::string topic = "reauthenticated";
+    ASSERT_EQ(create_topic_via(cluster.port(0), topic, 1, 30000, nullptr, 3), 0);
+    auto why = std::string("never produced");
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    int rounds = 0;
+    while (std::chrono::steady_clock::now() < until) {
+        auto m = cluster.metadata(0, {topic});
+        const auto* t = m ? m->topic(topic) : nullptr;
+        if (t == nullptr || t->partitions.size() != 1 || t->partitions[0].leader < 0) {
+            std::this_thread::sleep_for(200ms);
+            continue;
+        }
+        const auto leader = static_cast<size_t>(t->partitions[0].leader);
+        ASSERT_EQ(
+            produce_when_open(cluster.port(leader), topic, 0, {"r" + std::to_string(rounds)}),
+            0);
+        why = wait_until_replicated(cluster, topic);
+        ASSERT_TRUE(why.empty()) << why << "\n" << cluster.log_tails();
+        ++rounds;
+        std::this_thread::sleep_for(500ms);
+    }
+    EXPECT_GE(rounds, 5);
+    for (size_t i = 0; i < cluster.size(); ++i) {
+        EXPECT_EQ(cluster.broker(i).log_text().find("SASL session expired"), std::string::npos)
+            << "broker " << i << " closed a connection whose session expired:\n"
+            << cluster.log_tails();
+    }
 }
 
 }  // namespace
