@@ -5,6 +5,7 @@
 #include "broker/metadata/embedded/embedded_store.h"
 #include "broker/metadata/etcd/etcd_store.h"
 #include "broker/metadata/partition_health_metrics.h"
+#include "broker/net/listener.h"
 #include "broker/net/tls_context.h"
 #include "broker/storage/layout.h"
 #include "common/log.h"
@@ -24,9 +25,14 @@ metadata::broker_registration self_registration(
     if (auto rack = config.get(config::keys::broker_rack)) {
         self.rack = *rack;
     }
+    // Each endpoint carries its listener's security protocol, as Kafka's BrokerRegistration
+    // records do (start-up refuses a listener the map does not name, so none is empty here).
+    const auto protocol_map = config.get(config::keys::listener_security_protocol_map);
     for (const auto& l : advertised) {
         auto host = l.host.empty() || l.host == "0.0.0.0" || l.host == "::" ? hostname : l.host;
-        self.endpoints.push_back({l.name, host, l.port, "PLAINTEXT"});
+        auto protocol = net::security_protocol_of(l.name, protocol_map);
+        self.endpoints.push_back(
+            {l.name, host, l.port, protocol.empty() ? std::string("PLAINTEXT") : protocol});
     }
     return self;
 }

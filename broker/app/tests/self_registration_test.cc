@@ -1,5 +1,6 @@
 // What this broker registers in a cluster: node.id, every advertised listener (a wildcard host
-// replaced by the machine's name), broker.rack, and a new incarnation id per process start.
+// replaced by the machine's name) with its security protocol, broker.rack, and a new
+// incarnation id per process start.
 
 #include "broker/app/metadata_runtime.h"
 #include "broker/app/tests/app_config.h"
@@ -35,6 +36,18 @@ TEST(self_registration, test_a_wildcard_host_becomes_the_hostname_and_no_rack_is
     EXPECT_EQ(self.endpoints[0].host, "box");
     EXPECT_EQ(self.endpoints[1].host, "box");
     EXPECT_EQ(self.endpoints[1].port, 9093);
+}
+
+TEST(self_registration, test_each_endpoint_carries_its_listeners_security_protocol) {
+    auto c = config_with({"node.id=1",
+                          "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,REPL:SSL,"
+                          "CLIENT:SASL_SSL"});
+    auto self = self_registration(
+        *c, parse({"PLAINTEXT://h:9092", "REPL://h:9093", "CLIENT://h:9094"}), "h");
+    ASSERT_EQ(self.endpoints.size(), 3u);
+    EXPECT_EQ(self.endpoints[0].security_protocol, "PLAINTEXT");
+    EXPECT_EQ(self.endpoints[1].security_protocol, "SSL");
+    EXPECT_EQ(self.endpoints[2].security_protocol, "SASL_SSL");
 }
 
 TEST(self_registration, test_each_start_gets_a_new_incarnation_id) {
