@@ -3,7 +3,10 @@
 #include "broker/app/listener_security.h"
 #include "broker/security/authorizer.h"
 #include "broker/security/jaas.h"
+#include "broker/net/listener.h"
 #include "common/log.h"
+
+#include <boost/algorithm/string/predicate.hpp>
 
 #include <fmt/format.h>
 
@@ -70,11 +73,33 @@ void warn_if_exposed(const config::broker_config& config, const boost::asio::ip:
 
 }  // namespace
 
+std::string http_listener_name_clash(const config::broker_config& config) {
+    if (!config.get(config::keys::http_tls_enabled) &&
+        !config.get(config::keys::http_authentication_enabled)) {
+        return {};
+    }
+    for (const auto& uri : config.get(config::keys::listeners)) {
+        std::string error;
+        auto l = net::parse_listener(uri, &error);
+        if (l && boost::algorithm::iequals(l->name, http_listener_name)) {
+            return fmt::format(
+                "the Kafka listener {} is named like the HTTP endpoint, whose TLS and users "
+                "come from the listener.name.http.* keys: both would read the same keys. Rename "
+                "the listener (listeners, advertised.listeners, listener.security.protocol.map)",
+                uri);
+        }
+    }
+    return {};
+}
+
 std::string configure_http_security(const config::broker_config& config,
                                     const metadata::store& store,
                                     spool::http::server_options& options, http_security& out) {
     const bool tls = config.get(config::keys::http_tls_enabled);
     const bool authentication = config.get(config::keys::http_authentication_enabled);
+    if (auto clash = http_listener_name_clash(config); !clash.empty()) {
+        return clash;
+    }
     if (tls) {
         std::string name(http_listener_name);
         std::string error;

@@ -34,6 +34,10 @@ struct http_security {
     http::admin_auth_settings auth;
 };
 
+// With HTTPS or authentication on, a Kafka listener named "http" (any case) would read the
+// same listener.name.http.* keys as the HTTP endpoint: an error naming it, else "".
+std::string http_listener_name_clash(const config::broker_config& config);
+
 // Sets options.tls and fills `out`; "" or an error message (a key store that does not load).
 std::string configure_http_security(const config::broker_config& config,
                                     const metadata::store& store,
