@@ -22,16 +22,26 @@ json build_network_policy(const api::cluster& c, const std::string& operator_nam
     if (c.spec.external_listener.enabled) {
         kafka_ports[kafka_ports.size()] = tcp_port(c.spec.external_listener.port);
     }
+    // The operator's namespace reaches the HTTP port (drain, health) and, whatever kafkaFrom
+    // lists, the Kafka port too: it reconciles Topics through it.
+    json operator_peer;
+    if (!operator_namespace.empty()) {
+        operator_peer =
+            obj({{"namespaceSelector", obj({{"matchLabels", obj({{"kubernetes.io/metadata.name",
+                                                                  str(operator_namespace)}})}})}});
+    }
     json kafka_rule = obj({{"ports", kafka_ports}});
     const json& kafka_from = c.spec.network_policy.kafka_from;
     if (kafka_from.is_array() && kafka_from.size() > 0) {
-        kafka_rule["from"] = kafka_from;
+        json from = kafka_from;
+        if (!operator_peer.is_null()) {
+            from[from.size()] = operator_peer;
+        }
+        kafka_rule["from"] = from;
     }
     json http_from = json::array();
-    if (!operator_namespace.empty()) {
-        http_from[0] =
-            obj({{"namespaceSelector", obj({{"matchLabels", obj({{"kubernetes.io/metadata.name",
-                                                                  str(operator_namespace)}})}})}});
+    if (!operator_peer.is_null()) {
+        http_from[0] = operator_peer;
     }
     if (c.spec.network_policy.http_from.is_array()) {
         for (const auto& peer : c.spec.network_policy.http_from.as_array()) {

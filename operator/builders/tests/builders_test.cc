@@ -394,9 +394,12 @@ TEST(builders_network_policy, test_brokers_peers_clients_operator_and_monitoring
                   .at("app.kubernetes.io/instance")
                   .as_string(),
               "edge");
-    // 2: the Kafka ports from the listed peers.
+    // 2: the Kafka ports from the listed peers and the operator (Topics go through them).
     EXPECT_EQ(ingress.at(1).at("ports").size(), 3u);
+    ASSERT_EQ(ingress.at(1).at("from").size(), 2u);
     EXPECT_EQ(namespace_label(ingress.at(1).at("from").at(0), "team"), "b");
+    EXPECT_EQ(namespace_label(ingress.at(1).at("from").at(1), "kubernetes.io/metadata.name"),
+              "spool-system");
     // 3: the HTTP port from the operator's namespace and monitoring.
     EXPECT_EQ(ingress.at(2).at("ports").at(0).at("port").as_integer(), 9644);
     EXPECT_EQ(ingress.at(2).at("from").size(), 2u);
