@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Transactions as applications use them (issue #33), through Apache Kafka's Java client and
+Kafka Streams (TxnProbe.java), against one broker: spool-broker, or with --target kafka Apache
+Kafka itself (tests/fixtures/start-kafka.sh), which is the reference for every check. Each check
+prints PASS or FAIL with what it saw; the exit status is the number of failures.
+
+  transactions_whole_and_once  60 transactions of 7 records over 5 partitions, every third
+                               aborted: read_committed reads each committed one whole and once
+                               and no aborted record; read_uncommitted sees the aborted ones
+  no_dirty_read                an open transaction's records stay out of read_committed and
+                               below the last stable offset until the commit
+  zombie_fenced                a second producer with the same transactional.id fences the first
+  consume_transform_produce    3000 inputs moved by transactional workers with
+                               sendOffsetsToTransaction; the first worker halts (Runtime.halt)
+                               inside a transaction, a second finishes: each input out once
+  streams_exactly_once_v2      Kafka Streams counting 5000 inputs by key with exactly_once_v2;
+                               the application is killed -9 mid-way and restarted: every count
+                               equals its inputs
+
+    txn_compat.py [--target spool|kafka] [--bin SPOOL_BROKER] --kafka-dir DIR [--only CHECK,...]
+"""
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "acls"))
+from acl_compat import LOG4J, Broker  # noqa: E402  (the same broker fixture wrapper)
+
+PROBE_SRC = os.path.join(HERE, "TxnProbe.java")
+
+
+class Probe:
+    def __init__(self, kafka_dir, work, bootstrap):
+        self.cp = os.path.join(work, "classes") + os.pathsep + os.path.join(kafka_dir, "libs", "*")
+        self.work = work
+        self.bootstrap = bootstrap
+        os.makedirs(os.path.join(work, "classes"), exist_ok=True)
+        proc = subprocess.run(["javac", "-nowarn", "-encoding", "UTF-8", "-d",
+                               os.path.join(work, "classes"), "-cp", self.cp, PROBE_SRC],
+                              capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0:
+            raise SystemExit(f"txn_compat: javac TxnProbe.java failed:\n{proc.stdout}{proc.stderr}")
+
+    def command(self, sub, *args):
+        return ["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-Xmx384m",
+                "-Djava.net.preferIPv4Stack=true", f"-Dlog4j2.configurationFile={LOG4J}",
+                "-cp", self.cp, "TxnProbe", sub, "--bootstrap", self.bootstrap, *map(str, args)]
+
+    def run(self, sub, *args, timeout=300):
+        proc = subprocess.run(self.command(sub, *args), capture_output=True, text=True,
+                              timeout=timeout)
+        return proc.returncode, (proc.stdout + proc.stderr[-3000:]).strip()
+
+    def spawn(self, sub, *args):
+        log = open(os.path.join(self.work, f"{sub}.{time.monotonic_ns()}.log"), "w+")
+        return subprocess.Popen(self.command(sub, *args), stdout=log, stderr=subprocess.STDOUT), log
+
+
+def step(probe, sub, *args, timeout=300):
+    rc, out = probe.run(sub, *args, timeout=timeout)
+    if rc != 0:
+        raise AssertionError(f"{sub} exited {rc}: {out}")
+    return out.splitlines()[-1] if out else ""
+
+
+def check_transactions(probe):
+    journal = os.path.join(probe.work, "journal.txt")
+    step(probe, "txns", "--id", "t1", "--txns", 60, "--per-txn", 7, "--journal", journal)
+    return step(probe, "check-txns", "--id", "t1", "--journal", journal)
+
+
+def check_dirty_read(probe):
+    return step(probe, "dirty-read")
+
+
+def check_fence(probe):
+    return step(probe, "fence")
+
+
+def check_ctp(probe):
+    n = 3000
+    step(probe, "ctp-input", "--n", n)
+    rc, out = probe.run("ctp-worker", "--group", "ctp", "--txn-id", "ctp-1", "--crash-after", 3)
+    if rc != 3:
+        raise AssertionError(f"the first worker should halt inside its 4th transaction (exit 3), "
+                             f"exited {rc}: {out}")
+    # The same transactional.id: its InitProducerId aborts what the halted one left open.
+    step(probe, "ctp-worker", "--group", "ctp", "--txn-id", "ctp-1")
+    return step(probe, "ctp-check", "--group", "ctp", "--n", n)
+
+
+def check_streams(probe):
+    n, keys = 5000, 10
+    step(probe, "streams-input", "--n", n, "--keys", keys)
+    state = os.path.join(probe.work, "streams-state")
+    args = ["--app-id", "eos-count", "--state-dir", state, "--n", n, "--keys", keys]
+    proc, log = probe.spawn("streams", *args, "--max-seconds", 120, "--slow-ms", 2)
+    # kill -9 once some counts are out but not all: the restarted instance must neither lose nor
+    # double count what the dead one had in flight.
+    deadline = time.monotonic() + 120
+    killed_at = None
+    while time.monotonic() < deadline and proc.poll() is None and killed_at is None:
+        log.seek(0)
+        counted = [int(line.split()[1]) for line in log.read().splitlines()
+                   if line.startswith("counted ")]
+        if counted and 0 < counted[-1] < n:
+            proc.send_signal(signal.SIGKILL)
+            killed_at = counted[-1]
+        time.sleep(0.2)
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    if killed_at is None:
+        log.seek(0)
+        raise AssertionError("the Streams application was not caught between its first count "
+                             f"and the last: {log.read()[-3000:]}")
+    step(probe, "streams", *args, "--max-seconds", 180, timeout=300)
+    return f"killed -9 at {killed_at} of {n} counted, restarted; " + step(probe, "streams-check", "--n", n,
+                                                               "--keys", keys)
+
+
+CHECKS = [
+    ("transactions_whole_and_once", check_transactions),
+    ("no_dirty_read", check_dirty_read),
+    ("zombie_fenced", check_fence),
+    ("consume_transform_produce", check_ctp),
+    ("streams_exactly_once_v2", check_streams),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--target", choices=["spool", "kafka"], default="spool")
+    ap.add_argument("--bin")
+    ap.add_argument("--kafka-dir", required=True)
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    if args.target == "spool" and not args.bin:
+        ap.error("--bin is required for the spool target")
+    for tool in ("java", "javac"):
+        if shutil.which(tool) is None:
+            print(f"txn_compat: {tool} is missing (scripts/setup.sh --with-tests)", file=sys.stderr)
+            return 2
+    only = set(filter(None, args.only.split(",")))
+    work = tempfile.mkdtemp(prefix=f"txn-compat-{args.target}-")
+    broker = Broker(args.target, args.bin, os.path.join(work, "data"))
+    failures = 0
+    started = time.monotonic()
+    try:
+        broker.start("auto.create.topics.enable=false")
+        probe = Probe(args.kafka_dir, work, broker.bootstrap)
+        step(probe, "setup")
+        for name, check in CHECKS:
+            if only and name not in only:
+                continue
+            t0 = time.monotonic()
+            try:
+                print(f"PASS {name}: {check(probe)} ({time.monotonic() - t0:.0f} s)", flush=True)
+            except (AssertionError, subprocess.TimeoutExpired) as e:
+                failures += 1
+                print(f"FAIL {name}: {e} ({time.monotonic() - t0:.0f} s)", flush=True)
+    finally:
+        try:
+            broker.stop()
+        except AssertionError as e:
+            print(f"txn_compat: {e}", file=sys.stderr)
+            failures += 1
+    print(f"txn_compat {args.target}: {failures} failed in {time.monotonic() - started:.0f} s")
+    if failures == 0:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"txn_compat: logs kept in {work}")
+    return failures
+
+
+if __name__ == "__main__":
+    sys.exit(main())
