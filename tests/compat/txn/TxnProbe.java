@@ -16,6 +16,10 @@
 //   fence       --bootstrap B
 //                 a second producer with the same transactional.id fences the first, whose open
 //                 transaction is aborted
+//   open-txn    --bootstrap B --id ID
+//                 begins a transaction, writes 3 records to tx-cli-0, prints "open at <offset>"
+//                 and waits (for kafka-transactions to find; the driver kills it)
+//   lso         --bootstrap B    prints tx-cli-0's read_committed end offset (its LSO)
 //   ctp-input   --bootstrap B --n N
 //   ctp-worker  --bootstrap B --group G --txn-id ID [--crash-after K]
 //                 consume-transform-produce with sendOffsetsToTransaction; --crash-after halts
@@ -95,6 +99,8 @@ public final class TxnProbe {
                 case "check-txns" -> p.checkTxns();
                 case "dirty-read" -> p.dirtyRead();
                 case "fence" -> p.fence();
+                case "open-txn" -> p.openTxn();
+                case "lso" -> p.lso();
                 case "ctp-input" -> p.ctpInput();
                 case "ctp-worker" -> p.ctpWorker();
                 case "ctp-check" -> p.ctpCheck();
@@ -135,11 +141,15 @@ public final class TxnProbe {
     }
 
     KafkaProducer<String, String> txnProducer(String txnId) {
+        return txnProducer(txnId, 20000);
+    }
+
+    KafkaProducer<String, String> txnProducer(String txnId, int timeoutMs) {
         Properties p = base();
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, txnId);
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "20000");
+        p.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, String.valueOf(timeoutMs));
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         return new KafkaProducer<>(p);
@@ -198,7 +208,7 @@ public final class TxnProbe {
     }
 
     void setup() throws Exception {
-        Map<String, Integer> topics = new TreeMap<>(Map.of("tx-a", 3, "tx-b", 2, "tx-open", 1,
+        Map<String, Integer> topics = new TreeMap<>(Map.of("tx-a", 3, "tx-b", 2, "tx-open", 1, "tx-cli", 1,
                 "ctp-in", 3, "ctp-out", 3, "st-in", 3, "st-out", 3));
         createTopics(topics);
         System.out.println("topics " + topics.keySet());
@@ -335,6 +345,27 @@ public final class TxnProbe {
         require(zombies == 0, "read_committed read " + zombies + " records of the fenced producer");
         require(fresh == 1, "the new producer's committed record read " + fresh + " times");
         System.out.println("zombie fenced with " + outcome + "; its records hidden, the new producer's visible");
+    }
+
+    void openTxn() throws Exception {
+        // A minute: within the check only kafka-transactions abort can end it.
+        KafkaProducer<String, String> p = txnProducer(opt("id"), 60000);
+        p.initTransactions();
+        p.beginTransaction();
+        long first = p.send(new ProducerRecord<>("tx-cli", 0, "k", "open-0")).get().offset();
+        p.send(new ProducerRecord<>("tx-cli", 0, "k", "open-1"));
+        p.send(new ProducerRecord<>("tx-cli", 0, "k", "open-2"));
+        p.flush();
+        System.out.println("open at " + first);
+        System.out.flush();
+        Thread.sleep(Long.MAX_VALUE);
+    }
+
+    void lso() throws Exception {
+        TopicPartition tp = new TopicPartition("tx-cli", 0);
+        try (KafkaConsumer<String, String> c = consumer(IsolationLevel.READ_COMMITTED, null)) {
+            System.out.println("lso " + c.endOffsets(List.of(tp)).get(tp));
+        }
     }
 
     void ctpInput() throws Exception {

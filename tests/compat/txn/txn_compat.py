@@ -10,6 +10,9 @@ prints PASS or FAIL with what it saw; the exit status is the number of failures.
   no_dirty_read                an open transaction's records stay out of read_committed and
                                below the last stable offset until the commit
   zombie_fenced                a second producer with the same transactional.id fences the first
+  kafka_transactions_cli       kafka-transactions (TransactionsCommand) list, describe and
+                               describe-producers show a producer's open transaction; after the
+                               producer is killed -9, `abort` ends it and the LSO moves past it
   consume_transform_produce    3000 inputs moved by transactional workers with
                                sendOffsetsToTransaction; the first worker halts (Runtime.halt)
                                inside a transaction, a second finishes: each input out once
@@ -84,6 +87,62 @@ def check_fence(probe):
     return step(probe, "fence")
 
 
+def tool(probe, *args):
+    cmd = ["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-Xmx256m",
+           f"-Dlog4j2.configurationFile={LOG4J}", "-cp", probe.cp,
+           "org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server", probe.bootstrap,
+           *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise AssertionError(f"kafka-transactions {' '.join(args)} exited {proc.returncode}: "
+                             f"{proc.stdout}{proc.stderr[-2000:]}")
+    return proc.stdout
+
+
+def check_cli(probe):
+    proc, log = probe.spawn("open-txn", "--id", "probe-cli")
+    try:
+        first = None
+        for _ in range(300):
+            log.seek(0)
+            lines = [line for line in log.read().splitlines() if line.startswith("open at ")]
+            if lines:
+                first = int(lines[-1].split()[-1])
+                break
+            if proc.poll() is not None:
+                break
+            time.sleep(0.2)
+        if first is None:
+            log.seek(0)
+            raise AssertionError(f"open-txn did not open a transaction: {log.read()[-3000:]}")
+        listed = tool(probe, "list")
+        row = [line for line in listed.splitlines() if "probe-cli" in line]
+        if not row or "Ongoing" not in row[0]:
+            raise AssertionError(f"list does not show probe-cli Ongoing:\n{listed}")
+        described = tool(probe, "describe", "--transactional-id", "probe-cli")
+        if "Ongoing" not in described or "tx-cli-0" not in described:
+            raise AssertionError(f"describe lacks Ongoing / tx-cli-0:\n{described}")
+        producers = tool(probe, "describe-producers", "--topic", "tx-cli", "--partition", "0")
+        if not any(line.split()[-1:] == [str(first)] or f" {first} " in f" {line} "
+                   for line in producers.splitlines()[1:]):
+            raise AssertionError(f"describe-producers does not show the transaction started at "
+                                 f"{first}:\n{producers}")
+    finally:
+        proc.kill()
+        proc.wait()
+    lso_before = int(step(probe, "lso").split()[-1])
+    if lso_before != first:
+        raise AssertionError(f"LSO {lso_before} with a transaction open at {first}")
+    tool(probe, "abort", "--topic", "tx-cli", "--partition", "0", "--start-offset", str(first))
+    for _ in range(50):
+        lso = int(step(probe, "lso").split()[-1])
+        if lso > first:
+            return (f"list/describe/describe-producers showed the transaction open at {first}; "
+                    f"after abort the LSO moved {lso_before} -> {lso}")
+        time.sleep(0.2)
+    raise AssertionError(f"the LSO stayed at {lso} after kafka-transactions abort")
+
+
 def check_ctp(probe):
     n = 3000
     step(probe, "ctp-input", "--n", n)
@@ -130,6 +189,7 @@ CHECKS = [
     ("transactions_whole_and_once", check_transactions),
     ("no_dirty_read", check_dirty_read),
     ("zombie_fenced", check_fence),
+    ("kafka_transactions_cli", check_cli),
     ("consume_transform_produce", check_ctp),
     ("streams_exactly_once_v2", check_streams),
 ]
