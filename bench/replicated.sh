@@ -375,9 +375,10 @@ security_scenarios() {
     ((round % 2)) || order=(_tls "")
     for suffix in "${order[@]}"; do
         tls_or_plain "$suffix" "$plain_bootstrap"
-        # The dirty pages of what came before written out first: otherwise the second half's
-        # produce (3 GiB with RF=3) runs into the first's writeback and is the slower one,
-        # whichever listener it uses.
+        # What came before written out first, so each produce starts from the same page cache
+        # state. (Spool with 3 brokers still runs the second produce of a round at about half the
+        # rate, with twice the broker CPU, whichever listener it uses: the alternating order
+        # balances that, the medians do not remove it.)
         sync
         run_loadgen "$round" "produce_1024B_p6$suffix" $produce_limit --mode produce --topic "p1024$suffix" \
             --partitions 6 --record-size 1024 --records "$tls_records" --acks -1 "${scenario_args[@]}"
