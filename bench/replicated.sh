@@ -17,26 +17,39 @@
 # Broker CPU seconds (all three brokers, and etcd on its own row for Spool) and the peak of the
 # three brokers' summed RSS come with the results.
 #
-#   bench/replicated.sh [--rounds N] [--quick] [--down S] [--skip-setup]
+#   bench/replicated.sh [--rounds N] [--quick] [--down S] [--skip-setup] [--brokers 1|3] [--security]
 #
 # Results: bench/results/<stamp>-replicated/{raw.jsonl,results.md,logs/}. --quick shrinks every
 # scenario (and --down to 10 s) for a smoke run. Fails loudly when a cluster does not start.
+#
+# --security: the TLS rows instead (bench/security.sh): every broker gets a SASL_SSL listener
+# (SCRAM-SHA-512, one PKI for Kafka and Spool) beside its PLAINTEXT one, and each round measures
+# on the same cluster, plaintext and SASL_SSL in alternating order:
+#   produce_1024B_p6[_tls]  tuned producer, acks=all, 6 partitions
+#   consume_1024B_p6[_tls]  reads back what that produce wrote
+#   latency_5MBps[_tls]     as above (acks=all)
+# with each scenario's broker CPU. --brokers 1: one broker (RF=1, min.insync.replicas=1) and one
+# KRaft node, for the single-broker rows. Results: bench/results/<stamp>-tls-<N>broker(s)/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 command_line="bench/replicated.sh${*:+ $*}"
 
-rounds=3 quick=0 skip_setup=0 down_s=""
+rounds=3 quick=0 skip_setup=0 down_s="" brokers=3 security=0
 while (($#)); do
     case $1 in
         --rounds) rounds=$2; shift 2 ;;
         --quick) quick=1; shift ;;
         --down) down_s=$2; shift 2 ;;
         --skip-setup) skip_setup=1; shift ;;
+        --brokers) brokers=$2; shift 2 ;;
+        --security) security=1; shift ;;
         *) echo "bench/replicated.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
 ((rounds >= 1)) || { echo "bench/replicated.sh: --rounds must be at least 1" >&2; exit 2; }
+[[ $brokers == 1 || $brokers == 3 ]] || { echo "bench/replicated.sh: --brokers 1 or 3" >&2; exit 2; }
+rf=$((brokers == 1 ? 1 : 3)) min_isr=$((brokers == 1 ? 1 : 2))
 
 say() { echo "bench: $*" >&2; }
 die() {
@@ -58,7 +71,7 @@ fi
 loadgen_bin=$(realpath "${SPOOL_BENCH_LOADGEN_BIN:-$build_dir/bench/loadgen/spool-loadgen}")
 spool_bin=$(realpath "${SPOOL_BENCH_SPOOL_BIN:-$build_dir/broker/app/spool-broker}")
 [[ -x "$loadgen_bin" && -x "$spool_bin" ]] || die "missing $loadgen_bin or $spool_bin"
-kafka_dir=$(bash scripts/peers/fetch-kafka.sh)
+kafka_dir=$(bash scripts/peers/fetch-kafka.sh --jars-only)  # no Java checker: SPOOL_KAFKA_VERSION=4.4.0 works too
 
 if ((quick)); then
     small_records=300000 big_records=100000 latency_s=5 down_s=${down_s:-10}
@@ -66,13 +79,29 @@ else
     small_records=2000000 big_records=500000 latency_s=15 down_s=${down_s:-60}
 fi
 catchup_rate_mb=10
+# --security: 1 GiB per produce scenario (long enough that TLS set-up is noise), read back whole.
+tls_records=$((quick ? 100000 : 1000000))
 produce_limit=240 latency_limit=$((latency_s + 60))
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 out_dir=$root/bench/results/$stamp-replicated
+if ((security)); then
+    out_dir=$root/bench/results/$stamp-tls-${brokers}broker$( ((brokers == 1)) || echo s)
+fi
 work=$(mktemp -d /tmp/spool-bench-rf3.XXXXXX)
-mkdir -p "$out_dir/logs"
+mkdir -p "$out_dir/logs" "$work/pki"
 raw=$out_dir/raw.jsonl
+source bench/security.sh
+sasl_ssl_args=() loadgen_env=()
+if ((security)); then
+    command -v openssl >/dev/null || die "openssl is missing (scripts/setup.sh --with-tests)"
+    bench_pki "$work/pki" || die "openssl could not make the benchmark's certificates"
+    bench_librdkafka_dir "$work/librdkafka" || die "no librdkafka in the confluent-kafka venv (scripts/peers/fetch-python.sh)"
+    loadgen_env=(env LD_LIBRARY_PATH="$work/librdkafka")
+    read -ra sasl_ssl_args <<<"$(bench_sasl_ssl_args "$work/pki" | tr '\n' ' ')"
+    security_overrides=()
+    while read -r kv; do security_overrides+=(--override "$kv"); done < <(bench_security_overrides "$work/pki")
+fi
 failures=$out_dir/failures.txt
 : >"$failures"
 
@@ -88,6 +117,19 @@ rss_of() {
 
 # The cluster now running: its kind, each broker's pid, port and data dir; etcd's pid for Spool.
 kind="" pids=() ports=() dirs=() etcd_pid="" etcd_endpoint="" bootstrap="" sampler_pid=""
+sasl_ports=() bootstrap_tls=""
+nodes() { seq 0 $((brokers - 1)); }
+# join_bootstrap PORT...: localhost:P1,localhost:P2,...
+join_bootstrap() { printf 'localhost:%s\n' "$@" | paste -sd, -; }
+# The listener overrides of node I with --security (a SASL_SSL listener on sasl_ports[I]).
+security_listeners() { # security_listeners I KAFKA_CONTROLLER_PORT(or empty)
+    ((security)) || return 0
+    local i=$1 controller=${2:+,CONTROLLER://localhost:$2}
+    local map="PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL${controller:+,CONTROLLER:PLAINTEXT}"
+    printf '%s\n' --override "listeners=PLAINTEXT://localhost:${ports[i]}$controller,SASL_SSL://localhost:${sasl_ports[i]}" \
+        --override "advertised.listeners=PLAINTEXT://localhost:${ports[i]},SASL_SSL://localhost:${sasl_ports[i]}" \
+        --override "listener.security.protocol.map=$map" "${security_overrides[@]}"
+}
 kafka_voters="" kafka_cluster_id="" controller_ports=()
 
 brokers_cpu() {
@@ -127,7 +169,7 @@ run_loadgen() {
     echo "== $kind round $round $scenario: $*" >>"$out_dir/loadgen.log"
     cpu0=$(brokers_cpu)
     [[ -z "$etcd_pid" ]] || etcd0=$(cpu_of "$etcd_pid")
-    out=$(timeout -k 10 "$limit" "$loadgen_bin" --bootstrap "$bootstrap" --replication-factor 3 "$@" \
+    out=$(timeout -k 10 "$limit" "${loadgen_env[@]}" "$loadgen_bin" --bootstrap "$bootstrap" --replication-factor $rf "$@" \
         2>>"$out_dir/loadgen.log") || rc=$?
     ((rc == 0)) || echo "$kind round $round $scenario: spool-loadgen exited $rc" | tee -a "$failures" >&2
     record "$round" "$scenario" "$out" "$cpu0" "$etcd0"
@@ -135,34 +177,37 @@ run_loadgen() {
 
 # ---- Kafka: three KRaft nodes, each broker and controller ----
 kafka_node() { # kafka_node I [--no-wait]: starts (or restarts) node I (1-based node id I+1)
-    local i=$1
+    local i=$1 extra=()
     shift
+    mapfile -t extra < <(security_listeners "$i" "${controller_ports[i]}")
     bash tests/fixtures/start-kafka.sh start --data-dir "${dirs[i]}" --port "${ports[i]}" \
         --controller-port "${controller_ports[i]}" --node-id $((i + 1)) --voters "$kafka_voters" \
         --cluster-id "$kafka_cluster_id" "$@" \
-        --override offsets.topic.replication.factor=3 --override min.insync.replicas=2 \
-        --override default.replication.factor=3 \
-        --override transaction.state.log.replication.factor=3 --override transaction.state.log.min.isr=2 \
-        >/dev/null
+        --override offsets.topic.replication.factor=$rf --override min.insync.replicas=$min_isr \
+        --override default.replication.factor=$rf \
+        --override transaction.state.log.replication.factor=$rf --override transaction.state.log.min.isr=$min_isr \
+        "${extra[@]}" >/dev/null
 }
 start_kafka() {
     kind=kafka pids=() ports=() dirs=() controller_ports=() etcd_pid=""
     kafka_cluster_id=$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=' | sed 's/^-/A/')
     local i voters=()
-    for i in 0 1 2; do
+    sasl_ports=()
+    for i in $(nodes); do
         ports+=("$(free_port)")
+        sasl_ports+=("$(free_port)")
         controller_ports+=("$(free_port)")
         dirs+=("$work/kafka-$i")
         voters+=("$((i + 1))@localhost:${controller_ports[i]}")
     done
     kafka_voters=$(IFS=,; echo "${voters[*]}")
-    for i in 0 1 2; do kafka_node "$i" --no-wait || die "Kafka node $i did not start"; done
-    for i in 0 1 2; do
+    for i in $(nodes); do kafka_node "$i" --no-wait || die "Kafka node $i did not start"; done
+    for i in $(nodes); do
         bash tests/fixtures/start-kafka.sh wait --data-dir "${dirs[i]}" >/dev/null ||
             die "Kafka node $i did not come up (log ${dirs[i]}/kafka.log)"
         pids+=("$(cat "${dirs[i]}/kafka.pid")")
     done
-    bootstrap="localhost:${ports[0]},localhost:${ports[1]},localhost:${ports[2]}"
+    bootstrap=$(join_bootstrap "${ports[@]}") bootstrap_tls=$(join_bootstrap "${sasl_ports[@]}")
 }
 stop_kafka_node() {
     bash tests/fixtures/start-kafka.sh stop --data-dir "${dirs[$1]}" >/dev/null 2>&1 || true
@@ -170,13 +215,14 @@ stop_kafka_node() {
 
 # ---- Spool: one etcd and three spool-brokers ----
 spool_node() { # spool_node I: starts (or restarts) broker I on its port and data dir
-    local i=$1
+    local i=$1 extra=()
+    mapfile -t extra < <(security_listeners "$i")
     "$spool_bin" --override node.id="$i" --override listeners=PLAINTEXT://localhost:"${ports[i]}" \
         --override http.listener=127.0.0.1:0 --override log.dirs="${dirs[i]}" \
         --override metadata.store=etcd --override etcd.endpoints="$etcd_endpoint" \
-        --override etcd.prefix=/spool/bench --override offsets.topic.replication.factor=3 \
-        --override min.insync.replicas=2 --override default.replication.factor=3 \
-        >>"${dirs[i]}.log" 2>&1 &
+        --override etcd.prefix=/spool/bench --override offsets.topic.replication.factor=$rf \
+        --override min.insync.replicas=$min_isr --override default.replication.factor=$rf \
+        "${extra[@]}" >>"${dirs[i]}.log" 2>&1 &
     pids[i]=$!
     local deadline=$((SECONDS + 30))
     until port_open "${ports[i]}"; do
@@ -200,13 +246,15 @@ start_spool() {
         sleep 0.1
     done
     curl -fsS "$etcd_endpoint/health" 2>/dev/null | grep -q true || die "etcd did not start"
-    for i in 0 1 2; do
+    sasl_ports=()
+    for i in $(nodes); do
         ports+=("$(free_port)")
+        sasl_ports+=("$(free_port)")
         dirs+=("$work/spool-$i")
         mkdir -p "${dirs[i]}"
     done
-    for i in 0 1 2; do spool_node "$i"; done
-    bootstrap="localhost:${ports[0]},localhost:${ports[1]},localhost:${ports[2]}"
+    for i in $(nodes); do spool_node "$i"; done
+    bootstrap=$(join_bootstrap "${ports[@]}") bootstrap_tls=$(join_bootstrap "${sasl_ports[@]}")
 }
 stop_spool_node() {
     local pid=${pids[$1]} n=0
@@ -309,12 +357,62 @@ catchup() {
     fi
 }
 
+# The --security round: the SCRAM user, a warm-up on each listener, then plaintext and SASL_SSL
+# (alternating which goes first) on the same cluster.
+security_scenarios() {
+    local round=$1 plain_bootstrap=$bootstrap order suffix
+    bench_create_scram_user "$kafka_dir" "$bootstrap" "$out_dir/loadgen.log" ||
+        die "$kind: kafka-configs could not create the SCRAM-SHA-512 user (see loadgen.log)"
+    sleep 2 # the credential reaches every broker through the metadata log / etcd
+    for suffix in "" _tls; do
+        tls_or_plain "$suffix" "$plain_bootstrap"
+        timeout -k 10 $produce_limit "${loadgen_env[@]}" "$loadgen_bin" --bootstrap "$bootstrap" --replication-factor $rf \
+            --mode produce --topic "warmup$suffix" --partitions 6 --record-size 1024 \
+            --records $((tls_records / 5)) --acks -1 "${scenario_args[@]}" >/dev/null 2>>"$out_dir/loadgen.log" ||
+            echo "$kind round $round warm-up$suffix failed" | tee -a "$failures" >&2
+    done
+    order=("" _tls)
+    ((round % 2)) || order=(_tls "")
+    for suffix in "${order[@]}"; do
+        tls_or_plain "$suffix" "$plain_bootstrap"
+        # What came before written out first, so each produce starts from the same page cache
+        # state. (Spool with 3 brokers still runs the second produce of a round at about half the
+        # rate, with twice the broker CPU, whichever listener it uses: the alternating order
+        # balances that, the medians do not remove it.)
+        sync
+        run_loadgen "$round" "produce_1024B_p6$suffix" $produce_limit --mode produce --topic "p1024$suffix" \
+            --partitions 6 --record-size 1024 --records "$tls_records" --acks -1 "${scenario_args[@]}"
+        run_loadgen "$round" "consume_1024B_p6$suffix" $produce_limit --mode consume --topic "p1024$suffix" \
+            --partitions 6 --record-size 1024 --records "$tls_records" "${scenario_args[@]}"
+        run_loadgen "$round" "latency_5MBps$suffix" $latency_limit --mode latency --topic "lat5$suffix" \
+            --partitions 1 --record-size 1024 --rate-mb 5 --duration "$latency_s" --acks -1 -X linger.ms=0 \
+            "${scenario_args[@]}"
+    done
+    bootstrap=$plain_bootstrap
+}
+# tls_or_plain SUFFIX PLAIN_BOOTSTRAP: bootstrap and scenario_args for "" (PLAINTEXT) or _tls.
+tls_or_plain() {
+    if [[ $1 == _tls ]]; then
+        bootstrap=$bootstrap_tls scenario_args=("${sasl_ssl_args[@]}")
+    else
+        bootstrap=$2 scenario_args=()
+    fi
+}
+
 run_round() {
     local round=$1
     if [[ $kind == kafka ]]; then start_kafka; else start_spool; fi
     sleep 3
-    record "$round" rss_idle "{\"kib\":$(( $(rss_of "${pids[0]}") + $(rss_of "${pids[1]}") + $(rss_of "${pids[2]}") ))}"
+    local idle=0 p
+    for p in "${pids[@]}"; do idle=$((idle + $(rss_of "$p"))); done
+    record "$round" rss_idle "{\"kib\":$idle}"
     rss_sampler_start
+    if ((security)); then
+        security_scenarios "$round"
+        record "$round" rss_load "{\"kib\":$(cat "$work/rss_peak")}"
+        stop_cluster
+        return
+    fi
     # Unrecorded warm-up: JIT for Kafka, first segments for both, __consumer_offsets placed.
     timeout -k 10 $produce_limit "$loadgen_bin" --bootstrap "$bootstrap" --replication-factor 3 --mode produce \
         --topic warmup --partitions 6 --record-size 1024 --records $((big_records / 5)) --acks -1 \
@@ -332,7 +430,7 @@ run_round() {
     stop_cluster
 }
 
-say "$rounds round(s) of Kafka (3 KRaft nodes) and Spool (3 brokers + etcd), RF=3, acks=all; results in $out_dir"
+say "$rounds round(s) of Kafka ($brokers KRaft node(s)) and Spool ($brokers broker(s) + etcd), RF=$rf, acks=all$( ((security)) && echo ", plaintext and SASL_SSL/SCRAM-SHA-512"); results in $out_dir"
 wall_start=$SECONDS
 for ((round = 1; round <= rounds; round++)); do
     for kind in kafka spool; do
@@ -341,9 +439,9 @@ for ((round = 1; round <= rounds; round++)); do
     done
 done
 wall_s=$((SECONDS - wall_start))
-python3 -c 'import json,sys; print(json.dumps(dict(cluster="machine", round=0, scenario="run_info", command=sys.argv[1], date=sys.argv[2], wall_s=int(sys.argv[3]), quick=bool(int(sys.argv[4])), kafka_version=sys.argv[5], cores=int(sys.argv[6]), down_s=int(sys.argv[7]))))' \
+python3 -c 'import json,sys; print(json.dumps(dict(cluster="machine", round=0, scenario="run_info", command=sys.argv[1], date=sys.argv[2], wall_s=int(sys.argv[3]), quick=bool(int(sys.argv[4])), kafka_version=sys.argv[5], cores=int(sys.argv[6]), down_s=int(sys.argv[7]), brokers=int(sys.argv[8]), security=bool(int(sys.argv[9])))))' \
     "$command_line" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$wall_s" "$quick" "$(basename "$kafka_dir" | sed 's/^kafka-//')" \
-    "$(nproc)" "$down_s" >>"$raw"
+    "$(nproc)" "$down_s" "$brokers" "$security" >>"$raw"
 python3 bench/replicated_report.py "$raw" >"$out_dir/results.md"
 cat "$out_dir/results.md"
 say "wall time $((wall_s / 60)) min $((wall_s % 60)) s; results in $out_dir"

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Turns bench/replicated.sh's raw JSON lines into a markdown table: per scenario and metric the
 median over rounds for Kafka (3 KRaft nodes) and Spool (3 brokers + etcd), and Spool/Kafka.
+A --security run (plaintext and SASL_SSL/SCRAM-SHA-512 rows, 1 or 3 brokers) gets its own table:
+each broker on each listener, Spool/Kafka over TLS, and each broker's TLS cost (TLS/plaintext).
 
     replicated_report.py RAW.jsonl
 """
@@ -38,6 +40,68 @@ def median_of(rows, key):
     return (statistics.median(values), len(values)) if values else (None, 0)
 
 
+# --security runs: (scenario, metric key, label, higher is better, scale); each scenario has a
+# plaintext row (the name) and a SASL_SSL one (name + "_tls").
+SECURITY_METRICS = [
+    ("produce_1024B_p6", "mb_per_s", "produce 1 KiB x 6 partitions, acks=all: MB/s", True, 1),
+    ("consume_1024B_p6", "mb_per_s", "consume 1 KiB x 6 partitions: MB/s", True, 1),
+    ("latency_5MBps", "ack_p50_us", "5 MB/s offered, acks=all: produce latency p50 ms", False, 1e-3),
+    ("latency_5MBps", "ack_p99_us", "5 MB/s offered, acks=all: produce latency p99 ms", False, 1e-3),
+    ("latency_5MBps", "p99_us", "5 MB/s offered, acks=all: end-to-end p99 ms", False, 1e-3),
+    ("produce_1024B_p6", "broker_cpu_s", "broker CPU s during the produce", False, 1),
+    ("consume_1024B_p6", "broker_cpu_s", "broker CPU s during the consume", False, 1),
+    ("latency_5MBps", "broker_cpu_s", "broker CPU s during the latency run", False, 1),
+]
+
+
+def security_table(by, info):
+    brokers = info.get("brokers", 3)
+    what = "one broker, RF=1" if brokers == 1 else f"{brokers} brokers, RF=3, min.insync.replicas=2"
+    print(f"# TLS benchmark: SASL_SSL (SCRAM-SHA-512) and plaintext, {what}\n")
+    print(f"`{info.get('command', '?')}`, {info.get('date', '?')}, Apache Kafka "
+          f"{info.get('kafka_version', '?')} ({brokers} KRaft node(s)) and Spool ({brokers} "
+          f"broker(s) + etcd), {info.get('cores', '?')} cores, wall {info.get('wall_s', 0) // 60} min"
+          f"{' (quick: a smoke run, not a measurement)' if info.get('quick') else ''}.")
+    print("The same certificates (bench/security.sh), the same client (spool-loadgen on librdkafka "
+          "2.12.1, every producer acks=all), both listeners on the same brokers, alternating which "
+          "goes first by round; inter-broker traffic plaintext on both. Medians over rounds "
+          "(n = runs that succeeded, Kafka/Spool). TLS cost: SASL_SSL / plaintext.\n")
+    print("| metric | Kafka plain | Kafka TLS | Spool plain | Spool TLS | Spool/Kafka TLS "
+          "| TLS cost Kafka | TLS cost Spool | n |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    def ratio(a, b):
+        return f"{a / b:.2f}x" if a is not None and b else "n/a"
+
+    for scenario, key, label, _higher, scale in SECURITY_METRICS:
+        cells = {}
+        for cluster in ("kafka", "spool"):
+            for suffix in ("", "_tls"):
+                cells[cluster, suffix] = median_of(by.get((cluster, scenario + suffix), []), key)
+
+        kp, kt, sp, st = (cells[c][0] for c in (("kafka", ""), ("kafka", "_tls"), ("spool", ""),
+                                                 ("spool", "_tls")))
+        n = f"{cells['kafka', '_tls'][1]}/{cells['spool', '_tls'][1]}"
+        scaled = [fmt(v * scale if v is not None else None) for v in (kp, kt, sp, st)]
+        print(f"| {label} | {' | '.join(scaled)} | {ratio(st, kt)} | {ratio(kt, kp)} "
+              f"| {ratio(st, sp)} | {n} |")
+    # Odd rounds run plaintext first, even rounds SASL_SSL first: the produce rate by position in
+    # the round, where the second produce of a round is slower whatever its listener.
+    for position, label in ((0, "first"), (1, "second")):
+        def at_position(cluster, suffix):
+            rows = [r for r in by.get((cluster, "produce_1024B_p6" + suffix), [])
+                    if (r["round"] % 2 == 1) == ((suffix == "") == (position == 0))]
+            return median_of(rows, "mb_per_s")
+
+        cells = {(c, x): at_position(c, x) for c in ("kafka", "spool") for x in ("", "_tls")}
+        kp, kt, sp, st = (cells[c][0] for c in (("kafka", ""), ("kafka", "_tls"), ("spool", ""),
+                                                 ("spool", "_tls")))
+        n = " ".join(f"{cells[c][1]}" for c in (("kafka", ""), ("kafka", "_tls"), ("spool", ""),
+                                                 ("spool", "_tls")))
+        print(f"| produce MB/s, the {label} produce of its round only | "
+              f"{' | '.join(fmt(v) for v in (kp, kt, sp, st))} | {ratio(st, kt)} | "
+              f"{ratio(kt, kp)} | {ratio(st, sp)} | runs {n} |")
+
+
 def main():
     by = defaultdict(list)
     info = {}
@@ -47,6 +111,9 @@ def main():
             info = r
             continue
         by[(r["cluster"], r["scenario"])].append(r)
+    if info.get("security"):
+        security_table(by, info)
+        return
     print("# Replicated benchmark: Spool (3 brokers + etcd) vs Apache Kafka (3 KRaft nodes)\n")
     print(f"`{info.get('command', '?')}`, {info.get('date', '?')}, Kafka {info.get('kafka_version', '?')}, "
           f"{info.get('cores', '?')} cores, wall {info.get('wall_s', 0) // 60} min"

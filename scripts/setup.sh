@@ -13,6 +13,7 @@ BUILD_PACKAGES=(
 TEST_PACKAGES=(  # libfuse3-dev, fuse3: the power-cut file system of tests/durability
     kcat librdkafka-dev libfuse3-dev fuse3 clang libclang-rt-14-dev clang-format curl openssl prometheus
     maven openjdk-17-jdk-headless  # Kafka jars, CLI tools and broker for the compat suite
+    python3-venv  # the confluent-kafka Python venv (scripts/peers/fetch-python.sh)
     python3-yaml python3-matplotlib  # monitoring tests; docs/img pictures (scripts/dashboard-pictures.py)
     etcd-server etcd-client  # the etcd client's and the etcd metadata store's tests (etcdctl too)
     # The e2e node (scripts/k8s/node.sh): container runtime, bridge CNI, kube-proxy's and the

@@ -76,6 +76,15 @@ void set(rd_kafka_conf_t* conf, const std::string& key, const std::string& value
     }
 }
 
+// A configuration for any client handle: the bootstrap and the -S settings (security).
+rd_kafka_conf_t* new_conf(const options& o, const std::string& bootstrap) {
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    set(conf, "bootstrap.servers", bootstrap);
+    for (const auto& [k, v] : o.client_conf)
+        set(conf, k, v);
+    return conf;
+}
+
 kafka_handle make_client(rd_kafka_type_t type, rd_kafka_conf_t* conf) {
     char err[512];
     rd_kafka_t* rk = rd_kafka_new(type, conf, err, sizeof err);
@@ -86,8 +95,7 @@ kafka_handle make_client(rd_kafka_type_t type, rd_kafka_conf_t* conf) {
 
 kafka_handle make_producer(const options& o, const std::string& bootstrap,
                            delivery_counts* counts) {
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    set(conf, "bootstrap.servers", bootstrap);
+    rd_kafka_conf_t* conf = new_conf(o, bootstrap);
     set(conf, "acks", o.acks);
     for (const auto& [k, v] : o.producer_conf)
         set(conf, k, v);
@@ -97,8 +105,7 @@ kafka_handle make_producer(const options& o, const std::string& bootstrap,
 }
 
 kafka_handle make_consumer(const options& o, const std::string& bootstrap) {
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    set(conf, "bootstrap.servers", bootstrap);
+    rd_kafka_conf_t* conf = new_conf(o, bootstrap);
     set(conf, "group.id", "spool-loadgen");
     set(conf, "enable.auto.commit", "false");
     set(conf, "isolation.level", "read_uncommitted");
@@ -122,8 +129,7 @@ void assign_all(rd_kafka_t* consumer, const options& o, int64_t start_offset) {
 
 // Creates the topic through the Admin API; an existing topic is fine.
 void ensure_topic(const options& o, const std::string& bootstrap) {
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    set(conf, "bootstrap.servers", bootstrap);
+    rd_kafka_conf_t* conf = new_conf(o, bootstrap);
     auto admin = make_client(RD_KAFKA_PRODUCER, conf);
     char err[512];
     rd_kafka_NewTopic_t* topic =
@@ -157,8 +163,7 @@ void ensure_topic(const options& o, const std::string& bootstrap) {
 // Deletes the topic through the Admin API (the runner drops each produce scenario's topic once
 // measured, so a round's data fits the disk); a topic that does not exist is fine.
 int run_delete_topic(const options& o, const std::string& bootstrap) {
-    rd_kafka_conf_t* conf = rd_kafka_conf_new();
-    set(conf, "bootstrap.servers", bootstrap);
+    rd_kafka_conf_t* conf = new_conf(o, bootstrap);
     auto admin = make_client(RD_KAFKA_PRODUCER, conf);
     rd_kafka_DeleteTopic_t* topic = rd_kafka_DeleteTopic_new(o.topic.c_str());
     rd_kafka_queue_t* queue = rd_kafka_queue_new(admin.get());

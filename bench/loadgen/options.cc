@@ -15,8 +15,18 @@ namespace {
                  "[--replication-factor N]\n"
                  "  [--record-size BYTES] [--records N] [--acks 0|1|-1] [--rate-mb MB/s]\n"
                  "  [--duration SECONDS] [--broker-pid-file FILE] [--client-defaults]\n"
-                 "  [-X producer.key=value]... [-C consumer.key=value]...\n";
+                 "  [-X producer.key=value]... [-C consumer.key=value]...\n"
+                 "  [-S any-client.key=value]...  (every handle: security.protocol, sasl.*, ssl.*)\n";
     std::exit(2);
+}
+
+// "key=value" into map[key]; usage(why) without a '='.
+void put_key_value(std::map<std::string, std::string>& map, const std::string& kv,
+                   const char* why) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos)
+        usage(why);
+    map[kv.substr(0, eq)] = kv.substr(eq + 1);
 }
 
 mode parse_mode(std::string_view s) {
@@ -70,19 +80,13 @@ options parse_options(int argc, char** argv) {
             o.client_defaults = true;
         else if (arg == "--broker-pid-file")
             o.broker_pid_file = value();
-        else if (arg == "-X") {
-            std::string kv = value();
-            auto eq = kv.find('=');
-            if (eq == std::string::npos)
-                usage("-X wants key=value");
-            o.producer_conf[kv.substr(0, eq)] = kv.substr(eq + 1);
-        } else if (arg == "-C") {
-            std::string kv = value();
-            auto eq = kv.find('=');
-            if (eq == std::string::npos)
-                usage("-C wants key=value");
-            o.consumer_conf[kv.substr(0, eq)] = kv.substr(eq + 1);
-        } else {
+        else if (arg == "-X")
+            put_key_value(o.producer_conf, value(), "-X wants key=value");
+        else if (arg == "-C")
+            put_key_value(o.consumer_conf, value(), "-C wants key=value");
+        else if (arg == "-S")
+            put_key_value(o.client_conf, value(), "-S wants key=value");
+        else {
             usage("unknown argument");
         }
     }

@@ -31,6 +31,9 @@ struct options {
     // keys not given.
     std::map<std::string, std::string> producer_conf;
     std::map<std::string, std::string> consumer_conf;
+    // -S settings for every client handle (producer, consumer, admin): security.protocol,
+    // sasl.*, ssl.* (bench/security.sh).
+    std::map<std::string, std::string> client_conf;
 };
 
 // The loadgen's tuned settings (the "tuned" rows of the benchmark).

@@ -4,7 +4,8 @@
 # run only compares input hashes and takes well under a second. Called by scripts/test.sh.
 #   kafka-<v>     Apache Kafka jars (Java client, CLI tools, broker) + the compiled Java checker
 #   kafkajs-<v>   KafkaJS from npm
-#   franz-go-<v>  the franz-go checker binary (modules via the Go module proxy)
+#   franz-go-<v>  the franz-go checker binaries (modules via the Go module proxy)
+#   confluent-kafka-<v>  a venv with confluent-kafka Python from PyPI
 # kcat and librdkafka come from Debian (scripts/setup.sh --with-tests).
 #
 # A peer that cannot be fetched (after one retry) is reported and skipped with exit status 0, so
@@ -16,7 +17,7 @@ source "$here/lib.sh"
 
 start=$SECONDS
 failed=()
-for peer in kafka kafkajs franz helm; do
+for peer in kafka kafkajs franz python helm; do
     if ! bash "$here/fetch-$peer.sh" >/dev/null; then
         peer_log "fetching $peer failed; retrying once"
         bash "$here/fetch-$peer.sh" >/dev/null || failed+=("$peer")
