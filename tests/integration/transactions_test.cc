@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <chrono>
 #include <map>
 #include <set>
@@ -216,6 +217,30 @@ TEST_F(transactions_test, test_committed_and_aborted_transactions_read_as_kafka_
     EXPECT_EQ(dirty.last_stable_offset, 0);
     EXPECT_EQ(dirty.values, (std::vector<std::string>{"a1", "a2", "p1", "b1", "a3"}));
 
+    // kafka-transactions describe-producers (DescribeProducers): each open transaction's start.
+    auto kafka = kafka_dir();
+    ASSERT_FALSE(kafka.empty()) << "scripts/peers/fetch-kafka.sh failed";
+    auto java = "timeout 120 java -Xshare:auto -XX:TieredStopAtLevel=1 -cp '" + kafka + "/libs/*' ";
+    auto producers = sh(java + "org.apache.kafka.tools.TransactionsCommand --bootstrap-server "
+                               "127.0.0.1:" + std::to_string(broker->port()) +
+                        " describe-producers --topic " + topic + " --partition 0");
+    ASSERT_TRUE(succeeded(producers)) << producers;
+    // The row of a producer: its id first, its current transaction start offset last.
+    auto row = [&](int64_t pid) {
+        std::istringstream in(producers);
+        for (std::string line; std::getline(in, line);) {
+            std::istringstream cols(line);
+            std::vector<std::string> c{std::istream_iterator<std::string>(cols), {}};
+            if (!c.empty() && c.front() == std::to_string(pid)) {
+                return c.back();
+            }
+        }
+        return std::string("(no row)");
+    };
+    EXPECT_EQ(row(a), "0") << producers;
+    EXPECT_EQ(row(b), "3") << producers;
+    EXPECT_EQ(row(plain), "None") << producers;
+
     // A plain write from a producer in the middle of its transaction is INVALID_TXN_STATE (48).
     EXPECT_EQ(produce(c, a, 0, 3, {"x"}, false).first, 48);
 
@@ -261,9 +286,6 @@ TEST_F(transactions_test, test_committed_and_aborted_transactions_read_as_kafka_
     EXPECT_EQ(kcat("read_committed"), committed);
     EXPECT_EQ(kcat("read_uncommitted"), everything);
 
-    auto kafka = kafka_dir();
-    ASSERT_FALSE(kafka.empty()) << "scripts/peers/fetch-kafka.sh failed";
-    auto java = "timeout 120 java -Xshare:auto -XX:TieredStopAtLevel=1 -cp '" + kafka + "/libs/*' ";
     auto consume = [&](const std::string& isolation) {
         auto out = sh(java + "org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server 127.0.0.1:" +
                       std::to_string(broker->port()) + " --topic " + topic +
