@@ -27,9 +27,9 @@ struct fetch_item {
     int64_t offset = 0;
     int32_t max_bytes = 0;
     int32_t current_leader_epoch = -1;
-    int32_t replica = -1;  // a follower's replica fetch: its broker id
+    int32_t replica = -1;         // a follower's replica fetch: its broker id
     bool read_committed = false;  // a consumer's isolation_level 1
-    bool known = true;     // topic/partition exist in metadata
+    bool known = true;            // topic/partition exist in metadata
     error_code unknown_error = error_code::unknown_topic_or_partition;
     // The partition's leader per metadata, told to a client this broker cannot serve (KIP-951).
     int32_t current_leader = -1;

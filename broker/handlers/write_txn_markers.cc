@@ -148,8 +148,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx, request& req) {
                     o.error = error_code::not_leader_or_follower;
                     return o;
                 }
-                auto r = p->append_txn_marker(it->pid, it->epoch, it->commit,
-                                              it->coordinator_epoch, it->min_insync);
+                auto r = p->append_txn_marker(it->pid, it->epoch, it->commit, it->coordinator_epoch,
+                                              it->min_insync);
                 if (!r) {
                     o.error = to_kafka_error(r.error());
                     return o;

@@ -202,8 +202,8 @@ result<storage::append_result> partition::append_txn_marker(model::producer_id p
     o.coordinator_epoch = coordinator_epoch;
     o.timestamp = storage::wall_clock_now().value();
     std::vector<uint8_t> batch;
-    if (auto ec = rf::build_control_batch(commit ? rf::control_type::commit : rf::control_type::abort,
-                                          o, batch)) {
+    if (auto ec = rf::build_control_batch(
+            commit ? rf::control_type::commit : rf::control_type::abort, o, batch)) {
         return ec;
     }
     // The log rewrites the offset and epoch in place; this buffer is ours until it returns.

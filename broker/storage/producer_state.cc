@@ -128,9 +128,9 @@ std::optional<completed_txn> producer_state::apply(const batch_info& b, const tx
         completed_txn done{b.pid, e.current_txn_first_offset, b.base_offset, {}, !marker->commit};
         _ongoing.erase(e.current_txn_first_offset);
         e.current_txn_first_offset = model::offset(-1);
-        done.last_stable_offset =
-            _ongoing.empty() ? b.base_offset + 1 : std::min(_ongoing.begin()->first,
-                                                            b.base_offset + 1);
+        done.last_stable_offset = _ongoing.empty()
+                                      ? b.base_offset + 1
+                                      : std::min(_ongoing.begin()->first, b.base_offset + 1);
         _unreplicated[done.first_offset] = done.last_offset;
         return done;
     }
@@ -181,8 +181,7 @@ void producer_state::truncate_head(model::offset log_start) {
 size_t producer_state::expire(model::timestamp cutoff) {
     // Kafka's isProducerExpired: never while a transaction is open.
     return std::erase_if(_producers, [&](const auto& kv) {
-        return kv.second.last_timestamp < cutoff &&
-               kv.second.current_txn_first_offset.value() < 0;
+        return kv.second.last_timestamp < cutoff && kv.second.current_txn_first_offset.value() < 0;
     });
 }
 

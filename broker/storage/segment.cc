@@ -638,8 +638,9 @@ void segment::release_synced_index_files(const std::vector<std::shared_ptr<file_
 }
 
 result<void> segment::rename_files(std::string_view suffix) {
-    SPOOL_TRY(_txns.rename(suffix));
-    for (auto sfx : {layout::log_suffix, layout::index_suffix, layout::time_index_suffix}) {
+    // The .txnindex exists only once it has an entry: a missing file is fine, as for the others.
+    for (auto sfx : {layout::log_suffix, layout::index_suffix, layout::time_index_suffix,
+                     layout::txn_index_suffix}) {
         auto from = layout::segment_path(_dir, _base, sfx);
         auto to = from;
         to += suffix;
@@ -653,8 +654,8 @@ result<void> segment::rename_files(std::string_view suffix) {
 }
 
 void segment::remove_files(std::string_view suffix) {
-    _txns.remove(suffix);
-    for (auto sfx : {layout::log_suffix, layout::index_suffix, layout::time_index_suffix}) {
+    for (auto sfx : {layout::log_suffix, layout::index_suffix, layout::time_index_suffix,
+                     layout::txn_index_suffix}) {
         auto p = layout::segment_path(_dir, _base, sfx);
         p += suffix;
         std::error_code ec;

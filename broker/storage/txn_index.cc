@@ -137,22 +137,4 @@ result<void> txn_index::sync() {
     return success();
 }
 
-result<void> txn_index::rename(std::string_view suffix) {
-    auto to = _path;
-    to += suffix;
-    std::error_code ec;
-    fs::rename(_path, to, ec);
-    if (ec && ec != std::errc::no_such_file_or_directory) {
-        return make_error_code(errc::io_error);
-    }
-    return success();
-}
-
-void txn_index::remove(std::string_view suffix) {
-    auto p = _path;
-    p += suffix;
-    std::error_code ec;
-    fs::remove(p, ec);
-}
-
 }  // namespace spool::broker::storage

@@ -29,7 +29,6 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <string_view>
 #include <vector>
 
 namespace spool::broker::storage {
@@ -67,11 +66,9 @@ public:
     [[nodiscard]] std::shared_ptr<file_handle> sync_handle() const { return _file; }
     // fdatasync now, if a descriptor is held.
     result<void> sync();
-    // Lets go of the descriptor (its writes are on disk).
+    // Lets go of the descriptor (its writes are on disk). The segment renames and removes the
+    // file with its others (segment::rename_files, remove_files).
     void release() { _file.reset(); }
-    // Renames the file by appending suffix (no-op without a file) / removes path + suffix.
-    result<void> rename(std::string_view suffix);
-    void remove(std::string_view suffix = {});
     [[nodiscard]] const std::filesystem::path& path() const { return _path; }
 
 private:

@@ -693,7 +693,7 @@ TEST_F(partition_test, test_read_committed_stops_at_the_lso_and_lists_aborted_tr
                            .base_sequence = 0,
                            .transactional = true});
     ASSERT_TRUE(p->append_as_leader(txn, 1, 1));  // 0-1
-    produce(*p, 1, 1);                             // 2
+    produce(*p, 1, 1);                            // 2
     EXPECT_FALSE(p->on_follower_fetch(2, model::offset(3), 1));
     ASSERT_EQ(p->high_watermark(), model::offset(3));
     EXPECT_EQ(p->last_stable_offset(), model::offset(0));
@@ -709,7 +709,8 @@ TEST_F(partition_test, test_read_committed_stops_at_the_lso_and_lists_aborted_tr
     follower.read_committed = true;
     EXPECT_EQ(p->read(follower).value().data.next_offset, model::offset(3));
 
-    auto marker = p->append_txn_marker(model::producer_id(7), model::producer_epoch(0), false, 0, 1);
+    auto marker =
+        p->append_txn_marker(model::producer_id(7), model::producer_epoch(0), false, 0, 1);
     ASSERT_TRUE(marker);
     EXPECT_EQ(marker.value().base_offset, model::offset(3));
     // Not committed yet: the transaction still holds the LSO.
@@ -726,9 +727,9 @@ TEST_F(partition_test, test_read_committed_stops_at_the_lso_and_lists_aborted_tr
     partition::read_request ru{.offset = model::offset(0), .max_bytes = 1 << 20};
     EXPECT_TRUE(p->read(ru).value().aborted.empty());
     // A marker older than the producer's epoch is refused.
-    EXPECT_EQ(p->append_txn_marker(model::producer_id(7), model::producer_epoch(-1), true, 0, 1)
-                  .error(),
-              storage::errc::invalid_producer_epoch);
+    EXPECT_EQ(
+        p->append_txn_marker(model::producer_id(7), model::producer_epoch(-1), true, 0, 1).error(),
+        storage::errc::invalid_producer_epoch);
 }
 
 TEST_F(partition_test, test_a_new_leader_knows_the_open_transactions_of_its_log) {
@@ -741,15 +742,15 @@ TEST_F(partition_test, test_a_new_leader_knows_the_open_transactions_of_its_log)
     auto txn = make_batch(
         {.producer_id = 7, .producer_epoch = 0, .base_sequence = 0, .transactional = true});
     ASSERT_TRUE(leader->append_as_leader(txn, -1, 1));  // 2
-    produce(*leader, 1);                                 // 3
+    produce(*leader, 1);                                // 3
     auto bytes = read_all(*leader, model::offset(0));
     ASSERT_TRUE(follower->append_from_leader(bytes));
     follower->apply(assignment(2, 2, {2}, 1, {1, 2}));
     ASSERT_EQ(follower->role(), partition_role::leader);
     EXPECT_EQ(follower->high_watermark(), model::offset(4));
     EXPECT_EQ(follower->last_stable_offset(), model::offset(2));
-    ASSERT_TRUE(follower->append_txn_marker(model::producer_id(7), model::producer_epoch(0), true,
-                                            0, 1));
+    ASSERT_TRUE(
+        follower->append_txn_marker(model::producer_id(7), model::producer_epoch(0), true, 0, 1));
     EXPECT_EQ(follower->last_stable_offset(), model::offset(5));
 }
 

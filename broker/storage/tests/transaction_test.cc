@@ -28,8 +28,7 @@ protected:
 
     void open(open_options opts, log_config cfg = {}) {
         _log.reset();
-        auto r = partition_log::open(_dir.path() / "t-0", {"t", model::partition_id(0)}, cfg,
-                                     opts);
+        auto r = partition_log::open(_dir.path() / "t-0", {"t", model::partition_id(0)}, cfg, opts);
         ASSERT_TRUE(r) << r.error().message();
         _log = std::move(r).value();
     }
@@ -67,8 +66,8 @@ protected:
 };
 
 TEST_F(transactions, test_open_transaction_holds_lso_until_its_marker_is_committed) {
-    ASSERT_TRUE(txn(1, 0, 0, 2));                // offsets 0-1
-    ASSERT_TRUE(txn(9, 0, 0, 1, false));         // 2: idempotent, not transactional
+    ASSERT_TRUE(txn(1, 0, 0, 2));         // offsets 0-1
+    ASSERT_TRUE(txn(9, 0, 0, 1, false));  // 2: idempotent, not transactional
     commit_all();
     EXPECT_EQ(_log->high_watermark(), model::offset(3));
     EXPECT_EQ(_log->last_stable_offset(), model::offset(0));
@@ -108,11 +107,11 @@ TEST_F(transactions, test_abort_writes_a_kafka_format_txnindex_entry) {
     auto bytes = file_bytes(txnindex(0));
     ASSERT_EQ(bytes.size(), txn_index::entry_bytes);
     // version int16 0 | producer id | first offset | last offset | last stable offset
-    const std::vector<uint8_t> want = {0, 0,                        //
-                                       0, 0, 0, 0, 0, 0, 0, 1,      // producer id 1
-                                       0, 0, 0, 0, 0, 0, 0, 0,      // first offset 0
-                                       0, 0, 0, 0, 0, 0, 0, 3,      // last offset 3 (marker)
-                                       0, 0, 0, 0, 0, 0, 0, 2};     // LSO: producer 2's first
+    const std::vector<uint8_t> want = {0, 0,                     //
+                                       0, 0, 0, 0, 0, 0, 0, 1,   // producer id 1
+                                       0, 0, 0, 0, 0, 0, 0, 0,   // first offset 0
+                                       0, 0, 0, 0, 0, 0, 0, 3,   // last offset 3 (marker)
+                                       0, 0, 0, 0, 0, 0, 0, 2};  // LSO: producer 2's first
     EXPECT_EQ(bytes, want);
     auto list = aborted(0, 4);
     ASSERT_EQ(list.size(), 1u);
@@ -165,11 +164,11 @@ TEST_F(transactions, test_snapshot_keeps_open_transaction_across_clean_restart) 
 }
 
 TEST_F(transactions, test_unclean_recovery_rebuilds_the_txnindex) {
-    ASSERT_TRUE(txn(1, 0, 0, 1));  // 0
-    ASSERT_TRUE(txn(2, 0, 0, 1));  // 1
+    ASSERT_TRUE(txn(1, 0, 0, 1));      // 0
+    ASSERT_TRUE(txn(2, 0, 0, 1));      // 1
     ASSERT_TRUE(marker(1, 0, false));  // 2
     ASSERT_TRUE(marker(2, 0, false));  // 3
-    ASSERT_TRUE(txn(3, 0, 0, 1));  // 4: open at the crash
+    ASSERT_TRUE(txn(3, 0, 0, 1));      // 4: open at the crash
     auto before = file_bytes(txnindex(0));
     ASSERT_EQ(before.size(), 2 * txn_index::entry_bytes);
     ASSERT_TRUE(_log->close());  // leaves a snapshot at the end, which recovery must not use
@@ -183,7 +182,7 @@ TEST_F(transactions, test_unclean_recovery_rebuilds_the_txnindex) {
 }
 
 TEST_F(transactions, test_truncation_drops_entries_and_reopens_the_transaction) {
-    ASSERT_TRUE(txn(1, 0, 0, 2));  // 0-1
+    ASSERT_TRUE(txn(1, 0, 0, 2));      // 0-1
     ASSERT_TRUE(marker(1, 0, false));  // 2
     ASSERT_EQ(aborted(0, 3).size(), 1u);
     ASSERT_TRUE(_log->truncate_to(model::offset(2)));
