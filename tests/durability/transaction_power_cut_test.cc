@@ -12,10 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <filesystem>
 #include <random>
-#include <thread>
 #include <unistd.h>
 
 namespace spool::tests {
@@ -61,14 +59,7 @@ TEST(transaction_power_cut, test_open_transaction_and_aborted_index_survive_a_po
     ASSERT_TRUE(disk.mount()) << disk.log_text();
     ASSERT_TRUE(broker->start()) << broker->log_text();
     kafka_client c(broker->port());
-    txn::fetched after;
-    for (int i = 0; i < 100; ++i) {  // until the partition serves again
-        after = txn::fetch(c, topic, read_committed);
-        if (after.error == 0) {
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    auto after = txn::fetch_once_served(c, topic, read_committed);
     ASSERT_EQ(after.error, 0) << broker->log_text();
     EXPECT_EQ(after.high_watermark, 4);
     EXPECT_EQ(after.last_stable_offset, 2);

@@ -15,13 +15,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace spool::tests {
@@ -192,15 +190,7 @@ TEST_F(transactions_test, test_kill_9_keeps_lso_and_txnindex_and_kafka_reads_the
     broker->kill_hard();
     ASSERT_TRUE(broker->start()) << broker->log_text();
     kafka_client c(broker->port());
-    txn::fetched after;
-    // The partition reopens with the log; retry until it serves.
-    for (int i = 0; i < 100; ++i) {
-        after = txn::fetch(c, topic, read_committed);
-        if (after.error == 0) {
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    auto after = txn::fetch_once_served(c, topic, read_committed);
     ASSERT_EQ(after.error, 0) << broker->log_text();
     EXPECT_EQ(after.high_watermark, 4);
     EXPECT_EQ(after.last_stable_offset, 2);

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -140,6 +141,20 @@ inline fetched fetch(kafka_client& c, const std::string& topic, int8_t isolation
         while (reader.next(r)) {
             out.values.emplace_back(r.value.as_string());
         }
+    }
+    return out;
+}
+
+// fetch() after a restart: retried every 100 ms for up to 10 s until the partition serves (its
+// log reopens with the broker); the last answer.
+inline fetched fetch_once_served(kafka_client& c, const std::string& topic, int8_t isolation) {
+    fetched out;
+    for (int i = 0; i < 100; ++i) {
+        out = fetch(c, topic, isolation);
+        if (out.error == 0) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return out;
 }
