@@ -182,21 +182,15 @@ TEST_F(transactions_test, test_kill_9_keeps_lso_and_txnindex_and_kafka_reads_the
     const int64_t a = 6001, b = 6002;
     {
         kafka_client c(broker->port());
-        ASSERT_EQ(txn::produce(c, topic, a, 0, 0, {"a1"}).first, 0);                 // 0
-        ASSERT_EQ(txn::end_txn(c, a, 0, false, 0, topic), std::vector<int16_t>{0});  // 1
-        ASSERT_EQ(txn::produce(c, topic, b, 0, 0, {"b1", "b2"}).first, 0);  // 2-3, open at the kill
-        ASSERT_EQ(txn::fetch(c, topic, read_committed).last_stable_offset, 2);
+        txn::write_aborted_then_open(c, topic, a, b);
+        ASSERT_FALSE(HasFatalFailure());
     }
     broker->kill_hard();
     ASSERT_TRUE(broker->start()) << broker->log_text();
     kafka_client c(broker->port());
     auto after = txn::fetch_once_served(c, topic, read_committed);
     ASSERT_EQ(after.error, 0) << broker->log_text();
-    EXPECT_EQ(after.high_watermark, 4);
-    EXPECT_EQ(after.last_stable_offset, 2);
-    EXPECT_EQ(after.aborted, (std::vector<std::pair<int64_t, int64_t>>{{a, 0}}));
-    // Below the LSO: a1 is returned with A listed as aborted (the client drops it); b is open.
-    EXPECT_EQ(after.values, std::vector<std::string>{"a1"});
+    txn::expect_aborted_then_open(after, a);
     ASSERT_EQ(txn::end_txn(c, b, 0, false, 0, topic), std::vector<int16_t>{0});  // 4
     auto closed = txn::fetch(c, topic, read_committed);
     EXPECT_EQ(closed.last_stable_offset, 5);

@@ -159,4 +159,24 @@ inline fetched fetch_once_served(kafka_client& c, const std::string& topic, int8
     return out;
 }
 
+// What the crash tests crash in the middle of: producer a's transaction aborted (a1 at offset 0,
+// its marker at 1), producer b's open (b1, b2 at 2-3), so the last stable offset is 2.
+inline void write_aborted_then_open(kafka_client& c, const std::string& topic, int64_t a,
+                                    int64_t b) {
+    ASSERT_EQ(produce(c, topic, a, 0, 0, {"a1"}).first, 0);
+    ASSERT_EQ(end_txn(c, a, 0, false, 0, topic), std::vector<int16_t>{0});
+    ASSERT_EQ(produce(c, topic, b, 0, 0, {"b1", "b2"}).first, 0);
+    ASSERT_EQ(fetch(c, topic, read_committed).last_stable_offset, 2);
+}
+
+// After the crash and restart: the same as before it. Below the LSO a1 is returned with a
+// listed as aborted (the client drops it); b is still open.
+inline void expect_aborted_then_open(const fetched& after, int64_t a) {
+    EXPECT_EQ(after.error, 0);
+    EXPECT_EQ(after.high_watermark, 4);
+    EXPECT_EQ(after.last_stable_offset, 2);
+    EXPECT_EQ(after.aborted, (std::vector<std::pair<int64_t, int64_t>>{{a, 0}}));
+    EXPECT_EQ(after.values, std::vector<std::string>{"a1"});
+}
+
 }  // namespace spool::tests::txn
