@@ -59,6 +59,8 @@ const std::vector<api_entry>& table() {
          handle_describe_user_scram_credentials},
         {api_key::alter_user_scram_credentials, 0, 0, 0, handle_alter_user_scram_credentials},
         {api_key::describe_client_quotas, 0, 1, 0, handle_describe_client_quotas},
+        {api_key::write_txn_markers, 0, 1, 0, handle_write_txn_markers},
+        {api_key::describe_producers, 0, 0, 0, handle_describe_producers},
     };
     return rows;
 }

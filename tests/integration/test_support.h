@@ -80,11 +80,12 @@ inline std::pair<int16_t, int64_t> produce_one(kafka_client& c, const std::strin
     return {p.error_code, p.base_offset};
 }
 
-// ListOffsets latest (isolation read_uncommitted: the high watermark) of partition 0; -999: no
-// answer.
-inline int64_t latest_offset(kafka_client& c, const std::string& topic) {
+// ListOffsets latest of partition 0 with an isolation level (0 read_uncommitted: the high
+// watermark; 1 read_committed: the last stable offset); -999: no answer.
+inline int64_t latest_offset(kafka_client& c, const std::string& topic, int8_t isolation = 0) {
     protocol::list_offsets_request req;
     req.replica_id = -1;
+    req.isolation_level = isolation;
     auto& t = req.topics.emplace_back();
     t.name = topic;
     auto& p = t.partitions.emplace_back();
