@@ -23,6 +23,7 @@ struct txn_service::feed {
     std::atomic<bool> stopped{false};
     bool following = false;
     bool running = false;
+    bool creating = false;  // a create_when_replicas() is at work
     metadata::cluster_snapshot applied;
     metadata::cluster_snapshot target;
     std::unique_ptr<asio::steady_timer> idle;
@@ -176,21 +177,23 @@ asio::awaitable<std::error_code> txn_service::reconcile(const metadata::cluster_
     co_return first;
 }
 
-// The same wait as coordinator_service::create_when_replicas: never create the topic with
-// fewer replicas than configured, however long the brokers take to register.
+// Creates the topic in the background: on the embedded store at once; with a cluster store, as
+// coordinator_service::create_when_replicas does, never with fewer replicas than configured,
+// however long the brokers take to register. A topic created meanwhile by another broker ends
+// it (topic_exists); the leadership feed then loads the partitions led here.
 asio::awaitable<void> txn_service::create_when_replicas(std::shared_ptr<feed> f) {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     metadata::store& store = f->self->_store;
     const txn_service_config config = f->self->_config;
     while (!f->stopped.load(std::memory_order_acquire) &&
            store.snapshot()->find(transaction_state_topic) == nullptr) {
-        if (store.snapshot()->eligible_broker_count() >= config.replication_factor) {
+        if (!config.wait_for_replicas ||
+            store.snapshot()->eligible_broker_count() >= config.replication_factor) {
             auto create = store.create_topic(state_topic_request(config));
             auto created = co_await std::move(create);
             if (created || created.error() == metadata::errc::topic_exists) {
-                log::get("txn")->info("{} created with replication factor {}",
-                                      transaction_state_topic, config.replication_factor);
-                co_return;
+                log::get("txn")->info("{} created", transaction_state_topic);
+                break;
             }
             log::get("txn")->warn("creating {} failed: {}; trying again",
                                   transaction_state_topic, created.error().message());
@@ -198,40 +201,33 @@ asio::awaitable<void> txn_service::create_when_replicas(std::shared_ptr<feed> f)
         timer.expires_after(std::chrono::milliseconds(500));
         co_await timer.async_wait(asio::use_awaitable);
     }
+    f->creating = false;
 }
 
-asio::awaitable<std::error_code> txn_service::ensure_topic() {
-    if (const auto* existing = _store.snapshot()->find(transaction_state_topic)) {
-        if (static_cast<int32_t>(existing->partitions.size()) != _config.partitions) {
-            // Ids would move partitions: Kafka refuses this too.
-            log::get("txn")->error("{} has {} partitions but transaction.state.log.num.partitions "
-                                   "is {}",
-                                   transaction_state_topic, existing->partitions.size(),
-                                   _config.partitions);
-            co_return make_error_code(errc::coordinator_not_available);
+void txn_service::ensure_topic() {
+    if (!started() || _store.snapshot()->find(transaction_state_topic) != nullptr) {
+        return;
+    }
+    std::shared_ptr<feed> f = _feed;
+    _partitions.pool().post(0, [f] {
+        if (f->creating || f->stopped.load(std::memory_order_acquire)) {
+            return;
         }
-        co_return std::error_code{};
-    }
-    auto create = _store.create_topic(state_topic_request(_config));
-    auto created = co_await std::move(create);
-    if (!created && created.error() != metadata::errc::topic_exists) {
-        co_return created.error();
-    }
-    co_return std::error_code{};  // the leadership feed opens and loads it from the snapshot
+        f->creating = true;
+        asio::co_spawn(f->executor, create_when_replicas(f), asio::detached);
+    });
 }
 
 asio::awaitable<std::error_code> txn_service::start() {
-    const auto first_look = _store.snapshot();
-    bool create_later = first_look->find(transaction_state_topic) == nullptr &&
-                        _config.wait_for_replicas &&
-                        first_look->eligible_broker_count() < _config.replication_factor;
-    if (!create_later) {
-        auto ec = co_await ensure_topic();
-        if (ec == metadata::errc::invalid_replication_factor && _config.wait_for_replicas) {
-            create_later = true;
-        } else if (ec) {
-            co_return ec;
-        }
+    // As Kafka, __transaction_state is created by the first FindCoordinator(TRANSACTION)
+    // (ensure_topic()), not here: a broker that never sees a transaction keeps no such topic.
+    if (const auto* existing = _store.snapshot()->find(transaction_state_topic);
+        existing && static_cast<int32_t>(existing->partitions.size()) != _config.partitions) {
+        // Ids would move partitions: Kafka refuses this too.
+        log::get("txn")->error("{} has {} partitions but transaction.state.log.num.partitions is {}",
+                               transaction_state_topic, existing->partitions.size(),
+                               _config.partitions);
+        co_return make_error_code(errc::coordinator_not_available);
     }
     for (int32_t p = 0; p < _config.partitions; ++p) {
         auto s = std::make_unique<slot>();
@@ -251,16 +247,7 @@ asio::awaitable<std::error_code> txn_service::start() {
         s->timer = std::make_unique<asio::steady_timer>(s->executor);
         _slots[static_cast<size_t>(p)] = std::move(s);
     }
-    // The snapshot may already hold the topic just created (the embedded store publishes at
-    // once); reconcile what it says, then follow the changes from there.
     auto snap = _store.snapshot();
-    for (int i = 0; i < 200 && !create_later && snap->find(transaction_state_topic) == nullptr;
-         ++i) {
-        asio::steady_timer timer(co_await asio::this_coro::executor);
-        timer.expires_after(std::chrono::milliseconds(50));
-        co_await timer.async_wait(asio::use_awaitable);
-        snap = _store.snapshot();
-    }
     if (auto ec = co_await reconcile(*snap)) {
         co_return ec;
     }
@@ -275,9 +262,6 @@ asio::awaitable<std::error_code> txn_service::start() {
         }
         co_return;
     }(_feed, snap));
-    if (create_later) {
-        asio::co_spawn(_feed->executor, create_when_replicas(_feed), asio::detached);
-    }
     _started.store(true, std::memory_order_release);
     co_return std::error_code{};
 }

@@ -2,9 +2,10 @@
 
 // Runs one txn_coordinator per __transaction_state partition on the shard that owns the
 // partition, following the partition's leadership in the metadata snapshot, exactly as
-// coordinator_service does for __consumer_offsets (read its header): start() creates the topic
-// when missing (in a cluster, in the background once transaction.state.log.replication.factor
-// brokers are registered), loads the partitions led here, and every later snapshot is followed
+// coordinator_service does for __consumer_offsets (read its header), but the topic is created
+// only when a client first looks for a transaction coordinator (ensure_topic(), as Kafka does;
+// in a cluster once transaction.state.log.replication.factor brokers are registered): start()
+// loads the partitions led here, and every later snapshot is followed
 // on shard 0, one reconciliation at a time: a partition that became ours is replayed (its
 // Prepare* transactions get their markers again), one that moved away is unloaded and answers
 // NOT_COORDINATOR. The replay runs on the owner shard in one go, as the group coordinator's, so
@@ -73,6 +74,9 @@ public:
     [[nodiscard]] int32_t partitions() const { return _config.partitions; }
     [[nodiscard]] int32_t partition_for(std::string_view transactional_id) const;
     [[nodiscard]] bool started() const { return _started.load(std::memory_order_acquire); }
+    // Creates __transaction_state in the background when it does not exist yet (Kafka creates
+    // it at the first FindCoordinator for a transactional id); returns at once. Any thread.
+    void ensure_topic();
 
     template <class R>
     using call_fn = std::function<void(txn_coordinator*, std::function<void(R)>)>;
@@ -103,7 +107,6 @@ private:
     boost::asio::awaitable<R> run_call(slot* s, std::shared_ptr<call_fn<R>> fn);
     slot* slot_of(int32_t partition) const;
     void run_on_slot(slot* s, std::function<void(txn_coordinator*)> work);
-    boost::asio::awaitable<std::error_code> ensure_topic();
     static boost::asio::awaitable<void> create_when_replicas(std::shared_ptr<feed> f);
     static boost::asio::awaitable<void> follow(std::shared_ptr<feed> f);
     boost::asio::awaitable<std::error_code> reconcile(const metadata::cluster_state& s);

@@ -2,7 +2,8 @@
 // __consumer_offsets partition (host and port from the metadata snapshot, for the listener the
 // request came in on), as Kafka does; a partition without a live leader is
 // COORDINATOR_NOT_AVAILABLE (retriable). With one broker that is always this broker. Transactions
-// (key type 1) likewise with the leader of the id's __transaction_state partition (broker/txn).
+// (key type 1) likewise with the leader of the id's __transaction_state partition (broker/txn),
+// which the first such request creates, as Kafka's does (COORDINATOR_NOT_AVAILABLE meanwhile).
 // Batched keys (v4+) get one entry each.
 
 #include "protocol/messages/find_coordinator.h"
@@ -81,6 +82,9 @@ answer locate(request_ctx& ctx, int8_t key_type, const std::string& key) {
         }
     }
     if (key_type == key_type_transaction) {
+        if (ctx.svc.transactions) {
+            ctx.svc.transactions->ensure_topic();  // COORDINATOR_NOT_AVAILABLE until it exists
+        }
         return locate_leader(ctx, ctx.svc.transactions && ctx.svc.transactions->started()
                                       ? std::optional(std::pair(
                                             broker::txn::transaction_state_topic,

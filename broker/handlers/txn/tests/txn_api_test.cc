@@ -22,6 +22,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <thread>
 
 namespace spool::tests {
 namespace {
@@ -55,6 +56,22 @@ protected:
         auto resp = c.call<pr::create_topics_request, pr::create_topics_response>(5, req);
         ASSERT_TRUE(resp);
         ASSERT_EQ(resp->topics.at(0).error_code, 0);
+        // The first FindCoordinator(TRANSACTION) creates __transaction_state, as in Kafka:
+        // COORDINATOR_NOT_AVAILABLE until its partitions are led.
+        int16_t error = -1;
+        for (int i = 0; i < 100 && error != 0; ++i) {
+            pr::find_coordinator_request find;
+            find.key_type = 1;
+            find.coordinator_keys = {"app"};
+            auto found =
+                c.call<pr::find_coordinator_request, pr::find_coordinator_response>(4, find);
+            ASSERT_TRUE(found);
+            error = found->coordinators.at(0).error_code;
+            if (error != 0) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+        }
+        ASSERT_EQ(error, 0) << broker->log_text();
     }
     void TearDown() override {
         auto info = broker->stop();
