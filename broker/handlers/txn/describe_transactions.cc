@@ -32,15 +32,9 @@ boost::asio::awaitable<response> run(request_ctx& ctx, request& req) {
         out.producer_id = -1;
         out.producer_epoch = -1;
         out.transaction_start_time_ms = -1;
-        {
-            auto snap = ctx.svc.store.snapshot();
-            request_authz authz(ctx, *snap);
-            if (!authz.allowed(security::acl_operation::describe,
-                               security::resource_type::transactional_id, id)) {
-                out.error_code =
-                    static_cast<int16_t>(error_code::transactional_id_authorization_failed);
-                continue;
-            }
+        if (!transactional_id_allowed(ctx, security::acl_operation::describe, id)) {
+            out.error_code = static_cast<int16_t>(error_code::transactional_id_authorization_failed);
+            continue;
         }
         if (!svc) {
             out.error_code = static_cast<int16_t>(error_code::coordinator_not_available);

@@ -22,14 +22,9 @@ namespace txn = broker::txn;
 
 boost::asio::awaitable<response> run(request_ctx& ctx, request& req) {
     response resp;
-    {
-        auto snap = ctx.svc.store.snapshot();
-        request_authz authz(ctx, *snap);
-        if (!authz.allowed(security::acl_operation::write,
-                           security::resource_type::transactional_id, req.transactional_id)) {
-            resp.error_code = static_cast<int16_t>(error_code::transactional_id_authorization_failed);
-            co_return resp;
-        }
+    if (!transactional_id_allowed(ctx, security::acl_operation::write, req.transactional_id)) {
+        resp.error_code = static_cast<int16_t>(error_code::transactional_id_authorization_failed);
+        co_return resp;
     }
     auto* svc = txn_service(ctx);
     if (!svc) {

@@ -3,6 +3,7 @@
 // The one place txn::errc becomes a Kafka error number (pinned by tests/txn_errors_test.cc),
 // and helpers the transaction handlers share.
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/request_context.h"
 #include "broker/txn/txn_service.h"
 #include "protocol/errors.h"
@@ -20,6 +21,13 @@ namespace spool::broker::handlers::txn {
 inline broker::txn::txn_service* txn_service(request_ctx& ctx) {
     auto* s = ctx.svc.transactions;
     return s && s->started() ? s : nullptr;
+}
+
+// Whether the caller may do `op` on the transactional id (Kafka's TransactionalId resource).
+inline bool transactional_id_allowed(request_ctx& ctx, security::acl_operation op,
+                                     std::string_view id) {
+    auto snap = ctx.svc.store.snapshot();
+    return request_authz(ctx, *snap).allowed(op, security::resource_type::transactional_id, id);
 }
 
 }  // namespace spool::broker::handlers::txn

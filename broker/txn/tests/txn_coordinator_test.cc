@@ -1,7 +1,7 @@
 // The transaction state machine against an in-memory log, a fake marker sender and a manual
 // clock: transitions, fencing, timeouts, expiry and reload from the records it wrote.
 
-#include "broker/coordinator/errc.h"
+#include "broker/coordinator/tests/test_support.h"
 #include "broker/txn/record_codec.h"
 #include "broker/txn/txn_coordinator.h"
 
@@ -12,65 +12,21 @@
 namespace spool::broker::txn {
 namespace {
 
-class manual_clock final : public coordinator::clock {
-public:
-    [[nodiscard]] time_ms now() const override { return t; }
-    time_ms t{1'000'000};
-};
+using coordinator::testing::manual_clock;
+using coordinator::testing::memory_log;
 
-// Appends complete at once unless held; held appends complete on release().
-class memory_log final : public coordinator::group_log {
-public:
-    void append(std::vector<coordinator::log_record> records, append_callback done) override {
-        if (hold) {
-            held.emplace_back(std::move(records), std::move(done));
-            return;
-        }
-        if (fail) {
-            return done(fail);
-        }
-        for (auto& r : records) {
-            this->records.push_back(std::move(r));
-        }
-        done({});
-    }
-    std::error_code replay(const replay_fn& fn) override {
-        for (const auto& r : records) {
-            if (r.value) {
-                fn(r.key, std::span<const uint8_t>(*r.value));
-            } else {
-                fn(r.key, std::nullopt);
+// The state of the last record written for id (nullopt: a tombstone).
+std::optional<txn_metadata> last(const memory_log& log, const std::string& id) {
+    for (auto it = log.records.rbegin(); it != log.records.rend(); ++it) {
+        if (decode_key(it->key).value() == id) {
+            if (!it->value) {
+                return std::nullopt;
             }
-        }
-        return {};
-    }
-    void release() {
-        auto h = std::move(held);
-        held.clear();
-        for (auto& [recs, done] : h) {
-            for (auto& r : recs) {
-                records.push_back(std::move(r));
-            }
-            done({});
+            return decode_value(id, *it->value).value();
         }
     }
-    // The state of the last record written for id (nullopt: a tombstone).
-    std::optional<txn_metadata> last(const std::string& id) const {
-        for (auto it = records.rbegin(); it != records.rend(); ++it) {
-            if (decode_key(it->key).value() == id) {
-                if (!it->value) {
-                    return std::nullopt;
-                }
-                return decode_value(id, *it->value).value();
-            }
-        }
-        return std::nullopt;
-    }
-    std::vector<coordinator::log_record> records;
-    bool hold = false;
-    std::error_code fail;
-    std::deque<std::pair<std::vector<coordinator::log_record>, append_callback>> held;
-};
+    return std::nullopt;
+}
 
 class fake_markers final : public marker_sender {
 public:
@@ -138,12 +94,12 @@ TEST_F(txn_coordinator_test, test_new_id_gets_epoch_zero_and_reinit_bumps_it) {
     ASSERT_FALSE(a.error);
     EXPECT_EQ(a.producer_id, 1000);
     EXPECT_EQ(a.producer_epoch, 0);
-    EXPECT_EQ(log.last("app")->state, txn_state::empty);
+    EXPECT_EQ(last(log, "app")->state, txn_state::empty);
     auto b = init("app");
     ASSERT_FALSE(b.error);
     EXPECT_EQ(b.producer_id, 1000);  // the fresh id offered is not used
     EXPECT_EQ(b.producer_epoch, 1);
-    EXPECT_EQ(log.last("app")->producer_epoch, 1);
+    EXPECT_EQ(last(log, "app")->producer_epoch, 1);
 }
 
 TEST_F(txn_coordinator_test, test_timeout_above_max_or_not_positive_is_refused) {
@@ -157,14 +113,14 @@ TEST_F(txn_coordinator_test, test_commit_writes_prepare_then_markers_then_comple
     auto p = init("app");
     ASSERT_FALSE(add("app", p, {{"orders", 0}, {"payments", 1}}));
     EXPECT_EQ(state("app"), txn_state::ongoing);
-    EXPECT_EQ(log.last("app")->partitions.size(), 2u);
+    EXPECT_EQ(last(log, "app")->partitions.size(), 2u);
     // Adding what is already there writes nothing.
     auto written = log.records.size();
     ASSERT_FALSE(add("app", p, {{"orders", 0}}));
     EXPECT_EQ(log.records.size(), written);
 
     ASSERT_FALSE(end("app", p, true));
-    EXPECT_EQ(log.last("app")->state, txn_state::prepare_commit);
+    EXPECT_EQ(last(log, "app")->state, txn_state::prepare_commit);
     ASSERT_EQ(markers.sent.size(), 1u);
     EXPECT_TRUE(markers.sent[0].commit);
     EXPECT_EQ(markers.sent[0].producer_id, p.producer_id);
@@ -180,8 +136,8 @@ TEST_F(txn_coordinator_test, test_commit_writes_prepare_then_markers_then_comple
 
     markers.finish_all();
     EXPECT_EQ(state("app"), txn_state::complete_commit);
-    EXPECT_EQ(log.last("app")->state, txn_state::complete_commit);
-    EXPECT_TRUE(log.last("app")->partitions.empty());
+    EXPECT_EQ(last(log, "app")->state, txn_state::complete_commit);
+    EXPECT_TRUE(last(log, "app")->partitions.empty());
     // A retried EndTxn(commit) succeeds; an abort now is invalid.
     EXPECT_FALSE(end("app", p, true));
     EXPECT_EQ(end("app", p, false), make_error_code(errc::invalid_txn_state));
@@ -208,7 +164,7 @@ TEST_F(txn_coordinator_test, test_second_producer_fences_zombie_and_aborts_its_t
     // The new instance first gets CONCURRENT_TRANSACTIONS while the zombie's work is aborted.
     auto r = init("app");
     EXPECT_EQ(r.error, make_error_code(errc::concurrent_transactions));
-    EXPECT_EQ(log.last("app")->state, txn_state::prepare_abort);
+    EXPECT_EQ(last(log, "app")->state, txn_state::prepare_abort);
     ASSERT_EQ(markers.sent.size(), 1u);
     EXPECT_FALSE(markers.sent[0].commit);
     EXPECT_EQ(markers.sent[0].producer_epoch, zombie.producer_epoch + 1);  // the fencing epoch
@@ -225,13 +181,13 @@ TEST_F(txn_coordinator_test, test_second_producer_fences_zombie_and_aborts_its_t
 
 TEST_F(txn_coordinator_test, test_write_in_flight_answers_concurrent_transactions) {
     auto p = init("app");
-    log.hold = true;
+    log.hold_appends = true;
     std::optional<std::error_code> first;
     coord->add_partitions({"app", p.producer_id, p.producer_epoch}, {{"t", 0}},
                           [&](std::error_code ec) { first = ec; });
     EXPECT_FALSE(first);
     EXPECT_EQ(end("app", p, true), make_error_code(errc::concurrent_transactions));
-    log.hold = false;
+    log.hold_appends = false;
     log.release();
     ASSERT_TRUE(first);
     EXPECT_FALSE(*first);
@@ -240,12 +196,11 @@ TEST_F(txn_coordinator_test, test_write_in_flight_answers_concurrent_transaction
 
 TEST_F(txn_coordinator_test, test_failed_write_changes_nothing) {
     auto p = init("app");
-    log.fail = make_error_code(coordinator::errc::storage_error);
+    // Too few replicas, a timeout, an I/O error: the retriable COORDINATOR_NOT_AVAILABLE.
+    log.fail_appends = true;
     EXPECT_EQ(add("app", p, {{"t", 0}}), make_error_code(errc::coordinator_not_available));
     EXPECT_EQ(state("app"), txn_state::empty);
-    log.fail = make_error_code(coordinator::errc::not_coordinator);
-    EXPECT_EQ(add("app", p, {{"t", 0}}), make_error_code(errc::not_coordinator));
-    log.fail = {};
+    log.fail_appends = false;
     EXPECT_FALSE(add("app", p, {{"t", 0}}));
 }
 
@@ -260,7 +215,7 @@ TEST_F(txn_coordinator_test, test_exhausted_epoch_rotates_to_a_new_producer_id) 
     ASSERT_FALSE(r.error);
     EXPECT_NE(r.producer_id, p.producer_id);
     EXPECT_EQ(r.producer_epoch, 0);
-    EXPECT_EQ(log.last("app")->previous_producer_id, p.producer_id);
+    EXPECT_EQ(last(log, "app")->previous_producer_id, p.producer_id);
 }
 
 TEST_F(txn_coordinator_test, test_kip360_retry_with_current_epoch_bumps_and_old_epoch_is_fenced) {
@@ -279,13 +234,13 @@ TEST_F(txn_coordinator_test, test_kip360_retry_with_current_epoch_bumps_and_old_
 TEST_F(txn_coordinator_test, test_open_transaction_past_its_timeout_is_aborted_with_epoch_bump) {
     auto p = init("app", -1, -1, 20000);
     ASSERT_FALSE(add("app", p, {{"orders", 0}}));
-    clk.t += time_ms(15000);
+    clk.advance(time_ms(15000));
     coord->poll();
     EXPECT_EQ(state("app"), txn_state::ongoing);  // checked at 10 s, not yet due
-    clk.t += time_ms(10000);
-    ASSERT_LE(coord->next_deadline().value(), clk.t);
+    clk.advance(time_ms(10000));
+    ASSERT_LE(coord->next_deadline().value(), clk.now());
     coord->poll();
-    EXPECT_EQ(log.last("app")->state, txn_state::prepare_abort);
+    EXPECT_EQ(last(log, "app")->state, txn_state::prepare_abort);
     ASSERT_EQ(markers.sent.size(), 1u);
     EXPECT_FALSE(markers.sent[0].commit);
     EXPECT_EQ(markers.sent[0].producer_epoch, p.producer_epoch + 1);
@@ -300,14 +255,14 @@ TEST_F(txn_coordinator_test, test_idle_id_expires_with_a_tombstone) {
     make();
     auto p = init("app");
     ASSERT_FALSE(p.error);
-    clk.t += time_ms(6000);
+    clk.advance(time_ms(6000));
     coord->poll();
     EXPECT_EQ(coord->describe("app").error(), make_error_code(errc::transactional_id_not_found));
-    EXPECT_FALSE(log.last("app").has_value());  // the last record is a tombstone
+    EXPECT_FALSE(last(log, "app").has_value());  // the last record is a tombstone
     // An ongoing transaction never expires.
     auto q = init("busy");
     ASSERT_FALSE(add("busy", q, {{"t", 0}}));
-    clk.t += time_ms(6000);
+    clk.advance(time_ms(6000));
     coord->poll();
     EXPECT_TRUE(coord->describe("busy"));
 }
@@ -341,7 +296,7 @@ TEST_F(txn_coordinator_test, test_unload_drops_state_and_ignores_late_completion
     coord->unload();
     EXPECT_FALSE(markers.pending.at(0).still_ours());
     markers.finish_all();  // nothing written by an unloaded coordinator
-    EXPECT_EQ(log.last("app")->state, txn_state::prepare_abort);
+    EXPECT_EQ(last(log, "app")->state, txn_state::prepare_abort);
     EXPECT_EQ(add("app", p, {{"t", 0}}), make_error_code(errc::not_coordinator));
     EXPECT_EQ(coord->describe("app").error(), make_error_code(errc::not_coordinator));
 }
