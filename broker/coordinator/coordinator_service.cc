@@ -169,6 +169,13 @@ asio::awaitable<std::error_code> coordinator_service::reconcile(const metadata::
     co_return first;
 }
 
+void coordinator_service::on_transaction_marker(int32_t /*partition*/,
+                                                model::producer_id /*pid*/,
+                                                model::producer_epoch /*epoch*/, bool /*commit*/) {
+    // No TxnOffsetCommit is served yet, so no transactional offset is pending: nothing to
+    // complete. The txn-coord branch fills this in with its pending-offset table.
+}
+
 int32_t coordinator_service::partition_for(std::string_view group_id) const {
     return offsets_partition_for(group_id, _config.partitions);
 }

@@ -139,6 +139,16 @@ public:
         return run_call<R>(s, std::make_shared<call_fn<R>>(std::move(fn)), cancel);
     }
 
+    // WriteTxnMarkers wrote a transaction marker for producer (pid, epoch) into partition
+    // `partition` of __consumer_offsets and it is committed (Kafka's
+    // GroupCoordinator.onTransactionCompleted): the offsets that producer committed there with
+    // TxnOffsetCommit become visible (commit) or are dropped (abort). Called by the handler on
+    // any shard, once per marker and partition.
+    // TxnOffsetCommit and its pending offsets are the txn-coord branch's (the transaction
+    // coordinator): until it fills this in, nothing is pending and the body does nothing.
+    void on_transaction_marker(int32_t partition, model::producer_id pid,
+                               model::producer_epoch epoch, bool commit);
+
     // Every group's summary and committed offset, from the published snapshots. Any thread.
     [[nodiscard]] std::vector<group_summary> groups() const;
     [[nodiscard]] std::vector<committed_entry> committed_offsets() const;

@@ -68,6 +68,8 @@ const std::vector<api_entry>& table() {
         {api_key::end_txn, 0, 5, 0, txn::handle_end_txn},
         {api_key::describe_transactions, 0, 0, 0, txn::handle_describe_transactions},
         {api_key::list_transactions, 0, 1, 0, txn::handle_list_transactions},
+        {api_key::write_txn_markers, 0, 1, 0, handle_write_txn_markers},
+        {api_key::describe_producers, 0, 0, 0, handle_describe_producers},
     };
     return rows;
 }

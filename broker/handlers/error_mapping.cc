@@ -37,6 +37,10 @@ protocol::error_code to_kafka_error(const std::error_code& ec) {
                 return error_code::out_of_order_sequence_number;
             case storage::errc::invalid_producer_epoch:
                 return error_code::invalid_producer_epoch;
+            case storage::errc::invalid_txn_state:
+                return error_code::invalid_txn_state;
+            case storage::errc::coordinator_fenced:
+                return error_code::transaction_coordinator_fenced;
             case storage::errc::invalid_argument:
                 return error_code::offset_out_of_range;
             case storage::errc::not_found:

@@ -28,6 +28,7 @@ struct fetch_item {
     int32_t max_bytes = 0;
     int32_t current_leader_epoch = -1;
     int32_t replica = -1;  // a follower's replica fetch: its broker id
+    bool read_committed = false;  // a consumer's isolation_level 1
     bool known = true;     // topic/partition exist in metadata
     error_code unknown_error = error_code::unknown_topic_or_partition;
     // The partition's leader per metadata, told to a client this broker cannot serve (KIP-951).
@@ -36,7 +37,9 @@ struct fetch_item {
     // Outputs of the last read.
     error_code error = error_code::none;
     int64_t high_watermark = -1;
+    int64_t last_stable_offset = -1;
     int64_t log_start = -1;
+    std::vector<storage::aborted_txn> aborted;
     std::vector<file_slice> slices;
     uint32_t bytes = 0;
     uint64_t records = 0;
@@ -52,6 +55,7 @@ boost::asio::awaitable<int> read_on_shard(cluster::partition_manager* pm,
                                           std::vector<fetch_item*> items, read_budget* budget) {
     for (auto* it : items) {
         it->slices.clear();
+        it->aborted.clear();
         it->bytes = 0;
         it->records = 0;
         it->error = error_code::none;
@@ -75,13 +79,16 @@ boost::asio::awaitable<int> read_on_shard(cluster::partition_manager* pm,
         req.min_one = !budget->have_data;
         req.replica = it->replica;
         req.current_leader_epoch = it->current_leader_epoch;
+        req.read_committed = it->read_committed;
         auto r = part->read(req);
         if (!r) {
             it->error = to_kafka_error(r.error());
             continue;
         }
         it->high_watermark = r.value().high_watermark.value();
+        it->last_stable_offset = r.value().last_stable_offset.value();
         it->log_start = r.value().log_start.value();
+        it->aborted = std::move(r.value().aborted);
         it->slices = std::move(r.value().data.slices);
         it->bytes = r.value().data.bytes;
         it->records = r.value().data.records;
@@ -292,6 +299,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         it->offset = sp.fetch_offset;
         it->max_bytes = sp.max_bytes;
         it->replica = consumer ? -1 : replica_of(req, v);
+        // Kafka's FetchIsolation: a replica reads to the log end whatever it asks.
+        it->read_committed = consumer && v >= 4 && req.isolation_level == 1;
         if (auto e = leader_epochs.find(key); e != leader_epochs.end()) {
             it->current_leader_epoch = e->second;
         }
@@ -399,9 +408,17 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         pd.partition_index = it->tp.partition.value();
         pd.error_code = code(it->error);
         pd.high_watermark = it->high_watermark;
-        pd.last_stable_offset = it->high_watermark;
+        pd.last_stable_offset = it->last_stable_offset;
         pd.log_start_offset = it->log_start;
+        // Kafka's read_committed answer: the aborted transactions of the records returned, by
+        // producer and first offset (the client drops their batches until the ABORT marker).
         pd.aborted_transactions = std::vector<partition_data::aborted_transaction>{};
+        pd.aborted_transactions->reserve(it->aborted.size());
+        for (const auto& a : it->aborted) {
+            auto& at = pd.aborted_transactions->emplace_back();
+            at.producer_id = a.pid.value();
+            at.first_offset = a.first_offset.value();
+        }
         if (it->error == error_code::not_leader_or_follower && it->current_leader_epoch_hint >= 0) {
             pd.current_leader.leader_id = it->current_leader;
             pd.current_leader.leader_epoch = it->current_leader_epoch_hint;

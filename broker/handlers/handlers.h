@@ -36,6 +36,8 @@ handler_result handle_sasl_authenticate(request_ctx& ctx);
 handler_result handle_describe_user_scram_credentials(request_ctx& ctx);
 handler_result handle_describe_client_quotas(request_ctx& ctx);
 handler_result handle_alter_user_scram_credentials(request_ctx& ctx);
+handler_result handle_write_txn_markers(request_ctx& ctx);
+handler_result handle_describe_producers(request_ctx& ctx);
 
 // The ApiVersions answer to a version the broker does not speak: v0 encoding, error 35 and the
 // full API list (KIP-511), so the client can retry with a version both sides know.

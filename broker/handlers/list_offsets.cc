@@ -35,6 +35,9 @@ constexpr int32_t consumer_replica_id = -1;
 struct lagging_check {
     bool client = false;  // the request is a consumer's (v1+, replica id -1)
     int16_t version = 0;
+    // A consumer's isolation_level 1 (v2+): "latest" and timestamp lookups end at the last
+    // stable offset instead of the high watermark (Kafka's lastFetchableOffset).
+    bool read_committed = false;
 };
 
 partition_response lookup(replication::partition* part, int16_t version, int32_t current_epoch,
@@ -72,14 +75,14 @@ partition_response lookup(replication::partition* part, int16_t version, int32_t
     if (lagging && ts == latest) {
         return not_available();
     }
-    // No transactions: the last stable offset is the high watermark.
-    auto r = plog->offset_for_timestamp(model::timestamp(ts), hw);
+    const auto bound = check.read_committed ? plog->last_stable_offset() : hw;
+    auto r = plog->offset_for_timestamp(model::timestamp(ts), bound);
     if (!r) {
         out.error_code = code(to_kafka_error(r.error()));
         return out;
     }
     auto found = r.value();
-    if (found && ts != latest && ts != earliest && found->offset >= hw) {
+    if (found && ts != latest && ts != earliest && found->offset >= bound) {
         found.reset();  // not readable yet: as if nothing qualified (Kafka: offset -1)
     }
     if (!found && lagging && ts != earliest) {
@@ -150,7 +153,9 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_offsets_re
             int16_t version = ctx.version();
             int32_t current = p.current_leader_epoch;
             int64_t ts = p.timestamp;
-            lagging_check check{version >= 1 && req.replica_id == consumer_replica_id, version};
+            const bool client = version >= 1 && req.replica_id == consumer_replica_id;
+            lagging_check check{client, version,
+                                client && version >= 2 && req.isolation_level == 1};
             model::topic_partition tp{t.name, model::partition_id(p.partition_index)};
             std::function<partition_response(replication::partition*)> fn =
                 [version, current, our_epoch, ts, check](replication::partition* part) {

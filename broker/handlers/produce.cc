@@ -104,6 +104,22 @@ error_code validate(const request_ctx& ctx, std::span<const uint8_t> bytes,
     return error_code::none;
 }
 
+// Kafka's ProduceRequest.hasTransactionalRecords: the first batch of some partition has the
+// transactional bit (a producer's batches in one request are all transactional or none).
+bool has_transactional_records(const protocol::produce_request& req) {
+    for (const auto& td : req.topic_data) {
+        for (const auto& pd : td.partition_data) {
+            auto bytes = pd.records.bytes();
+            if (bytes.size() >= rec::batch_header_size &&
+                (rec::load_be16(bytes.data() + rec::batch_offset::attributes) &
+                 rec::attribute::transactional) != 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 // The append of one partition as its leader; records where the batches ended.
 void append_as_leader(cluster::partition_manager* pm, const produce_params& params,
                       append_item* item) {
@@ -225,14 +241,16 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
     std::map<size_t, std::vector<append_item*>> by_shard;
     std::vector<std::unique_ptr<append_item>> items;
     std::map<std::string, config::topic_settings> settings;
-    // Kafka's handleProduceRequest: a transactional producer needs Write on its transactional
-    // id (every partition fails otherwise), then Write on each topic, checked before the topic
-    // is looked up, so an unauthorized caller cannot tell which topics exist.
+    // Kafka's handleProduceRequest: a request with transactional records needs a transactional
+    // id and Write on it (every partition fails otherwise, with or without an authorizer), then
+    // Write on each topic, checked before the topic is looked up, so an unauthorized caller
+    // cannot tell which topics exist.
     request_authz authz(ctx, *snap);
     const bool txn_denied =
-        req.transactional_id &&
-        !authz.allowed(security::acl_operation::write, security::resource_type::transactional_id,
-                       *req.transactional_id);
+        has_transactional_records(req) &&
+        (!req.transactional_id ||
+         !authz.allowed(security::acl_operation::write, security::resource_type::transactional_id,
+                        *req.transactional_id));
 
     resp.responses.reserve(req.topic_data.size());
     for (auto& td : req.topic_data) {

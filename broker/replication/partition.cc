@@ -4,6 +4,7 @@
 #include "broker/replication/partition.h"
 
 #include "common/log.h"
+#include "protocol/records/batch_builder.h"
 
 #include <algorithm>
 
@@ -190,6 +191,25 @@ result<storage::append_result> partition::append_as_leader(std::span<uint8_t> ba
     return r;
 }
 
+result<storage::append_result> partition::append_txn_marker(model::producer_id pid,
+                                                            model::producer_epoch epoch,
+                                                            bool commit, int32_t coordinator_epoch,
+                                                            int32_t min_insync) {
+    namespace rf = protocol::records;
+    rf::control_batch_options o;
+    o.producer_id = pid.value();
+    o.producer_epoch = epoch.value();
+    o.coordinator_epoch = coordinator_epoch;
+    o.timestamp = storage::wall_clock_now().value();
+    std::vector<uint8_t> batch;
+    if (auto ec = rf::build_control_batch(commit ? rf::control_type::commit : rf::control_type::abort,
+                                          o, batch)) {
+        return ec;
+    }
+    // The log rewrites the offset and epoch in place; this buffer is ours until it returns.
+    return append_as_leader(batch, -1, min_insync);
+}
+
 std::error_code partition::on_follower_fetch(int32_t replica, model::offset fetch_offset,
                                              int32_t current_leader_epoch) {
     if (_role != partition_role::leader) {
@@ -241,13 +261,28 @@ result<partition::read_outcome> partition::read(const read_request& r) {
     }
     read_outcome out;
     out.high_watermark = _log->high_watermark();
+    out.last_stable_offset = _log->last_stable_offset();
     out.log_start = _log->log_start_offset();
     out.data.next_offset = r.offset;
-    if (r.offset == upper || (r.max_bytes == 0 && !r.min_one)) {
-        return out;  // caught up (also when at the LEO), or no room left in the response
+    const bool committed_only = r.replica < 0 && r.read_committed;
+    if (committed_only) {
+        upper = out.last_stable_offset;
+    }
+    // Below the bound, past it, or no room left in the response: nothing to read. (A
+    // read_committed fetch may sit between the LSO and the high watermark: Kafka answers it
+    // empty, not out of range.)
+    if (r.offset >= upper || (r.max_bytes == 0 && !r.min_one)) {
+        if (r.offset > _log->log_end_offset() || r.offset < out.log_start) {
+            return make_error_code(storage::errc::offset_out_of_range);
+        }
+        return out;
     }
     SPOOL_TRY(data, _log->read(r.offset, r.max_bytes, upper, r.min_one));
     out.data = std::move(data);
+    if (committed_only && out.data.next_offset > r.offset) {
+        SPOOL_TRY(aborted, _log->aborted_transactions(r.offset, out.data.next_offset));
+        out.aborted = std::move(aborted);
+    }
     return out;
 }
 

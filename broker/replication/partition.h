@@ -175,6 +175,18 @@ public:
     boost::asio::awaitable<std::error_code> replicated(const storage::append_result& appended,
                                                        int16_t acks, steady_time deadline,
                                                        int32_t min_insync);
+    // WriteTxnMarkers (Kafka's appendRecords with origin COORDINATOR and acks=-1): appends the
+    // control batch that ends producer pid's transaction (commit or abort) at the current
+    // leader epoch; the caller then waits with replicated(..., acks -1, ...). Errors:
+    // not_leader_or_follower, not_enough_replicas, and the log's own (invalid_producer_epoch
+    // for an epoch older than the producer's, coordinator_fenced for an older coordinator
+    // epoch).
+    result<storage::append_result> append_txn_marker(model::producer_id pid,
+                                                     model::producer_epoch epoch, bool commit,
+                                                     int32_t coordinator_epoch,
+                                                     int32_t min_insync);
+    // Kafka's lastStableOffset (storage::partition_log::last_stable_offset).
+    [[nodiscard]] model::offset last_stable_offset() const { return _log->last_stable_offset(); }
     // Whether replicated() would wait for anything (acks=-1, or a flush the append started).
     static bool waits(const storage::append_result& appended, int16_t acks) {
         return acks == -1 || appended.flush_started;
@@ -198,15 +210,22 @@ public:
         bool min_one = true;
         int32_t replica = -1;               // a follower's fetch: its node id; -1: a consumer
         int32_t current_leader_epoch = -1;  // the fetcher's idea of our epoch; -1: unchecked
+        // A consumer's isolation_level 1 (READ_COMMITTED): reads stop at the last stable offset
+        // and the outcome lists the aborted transactions of what was read.
+        bool read_committed = false;
     };
     struct read_outcome {
         model::offset high_watermark;
+        model::offset last_stable_offset;
         model::offset log_start;
         storage::read_result data;  // empty when caught up or nothing was asked for
+        // read_committed: the aborted transactions overlapping the records read (Kafka's
+        // FetchDataInfo.abortedTransactions), in index order.
+        std::vector<storage::aborted_txn> aborted;
     };
     // Reads for a fetch with the bounds Kafka gives it: a follower up to the log end offset,
     // after on_follower_fetch (its errors: not leader, fenced/unknown epoch, ahead of us); a
-    // consumer below the high watermark (without transactions, the last stable offset too),
+    // consumer below the high watermark, or below the last stable offset with read_committed;
     // fenced_leader_epoch / unknown_leader_epoch when its current_leader_epoch is not ours.
     result<read_outcome> read(const read_request& r);
 

@@ -67,7 +67,10 @@ result<void> build_offset_map(file_ops& ops, const sealed_segment& seg, offset_m
     return for_each_batch_records(ops, seg, cancel,
                                   [&](std::span<const uint8_t>, const rf::batch_info& info,
                                       std::span<const uint8_t> records, std::error_code&) {
-                                      if (info.is_control()) {
+                                      // Transactional records supersede nothing: an aborted
+                                      // or still open one must not remove the committed value
+                                      // a read_committed consumer reads (see write_cleaned).
+                                      if (info.is_control() || info.is_transactional()) {
                                           return true;
                                       }
                                       rf::record_reader reader(records, info.record_count);
@@ -101,7 +104,11 @@ result<cleaned_segment> write_cleaned(file_ops& ops, const sealed_segment& seg, 
         ops, seg, cancel,
         [&](std::span<const uint8_t> bytes, const rf::batch_info& info,
             std::span<const uint8_t> records, std::error_code& err) {
-            if (info.is_control()) {
+            // Markers and transactional batches are kept whole. Kafka's cleaner drops aborted
+            // transactions' records and, after delete.retention.ms, markers whose transaction
+            // left no record; this one is conservative: it never removes a marker still needed
+            // or a record a read_committed consumer could miss, at the cost of keeping them all.
+            if (info.is_control() || info.is_transactional()) {
                 err = write(bytes);
                 return !err;
             }

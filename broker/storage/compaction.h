@@ -11,6 +11,10 @@
 //               bytes with its original base offset, base timestamp and last offset delta
 //               (offsets never change), recompressed only when the batch was compressed
 //             - records without a key are dropped (Kafka does the same)
+//             - control batches (transaction markers) and transactional batches are copied
+//               whole and feed no key into the map (conservative: Kafka drops aborted records
+//               and, later, spent markers; here they stay). The segment's .txnindex keeps
+//               its name and entries, since offsets never change
 //             - a tombstone (null value) that is the latest for its key stays until its
 //               timestamp is older than delete.retention.ms
 //           then swapped in: .cleaned -> .swap, old indexes removed, .swap -> .log (atomic

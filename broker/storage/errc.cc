@@ -38,6 +38,10 @@ public:
                 return "log closed";
             case errc::too_many_open_files:
                 return "Too many open files (RLIMIT_NOFILE reached; raise the open files limit)";
+            case errc::invalid_txn_state:
+                return "non-transactional write while the producer's transaction is ongoing";
+            case errc::coordinator_fenced:
+                return "transaction marker from an older coordinator epoch";
         }
         return "unknown storage error";
     }

@@ -22,6 +22,8 @@ enum class errc : int {
     already_exists = 11,         // create of an existing partition
     closed = 12,                 // the log was closed (shutdown) before the operation finished
     too_many_open_files = 13,    // EMFILE/ENFILE opening a segment or index: raise RLIMIT_NOFILE
+    invalid_txn_state = 14,      // a non-transactional batch while the producer's txn is open
+    coordinator_fenced = 15,     // a marker from an older transaction coordinator epoch
 };
 
 const std::error_category& error_category() noexcept;

@@ -10,6 +10,7 @@
 //       00000000000000000000.log         record batches, base offsets assigned
 //       00000000000000000000.index       sparse offset index (relative offset -> position)
 //       00000000000000000000.timeindex   time index (max timestamp -> relative offset)
+//       00000000000000000000.txnindex    aborted transactions whose marker is in the segment
 //       00000000000000001234.snapshot    producer state as of offset 1234
 //       leader-epoch-checkpoint          epoch -> start offset
 //     <topic>-<partition>.<uuid>-delete/ a deleted partition awaiting removal
@@ -29,6 +30,8 @@ inline constexpr std::string_view log_suffix = ".log";
 inline constexpr std::string_view index_suffix = ".index";
 inline constexpr std::string_view time_index_suffix = ".timeindex";
 inline constexpr std::string_view snapshot_suffix = ".snapshot";
+// Aborted-transaction index of a segment (txn_index.h); present only once it has an entry.
+inline constexpr std::string_view txn_index_suffix = ".txnindex";
 inline constexpr std::string_view cleaned_suffix = ".cleaned";
 inline constexpr std::string_view swap_suffix = ".swap";
 inline constexpr std::string_view deleted_suffix = ".deleted";

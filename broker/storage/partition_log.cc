@@ -48,6 +48,7 @@ void partition_log::update_config(const log_config& cfg) {
 
 void partition_log::set_high_watermark(model::offset hw) {
     _high_watermark = std::clamp(hw, _log_start, _log_end);
+    _producers.on_high_watermark(_high_watermark);
 }
 
 uint64_t partition_log::size_bytes() const {
@@ -119,7 +120,11 @@ result<append_result> partition_log::append(std::span<uint8_t> batches,
         if (b.size() > _cfg.max_message_bytes || b.size() > _cfg.segment_bytes) {
             return make_error_code(errc::message_too_large);
         }
-        SPOOL_TRY(verdict, _producers.check(b));
+        std::optional<txn_marker> marker;
+        if (b.is_control()) {
+            marker = read_txn_marker(batches.subspan(pos, b.size()));
+        }
+        SPOOL_TRY(verdict, _producers.check(b, marker ? &*marker : nullptr));
         if (verdict.verdict == sequence_verdict::duplicate) {
             return append_result{verdict.first_offset, verdict.last_offset, model::no_timestamp,
                                  _log_start, true};
@@ -166,7 +171,9 @@ result<append_result> partition_log::append(std::span<uint8_t> batches,
     pos = 0;
     while (pos < batches.size()) {
         auto b = batch_info::decode(batches.data() + pos);
-        _producers.apply(b);
+        if (auto r = apply_producer(b, batches.subspan(pos, b.size()), active(), true); !r) {
+            return fail(r.error(), "append");
+        }
         pos += b.size();
     }
     _log_end = next;

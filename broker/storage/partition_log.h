@@ -172,6 +172,15 @@ public:
     [[nodiscard]] const leader_epoch_cache& epochs() const { return _epochs; }
     [[nodiscard]] const producer_state& producers() const { return _producers; }
 
+    // --- transactions (partition_log_txn.cc) ---
+    // Kafka's lastStableOffset: the first offset of the earliest transaction still open (or
+    // whose marker is not yet below the high watermark), bounded by the high watermark.
+    [[nodiscard]] model::offset last_stable_offset() const;
+    // Kafka's collectAbortedTransactions: the aborted transactions overlapping [start, upper)
+    // from the aborted-transaction indexes of the segments from the one holding start on.
+    result<std::vector<aborted_txn>> aborted_transactions(model::offset start,
+                                                          model::offset upper) const;
+
     // DeleteRecords: moves the log start offset up to offset (which must be <= high watermark;
     // -1 means the high watermark) and deletes segments wholly below it. Returns the new start.
     result<model::offset> delete_records(model::offset offset);
@@ -240,8 +249,16 @@ private:
 
     result<void> load(const open_options& opts);
     result<void> recover_segments(model::offset recovery_point);
-    result<void> load_producer_state();
-    result<void> replay_producers(model::offset from);
+    // rebuild_txn_from: recovery scanned the segments from this offset on, whose
+    // aborted-transaction indexes are rebuilt by the replay (the snapshot used is not past it).
+    result<void> load_producer_state(std::optional<model::offset> rebuild_txn_from = {});
+    result<void> replay_producers(model::offset from, std::optional<model::offset> rebuild_txn_from);
+    // Producer state after batch b (its bytes: needed for a control batch's marker), and the
+    // aborted-transaction entry in seg when b is an ABORT marker and index is set
+    // (partition_log_txn.cc).
+    result<void> apply_producer(const batch_info& b, std::span<const uint8_t> bytes, segment& seg,
+                                bool index);
+    void release_synced_txn_indexes();
     // After a crash: the epochs of the batches in [from, LEO) go back into the cache (a
     // deferred checkpoint may not have reached the disk). partition_log_epochs.cc.
     result<void> reassign_epochs(model::offset from);

@@ -39,7 +39,19 @@ result<void> partition_log::flush() {
     _recovery_point = target;
     _unflushed_messages = 0;
     _first_unflushed_at.reset();
+    release_synced_txn_indexes();
     return success();
+}
+
+// Closed segments wholly below the recovery point had their aborted-transaction index synced
+// with their .log: they need its descriptor no longer.
+void partition_log::release_synced_txn_indexes() {
+    for (size_t i = 0; i + 1 < _segments.size(); ++i) {
+        if (_segments[i + 1]->base_offset() > _recovery_point) {
+            break;
+        }
+        _segments[i]->txns().release();
+    }
 }
 
 result<void> partition_log::maybe_flush() {
@@ -128,6 +140,11 @@ void partition_log::start_sync() {
     // lost ones read as zeros). flush() and close() still sync indexes too.
     for (size_t i = segment_index_for(_recovery_point); i < _segments.size(); ++i) {
         j.files.push_back(_segments[i]->sync_handles()[0]);
+        // An aborted-transaction entry of a segment the recovery point passes must be on disk
+        // with it: recovery rebuilds only the indexes of the segments it scans.
+        if (auto txn = _segments[i]->txns().sync_handle()) {
+            j.files.push_back(std::move(txn));
+        }
     }
     _sync_in_flight = true;
     std::weak_ptr<bool> alive = _alive;
@@ -161,6 +178,7 @@ void partition_log::on_sync_done(model::offset target, std::error_code ec) {
             _unflushed_messages = 0;
             _first_unflushed_at.reset();
         }
+        release_synced_txn_indexes();
     }
     // Complete the satisfied waiters in place; keep the rest for the next sync.
     size_t kept = 0;
@@ -243,6 +261,9 @@ result<void> partition_log::close_unsynced(unsynced_files& out) {
             if (h) {
                 out.files.push_back(std::move(h));
             }
+        }
+        if (auto txn = s->txns().sync_handle()) {
+            out.files.push_back(std::move(txn));
         }
     }
     out.snapshot = layout::segment_path(_dir, _log_end, layout::snapshot_suffix);

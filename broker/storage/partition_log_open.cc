@@ -84,7 +84,8 @@ result<void> partition_log::load(const open_options& opts) {
     // Index files without a log are orphans of a deleted segment.
     for (const auto& de : fs::directory_iterator(_dir, ec)) {
         auto name = de.path().filename().string();
-        for (auto sfx : {layout::index_suffix, layout::time_index_suffix}) {
+        for (auto sfx :
+             {layout::index_suffix, layout::time_index_suffix, layout::txn_index_suffix}) {
             if (auto o = layout::parse_offset_name(name, sfx);
                 o && !std::binary_search(bases.begin(), bases.end(), *o)) {
                 std::error_code rm;
@@ -144,7 +145,18 @@ result<void> partition_log::load(const open_options& opts) {
     if (!clean) {
         SPOOL_TRY(reassign_epochs(recover_from));
     }
-    SPOOL_TRY(load_producer_state());
+    std::optional<model::offset> rebuild_txn_from;
+    if (!clean) {
+        // Recovery scanned the segments from recover_from on: their aborted-transaction
+        // indexes may miss entries (or hold ones past a truncation), so the replay rebuilds
+        // them (Kafka's recoverSegment).
+        size_t first = segment_index_for(recover_from);
+        rebuild_txn_from = _segments[first]->base_offset();
+        for (size_t i = first; i < _segments.size(); ++i) {
+            SPOOL_TRY(_segments[i]->txns().reset());
+        }
+    }
+    SPOOL_TRY(load_producer_state(rebuild_txn_from));
 
     if (!clean) {
         // What recovery kept is now the log: make it durable before trusting it as flushed.
@@ -225,12 +237,16 @@ result<void> partition_log::recover_segments(model::offset recovery_point) {
     return success();
 }
 
-result<void> partition_log::load_producer_state() {
+result<void> partition_log::load_producer_state(std::optional<model::offset> rebuild_txn_from) {
     auto snaps = producer_state::list_snapshots(_dir);
     // Snapshots beyond the log end describe batches that are gone.
     while (!snaps.empty() && snaps.back() > _log_end) {
         std::error_code ec;
         fs::remove(layout::segment_path(_dir, snaps.back(), layout::snapshot_suffix), ec);
+        snaps.pop_back();
+    }
+    // Rebuilding aborted-transaction indexes needs the state from before their segments.
+    while (rebuild_txn_from && !snaps.empty() && snaps.back() > *rebuild_txn_from) {
         snaps.pop_back();
     }
     model::offset from = _log_start;
@@ -246,11 +262,14 @@ result<void> partition_log::load_producer_state() {
         snaps.pop_back();
     }
     _producers.truncate_head(_log_start);
-    return replay_producers(from);
+    return replay_producers(from, rebuild_txn_from);
 }
 
-// Rebuilds producer state from batch headers in [from, LEO): no record is decoded.
-result<void> partition_log::replay_producers(model::offset from) {
+// Rebuilds producer state from batch headers in [from, LEO): no record is decoded but the one of
+// each control batch (its marker). Markers at or after rebuild_txn_from write their
+// aborted-transaction entries again.
+result<void> partition_log::replay_producers(model::offset from,
+                                             std::optional<model::offset> rebuild_txn_from) {
     if (from >= _log_end) {
         return success();
     }
@@ -260,10 +279,29 @@ result<void> partition_log::replay_producers(model::offset from) {
         if (!at) {
             continue;
         }
-        SPOOL_TRY(seg.for_each_batch(at->position, [&](uint32_t, const batch_info& b) {
-            _producers.apply(b);
+        std::error_code failed;
+        SPOOL_TRY(seg.for_each_batch(at->position, [&](uint32_t position, const batch_info& b) {
+            std::vector<uint8_t> bytes;
+            if (b.is_control() && b.has_producer()) {
+                // The marker is in the record: a control batch is one small record.
+                auto slice = seg.slice(position, b.size());
+                bytes.resize(b.size());
+                if (_ops.pread_full(slice.file->fd(), bytes.data(), bytes.size(),
+                                    static_cast<off_t>(slice.offset)) != ssize_t(bytes.size())) {
+                    failed = make_error_code(errc::io_error);
+                    return false;
+                }
+            }
+            bool index = rebuild_txn_from && b.base_offset >= *rebuild_txn_from;
+            if (auto r = apply_producer(b, bytes, seg, index); !r) {
+                failed = r.error();
+                return false;
+            }
             return true;
         }));
+        if (failed) {
+            return failed;
+        }
     }
     return success();
 }

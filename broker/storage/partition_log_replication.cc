@@ -70,7 +70,9 @@ result<append_result> partition_log::append_replicated(std::span<uint8_t> batche
                 return fail(r.error(), "leader epoch checkpoint");
             }
         }
-        _producers.apply(b);
+        if (auto r = apply_producer(b, batches.subspan(pos, b.size()), active(), true); !r) {
+            return fail(r.error(), "append");
+        }
         pos += b.size();
     }
     _log_end = expect;

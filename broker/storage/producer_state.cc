@@ -45,16 +45,18 @@ static bool in_sequence(model::sequence last, model::sequence next) {
            (next.value() == 0 && last.value() == INT32_MAX);
 }
 
-result<sequence_check> producer_state::check(const batch_info& b) {
+result<sequence_check> producer_state::check(const batch_info& b, const txn_marker* marker) {
     if (!b.has_producer()) {
         return sequence_check{};
     }
     // The newest knowledge about this producer: an earlier batch of this append, or the table.
     std::optional<model::producer_epoch> epoch;
     std::optional<model::sequence> last_seq;
+    std::optional<bool> in_txn;
     for (auto it = _pending.rbegin(); it != _pending.rend(); ++it) {
         if (it->pid == b.pid) {
             epoch = it->epoch;
+            in_txn = it->in_txn;
             if (it->last_seq.value() >= 0) {
                 last_seq = it->last_seq;
             }
@@ -66,6 +68,7 @@ result<sequence_check> producer_state::check(const batch_info& b) {
         e = &it->second;
         if (!epoch) {
             epoch = e->epoch;
+            in_txn = e->current_txn_first_offset.value() >= 0;
             if (e->epoch == b.producer_epoch && e->last()) {
                 last_seq = e->last()->last_seq;
             }
@@ -74,10 +77,19 @@ result<sequence_check> producer_state::check(const batch_info& b) {
     if (epoch && b.producer_epoch < *epoch) {
         return make_error_code(errc::invalid_producer_epoch);
     }
-    auto record = [&](model::sequence seq) { _pending.push_back({b.pid, b.producer_epoch, seq}); };
+    const bool open = in_txn.value_or(false);
+    auto record = [&](model::sequence seq, bool txn) {
+        _pending.push_back({b.pid, b.producer_epoch, seq, txn});
+    };
     if (b.is_control()) {
-        record(model::no_sequence);
+        if (marker && e && e->coordinator_epoch > marker->coordinator_epoch) {
+            return make_error_code(errc::coordinator_fenced);
+        }
+        record(model::no_sequence, marker == nullptr && open);
         return sequence_check{};
+    }
+    if (open && !b.is_transactional()) {
+        return make_error_code(errc::invalid_txn_state);
     }
     if (e && e->epoch == b.producer_epoch) {
         if (const auto* dup = e->find(b.base_sequence, b.last_sequence())) {
@@ -92,13 +104,13 @@ result<sequence_check> producer_state::check(const batch_info& b) {
     } else if (last_seq && !in_sequence(*last_seq, b.base_sequence)) {
         return make_error_code(errc::out_of_order_sequence);
     }
-    record(b.last_sequence());
+    record(b.last_sequence(), open || b.is_transactional());
     return sequence_check{};
 }
 
-void producer_state::apply(const batch_info& b) {
+std::optional<completed_txn> producer_state::apply(const batch_info& b, const txn_marker* marker) {
     if (!b.has_producer()) {
-        return;
+        return std::nullopt;
     }
     auto& e = _producers[b.pid];
     if (b.producer_epoch > e.epoch || e.epoch == model::no_producer_epoch) {
@@ -106,21 +118,72 @@ void producer_state::apply(const batch_info& b) {
     }
     if (b.is_control()) {
         e.last_timestamp = b.max_timestamp;
-        return;
+        if (marker == nullptr) {
+            return std::nullopt;  // not a transaction marker we can read: only the epoch moves
+        }
+        e.coordinator_epoch = marker->coordinator_epoch;
+        if (e.current_txn_first_offset.value() < 0) {
+            return std::nullopt;  // nothing of this producer's transaction was written here
+        }
+        completed_txn done{b.pid, e.current_txn_first_offset, b.base_offset, {}, !marker->commit};
+        _ongoing.erase(e.current_txn_first_offset);
+        e.current_txn_first_offset = model::offset(-1);
+        done.last_stable_offset =
+            _ongoing.empty() ? b.base_offset + 1 : std::min(_ongoing.begin()->first,
+                                                            b.base_offset + 1);
+        _unreplicated[done.first_offset] = done.last_offset;
+        return done;
     }
     e.add({b.base_sequence, b.last_sequence(), b.base_offset, b.last_offset(), b.max_timestamp});
+    if (b.is_transactional() && e.current_txn_first_offset.value() < 0) {
+        e.current_txn_first_offset = b.base_offset;
+        _ongoing[b.base_offset] = b.pid;
+    }
+    return std::nullopt;
+}
+
+std::optional<model::offset> producer_state::first_unstable_offset() const {
+    std::optional<model::offset> out;
+    if (!_ongoing.empty()) {
+        out = _ongoing.begin()->first;
+    }
+    if (!_unreplicated.empty() && (!out || _unreplicated.begin()->first < *out)) {
+        out = _unreplicated.begin()->first;
+    }
+    return out;
+}
+
+void producer_state::on_high_watermark(model::offset hw) {
+    std::erase_if(_unreplicated, [&](const auto& kv) { return kv.second < hw; });
+}
+
+void producer_state::rebuild_ongoing() {
+    _ongoing.clear();
+    for (const auto& [pid, e] : _producers) {
+        if (e.current_txn_first_offset.value() >= 0) {
+            _ongoing[e.current_txn_first_offset] = pid;
+        }
+    }
 }
 
 void producer_state::truncate_head(model::offset log_start) {
+    // Kafka keeps a producer whose last batch is gone while its transaction is open: the marker
+    // that closes it is still to come.
     std::erase_if(_producers, [&](const auto& kv) {
         const auto* last = kv.second.last();
-        return last != nullptr && last->last_offset < log_start;
+        return last != nullptr && last->last_offset < log_start &&
+               kv.second.current_txn_first_offset.value() < 0;
     });
+    std::erase_if(_unreplicated, [&](const auto& kv) { return kv.second < log_start; });
+    rebuild_ongoing();
 }
 
 size_t producer_state::expire(model::timestamp cutoff) {
-    return std::erase_if(_producers,
-                         [&](const auto& kv) { return kv.second.last_timestamp < cutoff; });
+    // Kafka's isProducerExpired: never while a transaction is open.
+    return std::erase_if(_producers, [&](const auto& kv) {
+        return kv.second.last_timestamp < cutoff &&
+               kv.second.current_txn_first_offset.value() < 0;
+    });
 }
 
 const producer_entry* producer_state::find(model::producer_id pid) const {
@@ -149,8 +212,8 @@ result<void> producer_state::write_snapshot(file_ops& ops, const fs::path& dir,
         rf::store_be32(p + 22,
                        static_cast<uint32_t>(last ? last->last_offset - last->first_offset : 0));
         rf::store_be64(p + 26, static_cast<uint64_t>(e.last_timestamp.value()));
-        rf::store_be32(p + 34, static_cast<uint32_t>(-1));
-        rf::store_be64(p + 38, static_cast<uint64_t>(int64_t(-1)));
+        rf::store_be32(p + 34, static_cast<uint32_t>(e.coordinator_epoch));
+        rf::store_be64(p + 38, static_cast<uint64_t>(e.current_txn_first_offset.value()));
         p += entry_bytes;
     }
     uint32_t crc = rf::crc32c({buf.data() + 6, buf.size() - 6});
@@ -170,7 +233,7 @@ result<void> producer_state::read_snapshot(const fs::path& file) {
         buf.size() != header_bytes + uint64_t(count) * entry_bytes) {
         return make_error_code(errc::corrupt_batch);
     }
-    _producers.clear();
+    clear();
     const uint8_t* p = buf.data() + header_bytes;
     for (uint32_t i = 0; i < count; ++i, p += entry_bytes) {
         model::producer_id pid(static_cast<int64_t>(rf::load_be64(p)));
@@ -180,6 +243,8 @@ result<void> producer_state::read_snapshot(const fs::path& file) {
         auto last_offset = static_cast<int64_t>(rf::load_be64(p + 14));
         auto delta = static_cast<int32_t>(rf::load_be32(p + 22));
         e.last_timestamp = model::timestamp(static_cast<int64_t>(rf::load_be64(p + 26)));
+        e.coordinator_epoch = static_cast<int32_t>(rf::load_be32(p + 34));
+        e.current_txn_first_offset = model::offset(static_cast<int64_t>(rf::load_be64(p + 38)));
         if (last_offset >= 0 && last_seq >= 0) {
             int64_t first_seq = int64_t(last_seq) - delta;
             if (first_seq < 0) {
@@ -191,6 +256,8 @@ result<void> producer_state::read_snapshot(const fs::path& file) {
         }
         _producers[pid] = e;
     }
+    _unreplicated.clear();
+    rebuild_ongoing();
     return success();
 }
 

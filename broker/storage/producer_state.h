@@ -1,8 +1,10 @@
 #pragma once
 
-// Idempotent-producer state of one partition (Kafka's ProducerStateManager, without transactions):
-// per producer id the current epoch and the metadata of its last 5 batches, which is what lets a
-// retried batch be answered with its original offsets instead of being written twice.
+// Producer state of one partition (Kafka's ProducerStateManager): per producer id the current
+// epoch and the metadata of its last 5 batches, which is what lets a retried batch be answered
+// with its original offsets instead of being written twice; and, for transactional producers, the
+// first offset of the transaction they have open here (current_txn_first_offset) and the epoch of
+// the coordinator that last wrote them a marker.
 //
 // Rules (Kafka 3.x ProducerAppendInfo, client origin):
 //   - epoch older than the recorded one                        -> invalid_producer_epoch
@@ -12,14 +14,25 @@
 //     (KIP-360: Kafka no longer answers UNKNOWN_PRODUCER_ID)
 //   - same epoch: first sequence must follow the last one (INT32_MAX wraps to 0)
 //                                                              -> out_of_order_sequence
-// Control batches (transaction markers) only move the epoch.
+// Transactions (Kafka's ProducerAppendInfo.appendDataBatch / appendEndTxnMarker):
+//   - a transactional batch of a producer with no open transaction opens one at its base offset
+//   - a non-transactional batch while one is open                -> invalid_txn_state (clients
+//     only; a follower takes what its leader wrote)
+//   - a marker (control batch) from an older epoch                -> invalid_producer_epoch
+//   - a marker whose coordinator epoch is older than the last one -> coordinator_fenced
+//   - a marker closes the open transaction (a completed_txn: what the aborted-transaction index
+//     records for an abort) and records the coordinator epoch; one for a producer with nothing
+//     open here only moves the epoch.
+// Completed transactions whose marker is not yet below the high watermark stay "unreplicated"
+// (Kafka's unreplicatedTxns): the last stable offset must not pass their first offset until the
+// marker is committed, or a failover could reopen what a read_committed consumer already read.
 //
 // Snapshots: `<offset>.snapshot` = state after every batch below offset, in Kafka's format:
 //
 //   version int16 (1) | crc uint32 (CRC-32C of what follows) | count int32 |
 //   count x { producer_id int64 | epoch int16 | last_sequence int32 | last_offset int64 |
-//             offset_delta int32 | timestamp int64 | coordinator_epoch int32 (-1) |
-//             current_txn_first_offset int64 (-1) }
+//             offset_delta int32 | timestamp int64 | coordinator_epoch int32 |
+//             current_txn_first_offset int64 (-1: none open) }
 //
 // Like Kafka's, a snapshot keeps only each producer's last batch; recovery replays the log after
 // the snapshot to rebuild the rest.
@@ -29,10 +42,12 @@
 #include "broker/model/ids.h"
 #include "broker/storage/batch_info.h"
 #include "broker/storage/file_ops.h"
+#include "broker/storage/txn_marker.h"
 #include "common/result.h"
 
 #include <array>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -55,6 +70,10 @@ struct producer_entry {
     uint8_t count = 0;
     uint8_t head = 0;
     model::timestamp last_timestamp = model::no_timestamp;
+    // The open transaction's first offset in this partition; -1 when none is open.
+    model::offset current_txn_first_offset{-1};
+    // The coordinator epoch of the last marker written for this producer (-1: none yet).
+    int32_t coordinator_epoch = -1;
 
     [[nodiscard]] const producer_batch* last() const {
         return count == 0 ? nullptr : &batches[(head + count - 1) % retained];
@@ -62,6 +81,17 @@ struct producer_entry {
     [[nodiscard]] const producer_batch* find(model::sequence first, model::sequence last) const;
     void add(const producer_batch& b);
     void bump_epoch(model::producer_epoch e);
+};
+
+// A transaction a marker closed (Kafka's CompletedTxn): what the aborted-transaction index stores
+// for an abort, with last_stable_offset = the first offset of the earliest other transaction
+// still open after this one closed, or last_offset + 1 (Kafka's lastStableOffset(completedTxn)).
+struct completed_txn {
+    model::producer_id pid;
+    model::offset first_offset;
+    model::offset last_offset;  // the marker's offset
+    model::offset last_stable_offset;
+    bool aborted = false;
 };
 
 enum class sequence_verdict : uint8_t { append, duplicate };
@@ -78,17 +108,36 @@ public:
     // Starts an append of several batches: later batches of the same producer are checked
     // against the earlier ones.
     void begin_append() { _pending.clear(); }
-    // Checks one batch (offsets not yet assigned). Errors: invalid_producer_epoch,
-    // out_of_order_sequence.
-    result<sequence_check> check(const batch_info& b);
+    // Checks one batch (offsets not yet assigned); marker: what a control batch says. Errors:
+    // invalid_producer_epoch, out_of_order_sequence, invalid_txn_state, coordinator_fenced.
+    result<sequence_check> check(const batch_info& b, const txn_marker* marker = nullptr);
     // Records a batch that was written (offsets assigned). Also used when replaying the log.
-    void apply(const batch_info& b);
+    // Returns the transaction a marker closed, if one was open.
+    std::optional<completed_txn> apply(const batch_info& b, const txn_marker* marker = nullptr);
+
+    // The first offset of the earliest transaction that is open or whose marker is not yet
+    // below the high watermark (Kafka's firstUnstableOffset); nullopt when there is none.
+    [[nodiscard]] std::optional<model::offset> first_unstable_offset() const;
+    // Forgets completed transactions whose marker is below hw (they no longer hold the LSO).
+    void on_high_watermark(model::offset hw);
+    // Open transactions: producer id by first offset.
+    [[nodiscard]] const std::map<model::offset, model::producer_id>& ongoing() const {
+        return _ongoing;
+    }
+    // Every producer, for DescribeProducers.
+    [[nodiscard]] const std::unordered_map<model::producer_id, producer_entry>& all() const {
+        return _producers;
+    }
 
     // Drops producers whose last batch is below the log start offset.
     void truncate_head(model::offset log_start);
     // Drops producers whose last write (batch max timestamp) is before cutoff. Returns how many.
     size_t expire(model::timestamp cutoff);
-    void clear() { _producers.clear(); }
+    void clear() {
+        _producers.clear();
+        _ongoing.clear();
+        _unreplicated.clear();
+    }
 
     [[nodiscard]] const producer_entry* find(model::producer_id pid) const;
     [[nodiscard]] size_t size() const { return _producers.size(); }
@@ -106,9 +155,15 @@ private:
         model::producer_id pid;
         model::producer_epoch epoch;
         model::sequence last_seq;
+        bool in_txn = false;  // a transaction is open after this batch
     };
+    // _ongoing from the producers' current_txn_first_offset (after a load or an erase).
+    void rebuild_ongoing();
 
     std::unordered_map<model::producer_id, producer_entry> _producers;
+    std::map<model::offset, model::producer_id> _ongoing;
+    // Completed transactions not yet below the high watermark: first offset -> marker offset.
+    std::map<model::offset, model::offset> _unreplicated;
     std::vector<pending> _pending;  // reused across appends
 };
 

@@ -54,6 +54,7 @@ segment::segment(file_ops& ops, fs::path dir, model::offset base, const log_conf
     : _ops(ops),
       _dir(std::move(dir)),
       _base(base),
+      _txns(ops, layout::segment_path(_dir, base, layout::txn_index_suffix)),
       _next_offset(base),
       _offset_of_max_ts(base),
       _index_interval(cfg.index_interval_bytes),
@@ -375,6 +376,7 @@ result<void> segment::truncate_to(model::offset o) {
     }
     _size = cut;
     _allocated = cut;
+    SPOOL_TRY(_txns.truncate_to(o));
     // Truncation is rare (recovery, replication divergence): rebuild the indexes and the tail
     // state from what is left instead of patching them.
     return rebuild_indexes();
@@ -588,6 +590,7 @@ result<void> segment::flush() {
     if (_ops.fdatasync(_log->fd()) != 0) {
         return make_error_code(errc_from_errno(errno));
     }
+    SPOOL_TRY(_txns.sync());
     return flush_indexes();
 }
 
@@ -635,6 +638,7 @@ void segment::release_synced_index_files(const std::vector<std::shared_ptr<file_
 }
 
 result<void> segment::rename_files(std::string_view suffix) {
+    SPOOL_TRY(_txns.rename(suffix));
     for (auto sfx : {layout::log_suffix, layout::index_suffix, layout::time_index_suffix}) {
         auto from = layout::segment_path(_dir, _base, sfx);
         auto to = from;
@@ -649,6 +653,7 @@ result<void> segment::rename_files(std::string_view suffix) {
 }
 
 void segment::remove_files(std::string_view suffix) {
+    _txns.remove(suffix);
     for (auto sfx : {layout::log_suffix, layout::index_suffix, layout::time_index_suffix}) {
         auto p = layout::segment_path(_dir, _base, sfx);
         p += suffix;

@@ -1,6 +1,8 @@
 #pragma once
 
-// One log segment: <base>.log with its sparse <base>.index and <base>.timeindex.
+// One log segment: <base>.log with its sparse <base>.index and <base>.timeindex, and the
+// aborted-transaction index <base>.txnindex once a transaction's ABORT marker lands here
+// (txn_index.h; the partition_log writes it, since its entries need the producer state).
 //
 //   .log:  [batch][batch]...   batches exactly as validated, base offsets assigned, back to back
 //
@@ -33,6 +35,7 @@
 #include "broker/storage/errc.h"
 #include "broker/storage/offset_index.h"
 #include "broker/storage/time_index.h"
+#include "broker/storage/txn_index.h"
 #include "common/file_slice.h"
 #include "common/result.h"
 
@@ -162,7 +165,11 @@ public:
         return _index.file().handle() || _time_index.file().handle();
     }
     void release_synced_index_files(const std::vector<std::shared_ptr<file_handle>>& synced);
-    // Renames all three files by appending suffix (e.g. ".deleted") / removes them.
+    // The aborted-transaction index (kept in step by truncate_to, rename_files, remove_files and
+    // flush; rebuilt by the partition_log's recovery).
+    [[nodiscard]] txn_index& txns() { return _txns; }
+    [[nodiscard]] const txn_index& txns() const { return _txns; }
+    // Renames all four files by appending suffix (e.g. ".deleted") / removes them.
     result<void> rename_files(std::string_view suffix);
     void remove_files(std::string_view suffix = {});
     [[nodiscard]] bool active() const { return _active; }
@@ -194,6 +201,7 @@ private:
     // index, deriving the tail state), so they are mutable caches.
     mutable offset_index _index;
     mutable time_index _time_index;
+    txn_index _txns;
     mutable bool _index_mapped = false;
     mutable bool _time_index_mapped = false;
     mutable bool _tail_loaded = false;

@@ -25,6 +25,9 @@ TEST(error_mapping, test_storage_errors_map_to_kafka_codes) {
     EXPECT_EQ(to_kafka_error(errc::out_of_order_sequence),
               error_code::out_of_order_sequence_number);
     EXPECT_EQ(to_kafka_error(errc::invalid_producer_epoch), error_code::invalid_producer_epoch);
+    EXPECT_EQ(to_kafka_error(errc::invalid_txn_state), error_code::invalid_txn_state);
+    EXPECT_EQ(to_kafka_error(errc::coordinator_fenced),
+              error_code::transaction_coordinator_fenced);
     EXPECT_EQ(to_kafka_error(errc::not_found), error_code::unknown_topic_or_partition);
     EXPECT_EQ(to_kafka_error(errc::closed), error_code::not_leader_or_follower);
     EXPECT_EQ(to_kafka_error(std::error_code()), error_code::none);

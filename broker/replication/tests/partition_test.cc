@@ -681,5 +681,77 @@ TEST_F(partition_test, test_idempotent_dedup_survives_failover_to_a_follower) {
     EXPECT_EQ(follower->log().log_end_offset(), model::offset(2));
 }
 
+// Transactions: the read door bounds a read_committed consumer by the last stable offset, which
+// waits for an open transaction and for its marker to be committed; a follower replays the
+// transactions, so a new leader knows the LSO.
+TEST_F(partition_test, test_read_committed_stops_at_the_lso_and_lists_aborted_transactions) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1, 2}, 0, {1, 2}));
+    auto txn = make_batch({.records = 2,
+                           .producer_id = 7,
+                           .producer_epoch = 0,
+                           .base_sequence = 0,
+                           .transactional = true});
+    ASSERT_TRUE(p->append_as_leader(txn, 1, 1));  // 0-1
+    produce(*p, 1, 1);                             // 2
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(3), 1));
+    ASSERT_EQ(p->high_watermark(), model::offset(3));
+    EXPECT_EQ(p->last_stable_offset(), model::offset(0));
+    partition::read_request rc{.offset = model::offset(0), .max_bytes = 1 << 20};
+    rc.read_committed = true;
+    auto open = p->read(rc);
+    ASSERT_TRUE(open);
+    EXPECT_TRUE(open.value().data.slices.empty());
+    EXPECT_EQ(open.value().last_stable_offset, model::offset(0));
+    // A follower reads to the log end whatever it asks.
+    partition::read_request follower{.offset = model::offset(0), .max_bytes = 1 << 20};
+    follower.replica = 2;
+    follower.read_committed = true;
+    EXPECT_EQ(p->read(follower).value().data.next_offset, model::offset(3));
+
+    auto marker = p->append_txn_marker(model::producer_id(7), model::producer_epoch(0), false, 0, 1);
+    ASSERT_TRUE(marker);
+    EXPECT_EQ(marker.value().base_offset, model::offset(3));
+    // Not committed yet: the transaction still holds the LSO.
+    EXPECT_EQ(p->last_stable_offset(), model::offset(0));
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(4), 1));
+    EXPECT_EQ(p->last_stable_offset(), model::offset(4));
+    auto done = p->read(rc);
+    ASSERT_TRUE(done);
+    EXPECT_EQ(done.value().data.next_offset, model::offset(4));
+    ASSERT_EQ(done.value().aborted.size(), 1u);
+    EXPECT_EQ(done.value().aborted[0].pid, model::producer_id(7));
+    EXPECT_EQ(done.value().aborted[0].first_offset, model::offset(0));
+    // read_uncommitted lists none.
+    partition::read_request ru{.offset = model::offset(0), .max_bytes = 1 << 20};
+    EXPECT_TRUE(p->read(ru).value().aborted.empty());
+    // A marker older than the producer's epoch is refused.
+    EXPECT_EQ(p->append_txn_marker(model::producer_id(7), model::producer_epoch(-1), true, 0, 1)
+                  .error(),
+              storage::errc::invalid_producer_epoch);
+}
+
+TEST_F(partition_test, test_a_new_leader_knows_the_open_transactions_of_its_log) {
+    auto leader = make(1, "a");
+    auto follower = make(2, "b");
+    leader->apply(assignment(1, 1, {1}, 0, {1, 2}));
+    follower->apply(assignment(1, 1, {1}, 0, {1, 2}));
+    ASSERT_TRUE(follower->truncated(model::offset(0)));
+    produce(*leader, 2);  // 0-1
+    auto txn = make_batch(
+        {.producer_id = 7, .producer_epoch = 0, .base_sequence = 0, .transactional = true});
+    ASSERT_TRUE(leader->append_as_leader(txn, -1, 1));  // 2
+    produce(*leader, 1);                                 // 3
+    auto bytes = read_all(*leader, model::offset(0));
+    ASSERT_TRUE(follower->append_from_leader(bytes));
+    follower->apply(assignment(2, 2, {2}, 1, {1, 2}));
+    ASSERT_EQ(follower->role(), partition_role::leader);
+    EXPECT_EQ(follower->high_watermark(), model::offset(4));
+    EXPECT_EQ(follower->last_stable_offset(), model::offset(2));
+    ASSERT_TRUE(follower->append_txn_marker(model::producer_id(7), model::producer_epoch(0), true,
+                                            0, 1));
+    EXPECT_EQ(follower->last_stable_offset(), model::offset(5));
+}
+
 }  // namespace
 }  // namespace spool::broker::replication

@@ -139,6 +139,47 @@ TEST_P(compaction, test_keeps_latest_record_per_key_with_original_offsets) {
     }
 }
 
+// Conservative transactions: an aborted transactional record never supersedes the committed
+// value of its key, and the marker and the aborted-transaction index survive the cleaning.
+TEST_P(compaction, test_transactional_batches_and_markers_survive_and_supersede_nothing) {
+    auto cfg = small_segments(300);
+    cfg.cleanup = cleanup_policy::compact;
+    open(cfg);
+    append({{"k", "committed"}});
+    rec::batch_options o;
+    o.codec = GetParam();
+    o.producer_id = 5;
+    o.producer_epoch = 0;
+    o.base_sequence = 0;
+    o.transactional = true;
+    rec::batch_builder txn(o);
+    txn.add(_now, rec::nullable_bytes::of(std::string_view("k")),
+            rec::nullable_bytes::of(std::string_view("aborted")));
+    auto bytes = txn.build();
+    ASSERT_TRUE(_log->append(bytes, model::leader_epoch(0)));
+    auto marker = make_marker(5, 0, false);
+    auto at = _log->append(marker, model::leader_epoch(0));
+    ASSERT_TRUE(at);
+    for (int i = 0; i < 8; ++i) {
+        append({{"filler" + std::to_string(i), "x"}, {"filler" + std::to_string(i), "y"}});
+    }
+    ASSERT_GT(_log->segment_count(), 2u);
+    auto r = _log->compact();
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_GT(r.value().records_removed, 0u);
+    auto after = read_all(*_log);
+    auto has = [&](const std::string& key, const std::string& value) {
+        return std::any_of(after.begin(), after.end(),
+                           [&](const kv& e) { return e.key == key && e.value == value; });
+    };
+    EXPECT_TRUE(has("k", "committed"));
+    EXPECT_TRUE(has("k", "aborted"));  // kept whole; a read_committed consumer drops it
+    auto aborted = _log->aborted_transactions(model::offset(0), _log->log_end_offset());
+    ASSERT_TRUE(aborted);
+    ASSERT_EQ(aborted.value().size(), 1u);
+    EXPECT_EQ(aborted.value()[0].last_offset, at.value().base_offset);
+}
+
 TEST_P(compaction, test_tombstones_survive_until_delete_retention_ms) {
     auto cfg = small_segments(400);
     cfg.cleanup = cleanup_policy::compact;

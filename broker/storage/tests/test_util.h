@@ -39,6 +39,7 @@ struct batch_spec {
     std::string key{};  // empty: null key
     bool tombstone = false;
     rec::compression codec = rec::compression::none;
+    bool transactional = false;
 };
 
 inline std::vector<uint8_t> make_batch(const batch_spec& s) {
@@ -47,6 +48,7 @@ inline std::vector<uint8_t> make_batch(const batch_spec& s) {
     o.producer_id = s.producer_id;
     o.producer_epoch = s.producer_epoch;
     o.base_sequence = s.base_sequence;
+    o.transactional = s.transactional;
     rec::batch_builder b(o);
     std::string value(s.value_size, 'v');
     for (int i = 0; i < s.records; ++i) {
@@ -64,6 +66,21 @@ inline model::offset append_one(partition_log& log, const batch_spec& s,
     auto r = log.append(bytes, epoch);
     EXPECT_TRUE(r) << (r ? "" : r.error().message());
     return r ? r.value().base_offset : model::offset(-1);
+}
+
+// A transaction marker as the coordinator's WriteTxnMarkers makes it (protocol/records).
+inline std::vector<uint8_t> make_marker(int64_t pid, int16_t epoch, bool commit,
+                                        int32_t coordinator_epoch = 0) {
+    rec::control_batch_options o;
+    o.producer_id = pid;
+    o.producer_epoch = epoch;
+    o.coordinator_epoch = coordinator_epoch;
+    o.timestamp = 1000;
+    std::vector<uint8_t> out;
+    EXPECT_FALSE(rec::build_control_batch(commit ? rec::control_type::commit
+                                                 : rec::control_type::abort,
+                                          o, out));
+    return out;
 }
 
 // Reads the bytes of a slice back (tests only; the broker sends them with sendfile).
