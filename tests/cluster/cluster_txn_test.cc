@@ -2,9 +2,8 @@
 // with -9: __transaction_state has 3 replicas (the default), so the id's partition gets a new
 // leader, whose coordinator replays the partition and serves the transaction that was decided
 // (PrepareCommit durable, acks=all) before the kill: DescribeTransactions on the new
-// coordinator shows it with the same producer id and epoch, committed or still committing
-// (the markers need the partition leaders' WriteTxnMarkers; both states are the decided
-// commit).
+// coordinator shows it with the same producer id and epoch, committed or still committing, and
+// it ends CompleteCommit (the new coordinator resends the markers of a PrepareCommit it loads).
 
 #include "protocol/messages/add_partitions_to_txn.h"
 #include "protocol/messages/describe_transactions.h"
@@ -41,7 +40,9 @@ TEST(cluster_txn, decided_commit_is_served_by_the_new_coordinator_after_kill9) {
     cluster_harness cluster(cluster_options{});
     auto err = cluster.start();
     ASSERT_TRUE(err.empty()) << err;
-    ASSERT_EQ(create_topic_via(cluster.port(0), "orders", 2), 0);
+    // Replicated too, so the markers' partitions fail over as well (an RF=1 partition on the
+    // killed broker would hold its marker, rightly, until that broker is back).
+    ASSERT_EQ(create_topic_via(cluster.port(0), "orders", 2, 30000, nullptr, 3), 0);
     const std::string id = "failover-app";
 
     std::pair<int16_t, int32_t> found{-1, -1};
@@ -116,6 +117,16 @@ TEST(cluster_txn, decided_commit_is_served_by_the_new_coordinator_after_kill9) {
         std::this_thread::sleep_for(200ms);  // NOT_COORDINATOR until the load finished
     }
     EXPECT_TRUE(state == "PrepareCommit" || state == "CompleteCommit") << "'" << state << "'";
+    // The new coordinator finishes it: markers to the partitions' leaders, then CompleteCommit.
+    deadline = std::chrono::steady_clock::now() + 20s;
+    while (state != "CompleteCommit" && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(200ms);
+        auto r = d.call<pr::describe_transactions_request, pr::describe_transactions_response>(
+            0, describe);
+        ASSERT_TRUE(r);
+        state = r->transaction_states.at(0).transaction_state;
+    }
+    EXPECT_EQ(state, "CompleteCommit") << cluster.log_tails();
     // The producer carries on with the new coordinator: a retried commit is pending or done.
     kafka_client e(cluster.port(static_cast<size_t>(found.second)));
     auto again = e.call<pr::end_txn_request, pr::end_txn_response>(3, end);
