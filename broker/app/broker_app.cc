@@ -292,6 +292,23 @@ std::string broker_app::start() {
         return fmt::format("cannot start the group coordinator: {}", ec.message());
     }
     _services->groups = _groups.get();
+    // Transactions: creates __transaction_state when missing and replays the partitions led
+    // here; markers go to partition leaders over the inter-broker listener, as replication's.
+    {
+        replication::leader_client_options markers;
+        markers.self = static_cast<int32_t>(_config->node_id());
+        markers.security = _inter_broker.security;
+        _txn_markers = std::make_unique<txn::network_marker_sender>(
+            *_store, *_pool, std::move(markers), _inter_broker.listener);
+    }
+    _transactions = std::make_unique<txn::txn_service>(
+        *_store, *_partitions, txn::txn_service_config_from(*_config), _group_clock,
+        *_txn_markers);
+    if (auto ec = _transactions->start_blocking()) {
+        stop();
+        return fmt::format("cannot start the transaction coordinator: {}", ec.message());
+    }
+    _services->transactions = _transactions.get();
     _services->oauthbearer = std::move(oauthbearer);
     _services->authorizer = security::authorizer(authorizer_options.value());
     if (_services->authorizer.enabled()) {
@@ -426,6 +443,13 @@ void broker_app::stop() {
         steps.step("stopping the HTTP endpoint", [&] {
             _http->stop();
             _http.reset();
+        });
+    }
+    if (_transactions) {
+        // Markers in flight give up; needs the shards.
+        steps.step("stopping the transaction coordinator", [&] {
+            _txn_markers->stop();
+            _transactions->stop_blocking();
         });
     }
     if (_groups) {

@@ -29,6 +29,8 @@
 #include "broker/config/broker_config.h"
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/coordinator_service.h"
+#include "broker/txn/network_marker_sender.h"
+#include "broker/txn/txn_service.h"
 #include "broker/handlers/api_table.h"
 #include "broker/handlers/fetch_sessions.h"
 #include "broker/handlers/kafka_dispatcher.h"
@@ -105,6 +107,9 @@ private:
     std::unique_ptr<handlers::fetch_session_cache> _fetch_sessions;
     coordinator::system_clock _group_clock;
     std::unique_ptr<coordinator::coordinator_service> _groups;
+    // Transactions: the markers' client outlives the coordinator that calls it.
+    std::unique_ptr<txn::network_marker_sender> _txn_markers;
+    std::unique_ptr<txn::txn_service> _transactions;
     std::unique_ptr<handlers::services> _services;
     std::unique_ptr<handlers::kafka_dispatcher> _dispatcher;
     net::probe _probe;

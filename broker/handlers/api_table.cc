@@ -2,6 +2,7 @@
 
 #include "broker/handlers/groups/group_handlers.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/txn/txn_handlers.h"
 #include "protocol/messages/api_table.h"
 
 #include <algorithm>
@@ -59,6 +60,14 @@ const std::vector<api_entry>& table() {
          handle_describe_user_scram_credentials},
         {api_key::alter_user_scram_credentials, 0, 0, 0, handle_alter_user_scram_credentials},
         {api_key::describe_client_quotas, 0, 1, 0, handle_describe_client_quotas},
+        // Transaction protocol v1 (the transaction.version feature is not advertised, so
+        // clients add partitions with AddPartitionsToTxn and end with EndTxn; KIP-890 part 2's
+        // EndTxn v5 fields answer -1).
+        {api_key::add_partitions_to_txn, 0, 5, 0, txn::handle_add_partitions_to_txn},
+        {api_key::add_offsets_to_txn, 0, 4, 0, txn::handle_add_offsets_to_txn},
+        {api_key::end_txn, 0, 5, 0, txn::handle_end_txn},
+        {api_key::describe_transactions, 0, 0, 0, txn::handle_describe_transactions},
+        {api_key::list_transactions, 0, 1, 0, txn::handle_list_transactions},
         {api_key::write_txn_markers, 0, 1, 0, handle_write_txn_markers},
         {api_key::describe_producers, 0, 0, 0, handle_describe_producers},
     };

@@ -4,6 +4,8 @@
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/topic_ops.h"
+#include "broker/handlers/txn/txn_errors.h"
+#include "broker/txn/errc.h"
 #include "common/log.h"
 
 namespace spool::broker::handlers {
@@ -12,6 +14,50 @@ namespace {
 
 using protocol::error_code;
 using response = protocol::init_producer_id_response;
+
+// A producer id for the coordinator to use if it needs one (a new transactional id, or an
+// exhausted epoch). Drawn before the hop because the allocator is asynchronous and the
+// coordinator is not; when the id already has a producer id this one is left unused (ids are
+// 64-bit and drawn from per-shard blocks, so the waste is harmless).
+boost::asio::awaitable<response> transactional(request_ctx& ctx,
+                                               protocol::init_producer_id_request& req) {
+    response resp;
+    auto* svc = txn::txn_service(ctx);
+    if (!svc) {
+        resp.error_code = code(error_code::coordinator_not_available);
+        co_return resp;
+    }
+    auto next = ctx.svc.producer_ids.next();
+    auto fresh = co_await std::move(next);
+    if (!fresh) {
+        resp.error_code = code(error_code::coordinator_not_available);
+        co_return resp;
+    }
+    // Only a shared_ptr in the lambda and a named std::function: GCC 12 may relocate coroutine
+    // temporaries bitwise (coordinator_service.h), which breaks a std::string held in one.
+    auto init = std::make_shared<broker::txn::init_request>(broker::txn::init_request{
+        *req.transactional_id, req.transaction_timeout_ms, req.producer_id, req.producer_epoch,
+        fresh.value()});
+    broker::txn::txn_service::call_fn<broker::txn::init_result> fn =
+        [init](broker::txn::txn_coordinator* c,
+               std::function<void(broker::txn::init_result)> done) {
+            if (!c) {
+                return done({make_error_code(broker::txn::errc::not_coordinator)});
+            }
+            c->init_producer_id(*init, std::move(done));
+        };
+    auto r = co_await svc->call<broker::txn::init_result>(init->transactional_id, std::move(fn));
+    // KIP-588: PRODUCER_FENCED from v4 on, INVALID_PRODUCER_EPOCH before.
+    resp.error_code = code(txn::txn_error(r.error, ctx.version(), 4));
+    if (!r.error) {
+        resp.producer_id = r.producer_id;
+        resp.producer_epoch = r.producer_epoch;
+    } else {
+        resp.producer_id = -1;
+        resp.producer_epoch = -1;
+    }
+    co_return resp;
+}
 
 boost::asio::awaitable<response> run(request_ctx& ctx, protocol::init_producer_id_request& req) {
     response resp;
@@ -34,11 +80,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::init_producer_i
         }
     }
     if (req.transactional_id.has_value()) {
-        // Transactions need the transaction coordinator, which does not exist yet. Kafka's
-        // answer when transactions are unavailable is COORDINATOR_NOT_AVAILABLE (retriable);
-        // a client configured for transactions then fails to initialise.
-        resp.error_code = code(error_code::coordinator_not_available);
-        co_return resp;
+        co_return co_await transactional(ctx, req);
     }
     if (req.producer_id >= 0) {
         // KIP-360: an idempotent producer bumping its epoch after an error. Without

@@ -25,6 +25,10 @@ namespace spool::broker::coordinator {
 class coordinator_service;
 }  // namespace spool::broker::coordinator
 
+namespace spool::broker::txn {
+class txn_service;
+}  // namespace spool::broker::txn
+
 namespace spool::broker::metrics {
 class topic_probe;
 }  // namespace spool::broker::metrics
@@ -49,6 +53,9 @@ struct services {
     // Consumer groups (broker/coordinator); nullptr until the composition root wires it, and
     // the group APIs answer COORDINATOR_NOT_AVAILABLE meanwhile.
     coordinator::coordinator_service* groups = nullptr;
+    // The transaction coordinator (broker/txn); nullptr until wired, and the transaction APIs
+    // answer COORDINATOR_NOT_AVAILABLE meanwhile.
+    txn::txn_service* transactions = nullptr;
     // Per-topic bytes and records in/out (broker/metrics); nullptr counts nothing.
     metrics::topic_probe* topic_traffic = nullptr;
     // authorizer.class.name and its keys (authz.h asks it); disabled by default: every request

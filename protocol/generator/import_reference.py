@@ -25,7 +25,7 @@ APIS = [
     "AlterPartitionReassignments", "ListPartitionReassignments", "ElectLeaders",
     "DescribeProducers", "SaslHandshake", "SaslAuthenticate", "AddPartitionsToTxn",
     "AddOffsetsToTxn", "EndTxn", "TxnOffsetCommit", "WriteTxnMarkers", "CreateAcls",
-    "DescribeAcls", "DeleteAcls",
+    "DescribeAcls", "DeleteAcls", "DescribeTransactions", "ListTransactions",
 ]
 OTHERS = {
     "headers": ["RequestHeader", "ResponseHeader"],

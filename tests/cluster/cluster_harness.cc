@@ -204,6 +204,15 @@ std::vector<std::string> cluster_harness::broker_overrides(int32_t node_id,
         out.push_back("offsets.topic.replication.factor=" +
                       std::to_string(std::min<size_t>(3, _brokers.size())));
     }
+    // __transaction_state likewise (created at the first FindCoordinator for a transaction).
+    const bool txn_rf_given = std::any_of(
+        _options.overrides.begin(), _options.overrides.end(), [](const auto& kv) {
+            return kv.rfind("transaction.state.log.replication.factor=", 0) == 0;
+        });
+    if (!txn_rf_given) {
+        out.push_back("transaction.state.log.replication.factor=" +
+                      std::to_string(std::min<size_t>(3, _brokers.size())));
+    }
     out.insert(out.end(), _options.overrides.begin(), _options.overrides.end());
     if (static_cast<size_t>(node_id) < _options.per_broker_overrides.size()) {
         const auto& own = _options.per_broker_overrides[static_cast<size_t>(node_id)];

@@ -32,11 +32,14 @@ namespace {
 // What the fuzzer's broker differs in from the defaults, so that no request parks for long and
 // one input cannot fill the disk: no initial rebalance delay, short session timeouts (the
 // fuzzer clamps a request's timeouts to just above this maximum, see request_clamps.h), small
-// segments and indexes, few __consumer_offsets partitions, two shards so requests hop.
+// segments and indexes, few __consumer_offsets and __transaction_state partitions (created by
+// the first FindCoordinator for a transaction), two shards so requests hop.
 std::vector<std::string> fuzzing_defaults(const std::filesystem::path& dir) {
     return {
         "log.dirs=" + dir.string(),           "spool.cores=2",
         "offsets.topic.num.partitions=4",     "offsets.topic.segment.bytes=65536",
+        "transaction.state.log.num.partitions=4",
+        "transaction.state.log.segment.bytes=65536",
         "group.initial.rebalance.delay.ms=0", "group.min.session.timeout.ms=10",
         "group.max.session.timeout.ms=250",   "log.segment.bytes=65536",
         "log.index.size.max.bytes=65536",     "spool.shutdown.timeout.ms=1000",

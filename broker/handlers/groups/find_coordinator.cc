@@ -2,10 +2,9 @@
 // __consumer_offsets partition (host and port from the metadata snapshot, for the listener the
 // request came in on), as Kafka does; a partition without a live leader is
 // COORDINATOR_NOT_AVAILABLE (retriable). With one broker that is always this broker. Transactions
-// (key type 1) have no coordinator yet: COORDINATOR_NOT_AVAILABLE, which is what Kafka answers
-// while its transaction coordinator is not ready, so clients fail their transactional calls with a
-// retriable error instead of being sent to a group coordinator that cannot serve them. Batched keys
-// (v4+) get one entry each.
+// (key type 1) likewise with the leader of the id's __transaction_state partition (broker/txn),
+// which the first such request creates, as Kafka's does (COORDINATOR_NOT_AVAILABLE meanwhile).
+// Batched keys (v4+) get one entry each.
 
 #include "protocol/messages/find_coordinator.h"
 
@@ -15,6 +14,7 @@
 #include "broker/handlers/groups/group_util.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/leadership.h"
+#include "broker/txn/txn_service.h"
 
 namespace spool::broker::handlers::groups {
 
@@ -40,6 +40,27 @@ answer failed(error_code e) {
     return a;
 }
 
+// The live leader of the key's partition of its coordinator topic (nullopt: the coordinator is
+// not serving yet).
+answer locate_leader(request_ctx& ctx,
+                     std::optional<std::pair<std::string_view, int32_t>> where) {
+    if (!where) {
+        return failed(error_code::coordinator_not_available);
+    }
+    auto snap = ctx.svc.store.snapshot();
+    const auto* topic = snap->find(where->first);
+    const int32_t p = where->second;
+    if (!topic || !topic->has_partition(p)) {
+        return failed(error_code::coordinator_not_available);
+    }
+    const int32_t leader = topic->partitions[static_cast<size_t>(p)].leader;
+    auto b = live_broker(ctx.svc, *snap, leader, ctx.net.connection().listener);
+    if (leader < 0 || !b) {
+        return failed(error_code::coordinator_not_available);
+    }
+    return {error_code::none, std::nullopt, b->node_id, std::move(b->host), b->port};
+}
+
 answer locate(request_ctx& ctx, int8_t key_type, const std::string& key) {
     // Kafka: Describe on the group or on the transactional id, before anything else.
     if (ctx.svc.authorizer.enabled() &&
@@ -61,30 +82,22 @@ answer locate(request_ctx& ctx, int8_t key_type, const std::string& key) {
         }
     }
     if (key_type == key_type_transaction) {
-        answer a = failed(error_code::coordinator_not_available);
-        a.message = "transactions are not supported by this broker yet";
-        return a;
+        if (ctx.svc.transactions) {
+            ctx.svc.transactions->ensure_topic();  // COORDINATOR_NOT_AVAILABLE until it exists
+        }
+        return locate_leader(ctx, ctx.svc.transactions && ctx.svc.transactions->started()
+                                      ? std::optional(std::pair(
+                                            broker::txn::transaction_state_topic,
+                                            ctx.svc.transactions->partition_for(key)))
+                                      : std::nullopt);
     }
     if (key_type != key_type_group) {
         return failed(error_code::invalid_request);
     }
     auto* svc = group_service(ctx);
-    if (!svc) {
-        return failed(error_code::coordinator_not_available);
-    }
-    // The partition's leader coordinates the key.
-    auto snap = ctx.svc.store.snapshot();
-    const auto* topic = snap->find(coordinator::offsets_topic);
-    const int32_t p = svc->partition_for(key);
-    if (!topic || !topic->has_partition(p)) {
-        return failed(error_code::coordinator_not_available);
-    }
-    const int32_t leader = topic->partitions[static_cast<size_t>(p)].leader;
-    auto b = live_broker(ctx.svc, *snap, leader, ctx.net.connection().listener);
-    if (leader < 0 || !b) {
-        return failed(error_code::coordinator_not_available);
-    }
-    return {error_code::none, std::nullopt, b->node_id, std::move(b->host), b->port};
+    return locate_leader(ctx, svc ? std::optional(std::pair(coordinator::offsets_topic,
+                                                            svc->partition_for(key)))
+                                  : std::nullopt);
 }
 
 std::optional<std::string> message_of(const answer& a) {

@@ -1,0 +1,254 @@
+// The transaction coordinator through the real spool-broker process, over raw Kafka requests:
+// FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn and EndTxn with Kafka's
+// error codes, the state surviving a restart, and Kafka's own DumpLogSegments
+// --transaction-log-decoder reading the __transaction_state segment Spool wrote.
+//
+// Markers: without a WriteTxnMarkers handler on the partition leader (the log side's), an
+// ended transaction stays PrepareCommit/PrepareAbort (the coordinator keeps retrying), so a
+// retried EndTxn may see CONCURRENT_TRANSACTIONS (markers pending) or NONE (completed); both
+// are Kafka's answers, and the assertions accept exactly those.
+
+#include "protocol/messages/add_offsets_to_txn.h"
+#include "protocol/messages/add_partitions_to_txn.h"
+#include "protocol/messages/create_topics.h"
+#include "protocol/messages/end_txn.h"
+#include "protocol/messages/find_coordinator.h"
+#include "protocol/messages/init_producer_id.h"
+#include "tests/integration/broker_process.h"
+#include "tests/integration/kafka_client.h"
+#include "tests/integration/test_pki.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+namespace spool::tests {
+namespace {
+
+namespace pr = spool::protocol;
+
+constexpr int16_t none = 0;
+constexpr int16_t unknown_topic_or_partition = 3;
+constexpr int16_t invalid_producer_epoch = 47;
+constexpr int16_t invalid_txn_state = 48;
+constexpr int16_t invalid_producer_id_mapping = 49;
+constexpr int16_t invalid_transaction_timeout = 50;
+constexpr int16_t concurrent_transactions = 51;
+constexpr int16_t operation_not_attempted = 55;
+constexpr int16_t producer_fenced = 90;
+
+class txn_api_test : public ::testing::Test {
+protected:
+    void SetUp() override {
+        broker = std::make_unique<broker_process>();
+        broker->add_override("transaction.state.log.num.partitions=4");
+        broker->add_override("offsets.topic.num.partitions=3");
+        broker->add_override("transaction.max.timeout.ms=100000");
+        ASSERT_TRUE(broker->start()) << broker->log_text();
+        kafka_client c(broker->port());
+        pr::create_topics_request req;
+        auto& t = req.topics.emplace_back();
+        t.name = "orders";
+        t.num_partitions = 2;
+        t.replication_factor = 1;
+        auto resp = c.call<pr::create_topics_request, pr::create_topics_response>(5, req);
+        ASSERT_TRUE(resp);
+        ASSERT_EQ(resp->topics.at(0).error_code, 0);
+        // The first FindCoordinator(TRANSACTION) creates __transaction_state, as in Kafka:
+        // COORDINATOR_NOT_AVAILABLE until its partitions are led.
+        int16_t error = -1;
+        for (int i = 0; i < 100 && error != 0; ++i) {
+            pr::find_coordinator_request find;
+            find.key_type = 1;
+            find.coordinator_keys = {"app"};
+            auto found =
+                c.call<pr::find_coordinator_request, pr::find_coordinator_response>(4, find);
+            ASSERT_TRUE(found);
+            error = found->coordinators.at(0).error_code;
+            if (error != 0) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+        }
+        ASSERT_EQ(error, 0) << broker->log_text();
+    }
+    void TearDown() override {
+        auto info = broker->stop();
+        EXPECT_TRUE(info.exited) << broker->log_text();
+        EXPECT_EQ(info.status, 0) << broker->log_text();
+    }
+
+    pr::init_producer_id_response init(const std::string& id, int32_t timeout = 60000,
+                                       int64_t pid = -1, int16_t epoch = -1) {
+        kafka_client c(broker->port());
+        pr::init_producer_id_request req;
+        req.transactional_id = id;
+        req.transaction_timeout_ms = timeout;
+        req.producer_id = pid;
+        req.producer_epoch = epoch;
+        auto resp = c.call<pr::init_producer_id_request, pr::init_producer_id_response>(4, req);
+        EXPECT_TRUE(resp);
+        return resp.value_or(pr::init_producer_id_response{});
+    }
+    // Every partition's error of a v0-v3 AddPartitionsToTxn, "topic-p" -> code.
+    std::map<std::string, int16_t> add(int16_t version, const std::string& id, int64_t pid,
+                                       int16_t epoch,
+                                       std::vector<std::pair<std::string, int32_t>> parts) {
+        kafka_client c(broker->port());
+        pr::add_partitions_to_txn_request req;
+        req.v3_and_below_transactional_id = id;
+        req.v3_and_below_producer_id = pid;
+        req.v3_and_below_producer_epoch = epoch;
+        for (auto& [topic, p] : parts) {
+            auto it = std::find_if(req.v3_and_below_topics.begin(), req.v3_and_below_topics.end(),
+                                   [&](const auto& t) { return t.name == topic; });
+            if (it == req.v3_and_below_topics.end()) {
+                req.v3_and_below_topics.emplace_back().name = topic;
+                it = std::prev(req.v3_and_below_topics.end());
+            }
+            it->partitions.push_back(p);
+        }
+        auto resp = c.call<pr::add_partitions_to_txn_request, pr::add_partitions_to_txn_response>(
+            version, req);
+        EXPECT_TRUE(resp);
+        std::map<std::string, int16_t> out;
+        for (const auto& t : resp.value_or(pr::add_partitions_to_txn_response{})
+                                 .results_by_topic_v3_and_below) {
+            for (const auto& p : t.results_by_partition) {
+                out[t.name + "-" + std::to_string(p.partition_index)] = p.partition_error_code;
+            }
+        }
+        return out;
+    }
+    int16_t end(const std::string& id, int64_t pid, int16_t epoch, bool commit,
+                int16_t version = 3) {
+        kafka_client c(broker->port());
+        pr::end_txn_request req;
+        req.transactional_id = id;
+        req.producer_id = pid;
+        req.producer_epoch = epoch;
+        req.committed = commit;
+        auto resp = c.call<pr::end_txn_request, pr::end_txn_response>(version, req);
+        EXPECT_TRUE(resp);
+        return resp ? resp->error_code : int16_t{-1};
+    }
+
+    std::unique_ptr<broker_process> broker;
+};
+
+TEST_F(txn_api_test, test_transactional_lifecycle_with_kafkas_errors) {
+    kafka_client c(broker->port());
+    pr::find_coordinator_request find;
+    find.key_type = 1;
+    find.coordinator_keys = {"app"};
+    auto found = c.call<pr::find_coordinator_request, pr::find_coordinator_response>(4, find);
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->coordinators.at(0).error_code, none);
+    EXPECT_EQ(found->coordinators.at(0).port, broker->port());
+
+    auto first = init("app");
+    ASSERT_EQ(first.error_code, none);
+    EXPECT_GE(first.producer_id, 0);
+    EXPECT_EQ(first.producer_epoch, 0);
+    auto p = init("app");
+    ASSERT_EQ(p.error_code, none);
+    EXPECT_EQ(p.producer_id, first.producer_id);
+    EXPECT_EQ(p.producer_epoch, 1);
+    EXPECT_EQ(init("app", 100001).error_code, invalid_transaction_timeout);
+
+    // An unknown partition fails the request; the others are not attempted.
+    auto refused = add(3, "app", p.producer_id, p.producer_epoch, {{"orders", 0}, {"nope", 0}});
+    EXPECT_EQ(refused["orders-0"], operation_not_attempted);
+    EXPECT_EQ(refused["nope-0"], unknown_topic_or_partition);
+    auto added = add(3, "app", p.producer_id, p.producer_epoch, {{"orders", 0}, {"orders", 1}});
+    EXPECT_EQ(added["orders-0"], none);
+    EXPECT_EQ(added["orders-1"], none);
+    // The epoch before the re-init is fenced: PRODUCER_FENCED from v2, INVALID_PRODUCER_EPOCH
+    // before (KIP-588); another producer id is not this id's.
+    EXPECT_EQ(add(3, "app", p.producer_id, 0, {{"orders", 0}})["orders-0"], producer_fenced);
+    EXPECT_EQ(add(1, "app", p.producer_id, 0, {{"orders", 0}})["orders-0"],
+              invalid_producer_epoch);
+    EXPECT_EQ(add(3, "app", p.producer_id + 1, 1, {{"orders", 0}})["orders-0"],
+              invalid_producer_id_mapping);
+
+    {
+        kafka_client c2(broker->port());
+        pr::add_offsets_to_txn_request req;
+        req.transactional_id = "app";
+        req.producer_id = p.producer_id;
+        req.producer_epoch = p.producer_epoch;
+        req.group_id = "etl";
+        auto resp = c2.call<pr::add_offsets_to_txn_request, pr::add_offsets_to_txn_response>(3, req);
+        ASSERT_TRUE(resp);
+        EXPECT_EQ(resp->error_code, none);
+    }
+
+    EXPECT_EQ(end("app", p.producer_id, p.producer_epoch, true), none);
+    // Decided: an abort now is invalid; a retried commit is pending or done.
+    EXPECT_EQ(end("app", p.producer_id, p.producer_epoch, false), invalid_txn_state);
+    auto retried = end("app", p.producer_id, p.producer_epoch, true);
+    EXPECT_TRUE(retried == none || retried == concurrent_transactions) << retried;
+
+    // Ending a transaction that never started is invalid.
+    auto idle = init("idle");
+    EXPECT_EQ(end("idle", idle.producer_id, idle.producer_epoch, true), invalid_txn_state);
+}
+
+TEST_F(txn_api_test, test_second_producer_fences_the_first) {
+    auto zombie = init("shared");
+    ASSERT_EQ(zombie.error_code, none);
+    EXPECT_EQ(add(3, "shared", zombie.producer_id, zombie.producer_epoch,
+                  {{"orders", 0}})["orders-0"],
+              none);
+    // The new instance waits while the zombie's transaction is aborted under a bumped epoch.
+    EXPECT_EQ(init("shared").error_code, concurrent_transactions);
+    EXPECT_EQ(end("shared", zombie.producer_id, zombie.producer_epoch, true), producer_fenced);
+    EXPECT_EQ(end("shared", zombie.producer_id, zombie.producer_epoch, true, 1),
+              invalid_producer_epoch);
+}
+
+TEST_F(txn_api_test, test_state_survives_restart_and_kafka_decodes_the_segment) {
+    auto p = init("durable");
+    ASSERT_EQ(p.error_code, none);
+    ASSERT_EQ(add(3, "durable", p.producer_id, p.producer_epoch, {{"orders", 1}})["orders-1"],
+              none);
+    auto info = broker->stop();
+    ASSERT_TRUE(info.exited);
+    ASSERT_TRUE(broker->start()) << broker->log_text();
+    // The reloaded coordinator knows the open transaction and its producer.
+    EXPECT_EQ(add(3, "durable", p.producer_id + 5, 0, {{"orders", 0}})["orders-0"],
+              invalid_producer_id_mapping);
+    EXPECT_EQ(add(3, "durable", p.producer_id, p.producer_epoch, {{"orders", 0}})["orders-0"],
+              none);
+    EXPECT_EQ(end("durable", p.producer_id, p.producer_epoch, false), none);
+
+    // Kafka's DumpLogSegments reads the records Spool wrote (after a clean stop, which trims
+    // the active segment's preallocated tail as Kafka's own close does).
+    ASSERT_TRUE(broker->stop().exited);
+    const std::string kafka = kafka_dir();
+    ASSERT_FALSE(kafka.empty()) << "no Kafka jars (scripts/peers/fetch-kafka.sh)";
+    std::string segments;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(broker->data_dir())) {
+        const auto path = e.path().string();
+        if (path.find("__transaction_state-") != std::string::npos &&
+            e.path().extension() == ".log" && std::filesystem::file_size(e.path()) > 0) {
+            segments += (segments.empty() ? "" : ",") + path;
+        }
+    }
+    ASSERT_FALSE(segments.empty());
+    auto out = sh("java -cp '" + kafka + "/libs/*' kafka.tools.DumpLogSegments "
+                  "--transaction-log-decoder --deep-iteration --files " + segments);
+    ASSERT_TRUE(succeeded(out)) << out;
+    EXPECT_NE(out.find("\"transactionalId\":\"durable\""), std::string::npos) << out;
+    EXPECT_NE(out.find("\"producerId\":" + std::to_string(p.producer_id)), std::string::npos)
+        << out;
+    // Ongoing (1) with orders-1, then with both partitions, then PrepareAbort (3).
+    EXPECT_NE(out.find("\"transactionStatus\":1"), std::string::npos) << out;
+    EXPECT_NE(out.find("\"transactionStatus\":3"), std::string::npos) << out;
+    EXPECT_NE(out.find("\"topic\":\"orders\",\"partitionIds\":[0,1]"), std::string::npos) << out;
+    ASSERT_TRUE(broker->start()) << broker->log_text();
+}
+
+}  // namespace
+}  // namespace spool::tests

@@ -1,0 +1,138 @@
+// The transaction coordinator in a three-broker cluster whose coordinator broker is killed
+// with -9: __transaction_state has 3 replicas (the default), so the id's partition gets a new
+// leader, whose coordinator replays the partition and serves the transaction that was decided
+// (PrepareCommit durable, acks=all) before the kill: DescribeTransactions on the new
+// coordinator shows it with the same producer id and epoch, committed or still committing, and
+// it ends CompleteCommit (the new coordinator resends the markers of a PrepareCommit it loads).
+
+#include "protocol/messages/add_partitions_to_txn.h"
+#include "protocol/messages/describe_transactions.h"
+#include "protocol/messages/end_txn.h"
+#include "protocol/messages/find_coordinator.h"
+#include "protocol/messages/init_producer_id.h"
+#include "tests/cluster/cluster_harness.h"
+#include "tests/integration/kafka_client.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace spool::tests::cluster {
+namespace {
+
+using namespace std::chrono_literals;
+namespace pr = spool::protocol;
+
+// (error, node) of FindCoordinator(TRANSACTION) asked of the broker on `port`.
+std::pair<int16_t, int32_t> find_txn_coordinator(uint16_t port, const std::string& id) {
+    kafka_client c(port);
+    pr::find_coordinator_request req;
+    req.key_type = 1;
+    req.coordinator_keys = {id};
+    auto resp = c.call<pr::find_coordinator_request, pr::find_coordinator_response>(4, req);
+    if (!resp || resp->coordinators.empty()) {
+        return {-1, -1};
+    }
+    return {resp->coordinators[0].error_code, resp->coordinators[0].node_id};
+}
+
+TEST(cluster_txn, decided_commit_is_served_by_the_new_coordinator_after_kill9) {
+    cluster_harness cluster(cluster_options{});
+    auto err = cluster.start();
+    ASSERT_TRUE(err.empty()) << err;
+    // Replicated too, so the markers' partitions fail over as well (an RF=1 partition on the
+    // killed broker would hold its marker, rightly, until that broker is back).
+    ASSERT_EQ(create_topic_via(cluster.port(0), "orders", 2, 30000, nullptr, 3), 0);
+    const std::string id = "failover-app";
+
+    std::pair<int16_t, int32_t> found{-1, -1};
+    auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (std::chrono::steady_clock::now() < deadline &&
+           (found = find_txn_coordinator(cluster.port(0), id)).first != 0) {
+        std::this_thread::sleep_for(200ms);
+    }
+    ASSERT_EQ(found.first, 0) << "no transaction coordinator: " << cluster.log_tails();
+    const int32_t first = found.second;
+    const uint16_t at = cluster.port(static_cast<size_t>(first));
+
+    kafka_client c(at);
+    pr::init_producer_id_request init;
+    init.transactional_id = id;
+    init.transaction_timeout_ms = 60000;
+    auto p = c.call<pr::init_producer_id_request, pr::init_producer_id_response>(4, init);
+    ASSERT_TRUE(p);
+    ASSERT_EQ(p->error_code, 0);
+    pr::add_partitions_to_txn_request add;
+    add.v3_and_below_transactional_id = id;
+    add.v3_and_below_producer_id = p->producer_id;
+    add.v3_and_below_producer_epoch = p->producer_epoch;
+    auto& t = add.v3_and_below_topics.emplace_back();
+    t.name = "orders";
+    t.partitions = {0, 1};
+    auto added =
+        c.call<pr::add_partitions_to_txn_request, pr::add_partitions_to_txn_response>(3, add);
+    ASSERT_TRUE(added);
+    for (const auto& r : added->results_by_topic_v3_and_below.at(0).results_by_partition) {
+        ASSERT_EQ(r.partition_error_code, 0);
+    }
+    pr::end_txn_request end;
+    end.transactional_id = id;
+    end.producer_id = p->producer_id;
+    end.producer_epoch = p->producer_epoch;
+    end.committed = true;
+    auto ended = c.call<pr::end_txn_request, pr::end_txn_response>(3, end);
+    ASSERT_TRUE(ended);
+    ASSERT_EQ(ended->error_code, 0);
+
+    cluster.kill9(static_cast<size_t>(first));
+    const size_t other = first == 0 ? 1 : 0;
+    deadline = std::chrono::steady_clock::now() +
+               std::chrono::milliseconds(cluster.options().session_timeout_ms) * 5;
+    while (std::chrono::steady_clock::now() < deadline) {
+        found = find_txn_coordinator(cluster.port(other), id);
+        if (found.first == 0 && found.second != first) {
+            break;
+        }
+        std::this_thread::sleep_for(200ms);
+    }
+    ASSERT_EQ(found.first, 0) << cluster.log_tails();
+    ASSERT_NE(found.second, first) << "the coordinator did not move";
+
+    kafka_client d(cluster.port(static_cast<size_t>(found.second)));
+    pr::describe_transactions_request describe;
+    describe.transactional_ids = {id};
+    std::string state;
+    deadline = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < deadline) {
+        auto r = d.call<pr::describe_transactions_request, pr::describe_transactions_response>(
+            0, describe);
+        ASSERT_TRUE(r);
+        const auto& s = r->transaction_states.at(0);
+        if (s.error_code == 0) {
+            state = s.transaction_state;
+            EXPECT_EQ(s.producer_id, p->producer_id);
+            EXPECT_EQ(s.producer_epoch, p->producer_epoch);
+            break;
+        }
+        std::this_thread::sleep_for(200ms);  // NOT_COORDINATOR until the load finished
+    }
+    EXPECT_TRUE(state == "PrepareCommit" || state == "CompleteCommit") << "'" << state << "'";
+    // The new coordinator finishes it: markers to the partitions' leaders, then CompleteCommit.
+    deadline = std::chrono::steady_clock::now() + 20s;
+    while (state != "CompleteCommit" && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(200ms);
+        auto r = d.call<pr::describe_transactions_request, pr::describe_transactions_response>(
+            0, describe);
+        ASSERT_TRUE(r);
+        state = r->transaction_states.at(0).transaction_state;
+    }
+    EXPECT_EQ(state, "CompleteCommit") << cluster.log_tails();
+    // The producer carries on with the new coordinator: a retried commit is pending or done.
+    kafka_client e(cluster.port(static_cast<size_t>(found.second)));
+    auto again = e.call<pr::end_txn_request, pr::end_txn_response>(3, end);
+    ASSERT_TRUE(again);
+    EXPECT_TRUE(again->error_code == 0 || again->error_code == 51) << again->error_code;
+}
+
+}  // namespace
+}  // namespace spool::tests::cluster
