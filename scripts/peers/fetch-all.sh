@@ -23,6 +23,12 @@ for peer in kafka kafkajs franz python helm; do
         bash "$here/fetch-$peer.sh" >/dev/null || failed+=("$peer")
     fi
 done
+# The newest Kafka as well (jars only): tests read Spool's files with its tools
+# (DumpLogSegments on .txnindex and __transaction_state) and kafka_reference runs it. Fetched
+# here, before any test, so that no test reads its libs/ while another fetches them.
+if ! SPOOL_KAFKA_VERSION=4.4.0 bash "$here/fetch-kafka.sh" --jars-only >/dev/null; then
+    failed+=("kafka 4.4.0")
+fi
 for tool in kcat; do
     command -v "$tool" >/dev/null || peer_log "warning: $tool is not installed (scripts/setup.sh --with-tests)"
 done
