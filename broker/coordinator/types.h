@@ -129,6 +129,9 @@ struct offset_commit_request {
     std::string member_id;
     std::optional<std::string> group_instance_id;
     std::vector<offset_commit_entry> offsets;
+    // TxnOffsetCommit: the transaction's producer (-1: a plain OffsetCommit).
+    int64_t producer_id = -1;
+    int16_t producer_epoch = -1;
 };
 
 struct offset_commit_result {
@@ -145,6 +148,9 @@ struct offset_fetch_request {
     std::string group_id;
     // nullopt: every partition the group has committed (OffsetFetch v2+ null topics).
     std::optional<std::vector<offset_fetch_topic>> topics;
+    // OffsetFetch v7+: a partition with pending transactional offsets answers
+    // unstable_offset_commit instead of its last committed offset.
+    bool require_stable = false;
 };
 
 struct fetched_offset {
