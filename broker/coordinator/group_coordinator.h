@@ -72,6 +72,10 @@ struct coordinator_snapshot {
     std::vector<committed_entry> offsets;
 };
 
+// Applies a committed transaction's offset of tp unless a plain commit written later holds it.
+void commit_pending(std::map<model::topic_partition, committed_offset>& offsets,
+                    const model::topic_partition& tp, committed_offset o);
+
 class group_coordinator {
 public:
     // listener (optional) hears of completed rebalances and removed groups; it must outlive
@@ -204,6 +208,8 @@ private:
     using pending_offsets =
         std::map<std::string, std::map<model::topic_partition, committed_offset>, std::less<>>;
     std::map<int64_t, pending_offsets> _pending_txn;
+    // Counts offset writes in log order (committed_offset::write_order).
+    int64_t _offset_writes = 0;
     bool _snapshot_dirty = false;
     void publish(std::shared_ptr<const coordinator_snapshot> snap) {
         std::lock_guard lock(_published_mutex);

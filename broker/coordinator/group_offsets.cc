@@ -39,8 +39,8 @@ void group_coordinator::commit_offsets(offset_commit_request req, offset_commit_
         const bool simple = req.generation_id < 0 && g->state() == group_state::empty;
         if (!simple &&
             (req.generation_id >= 0 || !req.member_id.empty() || req.group_instance_id)) {
-            if (auto ec = validate_member(*g, req.member_id, req.group_instance_id,
-                                          req.generation_id)) {
+            if (auto ec =
+                    validate_member(*g, req.member_id, req.group_instance_id, req.generation_id)) {
                 return fail_all(ec);
             }
         }
@@ -81,47 +81,59 @@ void group_coordinator::commit_offsets(offset_commit_request req, offset_commit_
     }
     // Offsets become visible once durable, so a fetch never returns an offset a crash would lose.
     // Transactional ones are pending until the transaction's marker (complete_txn).
-    auto appended =
-                [this, alive = std::weak_ptr<bool>(_alive), group_id = req.group_id, pid = req.producer_id,
-                 accepted = std::move(accepted), result = std::move(result),
-                 done = std::move(done)](std::error_code ec) mutable {
-                    auto a = alive.lock();
-                    if (!a || !*a) {
-                        for (auto& e : result.errors) {
-                            e = e ? e : std::error_code(errc::not_coordinator);
-                        }
-                        done(std::move(result));
-                        return;
-                    }
-                    group* g = find(group_id);
-                    if (ec || !g) {
-                        const std::error_code failed =
-                            ec ? append_error(ec) : std::error_code(errc::storage_error);
-                        for (auto& e : result.errors) {
-                            e = e ? e : failed;
-                        }
-                        done(std::move(result));
-                        return;
-                    }
-                    if (pid >= 0) {
-                        auto& pending = _pending_txn[pid][group_id];
-                        for (auto& [tp, o] : accepted) {
-                            pending[tp] = std::move(o);
-                        }
-                        done(std::move(result));
-                        return;
-                    }
-                    for (auto& [tp, o] : accepted) {
-                        g->offsets()[tp] = std::move(o);
-                    }
-                    mark_snapshot_dirty();
-                    done(std::move(result));
-                };
+    auto appended = [this, alive = std::weak_ptr<bool>(_alive), group_id = req.group_id,
+                     pid = req.producer_id, accepted = std::move(accepted),
+                     result = std::move(result),
+                     done = std::move(done)](std::error_code ec) mutable {
+        auto a = alive.lock();
+        if (!a || !*a) {
+            for (auto& e : result.errors) {
+                e = e ? e : std::error_code(errc::not_coordinator);
+            }
+            done(std::move(result));
+            return;
+        }
+        group* g = find(group_id);
+        if (ec || !g) {
+            const std::error_code failed =
+                ec ? append_error(ec) : std::error_code(errc::storage_error);
+            for (auto& e : result.errors) {
+                e = e ? e : failed;
+            }
+            done(std::move(result));
+            return;
+        }
+        if (pid >= 0) {
+            auto& pending = _pending_txn[pid][group_id];
+            for (auto& [tp, o] : accepted) {
+                o.write_order = ++_offset_writes;
+                pending[tp] = std::move(o);
+            }
+            done(std::move(result));
+            return;
+        }
+        for (auto& [tp, o] : accepted) {
+            o.write_order = ++_offset_writes;
+            g->offsets()[tp] = std::move(o);
+        }
+        mark_snapshot_dirty();
+        done(std::move(result));
+    };
     if (txn) {
         _log.append_txn(std::move(records), req.producer_id, req.producer_epoch,
                         std::move(appended));
     } else {
         _log.append(std::move(records), std::move(appended));
+    }
+}
+
+void commit_pending(std::map<model::topic_partition, committed_offset>& offsets,
+                    const model::topic_partition& tp, committed_offset o) {
+    // As Kafka's replayEndTransactionMarker: the transaction's offset applies unless a plain
+    // commit of the partition was written after it.
+    auto [it, added] = offsets.try_emplace(tp, o);
+    if (!added && it->second.write_order < o.write_order) {
+        it->second = std::move(o);
     }
 }
 
@@ -143,7 +155,7 @@ void group_coordinator::complete_txn(int64_t producer_id, bool commit) {
             continue;  // being deleted: its tombstones are on their way
         }
         for (auto& [tp, o] : offsets) {
-            g->offsets()[tp] = std::move(o);
+            commit_pending(g->offsets(), tp, std::move(o));
         }
     }
     mark_snapshot_dirty();

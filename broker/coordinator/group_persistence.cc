@@ -48,6 +48,16 @@ std::error_code group_coordinator::load() {
     std::map<std::string, std::map<model::topic_partition, committed_offset>, std::less<>> offsets;
     size_t skipped = 0;
     std::map<int64_t, pending_offsets> pending;
+    int64_t writes = 0;  // committed_offset::write_order, in log order
+    auto decode_offset = [&](std::span<const uint8_t> value) -> std::optional<committed_offset> {
+        auto v = decode_offset_value(value);
+        if (!v) {
+            ++skipped;
+            return std::nullopt;
+        }
+        v.value().write_order = ++writes;
+        return std::move(v.value());
+    };
     // A transactional offset is pending until its producer's marker: commit applies it at the
     // marker's place in the log, abort drops it, no marker yet leaves it pending.
     const group_log::txn_record_fn on_txn = [&](int64_t pid, std::span<const uint8_t> key,
@@ -58,12 +68,9 @@ std::error_code group_coordinator::load() {
             ++skipped;
             return;
         }
-        auto v = decode_offset_value(*value);
-        if (!v) {
-            ++skipped;
-            return;
+        if (auto o = decode_offset(*value)) {
+            pending[pid][ok->group][ok->tp] = std::move(*o);
         }
-        pending[pid][ok->group][ok->tp] = std::move(v.value());
     };
     const group_log::txn_marker_fn on_marker = [&](int64_t pid, bool commit) {
         auto it = pending.find(pid);
@@ -73,7 +80,7 @@ std::error_code group_coordinator::load() {
         if (commit) {
             for (auto& [group_id, group_pending] : it->second) {
                 for (auto& [tp, o] : group_pending) {
-                    offsets[group_id][tp] = std::move(o);
+                    commit_pending(offsets[group_id], tp, std::move(o));
                 }
             }
         }
@@ -92,12 +99,9 @@ std::error_code group_coordinator::load() {
                     group_offsets.erase(ok->tp);
                     return;
                 }
-                auto v = decode_offset_value(*value);
-                if (!v) {
-                    ++skipped;
-                    return;
+                if (auto o = decode_offset(*value)) {
+                    group_offsets[ok->tp] = std::move(*o);
                 }
-                group_offsets[ok->tp] = std::move(v.value());
                 return;
             }
             auto& gk = std::get<group_key>(k.value());
@@ -159,6 +163,7 @@ std::error_code group_coordinator::load() {
         g.offsets() = std::move(group_offsets);
     }
     _pending_txn = std::move(pending);
+    _offset_writes = writes;
     _status = status::active;
     schedule({now + time_ms(_config.retention_check_interval_ms), timer_kind::retention, {}, {}});
     mark_snapshot_dirty();

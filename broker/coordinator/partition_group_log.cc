@@ -37,9 +37,8 @@ void partition_group_log::append_txn(std::vector<log_record> records, int64_t pr
     if (const auto* e = p->log().producers().find(model::producer_id(producer_id));
         e != nullptr && e->epoch == model::producer_epoch(producer_epoch) && e->last() != nullptr &&
         e->last()->last_seq.value() >= 0) {
-        options.base_sequence = e->last()->last_seq.value() == INT32_MAX
-                                    ? 0
-                                    : e->last()->last_seq.value() + 1;
+        options.base_sequence =
+            e->last()->last_seq.value() == INT32_MAX ? 0 : e->last()->last_seq.value() + 1;
     }
     // The partition refuses an older epoch than its producer state holds: the producer is fenced.
     auto fenced = [done = std::move(done)](std::error_code ec) {
@@ -50,8 +49,8 @@ void partition_group_log::append_txn(std::vector<log_record> records, int64_t pr
     append_batch(std::move(records), options, std::move(fenced));
 }
 
-void partition_group_log::append_batch(std::vector<log_record> records,
-                                       rec::batch_options options, append_callback done) {
+void partition_group_log::append_batch(std::vector<log_record> records, rec::batch_options options,
+                                       append_callback done) {
     rec::batch_builder builder(options);
     const int64_t now = _clock.now().count();
     for (const auto& r : records) {

@@ -24,7 +24,6 @@
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/group_log.h"
 #include "broker/replication/partition.h"
-
 #include "protocol/records/batch_builder.h"
 
 #include <chrono>

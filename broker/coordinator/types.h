@@ -114,6 +114,9 @@ struct committed_offset {
     int64_t commit_timestamp_ms = 0;
     // Only set when a v1 commit asked for an explicit retention; -1 otherwise.
     int64_t expire_timestamp_ms = -1;
+    // In memory only: the order of its write among the partition's offset writes, so that a
+    // committed transaction's offset does not replace a plain commit written after it.
+    int64_t write_order = 0;
 };
 
 struct offset_commit_entry {

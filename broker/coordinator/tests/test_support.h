@@ -78,8 +78,8 @@ public:
                     continue;
                 }
                 for (const auto& r : e.batch) {
-                    auto value = r.value ? std::optional(std::span<const uint8_t>(*r.value))
-                                         : std::nullopt;
+                    auto value =
+                        r.value ? std::optional(std::span<const uint8_t>(*r.value)) : std::nullopt;
                     if (on_txn) {
                         on_txn(e.pid, r.key, value);
                     } else {

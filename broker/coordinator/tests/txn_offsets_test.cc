@@ -127,6 +127,18 @@ TEST_F(txn_offsets_test, test_replay_with_markers_rebuilds_the_same_state) {
     EXPECT_EQ(fetch("orders", 2, true).offset, 30);
 }
 
+TEST_F(txn_offsets_test, test_plain_commit_written_after_pending_offset_wins) {
+    EXPECT_FALSE(txn_commit(pid, {{tp("orders", 0), 10, -1, std::nullopt}}).errors.at(0));
+    EXPECT_FALSE(txn_commit(-1, {{tp("orders", 0), 3, -1, std::nullopt}}).errors.at(0));
+    EXPECT_FALSE(txn_commit(pid, {{tp("orders", 1), 11, -1, std::nullopt}}).errors.at(0));
+    marker(pid, true);
+    EXPECT_EQ(fetch("orders", 0, true).offset, 3);
+    EXPECT_EQ(fetch("orders", 1, true).offset, 11);
+    make();
+    EXPECT_EQ(fetch("orders", 0, true).offset, 3);
+    EXPECT_EQ(fetch("orders", 1, true).offset, 11);
+}
+
 TEST_F(txn_offsets_test, test_generation_checks_for_named_member) {
     const std::string member = stable_single_member();
     const int32_t gen = generation();

@@ -8,8 +8,8 @@
 #include "protocol/messages/txn_offset_commit.h"
 
 #include "broker/coordinator/coordinator_service.h"
+#include "broker/handlers/groups/commit_util.h"
 #include "broker/handlers/groups/group_errors.h"
-#include "broker/handlers/groups/group_util.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/txn/txn_errors.h"
 #include "broker/handlers/txn/txn_handlers.h"
@@ -21,10 +21,10 @@ namespace {
 using protocol::error_code;
 using request = protocol::txn_offset_commit_request;
 using response = protocol::txn_offset_commit_response;
-using coordinator::errc;
-using coordinator::offset_commit_result;
 
-int16_t code(error_code e) { return static_cast<int16_t>(e); }
+int16_t code(error_code e) {
+    return static_cast<int16_t>(e);
+}
 
 boost::asio::awaitable<response> run(request_ctx& ctx, request& req) {
     response resp;
@@ -47,58 +47,13 @@ boost::asio::awaitable<response> run(request_ctx& ctx, request& req) {
     }
     cr.producer_id = req.producer_id;
     cr.producer_epoch = req.producer_epoch;
-    // (topic index, partition index) of each entry sent to the coordinator.
-    std::vector<std::pair<size_t, size_t>> sent;
-    for (size_t t = 0; t < req.topics.size(); ++t) {
-        auto& topic = req.topics[t];
-        auto& out_topic = resp.topics.emplace_back();
-        out_topic.name = topic.name;
-        const auto* meta = snap->find(topic.name);
-        const int16_t denied = all_denied != 0 ? all_denied
-                               : !authz.topic(security::acl_operation::read, topic.name)
-                                   ? code(error_code::topic_authorization_failed)
-                                   : int16_t{0};
-        for (size_t p = 0; p < topic.partitions.size(); ++p) {
-            auto& part = topic.partitions[p];
-            auto& out = out_topic.partitions.emplace_back();
-            out.partition_index = part.partition_index;
-            if (denied != 0) {
-                out.error_code = denied;
-                continue;
-            }
-            if (!meta || !meta->has_partition(part.partition_index)) {
-                out.error_code = code(error_code::unknown_topic_or_partition);
-                continue;
-            }
-            cr.offsets.push_back({{topic.name, model::partition_id{part.partition_index}},
-                                  part.committed_offset,
-                                  part.committed_leader_epoch,
-                                  part.committed_metadata});
-            sent.emplace_back(t, p);
-        }
-    }
+    auto sent =
+        groups::sort_commit_partitions(authz, *snap, all_denied, req.topics, resp.topics, cr);
     if (sent.empty()) {
         co_return resp;
     }
-    offset_commit_result r;
-    auto* svc = groups::group_service(ctx);
-    if (!svc) {
-        r.errors.assign(sent.size(), errc::coordinator_not_available);
-    } else {
-        // Only a shared_ptr in the lambda and a named std::function (see init_producer_id.cc).
-        auto shared = std::make_shared<coordinator::offset_commit_request>(std::move(cr));
-        coordinator::coordinator_service::call_fn<offset_commit_result> fn =
-            [shared](coordinator::group_coordinator* c,
-                     std::function<void(offset_commit_result)> done) {
-                if (!c) {
-                    done(offset_commit_result{std::vector<std::error_code>(shared->offsets.size(),
-                                                                           errc::not_coordinator)});
-                    return;
-                }
-                c->commit_offsets(std::move(*shared), std::move(done));
-            };
-        r = co_await svc->call<offset_commit_result>(req.group_id, std::move(fn));
-    }
+    auto r = co_await groups::commit_on_coordinator(
+        ctx, std::make_shared<coordinator::offset_commit_request>(std::move(cr)));
     for (size_t i = 0; i < sent.size() && i < r.errors.size(); ++i) {
         resp.topics[sent[i].first].partitions[sent[i].second].error_code =
             groups::kafka_code(r.errors[i]);

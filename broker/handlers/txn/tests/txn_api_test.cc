@@ -14,6 +14,8 @@
 #include "protocol/messages/end_txn.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/init_producer_id.h"
+#include "protocol/messages/offset_fetch.h"
+#include "protocol/messages/txn_offset_commit.h"
 #include "tests/integration/broker_process.h"
 #include "tests/integration/kafka_client.h"
 #include "tests/integration/test_pki.h"
@@ -113,8 +115,8 @@ protected:
             version, req);
         EXPECT_TRUE(resp);
         std::map<std::string, int16_t> out;
-        for (const auto& t : resp.value_or(pr::add_partitions_to_txn_response{})
-                                 .results_by_topic_v3_and_below) {
+        for (const auto& t :
+             resp.value_or(pr::add_partitions_to_txn_response{}).results_by_topic_v3_and_below) {
             for (const auto& p : t.results_by_partition) {
                 out[t.name + "-" + std::to_string(p.partition_index)] = p.partition_error_code;
             }
@@ -167,8 +169,7 @@ TEST_F(txn_api_test, test_transactional_lifecycle_with_kafkas_errors) {
     // The epoch before the re-init is fenced: PRODUCER_FENCED from v2, INVALID_PRODUCER_EPOCH
     // before (KIP-588); another producer id is not this id's.
     EXPECT_EQ(add(3, "app", p.producer_id, 0, {{"orders", 0}})["orders-0"], producer_fenced);
-    EXPECT_EQ(add(1, "app", p.producer_id, 0, {{"orders", 0}})["orders-0"],
-              invalid_producer_epoch);
+    EXPECT_EQ(add(1, "app", p.producer_id, 0, {{"orders", 0}})["orders-0"], invalid_producer_epoch);
     EXPECT_EQ(add(3, "app", p.producer_id + 1, 1, {{"orders", 0}})["orders-0"],
               invalid_producer_id_mapping);
 
@@ -179,7 +180,8 @@ TEST_F(txn_api_test, test_transactional_lifecycle_with_kafkas_errors) {
         req.producer_id = p.producer_id;
         req.producer_epoch = p.producer_epoch;
         req.group_id = "etl";
-        auto resp = c2.call<pr::add_offsets_to_txn_request, pr::add_offsets_to_txn_response>(3, req);
+        auto resp =
+            c2.call<pr::add_offsets_to_txn_request, pr::add_offsets_to_txn_response>(3, req);
         ASSERT_TRUE(resp);
         EXPECT_EQ(resp->error_code, none);
     }
@@ -195,12 +197,90 @@ TEST_F(txn_api_test, test_transactional_lifecycle_with_kafkas_errors) {
     EXPECT_EQ(end("idle", idle.producer_id, idle.producer_epoch, true), invalid_txn_state);
 }
 
+// TxnOffsetCommit: pending until the commit marker reaches __consumer_offsets, invisible to a
+// require_stable OffsetFetch (UNSTABLE_OFFSET_COMMIT) meanwhile, Kafka's per-partition errors.
+TEST_F(txn_api_test, test_txn_offset_commit_pending_until_commit_marker) {
+    constexpr int16_t illegal_generation = 22;
+    constexpr int16_t unstable_offset_commit = 88;
+    auto p = init("etl-app");
+    ASSERT_EQ(p.error_code, none);
+    {
+        kafka_client c(broker->port());
+        pr::add_offsets_to_txn_request req;
+        req.transactional_id = "etl-app";
+        req.producer_id = p.producer_id;
+        req.producer_epoch = p.producer_epoch;
+        req.group_id = "etl";
+        auto resp = c.call<pr::add_offsets_to_txn_request, pr::add_offsets_to_txn_response>(3, req);
+        ASSERT_TRUE(resp);
+        ASSERT_EQ(resp->error_code, none);
+    }
+    auto commit = [&](int32_t generation, const std::string& member) {
+        kafka_client c(broker->port());
+        pr::txn_offset_commit_request req;
+        req.transactional_id = "etl-app";
+        req.group_id = "etl";
+        req.producer_id = p.producer_id;
+        req.producer_epoch = p.producer_epoch;
+        req.generation_id = generation;
+        req.member_id = member;
+        auto& t = req.topics.emplace_back();
+        t.name = "orders";
+        t.partitions.emplace_back().partition_index = 0;
+        t.partitions.back().committed_offset = 42;
+        req.topics.emplace_back().name = "nope";
+        req.topics.back().partitions.emplace_back().partition_index = 0;
+        auto resp = c.call<pr::txn_offset_commit_request, pr::txn_offset_commit_response>(3, req);
+        EXPECT_TRUE(resp);
+        std::map<std::string, int16_t> out;
+        for (const auto& rt : resp.value_or(pr::txn_offset_commit_response{}).topics) {
+            for (const auto& rp : rt.partitions) {
+                out[rt.name + "-" + std::to_string(rp.partition_index)] = rp.error_code;
+            }
+        }
+        return out;
+    };
+    // A named generation of a group the coordinator does not know: a stale member.
+    EXPECT_EQ(commit(5, "m-1")["orders-0"], illegal_generation);
+    auto r = commit(-1, "");
+    EXPECT_EQ(r["orders-0"], none);
+    EXPECT_EQ(r["nope-0"], unknown_topic_or_partition);
+
+    auto fetch = [&](bool require_stable) {
+        kafka_client c(broker->port());
+        pr::offset_fetch_request req;
+        req.group_id = "etl";
+        req.require_stable = require_stable;
+        auto& t = req.topics.emplace();
+        t.emplace_back().name = "orders";
+        t.back().partition_indexes = {0};
+        auto resp = c.call<pr::offset_fetch_request, pr::offset_fetch_response>(7, req);
+        EXPECT_TRUE(resp);
+        const auto& part = resp.value().topics.at(0).partitions.at(0);
+        return std::pair(part.error_code, part.committed_offset);
+    };
+    EXPECT_EQ(fetch(true).first, unstable_offset_commit);
+    EXPECT_EQ(fetch(false), std::pair(none, int64_t{-1}));
+
+    EXPECT_EQ(end("etl-app", p.producer_id, p.producer_epoch, true), none);
+    // The markers are written after EndTxn answers: the offset shows up once they land.
+    std::pair<int16_t, int64_t> seen;
+    for (int i = 0; i < 200; ++i) {
+        seen = fetch(true);
+        if (seen == std::pair(none, int64_t{42})) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(seen, std::pair(none, int64_t{42})) << broker->log_text();
+}
+
 TEST_F(txn_api_test, test_second_producer_fences_the_first) {
     auto zombie = init("shared");
     ASSERT_EQ(zombie.error_code, none);
-    EXPECT_EQ(add(3, "shared", zombie.producer_id, zombie.producer_epoch,
-                  {{"orders", 0}})["orders-0"],
-              none);
+    EXPECT_EQ(
+        add(3, "shared", zombie.producer_id, zombie.producer_epoch, {{"orders", 0}})["orders-0"],
+        none);
     // The new instance waits while the zombie's transaction is aborted under a bumped epoch.
     EXPECT_EQ(init("shared").error_code, concurrent_transactions);
     EXPECT_EQ(end("shared", zombie.producer_id, zombie.producer_epoch, true), producer_fenced);
@@ -237,8 +317,10 @@ TEST_F(txn_api_test, test_state_survives_restart_and_kafka_decodes_the_segment) 
         }
     }
     ASSERT_FALSE(segments.empty());
-    auto out = sh("java -cp '" + kafka + "/libs/*' kafka.tools.DumpLogSegments "
-                  "--transaction-log-decoder --deep-iteration --files " + segments);
+    auto out = sh("java -cp '" + kafka +
+                  "/libs/*' kafka.tools.DumpLogSegments "
+                  "--transaction-log-decoder --deep-iteration --files " +
+                  segments);
     ASSERT_TRUE(succeeded(out)) << out;
     EXPECT_NE(out.find("\"transactionalId\":\"durable\""), std::string::npos) << out;
     EXPECT_NE(out.find("\"producerId\":" + std::to_string(p.producer_id)), std::string::npos)
