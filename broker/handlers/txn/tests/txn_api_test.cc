@@ -1,6 +1,6 @@
 // The transaction coordinator through the real spool-broker process, over raw Kafka requests:
-// FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn and EndTxn with Kafka's
-// error codes, the state surviving a restart, and Kafka's own DumpLogSegments
+// FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit and
+// EndTxn with Kafka's error codes, the state surviving a restart, and Kafka's own DumpLogSegments
 // --transaction-log-decoder reading the __transaction_state segment Spool wrote.
 //
 // Markers: without a WriteTxnMarkers handler on the partition leader (the log side's), an
@@ -136,6 +136,19 @@ protected:
         return resp ? resp->error_code : int16_t{-1};
     }
 
+    int16_t add_offsets(const std::string& id, int64_t pid, int16_t epoch,
+                        const std::string& group) {
+        kafka_client c(broker->port());
+        pr::add_offsets_to_txn_request req;
+        req.transactional_id = id;
+        req.producer_id = pid;
+        req.producer_epoch = epoch;
+        req.group_id = group;
+        auto resp = c.call<pr::add_offsets_to_txn_request, pr::add_offsets_to_txn_response>(3, req);
+        EXPECT_TRUE(resp);
+        return resp ? resp->error_code : int16_t{-1};
+    }
+
     std::unique_ptr<broker_process> broker;
 };
 
@@ -173,18 +186,7 @@ TEST_F(txn_api_test, test_transactional_lifecycle_with_kafkas_errors) {
     EXPECT_EQ(add(3, "app", p.producer_id + 1, 1, {{"orders", 0}})["orders-0"],
               invalid_producer_id_mapping);
 
-    {
-        kafka_client c2(broker->port());
-        pr::add_offsets_to_txn_request req;
-        req.transactional_id = "app";
-        req.producer_id = p.producer_id;
-        req.producer_epoch = p.producer_epoch;
-        req.group_id = "etl";
-        auto resp =
-            c2.call<pr::add_offsets_to_txn_request, pr::add_offsets_to_txn_response>(3, req);
-        ASSERT_TRUE(resp);
-        EXPECT_EQ(resp->error_code, none);
-    }
+    EXPECT_EQ(add_offsets("app", p.producer_id, p.producer_epoch, "etl"), none);
 
     EXPECT_EQ(end("app", p.producer_id, p.producer_epoch, true), none);
     // Decided: an abort now is invalid; a retried commit is pending or done.
@@ -204,18 +206,8 @@ TEST_F(txn_api_test, test_txn_offset_commit_pending_until_commit_marker) {
     constexpr int16_t unstable_offset_commit = 88;
     auto p = init("etl-app");
     ASSERT_EQ(p.error_code, none);
-    {
-        kafka_client c(broker->port());
-        pr::add_offsets_to_txn_request req;
-        req.transactional_id = "etl-app";
-        req.producer_id = p.producer_id;
-        req.producer_epoch = p.producer_epoch;
-        req.group_id = "etl";
-        auto resp = c.call<pr::add_offsets_to_txn_request, pr::add_offsets_to_txn_response>(3, req);
-        ASSERT_TRUE(resp);
-        ASSERT_EQ(resp->error_code, none);
-    }
-    auto commit = [&](int32_t generation, const std::string& member) {
+    ASSERT_EQ(add_offsets("etl-app", p.producer_id, p.producer_epoch, "etl"), none);
+    auto commit = [&](int32_t generation, const std::string& member, int64_t offset = 42) {
         kafka_client c(broker->port());
         pr::txn_offset_commit_request req;
         req.transactional_id = "etl-app";
@@ -227,7 +219,7 @@ TEST_F(txn_api_test, test_txn_offset_commit_pending_until_commit_marker) {
         auto& t = req.topics.emplace_back();
         t.name = "orders";
         t.partitions.emplace_back().partition_index = 0;
-        t.partitions.back().committed_offset = 42;
+        t.partitions.back().committed_offset = offset;
         req.topics.emplace_back().name = "nope";
         req.topics.back().partitions.emplace_back().partition_index = 0;
         auto resp = c.call<pr::txn_offset_commit_request, pr::txn_offset_commit_response>(3, req);
@@ -256,7 +248,10 @@ TEST_F(txn_api_test, test_txn_offset_commit_pending_until_commit_marker) {
         t.back().partition_indexes = {0};
         auto resp = c.call<pr::offset_fetch_request, pr::offset_fetch_response>(7, req);
         EXPECT_TRUE(resp);
-        const auto& part = resp.value().topics.at(0).partitions.at(0);
+        if (!resp || resp->error_code != none || resp->topics.empty()) {
+            return std::pair(resp ? resp->error_code : int16_t{-1}, int64_t{-1});
+        }
+        const auto& part = resp->topics.at(0).partitions.at(0);
         return std::pair(part.error_code, part.committed_offset);
     };
     EXPECT_EQ(fetch(true).first, unstable_offset_commit);
@@ -273,6 +268,23 @@ TEST_F(txn_api_test, test_txn_offset_commit_pending_until_commit_marker) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     EXPECT_EQ(seen, std::pair(none, int64_t{42})) << broker->log_text();
+
+    // A second transaction's offset, still open across a restart: the replay of the
+    // transactional batches and markers keeps 42 committed and 43 pending.
+    ASSERT_EQ(add_offsets("etl-app", p.producer_id, p.producer_epoch, "etl"), none);
+    ASSERT_EQ(commit(-1, "", 43)["orders-0"], none);
+    auto info = broker->stop();
+    ASSERT_TRUE(info.exited) << broker->log_text();
+    ASSERT_TRUE(broker->start()) << broker->log_text();
+    for (int i = 0; i < 200; ++i) {
+        seen = fetch(false);
+        if (seen.first == none) {
+            break;  // the partition is loaded (COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR)
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(seen, std::pair(none, int64_t{42}));
+    EXPECT_EQ(fetch(true).first, unstable_offset_commit);
 }
 
 TEST_F(txn_api_test, test_second_producer_fences_the_first) {
