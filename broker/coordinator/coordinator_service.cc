@@ -169,11 +169,20 @@ asio::awaitable<std::error_code> coordinator_service::reconcile(const metadata::
     co_return first;
 }
 
-void coordinator_service::on_transaction_marker(int32_t /*partition*/,
-                                                model::producer_id /*pid*/,
-                                                model::producer_epoch /*epoch*/, bool /*commit*/) {
-    // No TxnOffsetCommit is served yet, so no transactional offset is pending: nothing to
-    // complete. The txn-coord branch fills this in with its pending-offset table.
+void coordinator_service::on_transaction_marker(int32_t partition, model::producer_id pid,
+                                                model::producer_epoch /*epoch*/, bool commit) {
+    if (partition < 0 || static_cast<size_t>(partition) >= _slots.size()) {
+        return;
+    }
+    slot* s = _slots[static_cast<size_t>(partition)].get();
+    // The coordinator is touched only on its shard; a partition not loaded here has no pending
+    // offsets (they are rebuilt from the log with the marker when it loads).
+    _partitions.pool().post(s->shard, [this, s, id = pid.value(), commit] {
+        if (s->coordinator) {
+            s->coordinator->complete_txn(id, commit);
+            rearm(*s);
+        }
+    });
 }
 
 int32_t coordinator_service::partition_for(std::string_view group_id) const {

@@ -144,8 +144,7 @@ public:
     // GroupCoordinator.onTransactionCompleted): the offsets that producer committed there with
     // TxnOffsetCommit become visible (commit) or are dropped (abort). Called by the handler on
     // any shard, once per marker and partition.
-    // TxnOffsetCommit and its pending offsets are the txn-coord branch's (the transaction
-    // coordinator): until it fills this in, nothing is pending and the body does nothing.
+    // Posted to the partition's owner shard (group_coordinator::complete_txn).
     void on_transaction_marker(int32_t partition, model::producer_id pid,
                                model::producer_epoch epoch, bool commit);
 

@@ -50,6 +50,10 @@ public:
                 return "could not write to __consumer_offsets";
             case errc::unknown_topic_or_partition:
                 return "unknown topic or partition";
+            case errc::unstable_offset_commit:
+                return "a transaction holds pending offsets for the partition";
+            case errc::invalid_producer_epoch:
+                return "the producer's epoch is fenced";
         }
         return "unknown coordinator error " + std::to_string(ev);
     }

@@ -27,6 +27,8 @@ enum class errc : int {
     invalid_group_id = 16,            // empty group id where one is required
     storage_error = 17,               // the append to __consumer_offsets failed
     unknown_topic_or_partition = 18,  // commit for a partition that does not exist
+    unstable_offset_commit = 19,      // require_stable fetch of an offset a transaction holds
+    invalid_producer_epoch = 20,      // TxnOffsetCommit from a producer epoch the log fenced
 };
 
 const std::error_category& error_category() noexcept;
@@ -36,9 +38,13 @@ inline std::error_code make_error_code(errc e) noexcept {
 }
 
 // What a request learns when its append to __consumer_offsets failed: not_coordinator when the
-// partition's log is gone (the client looks the coordinator up again), else storage_error.
+// partition's log is gone (the client looks the coordinator up again), invalid_producer_epoch
+// when a transactional write came from a fenced producer, else storage_error.
 inline std::error_code append_error(std::error_code ec) noexcept {
-    return ec == make_error_code(errc::not_coordinator) ? ec : make_error_code(errc::storage_error);
+    return ec == make_error_code(errc::not_coordinator) ||
+                   ec == make_error_code(errc::invalid_producer_epoch)
+               ? ec
+               : make_error_code(errc::storage_error);
 }
 
 }  // namespace spool::broker::coordinator

@@ -72,6 +72,10 @@ struct coordinator_snapshot {
     std::vector<committed_entry> offsets;
 };
 
+// Applies a committed transaction's offset of tp unless a plain commit written later holds it.
+void commit_pending(std::map<model::topic_partition, committed_offset>& offsets,
+                    const model::topic_partition& tp, committed_offset o);
+
 class group_coordinator {
 public:
     // listener (optional) hears of completed rebalances and removed groups; it must outlive
@@ -98,7 +102,16 @@ public:
                                            const std::vector<leave_member>& members);
 
     // ---- offsets ----
+    // OffsetCommit, or TxnOffsetCommit when req.producer_id >= 0: then the offsets are written
+    // as the producer's transactional batch and stay pending (invisible to OffsetFetch) until
+    // complete_txn.
     void commit_offsets(offset_commit_request req, offset_commit_callback done);
+    // The producer's transaction marker is committed in this partition: its pending offsets
+    // become committed (commit) or are dropped (abort).
+    void complete_txn(int64_t producer_id, bool commit);
+    // Whether a transaction holds pending offsets of the group (of tp, when given).
+    [[nodiscard]] bool has_pending_txn(std::string_view group_id,
+                                       const model::topic_partition* tp = nullptr) const;
     [[nodiscard]] offset_fetch_result fetch_offsets(const offset_fetch_request& req) const;
     void delete_offsets(const std::string& group_id, std::vector<model::topic_partition> tps,
                         offset_delete_callback done);
@@ -191,6 +204,12 @@ private:
     status _status = status::loading;
     std::map<std::string, std::unique_ptr<group>, std::less<>> _groups;
     std::priority_queue<timer, std::vector<timer>, std::greater<>> _timers;
+    // TxnOffsetCommit offsets awaiting their transaction's marker: producer -> group -> offsets.
+    using pending_offsets =
+        std::map<std::string, std::map<model::topic_partition, committed_offset>, std::less<>>;
+    std::map<int64_t, pending_offsets> _pending_txn;
+    // Counts offset writes in log order (committed_offset::write_order).
+    int64_t _offset_writes = 0;
     bool _snapshot_dirty = false;
     void publish(std::shared_ptr<const coordinator_snapshot> snap) {
         std::lock_guard lock(_published_mutex);

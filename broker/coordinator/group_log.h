@@ -37,6 +37,21 @@ public:
 
     // Calls fn for every record from the log start to its end, in offset order.
     virtual std::error_code replay(const replay_fn& fn) = 0;
+
+    // ---- transactions (TxnOffsetCommit) ----
+    using txn_record_fn = std::function<void(int64_t producer_id, std::span<const uint8_t> key,
+                                             std::optional<std::span<const uint8_t>> value)>;
+    using txn_marker_fn = std::function<void(int64_t producer_id, bool commit)>;
+
+    // Appends the records as one transactional batch of the producer, so the partition's
+    // producer state sees its open transaction and the coordinator's marker ends it.
+    virtual void append_txn(std::vector<log_record> records, int64_t producer_id,
+                            int16_t producer_epoch, append_callback done) = 0;
+
+    // As replay, but records of transactional batches go to txn and transaction markers
+    // (control batches) to marker, in log order.
+    virtual std::error_code replay_txn(const replay_fn& fn, const txn_record_fn& txn,
+                                       const txn_marker_fn& marker) = 0;
 };
 
 }  // namespace spool::broker::coordinator

@@ -32,8 +32,19 @@ void group_coordinator::commit_offsets(offset_commit_request req, offset_commit_
     if (g->state() == group_state::dead) {
         return fail_all(errc::coordinator_not_available);
     }
-    const bool simple = req.generation_id < 0 && g->state() == group_state::empty;
-    if (!simple) {
+    const bool txn = req.producer_id >= 0;
+    if (txn) {
+        // Kafka's classic validateOffsetCommit for TxnOffsetCommit (KIP-447): the member checks
+        // only when the request names a generation, member or instance; no rebalance check.
+        const bool simple = req.generation_id < 0 && g->state() == group_state::empty;
+        if (!simple &&
+            (req.generation_id >= 0 || !req.member_id.empty() || req.group_instance_id)) {
+            if (auto ec =
+                    validate_member(*g, req.member_id, req.group_instance_id, req.generation_id)) {
+                return fail_all(ec);
+            }
+        }
+    } else if (!(req.generation_id < 0 && g->state() == group_state::empty)) {
         if (g->state() == group_state::completing_rebalance) {
             // The member must first learn its new assignment (SyncGroup).
             return fail_all(errc::rebalance_in_progress);
@@ -69,34 +80,96 @@ void group_coordinator::commit_offsets(offset_commit_request req, offset_commit_
         return;
     }
     // Offsets become visible once durable, so a fetch never returns an offset a crash would lose.
-    _log.append(std::move(records),
-                [this, alive = std::weak_ptr<bool>(_alive), group_id = req.group_id,
-                 accepted = std::move(accepted), result = std::move(result),
-                 done = std::move(done)](std::error_code ec) mutable {
-                    auto a = alive.lock();
-                    if (!a || !*a) {
-                        for (auto& e : result.errors) {
-                            e = e ? e : std::error_code(errc::not_coordinator);
-                        }
-                        done(std::move(result));
-                        return;
-                    }
-                    group* g = find(group_id);
-                    if (ec || !g) {
-                        const std::error_code failed =
-                            ec ? append_error(ec) : std::error_code(errc::storage_error);
-                        for (auto& e : result.errors) {
-                            e = e ? e : failed;
-                        }
-                        done(std::move(result));
-                        return;
-                    }
-                    for (auto& [tp, o] : accepted) {
-                        g->offsets()[tp] = std::move(o);
-                    }
-                    mark_snapshot_dirty();
-                    done(std::move(result));
-                });
+    // Transactional ones are pending until the transaction's marker (complete_txn).
+    auto appended = [this, alive = std::weak_ptr<bool>(_alive), group_id = req.group_id,
+                     pid = req.producer_id, accepted = std::move(accepted),
+                     result = std::move(result),
+                     done = std::move(done)](std::error_code ec) mutable {
+        auto a = alive.lock();
+        if (!a || !*a) {
+            for (auto& e : result.errors) {
+                e = e ? e : std::error_code(errc::not_coordinator);
+            }
+            done(std::move(result));
+            return;
+        }
+        group* g = find(group_id);
+        if (ec || !g) {
+            const std::error_code failed =
+                ec ? append_error(ec) : std::error_code(errc::storage_error);
+            for (auto& e : result.errors) {
+                e = e ? e : failed;
+            }
+            done(std::move(result));
+            return;
+        }
+        if (pid >= 0) {
+            auto& pending = _pending_txn[pid][group_id];
+            for (auto& [tp, o] : accepted) {
+                o.write_order = ++_offset_writes;
+                pending[tp] = std::move(o);
+            }
+            done(std::move(result));
+            return;
+        }
+        for (auto& [tp, o] : accepted) {
+            o.write_order = ++_offset_writes;
+            g->offsets()[tp] = std::move(o);
+        }
+        mark_snapshot_dirty();
+        done(std::move(result));
+    };
+    if (txn) {
+        _log.append_txn(std::move(records), req.producer_id, req.producer_epoch,
+                        std::move(appended));
+    } else {
+        _log.append(std::move(records), std::move(appended));
+    }
+}
+
+void commit_pending(std::map<model::topic_partition, committed_offset>& offsets,
+                    const model::topic_partition& tp, committed_offset o) {
+    // As Kafka's replayEndTransactionMarker: the transaction's offset applies unless a plain
+    // commit of the partition was written after it.
+    auto [it, added] = offsets.try_emplace(tp, o);
+    if (!added && it->second.write_order < o.write_order) {
+        it->second = std::move(o);
+    }
+}
+
+void group_coordinator::complete_txn(int64_t producer_id, bool commit) {
+    auto it = _pending_txn.find(producer_id);
+    if (it == _pending_txn.end()) {
+        return;
+    }
+    auto pending = std::move(it->second);
+    _pending_txn.erase(it);
+    if (!commit || _status != status::active) {
+        return;
+    }
+    for (auto& [group_id, offsets] : pending) {
+        group* g = find(group_id);
+        if (g == nullptr) {
+            g = &get_or_create(group_id);
+        } else if (g->state() == group_state::dead) {
+            continue;  // being deleted: its tombstones are on their way
+        }
+        for (auto& [tp, o] : offsets) {
+            commit_pending(g->offsets(), tp, std::move(o));
+        }
+    }
+    mark_snapshot_dirty();
+}
+
+bool group_coordinator::has_pending_txn(std::string_view group_id,
+                                        const model::topic_partition* tp) const {
+    for (const auto& [_, groups] : _pending_txn) {
+        auto g = groups.find(group_id);
+        if (g != groups.end() && (tp == nullptr || g->second.contains(*tp))) {
+            return true;
+        }
+    }
+    return false;
 }
 
 offset_fetch_result group_coordinator::fetch_offsets(const offset_fetch_request& req) const {
@@ -110,6 +183,9 @@ offset_fetch_result group_coordinator::fetch_offsets(const offset_fetch_request&
         if (g) {
             for (const auto& [tp, o] : g->offsets()) {
                 r.offsets.push_back({tp, o.offset, o.leader_epoch, o.metadata, {}});
+                if (req.require_stable && has_pending_txn(req.group_id, &tp)) {
+                    r.offsets.back() = {tp, -1, -1, std::nullopt, errc::unstable_offset_commit};
+                }
             }
         }
         return r;
@@ -118,7 +194,9 @@ offset_fetch_result group_coordinator::fetch_offsets(const offset_fetch_request&
         for (int32_t p : t.partitions) {
             fetched_offset f;
             f.tp = {t.topic, model::partition_id{p}};
-            if (g) {
+            if (req.require_stable && has_pending_txn(req.group_id, &f.tp)) {
+                f.error = errc::unstable_offset_commit;
+            } else if (g) {
                 auto it = g->offsets().find(f.tp);
                 if (it != g->offsets().end()) {
                     f.offset = it->second.offset;

@@ -47,7 +47,46 @@ std::error_code group_coordinator::load() {
     std::map<std::string, std::optional<stored_group>, std::less<>> metadata;
     std::map<std::string, std::map<model::topic_partition, committed_offset>, std::less<>> offsets;
     size_t skipped = 0;
-    auto ec = _log.replay(
+    std::map<int64_t, pending_offsets> pending;
+    int64_t writes = 0;  // committed_offset::write_order, in log order
+    auto decode_offset = [&](std::span<const uint8_t> value) -> std::optional<committed_offset> {
+        auto v = decode_offset_value(value);
+        if (!v) {
+            ++skipped;
+            return std::nullopt;
+        }
+        v.value().write_order = ++writes;
+        return std::move(v.value());
+    };
+    // A transactional offset is pending until its producer's marker: commit applies it at the
+    // marker's place in the log, abort drops it, no marker yet leaves it pending.
+    const group_log::txn_record_fn on_txn = [&](int64_t pid, std::span<const uint8_t> key,
+                                                std::optional<std::span<const uint8_t>> value) {
+        auto k = decode_key(key);
+        auto* ok = k ? std::get_if<offset_key>(&k.value()) : nullptr;
+        if (!ok || !value) {
+            ++skipped;
+            return;
+        }
+        if (auto o = decode_offset(*value)) {
+            pending[pid][ok->group][ok->tp] = std::move(*o);
+        }
+    };
+    const group_log::txn_marker_fn on_marker = [&](int64_t pid, bool commit) {
+        auto it = pending.find(pid);
+        if (it == pending.end()) {
+            return;
+        }
+        if (commit) {
+            for (auto& [group_id, group_pending] : it->second) {
+                for (auto& [tp, o] : group_pending) {
+                    commit_pending(offsets[group_id], tp, std::move(o));
+                }
+            }
+        }
+        pending.erase(it);
+    };
+    auto ec = _log.replay_txn(
         [&](std::span<const uint8_t> key, std::optional<std::span<const uint8_t>> value) {
             auto k = decode_key(key);
             if (!k) {
@@ -60,12 +99,9 @@ std::error_code group_coordinator::load() {
                     group_offsets.erase(ok->tp);
                     return;
                 }
-                auto v = decode_offset_value(*value);
-                if (!v) {
-                    ++skipped;
-                    return;
+                if (auto o = decode_offset(*value)) {
+                    group_offsets[ok->tp] = std::move(*o);
                 }
-                group_offsets[ok->tp] = std::move(v.value());
                 return;
             }
             auto& gk = std::get<group_key>(k.value());
@@ -79,7 +115,8 @@ std::error_code group_coordinator::load() {
                 return;
             }
             metadata[gk.group] = std::move(v.value());
-        });
+        },
+        on_txn, on_marker);
     if (ec) {
         return ec;
     }
@@ -125,6 +162,8 @@ std::error_code group_coordinator::load() {
         group& g = get_or_create(id);
         g.offsets() = std::move(group_offsets);
     }
+    _pending_txn = std::move(pending);
+    _offset_writes = writes;
     _status = status::active;
     schedule({now + time_ms(_config.retention_check_interval_ms), timer_kind::retention, {}, {}});
     mark_snapshot_dirty();
@@ -155,6 +194,7 @@ void group_coordinator::unload() {
         g->transition(group_state::dead, _clock.now());
     }
     _groups.clear();
+    _pending_txn.clear();
     _timers = {};
     publish(std::make_shared<const coordinator_snapshot>());
     out.run();
@@ -168,6 +208,9 @@ void group_coordinator::expire_offsets() {
         const bool consumer_group = g->protocol_type().has_value();
         if (consumer_group && g->state() != group_state::empty) {
             continue;  // KIP-211: offsets of an active group never expire
+        }
+        if (has_pending_txn(id)) {
+            continue;  // an open transaction will still commit offsets into this group
         }
         for (auto it = g->offsets().begin(); it != g->offsets().end();) {
             const committed_offset& o = it->second;

@@ -1,6 +1,7 @@
 #include "broker/coordinator/partition_group_log.h"
 
 #include "broker/coordinator/errc.h"
+#include "broker/storage/errc.h"
 #include "broker/storage/file_ops.h"
 #include "protocol/records/batch_builder.h"
 #include "protocol/records/batch_parser.h"
@@ -9,15 +10,48 @@
 
 namespace spool::broker::coordinator {
 
-namespace rec = protocol::records;
-
 namespace {
 // Bytes per read() during replay; a batch larger than this is still returned whole (min_one).
 constexpr uint32_t replay_read_bytes = 1024 * 1024;
 }  // namespace
 
 void partition_group_log::append(std::vector<log_record> records, append_callback done) {
-    rec::batch_builder builder;
+    append_batch(std::move(records), {}, std::move(done));
+}
+
+void partition_group_log::append_txn(std::vector<log_record> records, int64_t producer_id,
+                                     int16_t producer_epoch, append_callback done) {
+    replication::partition* p = _find();
+    if (p == nullptr) {
+        done(make_error_code(errc::not_coordinator));
+        return;
+    }
+    rec::batch_options options;
+    options.producer_id = producer_id;
+    options.producer_epoch = producer_epoch;
+    options.transactional = true;
+    // The partition checks sequences per producer like a client's: continue after the last
+    // batch this producer wrote here at this epoch (Kafka skips the check for coordinator
+    // writes; Spool's append has no origin to tell them apart).
+    options.base_sequence = 0;
+    if (const auto* e = p->log().producers().find(model::producer_id(producer_id));
+        e != nullptr && e->epoch == model::producer_epoch(producer_epoch) && e->last() != nullptr &&
+        e->last()->last_seq.value() >= 0) {
+        options.base_sequence =
+            e->last()->last_seq.value() == INT32_MAX ? 0 : e->last()->last_seq.value() + 1;
+    }
+    // The partition refuses an older epoch than its producer state holds: the producer is fenced.
+    auto fenced = [done = std::move(done)](std::error_code ec) {
+        done(ec == storage::make_error_code(storage::errc::invalid_producer_epoch)
+                 ? make_error_code(errc::invalid_producer_epoch)
+                 : ec);
+    };
+    append_batch(std::move(records), options, std::move(fenced));
+}
+
+void partition_group_log::append_batch(std::vector<log_record> records, rec::batch_options options,
+                                       append_callback done) {
+    rec::batch_builder builder(options);
     const int64_t now = _clock.now().count();
     for (const auto& r : records) {
         builder.add(now, rec::nullable_bytes::of(std::span<const uint8_t>(r.key)),
@@ -50,6 +84,11 @@ void partition_group_log::append(std::vector<log_record> records, append_callbac
 }
 
 std::error_code partition_group_log::replay(const replay_fn& fn) {
+    return replay_txn(fn, nullptr, nullptr);
+}
+
+std::error_code partition_group_log::replay_txn(const replay_fn& fn, const txn_record_fn& txn,
+                                                const txn_marker_fn& marker) {
     replication::partition* p = _find();
     if (p == nullptr) {
         return make_error_code(errc::not_coordinator);
@@ -86,20 +125,36 @@ std::error_code partition_group_log::replay(const replay_fn& fn) {
                 return info.error();
             }
             const auto& b = info.value();
-            if (b.is_control() || b.last_offset() < next.value()) {
-                continue;  // transaction markers; or a batch before the requested start
+            if (b.last_offset() < next.value()) {
+                continue;  // a batch before the requested start
+            }
+            const bool control = b.is_control();
+            if (control && !marker) {
+                continue;
             }
             auto records = b.is_compressed() ? scratch.data() : rec::records_section(buffer, b);
             rec::record_reader reader(records, b.record_count);
             rec::record_view r;
+            const bool in_txn = b.is_transactional() && b.has_producer_id() && txn;
             while (reader.next(r)) {
+                if (control) {
+                    rec::control_marker m;
+                    if (!rec::parse_control_record(r, m)) {
+                        marker(b.producer_id, m.type == rec::control_type::commit);
+                    }
+                    break;  // a control batch holds one marker
+                }
                 if (r.key.is_null) {
                     continue;
                 }
-                if (r.value.is_null) {
-                    fn(r.key.bytes, std::nullopt);
+                std::optional<std::span<const uint8_t>> value;
+                if (!r.value.is_null) {
+                    value = r.value.bytes;
+                }
+                if (in_txn) {
+                    txn(b.producer_id, r.key.bytes, value);
                 } else {
-                    fn(r.key.bytes, r.value.bytes);
+                    fn(r.key.bytes, value);
                 }
             }
             if (reader.error()) {

@@ -24,11 +24,14 @@
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/group_log.h"
 #include "broker/replication/partition.h"
+#include "protocol/records/batch_builder.h"
 
 #include <chrono>
 #include <functional>
 
 namespace spool::broker::coordinator {
+
+namespace rec = protocol::records;
 
 class partition_group_log final : public group_log {
 public:
@@ -44,8 +47,15 @@ public:
 
     void append(std::vector<log_record> records, append_callback done) override;
     std::error_code replay(const replay_fn& fn) override;
+    void append_txn(std::vector<log_record> records, int64_t producer_id, int16_t producer_epoch,
+                    append_callback done) override;
+    std::error_code replay_txn(const replay_fn& fn, const txn_record_fn& txn,
+                               const txn_marker_fn& marker) override;
 
 private:
+    void append_batch(std::vector<log_record> records, rec::batch_options options,
+                      append_callback done);
+
     partition_lookup _find;
     const clock& _clock;
     commit_options _commit;

@@ -114,6 +114,9 @@ struct committed_offset {
     int64_t commit_timestamp_ms = 0;
     // Only set when a v1 commit asked for an explicit retention; -1 otherwise.
     int64_t expire_timestamp_ms = -1;
+    // In memory only: the order of its write among the partition's offset writes, so that a
+    // committed transaction's offset does not replace a plain commit written after it.
+    int64_t write_order = 0;
 };
 
 struct offset_commit_entry {
@@ -129,6 +132,9 @@ struct offset_commit_request {
     std::string member_id;
     std::optional<std::string> group_instance_id;
     std::vector<offset_commit_entry> offsets;
+    // TxnOffsetCommit: the transaction's producer (-1: a plain OffsetCommit).
+    int64_t producer_id = -1;
+    int16_t producer_epoch = -1;
 };
 
 struct offset_commit_result {
@@ -145,6 +151,9 @@ struct offset_fetch_request {
     std::string group_id;
     // nullopt: every partition the group has committed (OffsetFetch v2+ null topics).
     std::optional<std::vector<offset_fetch_topic>> topics;
+    // OffsetFetch v7+: a partition with pending transactional offsets answers
+    // unstable_offset_commit instead of its last committed offset.
+    bool require_stable = false;
 };
 
 struct fetched_offset {

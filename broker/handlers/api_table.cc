@@ -65,6 +65,7 @@ const std::vector<api_entry>& table() {
         // EndTxn v5 fields answer -1).
         {api_key::add_partitions_to_txn, 0, 5, 0, txn::handle_add_partitions_to_txn},
         {api_key::add_offsets_to_txn, 0, 4, 0, txn::handle_add_offsets_to_txn},
+        {api_key::txn_offset_commit, 0, 4, 0, txn::handle_txn_offset_commit},
         {api_key::end_txn, 0, 5, 0, txn::handle_end_txn},
         {api_key::describe_transactions, 0, 0, 0, txn::handle_describe_transactions},
         {api_key::list_transactions, 0, 1, 0, txn::handle_list_transactions},

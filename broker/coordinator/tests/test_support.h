@@ -40,14 +40,64 @@ public:
         done({});
     }
 
-    std::error_code replay(const replay_fn& fn) override {
-        for (const auto& r : records) {
+    std::error_code replay(const replay_fn& fn) override { return replay_txn(fn, {}, {}); }
+
+    // Transactional batches and markers are kept beside `records`, each at the records.size()
+    // it was appended at, so replay interleaves them in log order.
+    struct txn_entry {
+        size_t at = 0;
+        int64_t pid = -1;
+        std::optional<bool> marker;  // set: a commit (true) or abort (false) marker
+        std::vector<log_record> batch;
+    };
+
+    void append_txn(std::vector<log_record> batch, int64_t pid, int16_t /*epoch*/,
+                    append_callback done) override {
+        if (fail_appends) {
+            done(std::make_error_code(std::errc::io_error));
+            return;
+        }
+        txn.push_back({records.size(), pid, std::nullopt, std::move(batch)});
+        done({});
+    }
+
+    void write_marker(int64_t pid, bool commit) {
+        txn.push_back({records.size(), pid, commit, {}});
+    }
+
+    std::error_code replay_txn(const replay_fn& fn, const txn_record_fn& on_txn,
+                               const txn_marker_fn& on_marker) override {
+        size_t next_txn = 0;
+        auto txn_until = [&](size_t at) {
+            for (; next_txn < txn.size() && txn[next_txn].at <= at; ++next_txn) {
+                const auto& e = txn[next_txn];
+                if (e.marker) {
+                    if (on_marker) {
+                        on_marker(e.pid, *e.marker);
+                    }
+                    continue;
+                }
+                for (const auto& r : e.batch) {
+                    auto value =
+                        r.value ? std::optional(std::span<const uint8_t>(*r.value)) : std::nullopt;
+                    if (on_txn) {
+                        on_txn(e.pid, r.key, value);
+                    } else {
+                        fn(r.key, value);
+                    }
+                }
+            }
+        };
+        for (size_t i = 0; i < records.size(); ++i) {
+            txn_until(i);
+            const auto& r = records[i];
             if (r.value) {
                 fn(r.key, std::span<const uint8_t>(*r.value));
             } else {
                 fn(r.key, std::nullopt);
             }
         }
+        txn_until(records.size());
         return {};
     }
 
@@ -64,6 +114,7 @@ public:
     }
 
     std::vector<log_record> records;
+    std::vector<txn_entry> txn;
     bool fail_appends = false;
     bool hold_appends = false;
     std::deque<std::pair<std::vector<log_record>, append_callback>> held;

@@ -56,6 +56,10 @@ protocol::error_code to_kafka_error(const std::error_code& ec) {
             return error_code::coordinator_not_available;
         case errc::unknown_topic_or_partition:
             return error_code::unknown_topic_or_partition;
+        case errc::unstable_offset_commit:
+            return error_code::unstable_offset_commit;
+        case errc::invalid_producer_epoch:
+            return error_code::invalid_producer_epoch;
     }
     return error_code::unknown_server_error;
 }

@@ -1,5 +1,6 @@
 // OffsetFetch v0-v9: one group (v0-7) or many (v8+); null topics (v2+) fetch every committed
-// partition. Offsets become visible only once durable, so require_stable needs no waiting.
+// partition. Offsets become visible only once durable; with require_stable (v7+) a partition a
+// transaction holds pending offsets for answers UNSTABLE_OFFSET_COMMIT (the client retries).
 
 #include "protocol/messages/offset_fetch.h"
 
@@ -123,6 +124,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::offset_fetch_re
         for (auto& g : req.groups) {
             coordinator::offset_fetch_request fr;
             fr.group_id = g.group_id;
+            fr.require_stable = req.require_stable;
             if (g.topics) {
                 fr.topics.emplace();
                 for (auto& t : *g.topics) {
@@ -145,6 +147,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::offset_fetch_re
     }
     coordinator::offset_fetch_request fr;
     fr.group_id = req.group_id;
+    fr.require_stable = ctx.version() >= 7 && req.require_stable;
     if (req.topics) {
         fr.topics.emplace();
         for (auto& t : *req.topics) {

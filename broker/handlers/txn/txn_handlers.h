@@ -13,6 +13,7 @@ using handler_result = boost::asio::awaitable<net::handled>;
 
 handler_result handle_add_partitions_to_txn(request_ctx& ctx);
 handler_result handle_add_offsets_to_txn(request_ctx& ctx);
+handler_result handle_txn_offset_commit(request_ctx& ctx);
 handler_result handle_end_txn(request_ctx& ctx);
 handler_result handle_describe_transactions(request_ctx& ctx);
 handler_result handle_list_transactions(request_ctx& ctx);

@@ -33,6 +33,8 @@ TEST(group_errors, test_coordinator_errors_map_to_kafka_numbers) {
         {errc::group_subscribed_to_topic, 86},
         {errc::storage_error, 15},
         {errc::unknown_topic_or_partition, 3},
+        {errc::unstable_offset_commit, 88},
+        {errc::invalid_producer_epoch, 47},
     };
     for (auto [e, code] : expected) {
         EXPECT_EQ(kafka_code(make_error_code(e)), code) << make_error_code(e).message();

@@ -1,6 +1,6 @@
 // The transaction coordinator through the real spool-broker process, over raw Kafka requests:
-// FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn and EndTxn with Kafka's
-// error codes, the state surviving a restart, and Kafka's own DumpLogSegments
+// FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit and
+// EndTxn with Kafka's error codes, the state surviving a restart, and Kafka's own DumpLogSegments
 // --transaction-log-decoder reading the __transaction_state segment Spool wrote.
 //
 // Markers: without a WriteTxnMarkers handler on the partition leader (the log side's), an
@@ -14,6 +14,8 @@
 #include "protocol/messages/end_txn.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/init_producer_id.h"
+#include "protocol/messages/offset_fetch.h"
+#include "protocol/messages/txn_offset_commit.h"
 #include "tests/integration/broker_process.h"
 #include "tests/integration/kafka_client.h"
 #include "tests/integration/test_pki.h"
@@ -113,8 +115,8 @@ protected:
             version, req);
         EXPECT_TRUE(resp);
         std::map<std::string, int16_t> out;
-        for (const auto& t : resp.value_or(pr::add_partitions_to_txn_response{})
-                                 .results_by_topic_v3_and_below) {
+        for (const auto& t :
+             resp.value_or(pr::add_partitions_to_txn_response{}).results_by_topic_v3_and_below) {
             for (const auto& p : t.results_by_partition) {
                 out[t.name + "-" + std::to_string(p.partition_index)] = p.partition_error_code;
             }
@@ -130,6 +132,19 @@ protected:
         req.producer_epoch = epoch;
         req.committed = commit;
         auto resp = c.call<pr::end_txn_request, pr::end_txn_response>(version, req);
+        EXPECT_TRUE(resp);
+        return resp ? resp->error_code : int16_t{-1};
+    }
+
+    int16_t add_offsets(const std::string& id, int64_t pid, int16_t epoch,
+                        const std::string& group) {
+        kafka_client c(broker->port());
+        pr::add_offsets_to_txn_request req;
+        req.transactional_id = id;
+        req.producer_id = pid;
+        req.producer_epoch = epoch;
+        req.group_id = group;
+        auto resp = c.call<pr::add_offsets_to_txn_request, pr::add_offsets_to_txn_response>(3, req);
         EXPECT_TRUE(resp);
         return resp ? resp->error_code : int16_t{-1};
     }
@@ -167,22 +182,11 @@ TEST_F(txn_api_test, test_transactional_lifecycle_with_kafkas_errors) {
     // The epoch before the re-init is fenced: PRODUCER_FENCED from v2, INVALID_PRODUCER_EPOCH
     // before (KIP-588); another producer id is not this id's.
     EXPECT_EQ(add(3, "app", p.producer_id, 0, {{"orders", 0}})["orders-0"], producer_fenced);
-    EXPECT_EQ(add(1, "app", p.producer_id, 0, {{"orders", 0}})["orders-0"],
-              invalid_producer_epoch);
+    EXPECT_EQ(add(1, "app", p.producer_id, 0, {{"orders", 0}})["orders-0"], invalid_producer_epoch);
     EXPECT_EQ(add(3, "app", p.producer_id + 1, 1, {{"orders", 0}})["orders-0"],
               invalid_producer_id_mapping);
 
-    {
-        kafka_client c2(broker->port());
-        pr::add_offsets_to_txn_request req;
-        req.transactional_id = "app";
-        req.producer_id = p.producer_id;
-        req.producer_epoch = p.producer_epoch;
-        req.group_id = "etl";
-        auto resp = c2.call<pr::add_offsets_to_txn_request, pr::add_offsets_to_txn_response>(3, req);
-        ASSERT_TRUE(resp);
-        EXPECT_EQ(resp->error_code, none);
-    }
+    EXPECT_EQ(add_offsets("app", p.producer_id, p.producer_epoch, "etl"), none);
 
     EXPECT_EQ(end("app", p.producer_id, p.producer_epoch, true), none);
     // Decided: an abort now is invalid; a retried commit is pending or done.
@@ -195,12 +199,100 @@ TEST_F(txn_api_test, test_transactional_lifecycle_with_kafkas_errors) {
     EXPECT_EQ(end("idle", idle.producer_id, idle.producer_epoch, true), invalid_txn_state);
 }
 
+// TxnOffsetCommit: pending until the commit marker reaches __consumer_offsets, invisible to a
+// require_stable OffsetFetch (UNSTABLE_OFFSET_COMMIT) meanwhile, Kafka's per-partition errors.
+TEST_F(txn_api_test, test_txn_offset_commit_pending_until_commit_marker) {
+    constexpr int16_t illegal_generation = 22;
+    constexpr int16_t unstable_offset_commit = 88;
+    auto p = init("etl-app");
+    ASSERT_EQ(p.error_code, none);
+    ASSERT_EQ(add_offsets("etl-app", p.producer_id, p.producer_epoch, "etl"), none);
+    auto commit = [&](int32_t generation, const std::string& member, int64_t offset = 42) {
+        kafka_client c(broker->port());
+        pr::txn_offset_commit_request req;
+        req.transactional_id = "etl-app";
+        req.group_id = "etl";
+        req.producer_id = p.producer_id;
+        req.producer_epoch = p.producer_epoch;
+        req.generation_id = generation;
+        req.member_id = member;
+        auto& t = req.topics.emplace_back();
+        t.name = "orders";
+        t.partitions.emplace_back().partition_index = 0;
+        t.partitions.back().committed_offset = offset;
+        req.topics.emplace_back().name = "nope";
+        req.topics.back().partitions.emplace_back().partition_index = 0;
+        auto resp = c.call<pr::txn_offset_commit_request, pr::txn_offset_commit_response>(3, req);
+        EXPECT_TRUE(resp);
+        std::map<std::string, int16_t> out;
+        for (const auto& rt : resp.value_or(pr::txn_offset_commit_response{}).topics) {
+            for (const auto& rp : rt.partitions) {
+                out[rt.name + "-" + std::to_string(rp.partition_index)] = rp.error_code;
+            }
+        }
+        return out;
+    };
+    // A named generation of a group the coordinator does not know: a stale member.
+    EXPECT_EQ(commit(5, "m-1")["orders-0"], illegal_generation);
+    auto r = commit(-1, "");
+    EXPECT_EQ(r["orders-0"], none);
+    EXPECT_EQ(r["nope-0"], unknown_topic_or_partition);
+
+    auto fetch = [&](bool require_stable) {
+        kafka_client c(broker->port());
+        pr::offset_fetch_request req;
+        req.group_id = "etl";
+        req.require_stable = require_stable;
+        auto& t = req.topics.emplace();
+        t.emplace_back().name = "orders";
+        t.back().partition_indexes = {0};
+        auto resp = c.call<pr::offset_fetch_request, pr::offset_fetch_response>(7, req);
+        EXPECT_TRUE(resp);
+        if (!resp || resp->error_code != none || resp->topics.empty()) {
+            return std::pair(resp ? resp->error_code : int16_t{-1}, int64_t{-1});
+        }
+        const auto& part = resp->topics.at(0).partitions.at(0);
+        return std::pair(part.error_code, part.committed_offset);
+    };
+    EXPECT_EQ(fetch(true).first, unstable_offset_commit);
+    EXPECT_EQ(fetch(false), std::pair(none, int64_t{-1}));
+
+    EXPECT_EQ(end("etl-app", p.producer_id, p.producer_epoch, true), none);
+    // The markers are written after EndTxn answers: the offset shows up once they land.
+    std::pair<int16_t, int64_t> seen;
+    for (int i = 0; i < 200; ++i) {
+        seen = fetch(true);
+        if (seen == std::pair(none, int64_t{42})) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(seen, std::pair(none, int64_t{42})) << broker->log_text();
+
+    // A second transaction's offset, still open across a restart: the replay of the
+    // transactional batches and markers keeps 42 committed and 43 pending.
+    ASSERT_EQ(add_offsets("etl-app", p.producer_id, p.producer_epoch, "etl"), none);
+    ASSERT_EQ(commit(-1, "", 43)["orders-0"], none);
+    auto info = broker->stop();
+    ASSERT_TRUE(info.exited) << broker->log_text();
+    ASSERT_TRUE(broker->start()) << broker->log_text();
+    for (int i = 0; i < 200; ++i) {
+        seen = fetch(false);
+        if (seen.first == none) {
+            break;  // the partition is loaded (COORDINATOR_LOAD_IN_PROGRESS / NOT_COORDINATOR)
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(seen, std::pair(none, int64_t{42}));
+    EXPECT_EQ(fetch(true).first, unstable_offset_commit);
+}
+
 TEST_F(txn_api_test, test_second_producer_fences_the_first) {
     auto zombie = init("shared");
     ASSERT_EQ(zombie.error_code, none);
-    EXPECT_EQ(add(3, "shared", zombie.producer_id, zombie.producer_epoch,
-                  {{"orders", 0}})["orders-0"],
-              none);
+    EXPECT_EQ(
+        add(3, "shared", zombie.producer_id, zombie.producer_epoch, {{"orders", 0}})["orders-0"],
+        none);
     // The new instance waits while the zombie's transaction is aborted under a bumped epoch.
     EXPECT_EQ(init("shared").error_code, concurrent_transactions);
     EXPECT_EQ(end("shared", zombie.producer_id, zombie.producer_epoch, true), producer_fenced);
@@ -237,8 +329,10 @@ TEST_F(txn_api_test, test_state_survives_restart_and_kafka_decodes_the_segment) 
         }
     }
     ASSERT_FALSE(segments.empty());
-    auto out = sh("java -cp '" + kafka + "/libs/*' kafka.tools.DumpLogSegments "
-                  "--transaction-log-decoder --deep-iteration --files " + segments);
+    auto out = sh("java -cp '" + kafka +
+                  "/libs/*' kafka.tools.DumpLogSegments "
+                  "--transaction-log-decoder --deep-iteration --files " +
+                  segments);
     ASSERT_TRUE(succeeded(out)) << out;
     EXPECT_NE(out.find("\"transactionalId\":\"durable\""), std::string::npos) << out;
     EXPECT_NE(out.find("\"producerId\":" + std::to_string(p.producer_id)), std::string::npos)
