@@ -3,10 +3,9 @@
 // EndTxn with Kafka's error codes, the state surviving a restart, and Kafka's own DumpLogSegments
 // --transaction-log-decoder reading the __transaction_state segment Spool wrote.
 //
-// Markers: without a WriteTxnMarkers handler on the partition leader (the log side's), an
-// ended transaction stays PrepareCommit/PrepareAbort (the coordinator keeps retrying), so a
-// retried EndTxn may see CONCURRENT_TRANSACTIONS (markers pending) or NONE (completed); both
-// are Kafka's answers, and the assertions accept exactly those.
+// Markers: EndTxn answers once PrepareCommit/PrepareAbort is durable and the markers go out
+// after, so a retried EndTxn may see CONCURRENT_TRANSACTIONS (markers pending) or NONE
+// (completed); both are Kafka's answers, and the assertions accept exactly those.
 
 #include "protocol/messages/add_offsets_to_txn.h"
 #include "protocol/messages/add_partitions_to_txn.h"
