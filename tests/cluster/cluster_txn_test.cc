@@ -59,9 +59,19 @@ TEST(cluster_txn, decided_commit_is_served_by_the_new_coordinator_after_kill9) {
     pr::init_producer_id_request init;
     init.transactional_id = id;
     init.transaction_timeout_ms = 60000;
+    // FindCoordinator names the state partition's leader as soon as the snapshot does; until
+    // that broker has loaded the partition it answers NOT_COORDINATOR (16),
+    // COORDINATOR_LOAD_IN_PROGRESS (14) or COORDINATOR_NOT_AVAILABLE (15), and a client retries,
+    // as this does.
     auto p = c.call<pr::init_producer_id_request, pr::init_producer_id_response>(4, init);
+    for (deadline = std::chrono::steady_clock::now() + 30s;
+         p && (p->error_code == 14 || p->error_code == 15 || p->error_code == 16) &&
+         std::chrono::steady_clock::now() < deadline;) {
+        std::this_thread::sleep_for(200ms);
+        p = c.call<pr::init_producer_id_request, pr::init_producer_id_response>(4, init);
+    }
     ASSERT_TRUE(p);
-    ASSERT_EQ(p->error_code, 0);
+    ASSERT_EQ(p->error_code, 0) << cluster.log_tails();
     pr::add_partitions_to_txn_request add;
     add.v3_and_below_transactional_id = id;
     add.v3_and_below_producer_id = p->producer_id;
