@@ -61,19 +61,15 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::delete_records_
             }
             int64_t offset = p.offset;
             model::topic_partition tp{t.name, model::partition_id(p.partition_index)};
-            std::function<partition_result(storage::partition_log*)> fn =
-                [offset](storage::partition_log* plog) {
+            std::function<partition_result(replication::partition*)> fn =
+                [offset](replication::partition* part) {
                     partition_result pr;
-                    if (plog == nullptr) {
+                    if (part == nullptr) {
                         // Led here per metadata, but the log is not open yet: retriable.
                         pr.error_code = code(error_code::not_leader_or_follower);
                         return pr;
                     }
-                    if (offset > plog->high_watermark().value() || offset < -1) {
-                        pr.error_code = code(error_code::offset_out_of_range);
-                        return pr;
-                    }
-                    auto moved = plog->delete_records(model::offset(offset));
+                    auto moved = part->delete_records(model::offset(offset));
                     if (!moved) {
                         pr.error_code = code(to_kafka_error(moved.error()));
                         return pr;

@@ -59,9 +59,9 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_log_di
                 continue;
             }
             model::topic_partition tp{name, model::partition_id(p)};
-            std::function<int64_t(storage::partition_log*)> fn =
-                [](storage::partition_log* plog) -> int64_t {
-                return plog == nullptr ? -1 : static_cast<int64_t>(plog->size_bytes());
+            std::function<int64_t(replication::partition*)> fn =
+                [](replication::partition* part) -> int64_t {
+                return part == nullptr ? -1 : static_cast<int64_t>(part->size_bytes());
             };
             int64_t size = co_await on_partition<int64_t>(svc.partitions, tp, fn);
             if (size < 0) {

@@ -26,7 +26,7 @@ partition_response describe(replication::partition* p) {
         out.error_code = code(error_code::not_leader_or_follower);
         return out;
     }
-    const auto& producers = p->log().producers().all();
+    const auto& producers = p->producers().all();
     out.active_producers.reserve(producers.size());
     for (const auto& [pid, e] : producers) {
         auto& s = out.active_producers.emplace_back();

@@ -70,6 +70,8 @@ protocol::error_code to_kafka_error(const std::error_code& ec) {
                 return error_code::request_timed_out;
             case replication::errc::offset_out_of_range:
                 return error_code::offset_out_of_range;
+            case replication::errc::offset_not_available:
+                return error_code::offset_not_available;
         }
     }
     return error_code::unknown_server_error;

@@ -1,6 +1,7 @@
 #include "protocol/messages/offset_for_leader_epoch.h"
 
 #include "broker/handlers/authz.h"
+#include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"
@@ -49,14 +50,6 @@ boost::asio::awaitable<response> run(request_ctx& ctx,
                 tr.partitions.push_back(out);
                 continue;
             }
-            int32_t ours = topic->partitions[p.partition].leader_epoch;
-            if (p.current_leader_epoch >= 0 && p.current_leader_epoch != ours) {
-                out.error_code =
-                    code(p.current_leader_epoch > ours ? error_code::unknown_leader_epoch
-                                                       : error_code::fenced_leader_epoch);
-                tr.partitions.push_back(out);
-                continue;
-            }
             int32_t asked = p.leader_epoch;
             int32_t current = p.current_leader_epoch;
             model::topic_partition tp{t.topic, model::partition_id(p.partition)};
@@ -66,20 +59,18 @@ boost::asio::awaitable<response> run(request_ctx& ctx,
             std::function<epoch_end_offset(replication::partition*)> fn =
                 [asked, current](replication::partition* part) {
                     epoch_end_offset e;
-                    if (part == nullptr || part->role() != replication::partition_role::leader) {
-                        // Led here per metadata, but not (yet) by the partition: retriable.
+                    if (part == nullptr) {
+                        // Led here per metadata, but the log is not open yet: retriable.
                         e.error_code = code(error_code::not_leader_or_follower);
                         return e;
                     }
-                    if (current >= 0 && current != part->leader_epoch()) {
-                        e.error_code =
-                            code(current > part->leader_epoch() ? error_code::unknown_leader_epoch
-                                                                : error_code::fenced_leader_epoch);
+                    auto entry = part->end_offset_for_epoch(model::leader_epoch(asked), current);
+                    if (!entry) {
+                        e.error_code = code(to_kafka_error(entry.error()));
                         return e;
                     }
-                    auto entry = part->log().end_offset_for_epoch(model::leader_epoch(asked));
-                    e.leader_epoch = entry.epoch.value();
-                    e.end_offset = entry.start_offset.value();
+                    e.leader_epoch = entry.value().epoch.value();
+                    e.end_offset = entry.value().start_offset.value();
                     return e;
                 };
             auto found = co_await on_partition<epoch_end_offset>(svc.partitions, tp, fn);

@@ -26,6 +26,8 @@ public:
                 return "the records were not committed before the request's deadline";
             case errc::offset_out_of_range:
                 return "the batches do not start at this replica's log end offset";
+            case errc::offset_not_available:
+                return "a new leader's high watermark has not reached its leader epoch's start";
         }
         return "unknown replication error";
     }

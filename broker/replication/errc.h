@@ -16,6 +16,7 @@ enum class errc : int {
     not_enough_replicas_after_append = 5,  // committed, but the ISR shrank below min.insync
     request_timed_out = 6,                 // not committed by the request's deadline
     offset_out_of_range = 7,               // a follower append not at our log end offset
+    offset_not_available = 8,  // a new leader's high watermark is below its epoch start (KIP-207)
 };
 
 const std::error_category& error_category() noexcept;

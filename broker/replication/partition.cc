@@ -254,10 +254,9 @@ result<partition::read_outcome> partition::read(const read_request& r) {
             return ec;
         }
         upper = _log->log_end_offset();
-    } else if (r.current_leader_epoch >= 0 && r.current_leader_epoch != _assignment.leader_epoch) {
-        return make_error_code(r.current_leader_epoch > _assignment.leader_epoch
-                                   ? errc::unknown_leader_epoch
-                                   : errc::fenced_leader_epoch);
+    } else if (auto ec = check_leader(r.current_leader_epoch)) {
+        // A consumer reads from the leader only (no KIP-392 follower fetching yet).
+        return ec;
     }
     read_outcome out;
     out.high_watermark = _log->high_watermark();

@@ -225,9 +225,51 @@ public:
     };
     // Reads for a fetch with the bounds Kafka gives it: a follower up to the log end offset,
     // after on_follower_fetch (its errors: not leader, fenced/unknown epoch, ahead of us); a
-    // consumer below the high watermark, or below the last stable offset with read_committed;
-    // fenced_leader_epoch / unknown_leader_epoch when its current_leader_epoch is not ours.
+    // consumer below the high watermark, or below the last stable offset with read_committed,
+    // and only while this replica leads (not_leader_or_follower otherwise); fenced_leader_epoch
+    // / unknown_leader_epoch when its current_leader_epoch is not ours.
     result<read_outcome> read(const read_request& r);
+
+    // --- the admin door (ListOffsets, DeleteRecords, OffsetForLeaderEpoch, DescribeProducers,
+    // DescribeLogDirs; partition_admin.cc) ------------------------------------------------------
+    // Those that only a leader answers check, as Kafka's Partition.localLogWithEpochOrThrow does,
+    // that this replica leads now (not_leader_or_follower: the metadata a handler read may be
+    // ahead of what the partition has applied) and that the caller's current_leader_epoch (-1:
+    // unchecked) is ours (fenced_leader_epoch when older, unknown_leader_epoch when newer).
+    enum class offset_bound {
+        high_watermark,  // a consumer's read_uncommitted (and ListOffsets v0)
+        last_stable,     // a consumer's read_committed
+        log_end,         // a follower or a debugging tool (Kafka: no isolation level)
+    };
+    struct offset_query {
+        // Kafka's ListOffsets timestamp: -1 latest, -2 earliest, -3 max timestamp, -4 earliest
+        // local (= earliest: nothing is tiered), -5 latest tiered (nothing: nullopt), or a time.
+        int64_t timestamp = -1;
+        int32_t current_leader_epoch = -1;
+        offset_bound bound = offset_bound::high_watermark;
+        // A consumer's request (v1+): while this new leader's high watermark is below its epoch
+        // start, "latest" and a lookup that finds nothing readable answer offset_not_available
+        // (KIP-207) rather than what a consumer could not read yet.
+        bool consumer = false;
+        // Kafka's debugging replica id (-2) may ask any replica.
+        bool leader_only = true;
+    };
+    // ListOffsets (Kafka's Partition.fetchOffsetForTimestamp). nullopt when no record qualifies
+    // below the bound (Kafka answers offset -1); the entry's epoch is ours when its batch has
+    // none. Errors: the checks above, offset_not_available, the log's own.
+    [[nodiscard]] result<std::optional<storage::timestamp_and_offset>> offset_for(
+        const offset_query& q) const;
+    // DeleteRecords as leader: the log start moves up to `offset` (-1: the high watermark; above
+    // it or below -1 is offset_out_of_range). Returns the new log start (the low watermark).
+    result<model::offset> delete_records(model::offset offset);
+    // OffsetForLeaderEpoch as leader: the largest epoch <= `epoch` this log holds and where it
+    // ends (KIP-101/279: what a follower truncates to).
+    [[nodiscard]] result<storage::epoch_entry> end_offset_for_epoch(
+        model::leader_epoch epoch, int32_t current_leader_epoch) const;
+    // Any replica: its producer state (Kafka's activeProducerState answers on a follower) and
+    // its size on disk.
+    [[nodiscard]] const storage::producer_state& producers() const { return _log->producers(); }
+    [[nodiscard]] uint64_t size_bytes() const { return _log->size_bytes(); }
 
     // --- follower: the replica fetcher ---------------------------------------------------------
     // Whether the fetcher must truncate (OffsetForLeaderEpoch) before fetching: set on becoming
@@ -275,6 +317,8 @@ private:
     using ready_callbacks = std::vector<std::pair<commit_callback, std::error_code>>;
 
     static partition_role role_for(const partition_assignment& a, int32_t self);
+    // none when this replica leads at the caller's epoch (see the admin door).
+    [[nodiscard]] std::error_code check_leader(int32_t current_leader_epoch) const;
     void become_leader();
     void become_follower();
     // Keeps one follower_progress per other replica; reset: a new leader term starts afresh.

@@ -16,6 +16,11 @@ checked against these rules, lowest layer first:
               pure planners), embedded/, etcd/, controller/ (the etcd-driven controller). A file
               may include only its own sub-layer and those below it. controller/plan/ includes
               nothing of etcd (broker/etcd/, broker/metadata/etcd/).
+  door        the Kafka handlers (broker/handlers, not their tests) reach a partition only
+              through its door (replication::partition: replicate, read and the admin methods,
+              which own leadership, epoch fencing and read bounds): no partition's log()
+              (`.log()`, `->log()`), no storage::partition_log, no partition_manager::local().
+              Checked on the code with // comments removed.
 
 Comments and string literals are not parsed beyond the #include line itself; a commented-out
 include (// #include) is not an include. Prints one line per violation, "file:line: rule", and
@@ -70,6 +75,22 @@ def metadata_layer(rel):
         if layer and (sub.startswith(layer + "/")) and len(layer) > len(best):
             best = layer
     return best
+
+
+DOOR_DIRS = ("broker/handlers/",)
+DOOR_BYPASS = re.compile(r"(?:\.|->)log\(\)|\bpartition_log\b|(?:\.|->)local\(")
+
+
+def check_door(rel, lines):
+    """Yields (line number, message) for a handler line that goes past a partition's door."""
+    if not rel.startswith(DOOR_DIRS) or is_test_code(rel.split("/")):
+        return
+    for number, line in enumerate(lines, start=1):
+        code = line.split("//", 1)[0]
+        m = DOOR_BYPASS.search(code)
+        if m:
+            yield number, (f"'{m.group(0)}': handlers reach a partition through its door "
+                           f"(replication::partition), not its log (partition door)")
 
 
 def check_file(rel, lines, orders):
@@ -140,7 +161,8 @@ def main(argv):
                 with open(path, encoding="utf-8", errors="replace") as f:
                     lines = f.read().splitlines()
                 checked += 1
-                for number, message in check_file(rel, lines, orders):
+                for number, message in [*check_file(rel, lines, orders),
+                                        *check_door(rel, lines)]:
                     print(f"{rel}:{number}: {message}")
                     violations += 1
     if violations:
