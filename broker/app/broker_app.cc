@@ -361,6 +361,28 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
                                                        .not_found = read(fs.not_found)});
     metrics::export_thread_cpu(_registry);
     metrics::export_log_dir_space(_registry, _partitions->log_dir());
+    // Record timestamps are wall-clock milliseconds (CreateTime), so the age is too.
+    auto oldest_open_seconds = [this] {
+        const auto oldest = _partitions->open_transactions().oldest_last_write_ms;
+        if (oldest < 0) {
+            return 0.0;
+        }
+        const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+        return std::max<double>(0.0, double(now - oldest) / 1000.0);
+    };
+    metrics::transaction_source txn_source{
+        .open_in_logs = [this] { return double(_partitions->open_transactions().count); },
+        .oldest_open_seconds = oldest_open_seconds};
+    if (_transactions) {
+        const auto& c = _transactions->counters();
+        txn_source.coordinator_ongoing = read(c.ongoing);
+        txn_source.committed = read(c.committed);
+        txn_source.aborted = read(c.aborted);
+        txn_source.timed_out = read(c.timed_out);
+    }
+    metrics::export_transaction_metrics(_registry, std::move(txn_source));
     _metadata->export_metrics(_registry);
     _cluster_view =
         std::make_unique<cluster_view_adapter>(*_store, *_config, endpoint.host, endpoint.port);

@@ -416,6 +416,9 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
     // The cleaner has its own cadence (Kafka's log.cleaner.backoff.ms), not retention's.
     auto clean_every = self->_config.get(config::keys::log_cleaner_backoff_ms);
     auto next_clean = std::chrono::steady_clock::now() + clean_every;
+    // Open transactions are counted for the metrics only, so every 5 s is plenty.
+    constexpr auto txn_count_every = std::chrono::seconds(5);
+    auto next_txn_count = std::chrono::steady_clock::now();
     asio::steady_timer timer(self->_pool.executor(shard));
     control->timer = &timer;
     while (!control->stopped) {
@@ -440,9 +443,23 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
                 self->_dir->remove_idle_files(idle);
             }
         }
+        const bool count_txns = std::chrono::steady_clock::now() >= next_txn_count;
+        int64_t open_txns = 0;
+        int64_t oldest_open_txn = -1;
+        if (count_txns) {
+            next_txn_count = std::chrono::steady_clock::now() + txn_count_every;
+        }
         for (auto& [tp, p] : table.partitions) {
             // Commit deadlines and ISR shrinks (replica.lag.time.max.ms).
             p->tick();
+            if (count_txns && p->role() == replication::partition_role::leader) {
+                auto open = p->open_transactions();
+                open_txns += static_cast<int64_t>(open.count);
+                const int64_t oldest = open.oldest_last_write.value();
+                if (oldest >= 0 && (oldest_open_txn < 0 || oldest < oldest_open_txn)) {
+                    oldest_open_txn = oldest;
+                }
+            }
             auto* plog = &p->log();
             if (plog->offline()) {
                 continue;
@@ -458,8 +475,24 @@ asio::awaitable<void> partition_manager::housekeeping(partition_manager* self, s
                 (void)plog->compact_async(self->_dir->cleaner_post());
             }
         }
+        if (count_txns) {
+            table.open_txns.store(open_txns, std::memory_order_relaxed);
+            table.oldest_open_txn_write_ms.store(oldest_open_txn, std::memory_order_relaxed);
+        }
     }
     control->timer = nullptr;
+}
+
+partition_manager::open_transactions_report partition_manager::open_transactions() const {
+    open_transactions_report out;
+    for (const auto& table : _shards) {
+        out.count += table->open_txns.load(std::memory_order_relaxed);
+        const int64_t oldest = table->oldest_open_txn_write_ms.load(std::memory_order_relaxed);
+        if (oldest >= 0 && (out.oldest_last_write_ms < 0 || oldest < out.oldest_last_write_ms)) {
+            out.oldest_last_write_ms = oldest;
+        }
+    }
+    return out;
 }
 
 }  // namespace spool::broker::cluster

@@ -142,6 +142,16 @@ public:
 
     const std::filesystem::path& log_dir() const { return _dir->path(); }
 
+    // Any thread (metrics): the transactions open in the partitions this broker leads, as each
+    // shard's housekeeping last counted them (every 5 s). oldest_last_write_ms is the oldest last
+    // write of their producers (-1: none open), what a hanging-transaction alert compares with
+    // transaction.max.timeout.ms.
+    struct open_transactions_report {
+        int64_t count = 0;
+        int64_t oldest_last_write_ms = -1;
+    };
+    open_transactions_report open_transactions() const;
+
 private:
     // Shared with the shard's housekeeping coroutine, which may wake after this manager is
     // gone: it checks `stopped` before touching the manager again.
@@ -169,6 +179,9 @@ private:
         std::shared_ptr<fetch_wakeups> replica_wakeups;  // followers' fetches
         std::shared_ptr<housekeeping_control> housekeeping =
             std::make_shared<housekeeping_control>();
+        // The led partitions' open transactions at the last housekeeping count (metrics).
+        std::atomic<int64_t> open_txns{0};
+        std::atomic<int64_t> oldest_open_txn_write_ms{-1};
     };
 
     storage::open_options options_for(const model::topic_partition& tp, size_t shard);

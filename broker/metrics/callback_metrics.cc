@@ -81,4 +81,30 @@ void export_fetch_session_counters(registry& reg, fetch_session_counter_source s
                         std::move(s.not_found));
 }
 
+void export_transaction_metrics(registry& reg, transaction_source s) {
+    add_callback_metric(reg, "spool_transactions_open",
+                        "Transactions with records but no marker yet in the partitions this broker "
+                        "leads.",
+                        callback_kind::gauge, std::move(s.open_in_logs));
+    add_callback_metric(reg, "spool_transactions_oldest_open_seconds",
+                        "Seconds since the last write of the open transaction written longest ago "
+                        "in the partitions this broker leads (0: none open). Past "
+                        "transaction.max.timeout.ms the transaction is hanging.",
+                        callback_kind::gauge, std::move(s.oldest_open_seconds));
+    add_callback_metric(reg, "spool_transaction_coordinator_ongoing",
+                        "Transactions this broker coordinates that are not complete yet.",
+                        callback_kind::gauge, std::move(s.coordinator_ongoing));
+    add_callback_metric(reg, "spool_transactions_committed_total",
+                        "Transactions this broker coordinated to a commit.", callback_kind::counter,
+                        std::move(s.committed));
+    add_callback_metric(reg, "spool_transactions_aborted_total",
+                        "Transactions this broker coordinated to an abort (by the producer, a "
+                        "fencing InitProducerId or a timeout).",
+                        callback_kind::counter, std::move(s.aborted));
+    add_callback_metric(reg, "spool_transactions_timed_out_total",
+                        "Transactions this broker aborted for running past their "
+                        "transaction.timeout.ms.",
+                        callback_kind::counter, std::move(s.timed_out));
+}
+
 }  // namespace spool::broker::metrics

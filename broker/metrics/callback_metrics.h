@@ -51,4 +51,24 @@ struct fetch_session_counter_source {
 };
 void export_fetch_session_counters(registry& reg, fetch_session_counter_source source);
 
+// Transactions (docs/metrics.md "Broker: transactions"). In the logs this broker leads:
+//   spool_transactions_open                        gauge (transactions with records and no marker)
+//   spool_transactions_oldest_open_seconds         gauge (since the last write of the open
+//                                                  transaction written longest ago; 0: none)
+// As transaction coordinator (the __transaction_state partitions it leads):
+//   spool_transaction_coordinator_ongoing          gauge (Ongoing, PrepareCommit, PrepareAbort)
+//   spool_transactions_committed_total             counter
+//   spool_transactions_aborted_total               counter (by the producer or the coordinator)
+//   spool_transactions_timed_out_total             counter (aborted past transaction.timeout.ms)
+// A source left empty registers nothing.
+struct transaction_source {
+    std::function<double()> open_in_logs;
+    std::function<double()> oldest_open_seconds;
+    std::function<double()> coordinator_ongoing;
+    std::function<double()> committed;
+    std::function<double()> aborted;
+    std::function<double()> timed_out;
+};
+void export_transaction_metrics(registry& reg, transaction_source source);
+
 }  // namespace spool::broker::metrics

@@ -270,6 +270,14 @@ public:
     // its size on disk.
     [[nodiscard]] const storage::producer_state& producers() const { return _log->producers(); }
     [[nodiscard]] uint64_t size_bytes() const { return _log->size_bytes(); }
+    // The transactions open in this log, for the hanging-transaction metrics: how many, and the
+    // oldest last write among their producers (Kafka's `kafka-transactions find-hanging` compares
+    // that with transaction.max.timeout.ms); no_timestamp when none is open.
+    struct open_transactions_summary {
+        size_t count = 0;
+        model::timestamp oldest_last_write = model::no_timestamp;
+    };
+    [[nodiscard]] open_transactions_summary open_transactions() const;
 
     // --- follower: the replica fetcher ---------------------------------------------------------
     // Whether the fetcher must truncate (OffsetForLeaderEpoch) before fetching: set on becoming

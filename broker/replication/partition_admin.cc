@@ -92,4 +92,22 @@ result<storage::epoch_entry> partition::end_offset_for_epoch(model::leader_epoch
     return _log->end_offset_for_epoch(epoch);
 }
 
+partition::open_transactions_summary partition::open_transactions() const {
+    open_transactions_summary out;
+    const auto& producers = _log->producers();
+    for (const auto& [first, pid] : producers.ongoing()) {
+        ++out.count;
+        const auto& all = producers.all();
+        auto it = all.find(pid);
+        if (it == all.end() || it->second.last_timestamp == model::no_timestamp) {
+            continue;
+        }
+        if (out.oldest_last_write == model::no_timestamp ||
+            it->second.last_timestamp < out.oldest_last_write) {
+            out.oldest_last_write = it->second.last_timestamp;
+        }
+    }
+    return out;
+}
+
 }  // namespace spool::broker::replication

@@ -68,6 +68,9 @@ std::error_code txn_coordinator::load(int32_t coordinator_epoch) {
     std::erase_if(loaded, [](const auto& kv) { return kv.second.meta.state == txn_state::dead; });
     _txns = std::move(loaded);
     _loaded = true;
+    for (const auto& [id, e] : _txns) {
+        count(std::nullopt, e.meta.state);
+    }
     _coordinator_epoch = coordinator_epoch;
     _next_abort_check_ms = now_ms() + _config.abort_check_interval_ms;
     _next_expire_check_ms = now_ms() + _config.expire_check_interval_ms;
@@ -84,6 +87,11 @@ std::error_code txn_coordinator::load(int32_t coordinator_epoch) {
 }
 
 void txn_coordinator::unload() {
+    if (_loaded) {
+        for (const auto& [id, e] : _txns) {
+            count(e.meta.state, std::nullopt);
+        }
+    }
     _loaded = false;
     ++*_generation;
     _txns.clear();
@@ -118,8 +126,10 @@ void txn_coordinator::write(txn_metadata next, bool tombstone, error_callback do
             return;
         }
         if (tombstone) {
+            count(it->second.meta.state, std::nullopt);
             _txns.erase(it);
         } else {
+            count(it->second.meta.state, next.state);
             it->second.meta = next;
         }
         done({});
@@ -422,11 +432,35 @@ void txn_coordinator::abort_timed_out() {
         }
         log::get("txn")->info("aborting '{}': open past its timeout of {} ms", id,
                               it->second.meta.timeout_ms);
-        fence_and_abort(it->second, [id](std::error_code ec) {
+        fence_and_abort(it->second, [id, counters = _counters](std::error_code ec) {
             if (ec) {
                 log::get("txn")->warn("aborting timed-out '{}' failed: {}", id, ec.message());
+            } else if (counters != nullptr) {
+                counters->timed_out.fetch_add(1, std::memory_order_relaxed);
             }
         });
+    }
+}
+
+void txn_coordinator::count(std::optional<txn_state> from, std::optional<txn_state> to) {
+    if (_counters == nullptr) {
+        return;
+    }
+    const auto open = [](std::optional<txn_state> s) {
+        return s && (*s == txn_state::ongoing || is_prepare(*s) ||
+                     *s == txn_state::prepare_epoch_fence);
+    };
+    const int64_t delta = int64_t(open(to)) - int64_t(open(from));
+    if (delta != 0) {
+        _counters->ongoing.fetch_add(delta, std::memory_order_relaxed);
+    }
+    // A transaction ends when its Complete* state is written (a load finds it already ended).
+    if (from && to && *from != *to) {
+        if (*to == txn_state::complete_commit) {
+            _counters->committed.fetch_add(1, std::memory_order_relaxed);
+        } else if (*to == txn_state::complete_abort) {
+            _counters->aborted.fetch_add(1, std::memory_order_relaxed);
+        }
     }
 }
 

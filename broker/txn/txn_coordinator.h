@@ -26,6 +26,7 @@
 #include "broker/coordinator/group_log.h"
 #include "broker/txn/errc.h"
 #include "broker/txn/marker_sender.h"
+#include "broker/txn/txn_counters.h"
 #include "broker/txn/txn_metadata.h"
 #include "common/result.h"
 
@@ -86,6 +87,9 @@ public:
     std::error_code load(int32_t coordinator_epoch);
     void unload();
     [[nodiscard]] bool loaded() const { return _loaded; }
+    // Where this coordinator counts for the broker's metrics (nullptr: nowhere); set before
+    // load(). Shared by every coordinator of the broker.
+    void set_counters(txn_counters* counters) { _counters = counters; }
     [[nodiscard]] int32_t partition() const { return _partition; }
 
     void init_producer_id(init_request req, std::function<void(init_result)> done);
@@ -122,6 +126,8 @@ private:
     [[nodiscard]] int64_t now_ms() const { return _clock.now().count(); }
     void abort_timed_out();
     void expire_idle();
+    // Counts a state change (from -> to; to nullopt: forgotten) in _counters.
+    void count(std::optional<txn_state> from, std::optional<txn_state> to);
 
     int32_t _partition;
     txn_config _config;
@@ -135,6 +141,7 @@ private:
     std::map<std::string, entry> _txns;
     int64_t _next_abort_check_ms = 0;
     int64_t _next_expire_check_ms = 0;
+    txn_counters* _counters = nullptr;
 };
 
 }  // namespace spool::broker::txn

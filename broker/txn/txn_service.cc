@@ -244,6 +244,7 @@ asio::awaitable<std::error_code> txn_service::start() {
             [partitions, tp] { return partitions->partition_here(tp); }, _clock, commit);
         s->coordinator =
             std::make_unique<txn_coordinator>(p, _config.txn, _clock, *s->log, _markers);
+        s->coordinator->set_counters(&_counters);
         s->timer = std::make_unique<asio::steady_timer>(s->executor);
         _slots[static_cast<size_t>(p)] = std::move(s);
     }

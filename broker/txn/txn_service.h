@@ -77,6 +77,8 @@ public:
     // Creates __transaction_state in the background when it does not exist yet (Kafka creates
     // it at the first FindCoordinator for a transactional id); returns at once. Any thread.
     void ensure_topic();
+    // Its coordinators' counts, for the metrics (any thread).
+    [[nodiscard]] const txn_counters& counters() const { return _counters; }
 
     template <class R>
     using call_fn = std::function<void(txn_coordinator*, std::function<void(R)>)>;
@@ -123,6 +125,7 @@ private:
     std::vector<std::unique_ptr<slot>> _slots;
     std::atomic<bool> _started{false};
     std::shared_ptr<feed> _feed;
+    txn_counters _counters;
 };
 
 // Where call()'s result lands: set on the caller's executor, which the timer wakes. fn reaches

@@ -160,5 +160,28 @@ TEST_F(partition_test, test_a_consumer_reads_only_from_the_leader) {
     EXPECT_EQ(p->read(r).error(), make_error_code(errc::not_leader_or_follower));
 }
 
+
+TEST_F(partition_test, test_open_transactions_counts_them_with_their_oldest_last_write) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1}, 0, {1}));
+    EXPECT_EQ(p->open_transactions().count, 0u);
+    EXPECT_EQ(p->open_transactions().oldest_last_write, model::no_timestamp);
+    auto first = make_batch({.records = 2, .timestamp = 5000, .producer_id = 7,
+                             .producer_epoch = 0, .base_sequence = 0, .transactional = true});
+    ASSERT_TRUE(p->append_as_leader(first, -1, 1));
+    auto second = make_batch({.records = 1, .timestamp = 3000, .producer_id = 8,
+                              .producer_epoch = 0, .base_sequence = 0, .transactional = true});
+    ASSERT_TRUE(p->append_as_leader(second, -1, 1));
+    auto open = p->open_transactions();
+    EXPECT_EQ(open.count, 2u);
+    EXPECT_EQ(open.oldest_last_write, model::timestamp(3000));
+
+    ASSERT_TRUE(p->append_txn_marker(model::producer_id(8), model::producer_epoch(0),
+                                     /*commit=*/false, 0, 1));
+    open = p->open_transactions();
+    EXPECT_EQ(open.count, 1u);
+    EXPECT_EQ(open.oldest_last_write, model::timestamp(5001)) << "the batch's last record";
+}
+
 }  // namespace
 }  // namespace spool::broker::replication

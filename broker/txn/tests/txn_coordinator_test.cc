@@ -310,5 +310,45 @@ TEST_F(txn_coordinator_test, test_verify_only_reports_partitions_outside_the_tra
     EXPECT_EQ(v.second.at({"t", 1}), make_error_code(errc::invalid_txn_state));
 }
 
+
+TEST_F(txn_coordinator_test, test_counters_follow_ongoing_ended_and_timed_out_transactions) {
+    txn_counters counters;
+    coord->set_counters(&counters);
+    auto a = init("a");
+    auto b = init("b", -1, -1, 20000);
+    auto c = init("c");
+    ASSERT_FALSE(add("a", a, {{"orders", 0}}));
+    ASSERT_FALSE(add("b", b, {{"orders", 1}}));
+    ASSERT_FALSE(add("c", c, {{"orders", 2}}));
+    EXPECT_EQ(counters.ongoing.load(), 3);
+    ASSERT_FALSE(end("a", a, true));
+    ASSERT_FALSE(end("c", c, false));
+    EXPECT_EQ(counters.ongoing.load(), 3) << "Prepare* is still open";
+    markers.finish_all();
+    EXPECT_EQ(counters.ongoing.load(), 1);
+    EXPECT_EQ(counters.committed.load(), 1u);
+    EXPECT_EQ(counters.aborted.load(), 1u);
+
+    clk.advance(time_ms(25000));
+    coord->poll();
+    markers.finish_all();
+    EXPECT_EQ(state("b"), txn_state::complete_abort);
+    EXPECT_EQ(counters.timed_out.load(), 1u);
+    EXPECT_EQ(counters.aborted.load(), 2u);
+    EXPECT_EQ(counters.ongoing.load(), 0);
+
+    // A coordinator that moves away takes its open transactions with it, and a reload brings
+    // them back without counting their ends again.
+    auto d = init("d");
+    ASSERT_FALSE(add("d", d, {{"orders", 3}}));
+    EXPECT_EQ(counters.ongoing.load(), 1);
+    coord->unload();
+    EXPECT_EQ(counters.ongoing.load(), 0);
+    ASSERT_FALSE(coord->load(6));
+    EXPECT_EQ(counters.ongoing.load(), 1);
+    EXPECT_EQ(counters.committed.load(), 1u);
+    EXPECT_EQ(counters.aborted.load(), 2u);
+}
+
 }  // namespace
 }  // namespace spool::broker::txn

@@ -109,6 +109,15 @@ DASHBOARDS = {
         panel("ISR shrinks / expands", [(f"sum(rate(spool_partition_isr_shrinks_total{{{C}}}[{R}]))", "shrinks/s"),
                                         (f"sum(rate(spool_partition_isr_expands_total{{{C}}}[{R}]))", "expands/s")], "ops"),
         panel("Leader elections", f"sum(rate(spool_partition_leader_elections_total{{{C}}}[{R}]))", "ops", legend="elections/s"),
+        # Transactions: the logs' side from each partition's leader, the coordinators' from the
+        # brokers leading __transaction_state partitions (sum counts each once).
+        row("Transactions"),
+        panel("Open transactions in logs", f"sum by (instance) (spool_transactions_open{{{C}}})", legend="{{instance}}"),
+        panel("Oldest open transaction (hanging past 15 min)", f"max by (instance) (spool_transactions_oldest_open_seconds{{{C}}})", "s", legend="{{instance}}"),
+        panel("Transactions ended", [(f"sum(rate(spool_transactions_committed_total{{{C}}}[{R}]))", "committed/s"),
+                                     (f"sum(rate(spool_transactions_aborted_total{{{C}}}[{R}]))", "aborted/s"),
+                                     (f"sum(rate(spool_transactions_timed_out_total{{{C}}}[{R}]))", "timed out/s")], "ops"),
+        panel("Ongoing at coordinators", f"sum(spool_transaction_coordinator_ongoing{{{C}}})", legend="ongoing"),
     ]),
     "spool-consumer-groups": ("Spool / Consumer groups", [
         panel("Lag by group and topic", f"sum by (group, topic) (spool_consumer_group_lag{{{C}}})", legend="{{group}} {{topic}}"),

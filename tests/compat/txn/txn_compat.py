@@ -25,12 +25,15 @@ prints PASS or FAIL with what it saw; the exit status is the number of failures.
 
 import argparse
 import os
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "acls"))
@@ -71,6 +74,30 @@ def step(probe, sub, *args, timeout=300):
     if rc != 0:
         raise AssertionError(f"{sub} exited {rc}: {out}")
     return out.splitlines()[-1] if out else ""
+
+
+# Spool's /metrics (the target's HTTP listener; None against Kafka, which serves JMX instead).
+METRICS_URL = None
+
+
+def metric(name):
+    with urllib.request.urlopen(METRICS_URL, timeout=10) as r:
+        text = r.read().decode()
+    m = re.search(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M)
+    if m is None:
+        raise AssertionError(f"/metrics has no {name}")
+    return float(m.group(1))
+
+
+def wait_metric(name, pred, what, seconds=20):
+    value = None
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = metric(name)
+        if pred(value):
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"{name} = {value}, expected {what} within {seconds} s")
 
 
 def check_transactions(probe):
@@ -127,6 +154,12 @@ def check_cli(probe):
                    for line in producers.splitlines()[1:]):
             raise AssertionError(f"describe-producers does not show the transaction started at "
                                  f"{first}:\n{producers}")
+        if METRICS_URL:
+            # The hanging-transaction metrics see it (the logs are counted every 5 s).
+            wait_metric("spool_transactions_open", lambda v: v >= 1, ">= 1")
+            wait_metric("spool_transaction_coordinator_ongoing", lambda v: v >= 1, ">= 1")
+            if metric("spool_transactions_oldest_open_seconds") < 0:
+                raise AssertionError("spool_transactions_oldest_open_seconds is negative")
     finally:
         proc.kill()
         proc.wait()
@@ -137,10 +170,27 @@ def check_cli(probe):
     for _ in range(50):
         lso = int(step(probe, "lso").split()[-1])
         if lso > first:
-            return (f"list/describe/describe-producers showed the transaction open at {first}; "
-                    f"after abort the LSO moved {lso_before} -> {lso}")
+            break
         time.sleep(0.2)
-    raise AssertionError(f"the LSO stayed at {lso} after kafka-transactions abort")
+    else:
+        raise AssertionError(f"the LSO stayed at {lso} after kafka-transactions abort")
+    shown = ""
+    if METRICS_URL:
+        # The tool's abort wrote the marker behind the coordinator's back, so only the log side
+        # closes; the coordinator aborts its own at transaction.timeout.ms.
+        wait_metric("spool_transactions_open", lambda v: v == 0, "0")
+        shown = "; spool_transactions_open went 1 -> 0"
+    return (f"list/describe/describe-producers showed the transaction open at {first}; "
+            f"after abort the LSO moved {lso_before} -> {lso}{shown}")
+
+
+def check_metrics(probe):
+    committed = metric("spool_transactions_committed_total")
+    aborted = metric("spool_transactions_aborted_total")
+    if committed < 1 or aborted < 1:
+        raise AssertionError(f"after the checks the coordinator counted {committed} commits and "
+                             f"{aborted} aborts")
+    return f"committed {committed:.0f}, aborted {aborted:.0f} transactions by the counters"
 
 
 def check_ctp(probe):
@@ -213,11 +263,21 @@ def main():
     broker = Broker(args.target, args.bin, os.path.join(work, "data"))
     failures = 0
     started = time.monotonic()
+    global METRICS_URL
+    overrides = ["auto.create.topics.enable=false"]
+    checks = list(CHECKS)
+    if args.target == "spool":
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            http_port = s.getsockname()[1]
+        overrides.append(f"http.listener=127.0.0.1:{http_port}")
+        METRICS_URL = f"http://127.0.0.1:{http_port}/metrics"
+        checks.append(("transaction_metrics", check_metrics))  # Spool's own; Kafka has JMX
     try:
-        broker.start("auto.create.topics.enable=false")
+        broker.start(*overrides)
         probe = Probe(args.kafka_dir, work, broker.bootstrap)
         step(probe, "setup")
-        for name, check in CHECKS:
+        for name, check in checks:
             if only and name not in only:
                 continue
             t0 = time.monotonic()
