@@ -21,7 +21,7 @@ using testing::fixed_health;
 
 class no_admins : public admin_client_factory {
 public:
-    result<std::unique_ptr<admin_client>> connect(const std::string&) override {
+    result<std::unique_ptr<admin_client>> connect(const std::string&, const client_tls*) override {
         return make_error("Unreachable", "no brokers in a unit test");
     }
 };

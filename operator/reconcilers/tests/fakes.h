@@ -39,11 +39,13 @@ inline json cluster_object(int replicas) {
 
 class fixed_health : public broker_health {
 public:
-    result<restart_verdict> restart_safe(const std::string&, int, int broker_id) override {
+    result<restart_verdict> restart_safe(const std::string&, int, int broker_id,
+                                         const client_tls*) override {
         asked.push_back(broker_id);
         return restart_verdict{safe, safe ? "safe: test" : "not safe: test"};
     }
-    result<drain_progress> start_decommission(const std::string&, int, int id) override {
+    result<drain_progress> start_decommission(const std::string&, int, int id,
+                                              const client_tls*) override {
         calls.push_back(fmt::format("POST {}", id));
         if (undrainable.count(id)) {
             return error{409, "NoReplacement",
@@ -63,7 +65,8 @@ public:
         p.remaining = 0;
         return p;
     }
-    result<drain_progress> decommission_status(const std::string&, int, int id) override {
+    result<drain_progress> decommission_status(const std::string&, int, int id,
+                                              const client_tls*) override {
         calls.push_back(fmt::format("GET {}", id));
         if (!drains.count(id)) {
             if (known.count(id))
@@ -72,7 +75,8 @@ public:
         }
         return drains[id];
     }
-    result<drain_progress> cancel_decommission(const std::string&, int, int id) override {
+    result<drain_progress> cancel_decommission(const std::string&, int, int id,
+                                              const client_tls*) override {
         calls.push_back(fmt::format("DELETE {}", id));
         if (unreachable) {
             return make_error("BrokersUnreachable", "connect: connection refused");
@@ -142,7 +146,7 @@ private:
 
 class fixed_admins : public admin_client_factory {
 public:
-    result<std::unique_ptr<admin_client>> connect(const std::string&) override {
+    result<std::unique_ptr<admin_client>> connect(const std::string&, const client_tls*) override {
         return std::unique_ptr<admin_client>(new fixed_admin(kafka));
     }
     kafka_state kafka;
