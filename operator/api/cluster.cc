@@ -197,6 +197,24 @@ bool is_secured(const cluster& c) {
            (c.spec.external_listener.enabled && on(s.external));
 }
 
+std::vector<std::string> plaintext_listeners(const cluster& c) {
+    auto open = [](const listener_security& l) {
+        return !l.tls && l.authentication == listener_authentication::none;
+    };
+    const auto& s = c.spec.security;
+    std::vector<std::string> out;
+    if (open(s.internal)) {
+        out.emplace_back("internal");
+    }
+    if (c.spec.pod_address_listener.enabled && open(s.pod)) {
+        out.emplace_back("pod");
+    }
+    if (c.spec.external_listener.enabled && open(s.external)) {
+        out.emplace_back("external");
+    }
+    return out;
+}
+
 std::vector<std::string> validate_cluster(const cluster& c) {
     std::vector<std::string> problems;
     for (const auto& [key, value] : c.spec.config) {

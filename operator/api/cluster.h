@@ -131,6 +131,8 @@ bool uses_etcd(const cluster& c);
 // HTTPS admin API that needs a super user and, unless authorization.type is none, the
 // StandardAuthorizer.
 bool is_secured(const cluster& c);
+// The enabled listeners with neither TLS nor authentication ("internal", "pod", "external").
+std::vector<std::string> plaintext_listeners(const cluster& c);
 
 // Problems the operator cannot act on (unknown broker config keys, bad values, several brokers
 // without an etcd). Empty when valid. Call after apply_operator_defaults.

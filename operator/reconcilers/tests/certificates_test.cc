@@ -10,6 +10,7 @@
 #include "operator/reconcilers/cluster_reconciler.h"
 #include "operator/reconcilers/pki.h"
 #include "operator/reconcilers/tests/fakes.h"
+#include "operator/status/conditions.h"
 
 #include <gtest/gtest.h>
 
@@ -124,6 +125,22 @@ TEST_F(certificates_test, a_plaintext_cluster_gets_no_secrets) {
     (void)api.put(kube::kinds::cluster, cluster_object(3));
     EXPECT_FALSE(reconciler.reconcile("ns/demo").failure);
     EXPECT_TRUE(secret_writes().empty());
+}
+
+TEST_F(certificates_test, plaintext_listeners_are_a_warning_condition_a_secured_cluster_lacks) {
+    (void)api.put(kube::kinds::cluster, cluster_object(3));
+    (void)reconciler.reconcile("ns/demo");
+    auto open = api::parse_cluster(api.object(kube::kinds::cluster, "ns", "demo").value()).value();
+    const auto* warning = status::find_condition(open.status.conditions, "InsecureListeners");
+    ASSERT_NE(warning, nullptr);
+    EXPECT_EQ(warning->status, "True");
+    EXPECT_EQ(warning->reason, "PlaintextListeners");
+    EXPECT_NE(warning->message.find("internal"), std::string::npos);
+
+    (void)api.put(kube::kinds::cluster, secured_cluster(3));
+    (void)reconciler.reconcile("ns/demo");
+    auto secured = api::parse_cluster(api.object(kube::kinds::cluster, "ns", "demo").value()).value();
+    EXPECT_EQ(status::find_condition(secured.status.conditions, "InsecureListeners"), nullptr);
 }
 
 TEST_F(certificates_test, first_pass_makes_both_cas_and_a_broker_certificate_with_every_name) {
