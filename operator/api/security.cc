@@ -6,9 +6,10 @@ namespace spool::op::api {
 
 namespace {
 
-// Whether a Cluster without spec.security gets the secure listeners (the goal of issue #34) or,
-// as before it, plaintext ones.
-constexpr bool secure_by_default = false;
+// A Cluster without spec.security gets the secure listeners (issue #34: secure by default);
+// plaintext is a choice written down (security.listeners.internal: {tls: false,
+// authentication: none}), shown by the InsecureListeners condition.
+constexpr bool secure_by_default = true;
 
 // Unknown names cannot get past the CRD's enum; an old CRD's typo is the strictest choice.
 listener_authentication parse_authentication(const std::string& s) {

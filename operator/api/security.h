@@ -12,8 +12,9 @@
 //     certificates: {validityDays: 365, renewBeforeDays: 30}
 //     oauth: {jwksEndpointUrl: ..., expectedIssuer: ..., expectedAudience: ...}
 //
-// A spec.security section defaults every listener to TLS and SCRAM-SHA-512; a Cluster without
-// one is plaintext (security.cc: secure_by_default). "Secured" (any listener with TLS or authentication) also means: a REPLICATION
+// Secure by default: every listener defaults to TLS and SCRAM-SHA-512, with or without a
+// spec.security section; plaintext is an explicit choice (tls: false, authentication: none),
+// which the InsecureListeners condition warns about. "Secured" (any listener with TLS or authentication) also means: a REPLICATION
 // listener (spec.ports.replication, TLS with client certificates from the cluster CA) between
 // brokers and for the operator, an HTTPS admin API that needs a super user, and the
 // StandardAuthorizer unless authorization.type is none. Every listener plaintext and

@@ -191,10 +191,11 @@ TEST(cluster_security, test_pod_and_external_listeners_follow_internal_unless_gi
     EXPECT_TRUE(said);
 }
 
-TEST(cluster_security, test_a_cluster_without_a_security_section_is_plaintext) {
+TEST(cluster_security, test_a_cluster_without_a_security_section_is_secured) {
     auto c = parsed(R"({"replicas": 1})");
-    EXPECT_FALSE(is_secured(c));
-    EXPECT_EQ(plaintext_listeners(c), (std::vector<std::string>{"internal"}));
+    EXPECT_TRUE(is_secured(c));
+    EXPECT_TRUE(plaintext_listeners(c).empty());
+    EXPECT_EQ(c.spec.security.internal.authentication, listener_authentication::scram_sha_512);
 }
 
 TEST(cluster_security, test_security_keys_in_config_and_clashing_ports_are_refused) {

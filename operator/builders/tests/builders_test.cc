@@ -89,6 +89,16 @@ TEST(builders_golden, test_secure_cluster_builds_the_golden_manifests) {
     check_golden("secure");
 }
 
+TEST(builders, test_a_cluster_without_a_security_section_is_secured_by_default) {
+    auto j = parse_json(R"({"metadata": {"name": "demo", "namespace": "ns"}, "spec": {}})");
+    auto c = api::parse_cluster(j.value()).value();
+    std::string broker = render_broker_config(c);
+    EXPECT_TRUE(has_line(broker, "listener.security.protocol.map: "
+                                 "\"INTERNAL:SASL_SSL,REPLICATION:SSL\""))
+        << broker;
+    EXPECT_TRUE(has_line(broker, "http.authentication.enabled: \"true\""));
+}
+
 TEST(builders, test_a_secured_cluster_mounts_its_certificates_and_probes_over_https) {
     auto c = load_cluster("secure");
     json sts = build_statefulset(c);

@@ -49,7 +49,7 @@ TEST(pki, a_certificate_issued_by_a_ca_verifies_against_it_and_carries_its_names
 }
 
 json secured_cluster(int replicas) {
-    json c = cluster_object(replicas);
+    json c = cluster_object(replicas);  // plaintext: security replaced below
     c["spec"]["security"] = obj({{"certificates", obj({{"validityDays", num(30)},
                                                        {"renewBeforeDays", num(5)}})},
                                  {"authorization", obj({{"superUsers", arr({str("alice")})}})}});
@@ -265,6 +265,17 @@ TEST_F(certificates_test, the_force_renew_annotation_renews_a_ca_and_is_removed)
     EXPECT_EQ(bundle().size(), 2u);
     auto after = api::parse_meta(api.object(kube::kinds::secret, "ns", "demo-cluster-ca").value());
     EXPECT_FALSE(after.annotations.contains(force_renew_annotation));
+}
+
+TEST_F(certificates_test, a_cluster_without_a_security_section_is_secured) {
+    json c = cluster_object(1);
+    c["spec"].erase("security");
+    (void)api.put(kube::kinds::cluster, c);
+    EXPECT_FALSE(reconciler.reconcile("ns/demo").failure);
+    EXPECT_FALSE(secret("demo-broker-certs", "broker.pem").empty());
+    auto cm = api.object(kube::kinds::config_map, "ns", "demo-config").value();
+    EXPECT_NE(cm.at("data").at("broker.yaml").as_string().find("INTERNAL:SASL_SSL"),
+              std::string::npos);
 }
 
 TEST_F(certificates_test, the_operator_identity_is_read_back_for_topics) {

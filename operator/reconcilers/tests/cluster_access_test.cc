@@ -29,6 +29,7 @@ public:
 json cluster_object(json extra_spec) {
     json spec = obj(
         {{"replicas", num(3)},
+         {"security", testing::plaintext_security()},
          {"storage", obj({{"size", str("1Gi")}})},
          {"metadataStore", obj({{"etcd", obj({{"endpoints", arr({str("http://etcd:2379")})}})}})}});
     for (const auto& [k, v] : extra_spec.as_object()) {

@@ -26,13 +26,21 @@
 
 namespace spool::op::reconcilers::testing {
 
-// The Cluster "demo" in namespace "ns" with `replicas` brokers on an external etcd.
+// spec.security of a plaintext Cluster (the default is TLS and SCRAM): what tests of other
+// steps use, so that they need no certificates.
+inline json plaintext_security() {
+    return obj({{"listeners", obj({{"internal", obj({{"tls", boolean(false)},
+                                                     {"authentication", str("none")}})}})}});
+}
+
+// The Cluster "demo" in namespace "ns" with `replicas` brokers on an external etcd, plaintext.
 inline json cluster_object(int replicas) {
     return obj(
         {{"apiVersion", str("spool.dev/v1alpha1")},
          {"kind", str("Cluster")},
          {"metadata", obj({{"name", str("demo")}, {"namespace", str("ns")}})},
          {"spec", obj({{"replicas", num(replicas)},
+                       {"security", plaintext_security()},
                        {"metadataStore",
                         obj({{"etcd", obj({{"endpoints", arr({str("http://etcd:2379")})}})}})}})}});
 }
