@@ -4,6 +4,7 @@
 #include "operator/builders/security.h"
 #include "operator/kube/config.h"
 #include "operator/reconcilers/cluster_context.h"
+#include "operator/reconcilers/external_hosts.h"
 #include "operator/reconcilers/pki.h"
 
 #include <fmt/format.h>
@@ -218,6 +219,12 @@ bool every_broker_has(kube::client& api, const api::cluster& c, const std::strin
     return count >= c.spec.replicas;
 }
 
+bool is_ipv4(const std::string& host) {
+    return !host.empty() && std::all_of(host.begin(), host.end(), [](char ch) {
+        return std::isdigit(static_cast<unsigned char>(ch)) || ch == '.';
+    });
+}
+
 // The broker certificate's names: every advertised DNS name, and the addresses clients reach
 // brokers at when a TLS listener advertises them (pod IPs for POD, node IPs or the external
 // host for a NodePort EXTERNAL listener).
@@ -233,9 +240,7 @@ pki::certificate_request broker_request(kube::client& api, const api::cluster& c
     bool pod_tls = c.spec.pod_address_listener.enabled && c.spec.security.pod.tls;
     bool node_tls = ext.enabled && c.spec.security.external.tls &&
                     ext.type == api::external_type::node_port;
-    if (node_tls && !ext.advertised_host.empty() &&
-        std::all_of(ext.advertised_host.begin(), ext.advertised_host.end(),
-                    [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) || ch == '.'; })) {
+    if (node_tls && is_ipv4(ext.advertised_host)) {
         ips.insert(ext.advertised_host);
     }
     if (pod_tls || (node_tls && ext.advertised_host.empty())) {
@@ -251,6 +256,22 @@ pki::certificate_request broker_request(kube::client& api, const api::cluster& c
                 }
                 if (node_tls && ext.advertised_host.empty() && !host_ip.empty()) {
                     ips.insert(host_ip);
+                }
+            }
+        }
+    }
+    // A LoadBalancer listener advertises each Service's address once it has one: a name or an
+    // address the certificate must carry (a new one joins on the next pass).
+    if (ext.enabled && c.spec.security.external.tls &&
+        ext.type == api::external_type::load_balancer) {
+        auto services =
+            api.list(kube::kinds::service, c.meta.namespace_, {builders::selector_string(c), ""});
+        if (services) {
+            for (const auto& [ordinal, host] : load_balancer_hosts(services.value().items)) {
+                if (is_ipv4(host)) {
+                    ips.insert(host);
+                } else {
+                    req.dns_names.push_back(host);
                 }
             }
         }

@@ -200,6 +200,24 @@ TEST_F(certificates_test, a_pod_ip_joins_the_certificate_when_the_pod_listener_i
     EXPECT_NE(std::find(sans.begin(), sans.end(), "IP:10.244.7.11"), sans.end());
 }
 
+TEST_F(certificates_test, load_balancer_addresses_join_the_certificate_once_assigned) {
+    json c = secured_cluster(2);
+    c["spec"]["externalListener"] = obj({{"type", str("LoadBalancer")}});
+    (void)api.put(kube::kinds::cluster, c);
+    (void)reconciler.reconcile("ns/demo");
+    for (int i = 0; i < 2; ++i) {
+        json svc = api.object(kube::kinds::service, "ns", "demo-external-" + std::to_string(i)).value();
+        json ingress = i == 0 ? obj({{"ip", str("203.0.113.7")}})
+                              : obj({{"hostname", str("lb-1.example.com")}});
+        svc["status"] = obj({{"loadBalancer", obj({{"ingress", arr({ingress})}})}});
+        (void)api.put(kube::kinds::service, svc);
+    }
+    (void)reconciler.reconcile("ns/demo");
+    auto sans = pki::subject_alt_names(broker_cert());
+    EXPECT_NE(std::find(sans.begin(), sans.end(), "IP:203.0.113.7"), sans.end());
+    EXPECT_NE(std::find(sans.begin(), sans.end(), "DNS:lb-1.example.com"), sans.end());
+}
+
 TEST_F(certificates_test, certificates_outside_the_renewal_window_are_kept) {
     (void)api.put(kube::kinds::cluster, secured_cluster(3));
     (void)reconciler.reconcile("ns/demo");
