@@ -30,6 +30,15 @@ bool is_known_broker_config_key(std::string_view key) {
     return broker::config::find_broker_property(key) != nullptr;
 }
 
+bool is_security_owned_broker_config_key(std::string_view key) {
+    constexpr std::array<std::string_view, 6> owned = {
+        "authorizer.class.name",      "super.users",           "http.tls.enabled",
+        "http.authentication.enabled", "sasl.enabled.mechanisms", "ssl.client.auth"};
+    return std::find(owned.begin(), owned.end(), key) != owned.end() ||
+           key.starts_with("ssl.keystore.") || key.starts_with("ssl.truststore.") ||
+           key.starts_with("listener.name.");
+}
+
 bool is_operator_owned_broker_config_key(std::string_view key) {
     return std::find(operator_owned.begin(), operator_owned.end(), key) != operator_owned.end();
 }

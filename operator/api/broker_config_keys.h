@@ -14,4 +14,8 @@ bool is_known_broker_config_key(std::string_view key);
 // would break the StatefulSet's assumptions, so validation rejects them.
 bool is_operator_owned_broker_config_key(std::string_view key);
 
+// Keys spec.security decides on a secured Cluster (TLS stores, SASL, authorizer, super users,
+// any listener.name.* key): a user value would undo it.
+bool is_security_owned_broker_config_key(std::string_view key);
+
 }  // namespace spool::op::api

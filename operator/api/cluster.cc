@@ -16,6 +16,8 @@ cluster_spec parse_spec(const json& spec) {
     if (const json* ports = find(spec, "ports")) {
         s.kafka_port = static_cast<int32_t>(get_int(*ports, "kafka", s.kafka_port));
         s.http_port = static_cast<int32_t>(get_int(*ports, "http", s.http_port));
+        s.replication_port =
+            static_cast<int32_t>(get_int(*ports, "replication", s.replication_port));
     }
     if (const json* storage = find(spec, "storage")) {
         s.storage_size = get_string(*storage, "size", s.storage_size);
@@ -55,6 +57,7 @@ cluster_spec parse_spec(const json& spec) {
     s.pod_template = parse_pod_template(spec);
     s.external_listener = parse_external_listener(spec);
     s.network_policy = parse_network_policy(spec);
+    s.security = parse_security(spec);
     return s;
 }
 
@@ -185,6 +188,33 @@ bool uses_etcd(const cluster& c) {
     return !c.spec.metadata_store.etcd_endpoints.empty();
 }
 
+bool is_secured(const cluster& c) {
+    auto on = [](const listener_security& l) {
+        return l.tls || l.authentication != listener_authentication::none;
+    };
+    const auto& s = c.spec.security;
+    return on(s.internal) || (c.spec.pod_address_listener.enabled && on(s.pod)) ||
+           (c.spec.external_listener.enabled && on(s.external));
+}
+
+std::vector<std::string> plaintext_listeners(const cluster& c) {
+    auto open = [](const listener_security& l) {
+        return !l.tls && l.authentication == listener_authentication::none;
+    };
+    const auto& s = c.spec.security;
+    std::vector<std::string> out;
+    if (open(s.internal)) {
+        out.emplace_back("internal");
+    }
+    if (c.spec.pod_address_listener.enabled && open(s.pod)) {
+        out.emplace_back("pod");
+    }
+    if (c.spec.external_listener.enabled && open(s.external)) {
+        out.emplace_back("external");
+    }
+    return out;
+}
+
 std::vector<std::string> validate_cluster(const cluster& c) {
     std::vector<std::string> problems;
     for (const auto& [key, value] : c.spec.config) {
@@ -226,6 +256,24 @@ std::vector<std::string> validate_cluster(const cluster& c) {
         }
     }
     validate_pod_template(c.spec.pod_template, problems);
+    if (is_secured(c)) {
+        validate_security(c.spec.security, problems);
+        const int32_t rp = c.spec.replication_port;
+        if (rp == c.spec.kafka_port || rp == c.spec.http_port ||
+            (c.spec.pod_address_listener.enabled && rp == c.spec.pod_address_listener.port) ||
+            (ext.enabled && rp == ext.port)) {
+            problems.push_back("ports.replication must differ from the other listeners and "
+                               "ports.http");
+        }
+        for (const auto& [key, value] : c.spec.config) {
+            if (is_security_owned_broker_config_key(key)) {
+                problems.push_back(fmt::format(
+                    "broker config key \"{}\" is set by the operator on a Cluster with "
+                    "spec.security; use spec.security instead",
+                    key));
+            }
+        }
+    }
     if (!parse_quantity(c.spec.storage_size)) {
         problems.push_back(
             fmt::format("storage.size \"{}\" is not a quantity", c.spec.storage_size));

@@ -5,6 +5,7 @@
 // whether or not the API server defaulted the object.
 
 #include "operator/api/cluster_options.h"
+#include "operator/api/security.h"
 #include "operator/api/error.h"
 #include "operator/api/json.h"
 #include "operator/api/meta.h"
@@ -43,6 +44,8 @@ struct cluster_spec {
     std::string image_pull_policy = "IfNotPresent";
     int32_t kafka_port = 9092;
     int32_t http_port = 9644;
+    // The REPLICATION listener of a secured Cluster (brokers and the operator, mTLS).
+    int32_t replication_port = 9091;
     std::string storage_size = "10Gi";
     std::string storage_class;                  // empty: the default StorageClass
     json resources = json::object();            // core/v1 ResourceRequirements, passed through
@@ -56,6 +59,7 @@ struct cluster_spec {
     pod_template_spec pod_template;
     external_listener_spec external_listener;
     network_policy_spec network_policy;
+    security_spec security;
 };
 
 // status.scaleDown.brokers[]: a broker the operator drains before the StatefulSet drops it.
@@ -121,6 +125,14 @@ std::string default_etcd_prefix(const cluster& c);
 std::string etcd_prefix(const cluster& c);
 // True when the brokers keep metadata in etcd (endpoints known), false for the embedded store.
 bool uses_etcd(const cluster& c);
+
+// Some enabled listener encrypts or authenticates: the brokers get certificates, a REPLICATION
+// listener (TLS, client certificates of the cluster CA) between them and for the operator, an
+// HTTPS admin API that needs a super user and, unless authorization.type is none, the
+// StandardAuthorizer.
+bool is_secured(const cluster& c);
+// The enabled listeners with neither TLS nor authentication ("internal", "pod", "external").
+std::vector<std::string> plaintext_listeners(const cluster& c);
 
 // Problems the operator cannot act on (unknown broker config keys, bad values, several brokers
 // without an etcd). Empty when valid. Call after apply_operator_defaults.

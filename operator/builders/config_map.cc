@@ -1,6 +1,7 @@
 #include "operator/builders/config_map.h"
 
 #include "operator/builders/common.h"
+#include "operator/builders/security.h"
 
 #include <fmt/format.h>
 #include <openssl/sha.h>
@@ -41,7 +42,13 @@ std::map<std::string, std::string> replica_derived(const api::cluster& c) {
 
 std::map<std::string, std::string> broker_entries(const api::cluster& c) {
     std::map<std::string, std::string> entries = c.spec.config;
-    entries["listeners"] = fmt::format("PLAINTEXT://0.0.0.0:{}", c.spec.kafka_port);
+    const bool secured = api::is_secured(c);
+    entries["listeners"] =
+        fmt::format("{}://0.0.0.0:{}", internal_listener_name(c), c.spec.kafka_port);
+    if (secured) {
+        entries["listeners"] += fmt::format(",{}://0.0.0.0:{}", replication_listener_name,
+                                            c.spec.replication_port);
+    }
     std::string protocols = "PLAINTEXT:PLAINTEXT";
     if (c.spec.pod_address_listener.enabled) {
         entries["listeners"] += fmt::format(",{}://0.0.0.0:{}", pod_address_listener_name,
@@ -53,10 +60,13 @@ std::map<std::string, std::string> broker_entries(const api::cluster& c) {
             fmt::format(",{}://0.0.0.0:{}", external_listener_name, c.spec.external_listener.port);
         protocols += fmt::format(",{}:PLAINTEXT", external_listener_name);
     }
-    if (c.spec.pod_address_listener.enabled || c.spec.external_listener.enabled) {
+    if (!secured && (c.spec.pod_address_listener.enabled || c.spec.external_listener.enabled)) {
         entries["listener.security.protocol.map"] = protocols;
         // Brokers reach each other by the stable per-pod names, which survive a pod's new IP.
         entries["inter.broker.listener.name"] = "PLAINTEXT";
+    }
+    for (auto& [key, value] : security_entries(c)) {
+        entries[key] = std::move(value);
     }
     entries["log.dirs"] = "/var/lib/spool/data";
     entries["http.listener"] = fmt::format("0.0.0.0:{}", c.spec.http_port);

@@ -49,6 +49,11 @@ json build_network_policy(const api::cluster& c, const std::string& operator_nam
         }
     }
     json ingress = arr({obj({{"from", arr({brokers})}}), kafka_rule});
+    // A secured Cluster's operator connects to the REPLICATION listener (mTLS).
+    if (api::is_secured(c) && !operator_peer.is_null()) {
+        ingress[ingress.size()] = obj(
+            {{"from", arr({operator_peer})}, {"ports", arr({tcp_port(c.spec.replication_port)})}});
+    }
     if (http_from.size() > 0) {
         ingress[ingress.size()] =
             obj({{"from", http_from}, {"ports", arr({tcp_port(c.spec.http_port)})}});

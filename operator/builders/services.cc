@@ -19,23 +19,31 @@ json build_headless_service(const api::cluster& c) {
     // The chart's ServiceMonitor selects this label: only this Service has the http port.
     json metadata = object_metadata(c, headless_service_name(c));
     metadata["labels"][metrics_service_label] = str("broker");
+    json ports = arr({port("kafka", c.spec.kafka_port), port("http", c.spec.http_port)});
+    if (api::is_secured(c)) {
+        ports[ports.size()] = port("replication", c.spec.replication_port);
+    }
     return obj({{"apiVersion", str("v1")},
                 {"kind", str("Service")},
                 {"metadata", metadata},
                 {"spec", obj({{"clusterIP", str("None")},
                               {"publishNotReadyAddresses", boolean(true)},
                               {"selector", from_string_map(selector_labels(c))},
-                              {"ports", arr({port("kafka", c.spec.kafka_port),
-                                             port("http", c.spec.http_port)})}})}});
+                              {"ports", ports}})}});
 }
 
 json build_client_service(const api::cluster& c) {
+    // On a secured Cluster the operator's Kafka connections use the REPLICATION listener.
+    json ports = arr({port("kafka", c.spec.kafka_port)});
+    if (api::is_secured(c)) {
+        ports[ports.size()] = port("replication", c.spec.replication_port);
+    }
     return obj({{"apiVersion", str("v1")},
                 {"kind", str("Service")},
                 {"metadata", object_metadata(c, client_service_name(c))},
                 {"spec", obj({{"type", str("ClusterIP")},
                               {"selector", from_string_map(selector_labels(c))},
-                              {"ports", arr({port("kafka", c.spec.kafka_port)})}})}});
+                              {"ports", ports}})}});
 }
 
 json build_external_service(const api::cluster& c, int ordinal) {

@@ -2,6 +2,7 @@
 
 #include "operator/builders/common.h"
 #include "operator/builders/config_map.h"
+#include "operator/builders/security.h"
 
 #include <fmt/format.h>
 
@@ -14,8 +15,14 @@ json field_env(const char* name, const char* path) {
         {{"name", str(name)}, {"valueFrom", obj({{"fieldRef", obj({{"fieldPath", str(path)}})}})}});
 }
 
-json probe(const char* path, int period, int failures) {
-    return obj({{"httpGet", obj({{"path", str(path)}, {"port", str("http")}})},
+// HTTPS on a secured Cluster: the kubelet does not verify the certificate, and the probes'
+// paths need no credentials.
+json probe(const api::cluster& c, const char* path, int period, int failures) {
+    json get = obj({{"path", str(path)}, {"port", str("http")}});
+    if (api::is_secured(c)) {
+        get["scheme"] = str("HTTPS");
+    }
+    return obj({{"httpGet", get},
                 {"periodSeconds", num(period)},
                 {"timeoutSeconds", num(3)},
                 {"failureThreshold", num(failures)}});
@@ -64,14 +71,26 @@ std::string external_start_script(const api::cluster& c, const std::string& adve
 
 json broker_container(const api::cluster& c) {
     // $(VAR) is expanded by the kubelet from the container's env (downward API below).
-    std::string advertised = fmt::format("PLAINTEXT://$(POD_NAME).{}.$(POD_NAMESPACE).svc:{}",
-                                         headless_service_name(c), c.spec.kafka_port);
+    std::string advertised =
+        fmt::format("{}://$(POD_NAME).{}.$(POD_NAMESPACE).svc:{}", internal_listener_name(c),
+                    headless_service_name(c), c.spec.kafka_port);
+    const bool secured = api::is_secured(c);
+    if (secured) {
+        advertised += fmt::format(",{}://$(POD_NAME).{}.$(POD_NAMESPACE).svc:{}",
+                                  replication_listener_name, headless_service_name(c),
+                                  c.spec.replication_port);
+    }
     json ports = arr({obj({{"name", str("kafka")},
                            {"containerPort", num(c.spec.kafka_port)},
                            {"protocol", str("TCP")}}),
                       obj({{"name", str("http")},
                            {"containerPort", num(c.spec.http_port)},
                            {"protocol", str("TCP")}})});
+    if (secured) {
+        ports[ports.size()] = obj({{"name", str("replication")},
+                                   {"containerPort", num(c.spec.replication_port)},
+                                   {"protocol", str("TCP")}});
+    }
     if (c.spec.pod_address_listener.enabled) {
         advertised += fmt::format(",{}://$(POD_IP):{}", pod_address_listener_name,
                                   c.spec.pod_address_listener.port);
@@ -114,9 +133,9 @@ json broker_container(const api::cluster& c) {
          {"imagePullPolicy", str(c.spec.image_pull_policy)},
          {"env", env},
          {"ports", ports},
-         {"readinessProbe", probe("/readyz", 5, 3)},
-         {"livenessProbe", probe("/healthz", 10, 6)},
-         {"startupProbe", probe("/healthz", 5, 60)},
+         {"readinessProbe", probe(c, "/readyz", 5, 3)},
+         {"livenessProbe", probe(c, "/healthz", 10, 6)},
+         {"startupProbe", probe(c, "/healthz", 5, 60)},
          {"volumeMounts", arr({obj({{"name", str("data")}, {"mountPath", str("/var/lib/spool")}}),
                                obj({{"name", str("config")},
                                     {"mountPath", str("/etc/spool")},
@@ -124,6 +143,12 @@ json broker_container(const api::cluster& c) {
          {"securityContext", obj({{"allowPrivilegeEscalation", boolean(false)},
                                   {"readOnlyRootFilesystem", boolean(true)},
                                   {"capabilities", obj({{"drop", arr({str("ALL")})}})}})}});
+    if (secured) {
+        auto& mounts = container["volumeMounts"];
+        mounts[mounts.size()] = obj({{"name", str("tls")},
+                                     {"mountPath", str(tls_mount_path)},
+                                     {"readOnly", boolean(true)}});
+    }
     if (command.is_null()) {
         container["args"] = args;
     } else {
@@ -155,6 +180,13 @@ json build_pod_template(const api::cluster& c) {
                         {"whenUnsatisfiable", str("ScheduleAnyway")},
                         {"labelSelector",
                          obj({{"matchLabels", from_string_map(selector_labels(c))}})}})})}});
+    if (api::is_secured(c)) {
+        auto& volumes = pod_spec["volumes"];
+        volumes[volumes.size()] =
+            obj({{"name", str("tls")},
+                 {"secret", obj({{"secretName", str(broker_certs_secret_name(c))},
+                                 {"defaultMode", num(0440)}})}});
+    }
     const auto& t = c.spec.pod_template;
     json aff = affinity(c);
     // spec.podTemplate.affinity replaces the built-in anti-affinity key by key.

@@ -7,6 +7,7 @@
 // without a broker.
 
 #include "operator/api/error.h"
+#include "operator/reconcilers/client_tls.h"
 
 #include <cstdint>
 #include <map>
@@ -91,11 +92,16 @@ public:
     virtual result<std::vector<std::string>> elect_preferred_leaders() = 0;
 };
 
-// Connects an admin_client to a cluster's bootstrap address ("host:port").
+// Connects an admin_client to a cluster's bootstrap address ("host:port"); with `tls` over TLS,
+// checking the brokers' certificates against its CA and presenting its client certificate.
 class admin_client_factory {
 public:
     virtual ~admin_client_factory() = default;
-    virtual result<std::unique_ptr<admin_client>> connect(const std::string& bootstrap) = 0;
+    virtual result<std::unique_ptr<admin_client>> connect(const std::string& bootstrap,
+                                                          const client_tls* tls) = 0;
+    result<std::unique_ptr<admin_client>> connect(const std::string& bootstrap) {
+        return connect(bootstrap, nullptr);
+    }
 };
 
 }  // namespace spool::op::reconcilers

@@ -15,11 +15,26 @@ struct http_answer {
 };
 
 // One request; transport failures become BrokersUnreachable (http_status 0).
+std::string base_url(const std::string& host, int port, const client_tls* tls) {
+    return fmt::format("{}://{}:{}", tls ? "https" : "http", host, port);
+}
+
 result<http_answer> request(const web::http::method& method, const std::string& host, int port,
-                            const std::string& path) {
-    std::string url = fmt::format("http://{}:{}", host, port);
+                            const std::string& path, const client_tls* tls) {
+    std::string url = base_url(host, port, tls);
     try {
         web::http::client::http_client_config cc;
+        if (tls) {
+            // cpprestsdk verifies the chain and the URL's host name (RFC 2818); the cluster CA
+            // is added to the default paths, the client certificate is the operator's.
+            client_tls id = *tls;
+            cc.set_ssl_context_callback([id](boost::asio::ssl::context& ctx) {
+                ctx.add_certificate_authority(boost::asio::buffer(id.ca_pem));
+                ctx.use_certificate_chain(boost::asio::buffer(id.cert_pem));
+                ctx.use_private_key(boost::asio::buffer(id.key_pem),
+                                    boost::asio::ssl::context::pem);
+            });
+        }
         // POST and DELETE wait for the metadata store's commit on the broker.
         cc.set_timeout(std::chrono::seconds(method == web::http::methods::GET ? 5 : 15));
         web::http::client::http_client client(url, cc);
@@ -60,14 +75,14 @@ result<drain_progress> parse_progress(const http_answer& a, const std::string& w
 
 class http_broker_health final : public broker_health {
 public:
-    result<restart_verdict> restart_safe(const std::string& host, int port,
-                                         int broker_id) override {
+    result<restart_verdict> restart_safe(const std::string& host, int port, int broker_id,
+                                         const client_tls* tls) override {
         std::string path = fmt::format("/v1/brokers/{}/restart-safe", broker_id);
-        auto r = request(web::http::methods::GET, host, port, path);
+        auto r = request(web::http::methods::GET, host, port, path, tls);
         if (!r) {
             return r.error();
         }
-        std::string what = fmt::format("http://{}:{}{}", host, port, path);
+        std::string what = base_url(host, port, tls) + path;
         if (r.value().status != 200) {
             return make_error("BrokersUnreachable",
                               fmt::format("{} answered HTTP {}: {}", what, r.value().status,
@@ -80,19 +95,19 @@ public:
         return restart_verdict{get_bool(*parsed, "restart_safe"), get_string(*parsed, "summary")};
     }
 
-    result<drain_progress> start_decommission(const std::string& host, int port,
-                                              int broker_id) override {
-        return decommission(web::http::methods::POST, host, port, broker_id);
+    result<drain_progress> start_decommission(const std::string& host, int port, int broker_id,
+                                              const client_tls* tls) override {
+        return decommission(web::http::methods::POST, host, port, broker_id, tls);
     }
 
-    result<drain_progress> decommission_status(const std::string& host, int port,
-                                               int broker_id) override {
-        return decommission(web::http::methods::GET, host, port, broker_id);
+    result<drain_progress> decommission_status(const std::string& host, int port, int broker_id,
+                                               const client_tls* tls) override {
+        return decommission(web::http::methods::GET, host, port, broker_id, tls);
     }
 
-    result<drain_progress> cancel_decommission(const std::string& host, int port,
-                                               int broker_id) override {
-        auto r = decommission(web::http::methods::DEL, host, port, broker_id);
+    result<drain_progress> cancel_decommission(const std::string& host, int port, int broker_id,
+                                               const client_tls* tls) override {
+        auto r = decommission(web::http::methods::DEL, host, port, broker_id, tls);
         if (!r && r.error().is_not_found()) {
             return drain_progress{};  // not marked: nothing to cancel
         }
@@ -101,10 +116,11 @@ public:
 
 private:
     static result<drain_progress> decommission(const web::http::method& method,
-                                               const std::string& host, int port, int broker_id) {
+                                               const std::string& host, int port, int broker_id,
+                                               const client_tls* tls) {
         std::string path = fmt::format("/v1/brokers/{}/decommission", broker_id);
-        std::string what = fmt::format("{} http://{}:{}{}", method, host, port, path);
-        auto r = request(method, host, port, path);
+        std::string what = fmt::format("{} {}{}", method, base_url(host, port, tls), path);
+        auto r = request(method, host, port, path, tls);
         if (!r) {
             return r.error();
         }

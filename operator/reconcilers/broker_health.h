@@ -12,10 +12,13 @@
 //               "partitions_moving": 2, "partitions_done": 5}
 //
 // Any live broker answers for any broker id (the decommission state lives in the metadata
-// store), so the operator asks a broker that stays. An interface so that the rolling-restart
+// store), so the operator asks a broker that stays. With `tls` (a secured Cluster) the calls go
+// over HTTPS, verify the broker's certificate (its name included) against the cluster CA and
+// present the operator's client certificate, a super user. An interface so that the rolling-restart
 // and drain steps can be tested without broker pods.
 
 #include "operator/api/error.h"
+#include "operator/reconcilers/client_tls.h"
 
 #include <cstdint>
 #include <memory>
@@ -41,16 +44,16 @@ class broker_health {
 public:
     virtual ~broker_health() = default;
     virtual result<restart_verdict> restart_safe(const std::string& host, int port,
-                                                 int broker_id) = 0;
+                                                 int broker_id, const client_tls* tls) = 0;
     // Errors keep the HTTP status: 409 = some partition has nowhere to go (the message says
     // which), 404 = no such broker, 0 = unreachable.
     virtual result<drain_progress> start_decommission(const std::string& host, int port,
-                                                      int broker_id) = 0;
+                                                      int broker_id, const client_tls* tls) = 0;
     virtual result<drain_progress> decommission_status(const std::string& host, int port,
-                                                       int broker_id) = 0;
+                                                       int broker_id, const client_tls* tls) = 0;
     // Succeeds (state none) when the broker is not being decommissioned.
     virtual result<drain_progress> cancel_decommission(const std::string& host, int port,
-                                                       int broker_id) = 0;
+                                                       int broker_id, const client_tls* tls) = 0;
 };
 
 // cpprestsdk implementation with a short timeout.

@@ -4,6 +4,7 @@
 // in their own files: drain_step.cc, rebalance_step.cc). Internal to the reconciler.
 
 #include "operator/api/cluster.h"
+#include "operator/reconcilers/client_tls.h"
 #include "operator/reconcilers/cluster_reconciler.h"
 
 #include <optional>
@@ -29,6 +30,13 @@ struct cluster_reconciler::context {
     // LoadBalancer has no address yet, volumes still growing.
     int32_t load_balancers_pending = 0;
     std::string storage_resizing;
+    // A secured Cluster's: the pod template's spool.dev/certificates value and the identity
+    // the operator's Kafka and admin API connections use (certificates step).
+    std::string certificates_annotation;
+    std::optional<client_tls> operator_tls;
+
+    // Null when the Cluster is not secured.
+    const client_tls* tls() const { return operator_tls ? &*operator_tls : nullptr; }
 };
 
 // A pod's ordinal in StatefulSet `sts` ("demo-4" -> 4), -1 for another name.

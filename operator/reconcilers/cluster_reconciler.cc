@@ -5,9 +5,11 @@
 #include "operator/builders/config_map.h"
 #include "operator/builders/network_policy.h"
 #include "operator/builders/pdb.h"
+#include "operator/builders/security.h"
 #include "operator/builders/services.h"
 #include "operator/builders/statefulset.h"
 #include "operator/kube/leader_elector.h"
+#include "operator/reconcilers/certificates.h"
 #include "operator/reconcilers/cluster_context.h"
 #include "operator/reconcilers/external_hosts.h"
 #include "operator/reconcilers/manual_roll.h"
@@ -19,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ctime>
 
 namespace spool::op::reconcilers {
 
@@ -39,11 +42,13 @@ cluster_reconciler::cluster_reconciler(kube::client& api, event_recorder& events
       _events(events),
       _health(health),
       _admins(admins),
-      _bootstrap_override(std::move(bootstrap_override)) {}
+      _bootstrap_override(std::move(bootstrap_override)),
+      _now([] { return static_cast<int64_t>(std::time(nullptr)); }) {}
 
 const std::vector<cluster_reconciler::step>& cluster_reconciler::steps() {
     static const std::vector<step> list = {
         {"validate", &cluster_reconciler::validate},
+        {"certificates", &cluster_reconciler::apply_certificates},
         {"config_map", &cluster_reconciler::apply_config_map},
         {"services", &cluster_reconciler::apply_services},
         {"drain", &cluster_reconciler::drain_before_shrink},
@@ -143,6 +148,25 @@ cluster_reconciler::step_outcome cluster_reconciler::validate(context& ctx) {
             make_error("InvalidSpec", message, false)};
 }
 
+cluster_reconciler::step_outcome cluster_reconciler::apply_certificates(context& ctx) {
+    const auto& c = ctx.cluster;
+    if (!api::is_secured(c)) {
+        return {};
+    }
+    auto r = reconcile_certificates(_api, c, _now());
+    if (!r) {
+        auto e = r.error();
+        return {step_outcome::kind::fail, 0ms, status::reason_for_error(e.http_status, e.reason),
+                "certificates: " + e.message, e};
+    }
+    if (!r.value().message.empty()) {
+        _events.normal(kube::kinds::cluster, c.meta, "Certificates", r.value().message);
+    }
+    ctx.certificates_annotation = r.value().annotation;
+    ctx.operator_tls = r.value().operator_tls;
+    return {};
+}
+
 cluster_reconciler::step_outcome cluster_reconciler::apply(context& ctx,
                                                            const kube::resource_kind& kind,
                                                            const json& manifest, json* applied) {
@@ -198,6 +222,10 @@ cluster_reconciler::step_outcome cluster_reconciler::apply_statefulset(context& 
     json manifest = builders::build_statefulset(ctx.cluster);
     if (ctx.held_replicas) {
         manifest["spec"]["replicas"] = num(*ctx.held_replicas);
+    }
+    if (!ctx.certificates_annotation.empty()) {
+        manifest["spec"]["template"]["metadata"]["annotations"]
+                [builders::certificates_annotation] = str(ctx.certificates_annotation);
     }
     auto out = apply(ctx, kube::kinds::statefulset, manifest, &applied);
     if (out.what != step_outcome::kind::next) {
@@ -459,12 +487,16 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
             std::nullopt};
     }
     const auto& next = outdated.front();
-    std::string host = next.ip.empty() ? builders::pod_dns_name(c, next.ordinal) : next.ip;
+    // HTTPS checks the broker certificate's names: its DNS name then, not its IP.
+    std::string host = next.ip.empty() || api::is_secured(c)
+                           ? builders::pod_dns_name(c, next.ordinal)
+                           : next.ip;
     // A single broker never calls its own restart safe (everything it hosts goes offline), yet
     // a config change must apply some time: with one replica the restart is unconditional.
     auto verdict = c.spec.replicas == 1
                        ? result<restart_verdict>(restart_verdict{true, "single broker"})
-                       : _health.restart_safe(host, c.spec.http_port, next.ordinal);
+                       : _health.restart_safe(host, c.spec.http_port, next.ordinal,
+                                              ctx.tls());
     if (!verdict) {
         return {step_outcome::kind::requeue, restart_poll * 2, status::reasons::brokers_unreachable,
                 verdict.error().message, std::nullopt};

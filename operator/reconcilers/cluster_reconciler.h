@@ -5,8 +5,11 @@
 // with backoff). Status is computed last from what the steps saw and written only when it
 // differs from the stored one.
 //
-//   validate -> config_map -> services -> drain -> storage -> statefulset -> pdb
+//   validate -> certificates -> config_map -> services -> drain -> storage -> statefulset -> pdb
 //   -> network_policy -> manual_roll -> rolling_restart -> rebalance -> (status)
+//
+// certificates (certificates.h): a secured Cluster's CAs, broker and operator certificates in
+// Secrets, renewed with a trust overlap rolled out through rolling_restart.
 //
 // storage: a larger spec.storage.size grows every claim and recreates the StatefulSet
 // (orphaning its pods) with the new claim template (storage_expansion.h); a smaller one is
@@ -67,6 +70,8 @@ public:
     // What the operator fills in where a Cluster's spec is silent (the chart's etcd); set
     // before the controller starts.
     void set_operator_defaults(api::operator_defaults defaults) { _defaults = std::move(defaults); }
+    // Seconds since the epoch, for certificate renewal; tests move it.
+    void set_clock(std::function<int64_t()> now) { _now = std::move(now); }
 
     static std::vector<std::string> step_names();
 
@@ -94,6 +99,7 @@ private:
     static const std::vector<step>& steps();
 
     step_outcome validate(context& ctx);
+    step_outcome apply_certificates(context& ctx);
     step_outcome apply_config_map(context& ctx);
     step_outcome apply_services(context& ctx);
     step_outcome drain_before_shrink(context& ctx);
@@ -126,6 +132,7 @@ private:
     std::string _bootstrap_override;
     state_probe* _state = nullptr;
     api::operator_defaults _defaults;
+    std::function<int64_t()> _now;
     // When each Cluster's scale-down was first found blocked, for the requeue backoff. The one
     // piece of per-object state: a restart only resets the backoff to its start.
     std::map<std::string, std::chrono::steady_clock::time_point> _scale_down_blocked_since;

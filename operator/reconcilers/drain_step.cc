@@ -2,6 +2,7 @@
 // (cluster_reconciler.h has the overview; the broker's side is docs/admin-api.md).
 
 #include "operator/builders/common.h"
+#include "operator/builders/security.h"
 #include "operator/reconcilers/cluster_context.h"
 #include "operator/reconcilers/scale_down.h"
 
@@ -43,7 +44,8 @@ std::string cluster_reconciler::admin_host(context& ctx, int32_t below) {
             std::string ip = st ? get_string(*st, "podIP") : "";
             if (ordinal >= 0 && ordinal < best.first && !meta.deleting && pod_ready(pod) &&
                 !ip.empty()) {
-                best = {ordinal, ip};
+                // HTTPS checks the certificate's names: the DNS name then.
+                best = {ordinal, api::is_secured(c) ? builders::pod_dns_name(c, ordinal) : ip};
             }
         }
         if (!best.second.empty()) {
@@ -81,7 +83,7 @@ std::vector<int32_t> cluster_reconciler::cancel_decommissions(context& ctx, int3
         if (host.empty()) {
             host = admin_host(ctx, std::min(from, c.spec.replicas));
         }
-        auto r = _health.cancel_decommission(host, c.spec.http_port, id);
+        auto r = _health.cancel_decommission(host, c.spec.http_port, id, ctx.tls());
         if (!r) {
             failed.push_back(id);
             _events.warning(kube::kinds::cluster, c.meta, "DecommissionNotCancelled",
@@ -140,9 +142,10 @@ cluster_reconciler::step_outcome cluster_reconciler::drain_before_shrink(context
                         ctx.scale_down_message);
         return step_outcome{};
     };
-    std::string bootstrap =
-        _bootstrap_override.empty() ? builders::bootstrap_address(c) : _bootstrap_override;
-    auto admin = _admins.connect(bootstrap);
+    std::string bootstrap = _bootstrap_override.empty()
+                                ? builders::operator_bootstrap_address(c)
+                                : _bootstrap_override;
+    auto admin = _admins.connect(bootstrap, ctx.tls());
     auto placement =
         admin ? admin.value()->describe_placement() : result<cluster_placement>(admin.error());
     if (!placement) {
@@ -165,12 +168,12 @@ cluster_reconciler::step_outcome cluster_reconciler::drain_before_shrink(context
     std::vector<api::draining_broker> seen;
     int32_t keep = desired;  // the StatefulSet size the brokers allow now
     for (int32_t id = current - 1; id >= desired; --id) {
-        auto progress = _health.decommission_status(host, c.spec.http_port, id);
+        auto progress = _health.decommission_status(host, c.spec.http_port, id, ctx.tls());
         // remaining > 0: replicas placed on it since, or moves cancelled: POST again (idempotent).
         if (!progress || progress.value().phase == drain_progress::state::none ||
             progress.value().remaining > 0) {
             if (progress || progress.error().is_not_found()) {
-                progress = _health.start_decommission(host, c.spec.http_port, id);
+                progress = _health.start_decommission(host, c.spec.http_port, id, ctx.tls());
             }
         }
         if (!progress && progress.error().is_conflict()) {

@@ -17,6 +17,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
 #include <sys/socket.h>
@@ -72,7 +75,12 @@ std::pair<std::string, std::string> split_host_port(const std::string& address) 
 // One connection to one broker. Not thread-safe; owned by one kafka_admin.
 class connection {
 public:
-    explicit connection(std::chrono::milliseconds timeout) : _timeout(timeout), _socket(_io) {}
+    connection(std::chrono::milliseconds timeout, const client_tls* tls)
+        : _timeout(timeout), _socket(_io) {
+        if (tls) {
+            _tls = *tls;
+        }
+    }
 
     result<void> open(const std::string& address) {
         auto [host, port] = split_host_port(address);
@@ -101,6 +109,11 @@ public:
         ::setsockopt(_socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         ::setsockopt(_socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
         _address = address;
+        if (_tls) {
+            if (auto r = handshake(host); !r) {
+                return r;
+            }
+        }
         return negotiate();
     }
 
@@ -123,6 +136,49 @@ public:
     }
 
 private:
+    // TLS over the connected socket: the broker's certificate must chain to the CA and name
+    // `host`; the client certificate authenticates the operator.
+    result<void> handshake(const std::string& host) {
+        try {
+            _ssl_ctx.emplace(asio::ssl::context::tls_client);
+            _ssl_ctx->add_certificate_authority(asio::buffer(_tls->ca_pem));
+            _ssl_ctx->use_certificate_chain(asio::buffer(_tls->cert_pem));
+            _ssl_ctx->use_private_key(asio::buffer(_tls->key_pem), asio::ssl::context::pem);
+            _ssl_ctx->set_verify_mode(asio::ssl::verify_peer);
+        } catch (const boost::system::system_error& e) {
+            return make_error("CertificateError",
+                              fmt::format("TLS client certificate for {}: {}", _address,
+                                          e.what()),
+                              false);
+        }
+        _ssl = std::make_unique<asio::ssl::stream<tcp::socket&>>(_socket, *_ssl_ctx);
+        _ssl->set_verify_callback(asio::ssl::host_name_verification(host));
+        SSL_set_tlsext_host_name(_ssl->native_handle(), host.c_str());
+        boost::system::error_code ec;
+        _ssl->handshake(asio::ssl::stream_base::client, ec);
+        if (ec) {
+            return unreachable(fmt::format("TLS handshake with {}: {}", _address, ec.message()));
+        }
+        return ok();
+    }
+
+    void write_all(const std::vector<uint8_t>& bytes, boost::system::error_code& ec) {
+        if (_ssl) {
+            asio::write(*_ssl, asio::buffer(bytes), ec);
+        } else {
+            asio::write(_socket, asio::buffer(bytes), ec);
+        }
+    }
+
+    template <class Buffer>
+    void read_all(const Buffer& buffer, boost::system::error_code& ec) {
+        if (_ssl) {
+            asio::read(*_ssl, buffer, ec);
+        } else {
+            asio::read(_socket, buffer, ec);
+        }
+    }
+
     result<void> negotiate() {
         proto::api_versions_request req;
         req.client_software_name = "spool-operator";
@@ -170,12 +226,12 @@ private:
         auto frame =
             proto::encode_request(correlation, std::string("spool-operator"), version, req);
         boost::system::error_code ec;
-        asio::write(_socket, asio::buffer(frame), ec);
+        write_all(frame, ec);
         if (ec) {
             return unreachable(fmt::format("send to {}: {}", _address, ec.message()));
         }
         uint8_t size_bytes[4];
-        asio::read(_socket, asio::buffer(size_bytes), ec);
+        read_all(asio::buffer(size_bytes), ec);
         if (ec) {
             return unreachable(fmt::format("read from {}: {}", _address, ec.message()));
         }
@@ -185,7 +241,7 @@ private:
             return unreachable(fmt::format("{} sent a {} byte response", _address, size));
         }
         std::vector<uint8_t> body(size);
-        asio::read(_socket, asio::buffer(body), ec);
+        read_all(asio::buffer(body), ec);
         if (ec) {
             return unreachable(fmt::format("read from {}: {}", _address, ec.message()));
         }
@@ -206,6 +262,9 @@ private:
     std::chrono::milliseconds _timeout;
     asio::io_context _io;
     tcp::socket _socket;
+    std::optional<client_tls> _tls;
+    std::optional<asio::ssl::context> _ssl_ctx;
+    std::unique_ptr<asio::ssl::stream<tcp::socket&>> _ssl;
     std::string _address;
     int32_t _correlation = 0;
     std::map<int16_t, int16_t> _versions;
@@ -213,8 +272,13 @@ private:
 
 class kafka_admin final : public admin_client {
 public:
-    kafka_admin(std::unique_ptr<connection> bootstrap, std::chrono::milliseconds timeout)
-        : _bootstrap(std::move(bootstrap)), _timeout(timeout) {}
+    kafka_admin(std::unique_ptr<connection> bootstrap, std::chrono::milliseconds timeout,
+                const client_tls* tls)
+        : _bootstrap(std::move(bootstrap)), _timeout(timeout) {
+        if (tls) {
+            _tls = *tls;
+        }
+    }
 
     result<std::optional<topic_description>> describe_topic(const std::string& name) override {
         proto::metadata_request req;
@@ -568,7 +632,7 @@ private:
         if (_controller_address.empty()) {
             return _bootstrap.get();
         }
-        auto conn = std::make_unique<connection>(_timeout);
+        auto conn = std::make_unique<connection>(_timeout, _tls ? &*_tls : nullptr);
         if (auto r = conn->open(_controller_address); !r) {
             // The advertised address may not resolve from where the operator runs (tests,
             // out-of-cluster): the bootstrap broker forwards or answers NOT_CONTROLLER.
@@ -582,19 +646,21 @@ private:
     std::unique_ptr<connection> _controller;
     std::string _controller_address;
     std::chrono::milliseconds _timeout;
+    std::optional<client_tls> _tls;
 };
 
 class kafka_admin_factory final : public admin_client_factory {
 public:
     explicit kafka_admin_factory(std::chrono::milliseconds timeout) : _timeout(timeout) {}
 
-    result<std::unique_ptr<admin_client>> connect(const std::string& bootstrap) override {
-        auto conn = std::make_unique<connection>(_timeout);
+    result<std::unique_ptr<admin_client>> connect(const std::string& bootstrap,
+                                                  const client_tls* tls) override {
+        auto conn = std::make_unique<connection>(_timeout, tls);
         if (auto r = conn->open(bootstrap); !r) {
             return r.error();
         }
         return std::unique_ptr<admin_client>(
-            std::make_unique<kafka_admin>(std::move(conn), _timeout));
+            std::make_unique<kafka_admin>(std::move(conn), _timeout, tls));
     }
 
 private:

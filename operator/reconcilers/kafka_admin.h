@@ -8,6 +8,9 @@
 // controller named in Metadata (Kafka answers NOT_CONTROLLER elsewhere), falling back to the
 // bootstrap broker when it names none.
 //
+// With client_tls the connections are TLS (the operator's client certificate; the broker's
+// certificate checked against the CA and the host name).
+//
 //   frame = int32 size | request header | body   (protocol/api/framing.h)
 
 #include "operator/reconcilers/admin_client.h"

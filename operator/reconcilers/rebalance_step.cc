@@ -5,6 +5,7 @@
 //               -> Done (all finished, preferred leaders elected) | Failed (the cluster refused)
 
 #include "operator/builders/common.h"
+#include "operator/builders/security.h"
 #include "operator/reconcilers/cluster_context.h"
 #include "operator/reconcilers/rebalance_plan.h"
 
@@ -53,9 +54,10 @@ cluster_reconciler::step_outcome cluster_reconciler::rebalance(context& ctx) {
         }
         return moving(why);
     }
-    std::string bootstrap =
-        _bootstrap_override.empty() ? builders::bootstrap_address(c) : _bootstrap_override;
-    auto admin = _admins.connect(bootstrap);
+    std::string bootstrap = _bootstrap_override.empty()
+                                ? builders::operator_bootstrap_address(c)
+                                : _bootstrap_override;
+    auto admin = _admins.connect(bootstrap, ctx.tls());
     if (!admin) {
         return moving("rebalance " + token + ": " + admin.error().message);
     }

@@ -2,6 +2,8 @@
 
 #include "common/log.h"
 #include "operator/builders/common.h"
+#include "operator/builders/security.h"
+#include "operator/reconcilers/certificates.h"
 #include "operator/kube/leader_elector.h"
 #include "operator/reconcilers/cluster_reconciler.h"
 #include "operator/reconcilers/pause.h"
@@ -96,7 +98,8 @@ std::vector<std::string> topic_reconciler::managed_keys(const api::topic& t) {
 }
 
 std::string topic_reconciler::bootstrap_of(const api::cluster& c) const {
-    return _bootstrap_override.empty() ? builders::bootstrap_address(c) : _bootstrap_override;
+    return _bootstrap_override.empty() ? builders::operator_bootstrap_address(c)
+                                       : _bootstrap_override;
 }
 
 result<std::vector<api::topic>> topic_reconciler::list_topics(const std::string& ns) {
@@ -249,8 +252,19 @@ topic_reconciler::step_outcome topic_reconciler::check_conflict(context& ctx) {
             30s};
 }
 
+// A secured Cluster's brokers are reached over TLS as the operator's super user (the
+// certificates the Cluster reconciler keeps in the <cluster>-operator-cert Secret).
+result<std::unique_ptr<admin_client>> topic_reconciler::connect_to(const api::cluster& c,
+                                                                  const std::string& bootstrap) {
+    auto tls = load_operator_tls(_api, c);
+    if (!tls) {
+        return tls.error();
+    }
+    return _admins.connect(bootstrap, tls.value() ? &*tls.value() : nullptr);
+}
+
 topic_reconciler::step_outcome topic_reconciler::connect(context& ctx) {
-    auto admin = _admins.connect(ctx.bootstrap);
+    auto admin = connect_to(*ctx.cluster, ctx.bootstrap);
     if (!admin) {
         auto e = admin.error();
         e.message = fmt::format("connect to {}: {}", ctx.bootstrap, e.message);
@@ -442,7 +456,7 @@ reconcile_result topic_reconciler::finalize(context& ctx) {
             if (!c) {
                 return reconcile_result::failed(c.error());
             }
-            auto admin = _admins.connect(bootstrap_of(c.value()));
+            auto admin = connect_to(c.value(), bootstrap_of(c.value()));
             result<void> deleted = admin ? admin.value()->delete_topic(t.spec.topic_name)
                                          : result<void>(admin.error());
             if (!deleted) {

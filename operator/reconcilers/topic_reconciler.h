@@ -102,6 +102,8 @@ private:
     reconcile_result finalize(context& ctx);
     result<void> remove_finalizer(const api::topic& t);
     result<std::vector<api::topic>> list_topics(const std::string& ns);
+    result<std::unique_ptr<admin_client>> connect_to(const api::cluster& c,
+                                                     const std::string& bootstrap);
     std::string bootstrap_of(const api::cluster& c) const;
     reconcile_result sync_status(context& ctx, const step_outcome& outcome);
 

@@ -60,6 +60,20 @@ api::cluster_status compute_cluster_status(const cluster_observation& seen, std:
     } else {
         set_condition(s.conditions, types::progressing, false, reasons::reconciled, "", gen, now);
     }
+    auto open = api::plaintext_listeners(c);
+    if (open.empty()) {
+        remove_condition(s.conditions, types::insecure_listeners);
+    } else {
+        std::string names;
+        for (const auto& l : open) {
+            names += (names.empty() ? "" : ", ") + l;
+        }
+        set_condition(s.conditions, types::insecure_listeners, true, reasons::plaintext_listeners,
+                      fmt::format("listeners without TLS or authentication: {} (anyone who "
+                                  "reaches them reads and writes every topic; see spec.security)",
+                                  names),
+                      gen, now);
+    }
     return s;
 }
 

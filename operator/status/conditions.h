@@ -21,6 +21,9 @@ inline constexpr const char* progressing = "Progressing";
 inline constexpr const char* degraded = "Degraded";
 // Present (True) only while the spool.dev/pause-reconciliation annotation is set.
 inline constexpr const char* reconciliation_paused = "ReconciliationPaused";
+// Present (True) while some enabled Kafka listener has neither TLS nor authentication: a
+// warning that plaintext was chosen (spec.security).
+inline constexpr const char* insecure_listeners = "InsecureListeners";
 }  // namespace types
 
 struct reason {
@@ -46,6 +49,7 @@ inline constexpr reason resizing_storage{"ResizingStorage", true};
 inline constexpr reason waiting_for_load_balancer{"WaitingForLoadBalancer", true};
 inline constexpr reason draining_brokers{"DrainingBrokers", true};
 inline constexpr reason rebalancing{"Rebalancing", true};
+inline constexpr reason plaintext_listeners{"PlaintextListeners", false};
 // Topic
 inline constexpr reason topic_ready{"TopicReady", false};
 inline constexpr reason cluster_not_found{"ClusterNotFound", true};

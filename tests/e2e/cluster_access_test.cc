@@ -38,6 +38,7 @@ json access_cluster() {
                                                         {"effect", str("NoSchedule")}})})},
                               {"terminationGracePeriodSeconds", num(60)},
                               {"metadata", obj({{"labels", obj({{"team", str("a")}})}})}})}});
+    spec["security"] = plaintext_security();
     return obj({{"apiVersion", str("spool.dev/v1alpha1")},
                 {"kind", str("Cluster")},
                 {"metadata", obj({{"name", str("demo")}})},

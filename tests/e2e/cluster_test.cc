@@ -24,6 +24,7 @@ json cluster(const std::string& name, int replicas) {
                 {"kind", str("Cluster")},
                 {"metadata", obj({{"name", str(name)}})},
                 {"spec", obj({{"replicas", num(replicas)},
+                              {"security", plaintext_security()},
                               {"config", obj({{"log.retention.ms", str("86400000")}})}})}});
 }
 

@@ -56,11 +56,18 @@ json parse(const std::string& text) {
     return v.value_or(json::null());
 }
 
+json plaintext_security() {
+    return op::obj({{"listeners", op::obj({{"internal", op::obj({{"tls", op::boolean(false)},
+                                                                 {"authentication",
+                                                                  op::str("none")}})}})}});
+}
+
 json demo_cluster(int replicas) {
     return op::obj({{"apiVersion", op::str("spool.dev/v1alpha1")},
                     {"kind", op::str("Cluster")},
                     {"metadata", op::obj({{"name", op::str("demo")}})},
-                    {"spec", op::obj({{"replicas", op::num(replicas)}})}});
+                    {"spec", op::obj({{"replicas", op::num(replicas)},
+                                      {"security", plaintext_security()}})}});
 }
 
 test_namespace::test_namespace(op::kube::client& api) : _api(api) {

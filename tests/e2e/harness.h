@@ -75,7 +75,12 @@ int run(const std::string& command, std::string* output = nullptr);
 
 json parse(const std::string& text);
 
-// A spool.dev/v1alpha1 Cluster named "demo" with `replicas` brokers and defaults otherwise.
+// spec.security of a plaintext Cluster (the default is TLS and SCRAM, issue #34): these tests
+// run no certificates and talk plaintext to their brokers.
+json plaintext_security();
+
+// A spool.dev/v1alpha1 Cluster named "demo" with `replicas` brokers, plaintext, and defaults
+// otherwise.
 json demo_cluster(int replicas);
 
 // The broker fixture's bootstrap address (host:port).

@@ -166,22 +166,22 @@ TEST(broker_admin_http, test_decommission_answers_of_a_real_broker) {
     ASSERT_TRUE(eventually([&] { return kcat_partitions(name) == 1; }));
 
     auto http = op::reconcilers::make_http_broker_health();
-    auto status = http->decommission_status(host, port, 1);
+    auto status = http->decommission_status(host, port, 1, nullptr);
     ASSERT_TRUE(status) << status.error().message;
     EXPECT_EQ(status.value().phase, op::reconcilers::drain_progress::state::none);
 
-    auto started = http->start_decommission(host, port, 1);
+    auto started = http->start_decommission(host, port, 1, nullptr);
     ASSERT_FALSE(started);
     EXPECT_TRUE(started.error().is_conflict()) << started.error().message;
     EXPECT_FALSE(started.error().transient);
     EXPECT_NE(started.error().message.find("cannot decommission broker 1"), std::string::npos)
         << started.error().message;
 
-    auto cancelled = http->cancel_decommission(host, port, 1);
+    auto cancelled = http->cancel_decommission(host, port, 1, nullptr);
     ASSERT_TRUE(cancelled) << cancelled.error().message;
     EXPECT_EQ(cancelled.value().phase, op::reconcilers::drain_progress::state::none);
 
-    auto unknown = http->decommission_status(host, port, 4242);
+    auto unknown = http->decommission_status(host, port, 4242, nullptr);
     ASSERT_FALSE(unknown);
     EXPECT_TRUE(unknown.error().is_not_found()) << unknown.error().message;
     ASSERT_TRUE(admin->delete_topic(name));

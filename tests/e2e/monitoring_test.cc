@@ -24,7 +24,7 @@ TEST(operator_monitoring, test_operator_dashboard_panels_return_data_from_promet
     json cluster = obj({{"apiVersion", str("spool.dev/v1alpha1")},
                         {"kind", str("Cluster")},
                         {"metadata", obj({{"name", str("local")}})},
-                        {"spec", obj({{"replicas", num(1)}})}});
+                        {"spec", obj({{"replicas", num(1)}, {"security", plaintext_security()}})}});
     ASSERT_TRUE(api->create(kinds::cluster, ns.name(), cluster));
     operator_process op({"--namespace", ns.name()});
     ASSERT_TRUE(eventually([&] {

@@ -27,10 +27,13 @@ install_operator() {
 
 # apply_cluster REPLICAS [SPEC LINE...]: the Cluster "demo" in $ns on the local broker image,
 # 1Gi claims (of StorageClass $CLUSTER_STORAGE_CLASS, default none); each SPEC LINE is one more
-# YAML line of its spec ("key: value").
+# YAML line of its spec ("key: value"). Plaintext listeners (the default is TLS and SCRAM, which
+# node_security_test.sh covers) unless a line says "security: ...".
 apply_cluster() {
-    local replicas="$1"
+    local replicas="$1" line security="security: {listeners: {internal: {tls: false, authentication: none}}}"
     shift
+    for line in "$@"; do [[ "$line" != security:* ]] || security=""; done
+    [ -z "$security" ] || set -- "$@" "$security"
     kc apply -f - >/dev/null <<YAML
 apiVersion: spool.dev/v1alpha1
 kind: Cluster

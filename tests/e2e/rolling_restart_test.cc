@@ -114,6 +114,7 @@ TEST(rolling_restart, test_config_change_restarts_one_pod_at_a_time_only_when_sa
                   {"kind", str("Cluster")},
                   {"metadata", obj({{"name", str("demo")}})},
                   {"spec", obj({{"replicas", num(2)},
+                                {"security", plaintext_security()},
                                 {"ports", obj({{"http", num(http_port)}})},
                                 {"config", obj({{"num.partitions", str("4")}})}})}});
     ASSERT_TRUE(api->create(kinds::cluster, ns.name(), c));
@@ -184,7 +185,9 @@ TEST(rolling_restart, test_a_manual_roll_restarts_every_pod_only_when_safe_and_c
         obj({{"apiVersion", str("spool.dev/v1alpha1")},
              {"kind", str("Cluster")},
              {"metadata", obj({{"name", str("demo")}})},
-             {"spec", obj({{"replicas", num(2)}, {"ports", obj({{"http", num(http_port)}})}})}});
+             {"spec", obj({{"replicas", num(2)},
+                           {"security", plaintext_security()},
+                           {"ports", obj({{"http", num(http_port)}})}})}});
     ASSERT_TRUE(api->create(kinds::cluster, ns.name(), c));
     operator_process op({"--namespace", ns.name()});
     std::map<std::string, std::string> before;
@@ -273,7 +276,7 @@ TEST(rbac, test_denied_access_becomes_a_forbidden_condition_with_the_real_error)
     json c = obj({{"apiVersion", str("spool.dev/v1alpha1")},
                   {"kind", str("Cluster")},
                   {"metadata", obj({{"name", str("demo")}})},
-                  {"spec", obj({{"replicas", num(1)}})}});
+                  {"spec", obj({{"replicas", num(1)}, {"security", plaintext_security()}})}});
     ASSERT_TRUE(api->create(kinds::cluster, ns.name(), c));
     operator_process op({"--namespace", ns.name(), "--context", "restricted"});
     op::api::condition degraded;

@@ -56,7 +56,8 @@ TEST(scale_down_operator, test_a_broker_that_hosts_partitions_is_kept_until_rele
                             obj({{"apiVersion", str("spool.dev/v1alpha1")},
                                  {"kind", str("Cluster")},
                                  {"metadata", obj({{"name", str("demo")}})},
-                                 {"spec", obj({{"replicas", num(3)}})}})));
+                                 {"spec", obj({{"replicas", num(3)},
+                                               {"security", plaintext_security()}})}})));
     // Sorts before the fixture's other topics, so the (truncated) partition list names it.
     std::string topic =
         "0scale-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand() % 100000);
@@ -122,7 +123,8 @@ TEST(scale_down_operator, test_unreadable_placement_holds_the_statefulset) {
                             obj({{"apiVersion", str("spool.dev/v1alpha1")},
                                  {"kind", str("Cluster")},
                                  {"metadata", obj({{"name", str("demo")}})},
-                                 {"spec", obj({{"replicas", num(2)}})}})));
+                                 {"spec", obj({{"replicas", num(2)},
+                                               {"security", plaintext_security()}})}})));
     operator_process op({"--namespace", ns.name()});
     ASSERT_TRUE(eventually([&] { return statefulset_replicas(*api, ns.name()) == 2; })) << op.log();
     ASSERT_TRUE(scale(*api, ns.name(), 1));

@@ -25,7 +25,7 @@ json cluster() {
     return obj({{"apiVersion", str("spool.dev/v1alpha1")},
                 {"kind", str("Cluster")},
                 {"metadata", obj({{"name", str("demo")}})},
-                {"spec", obj({{"replicas", num(1)}})}});
+                {"spec", obj({{"replicas", num(1)}, {"security", plaintext_security()}})}});
 }
 
 json topic(const std::string& name, const std::string& kafka_name, int partitions) {

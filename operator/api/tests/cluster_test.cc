@@ -156,3 +156,64 @@ TEST(cluster_api, test_status_round_trips_and_serializes_identically) {
 
 }  // namespace
 }  // namespace spool::op::api
+
+namespace spool::op::api {
+namespace {
+
+cluster parsed(const std::string& spec) {
+    auto j = parse_json(R"({"metadata": {"name": "demo", "namespace": "ns"}, "spec": )" + spec + "}");
+    return parse_cluster(j.value()).value();
+}
+
+TEST(cluster_security, test_a_security_section_defaults_every_listener_to_tls_and_scram) {
+    auto c = parsed(R"({"replicas": 1, "podAddressListener": {"enabled": true}, "security": {}})");
+    EXPECT_TRUE(is_secured(c));
+    EXPECT_TRUE(c.spec.security.internal.tls);
+    EXPECT_EQ(c.spec.security.pod.authentication, listener_authentication::scram_sha_512);
+    EXPECT_TRUE(c.spec.security.authorization);
+    EXPECT_TRUE(plaintext_listeners(c).empty());
+    EXPECT_TRUE(validate_cluster(c).empty());
+}
+
+TEST(cluster_security, test_pod_and_external_listeners_follow_internal_unless_given) {
+    auto c = parsed(R"({"podAddressListener": {"enabled": true},
+        "security": {"listeners": {"internal": {"tls": false, "authentication": "none"}}}})");
+    EXPECT_FALSE(is_secured(c));
+    EXPECT_EQ(plaintext_listeners(c), (std::vector<std::string>{"internal", "pod"}));
+    auto mixed = parsed(R"({"podAddressListener": {"enabled": true}, "security": {"listeners":
+        {"internal": {"tls": false, "authentication": "none"}, "pod": {"authentication": "tls"}}}})");
+    EXPECT_TRUE(is_secured(mixed));
+    EXPECT_FALSE(mixed.spec.security.pod.tls);  // as internal: mTLS then needs tls: true
+    bool said = false;
+    for (const auto& p : validate_cluster(mixed)) {
+        said = said || p.find("security.listeners.pod: authentication tls") != std::string::npos;
+    }
+    EXPECT_TRUE(said);
+}
+
+TEST(cluster_security, test_a_cluster_without_a_security_section_is_secured) {
+    auto c = parsed(R"({"replicas": 1})");
+    EXPECT_TRUE(is_secured(c));
+    EXPECT_TRUE(plaintext_listeners(c).empty());
+    EXPECT_EQ(c.spec.security.internal.authentication, listener_authentication::scram_sha_512);
+}
+
+TEST(cluster_security, test_security_keys_in_config_and_clashing_ports_are_refused) {
+    auto c = parsed(R"({"replicas": 1, "ports": {"replication": 9092},
+        "config": {"super.users": "User:x", "listener.name.internal.ssl.client.auth": "none"},
+        "security": {"listeners": {"internal": {"authentication": "oauth"}},
+                     "certificates": {"validityDays": 10, "renewBeforeDays": 10}}})");
+    std::string all;
+    for (const auto& p : validate_cluster(c)) {
+        all += p + "\n";
+    }
+    for (const char* expected :
+         {"ports.replication must differ", "broker config key \"super.users\" is set by the operator",
+          "\"listener.name.internal.ssl.client.auth\" is set by the operator",
+          "security.oauth.jwksEndpointUrl is required", "renewBeforeDays must be at least 1 and less"}) {
+        EXPECT_NE(all.find(expected), std::string::npos) << expected << " in\n" << all;
+    }
+}
+
+}  // namespace
+}  // namespace spool::op::api

@@ -84,6 +84,46 @@ TEST(builders_golden, test_overrides_cluster_builds_the_golden_manifests) {
 TEST(builders_golden, test_loadbalancer_cluster_builds_the_golden_manifests) {
     check_golden("loadbalancer");
 }
+// spec.security: SASL_SSL inside, mTLS on the pod listener, the external one as internal.
+TEST(builders_golden, test_secure_cluster_builds_the_golden_manifests) {
+    check_golden("secure");
+}
+
+TEST(builders, test_a_cluster_without_a_security_section_is_secured_by_default) {
+    auto j = parse_json(R"({"metadata": {"name": "demo", "namespace": "ns"}, "spec": {}})");
+    auto c = api::parse_cluster(j.value()).value();
+    std::string broker = render_broker_config(c);
+    EXPECT_TRUE(has_line(broker, "listener.security.protocol.map: "
+                                 "\"INTERNAL:SASL_SSL,REPLICATION:SSL\""))
+        << broker;
+    EXPECT_TRUE(has_line(broker, "http.authentication.enabled: \"true\""));
+}
+
+TEST(builders, test_a_secured_cluster_mounts_its_certificates_and_probes_over_https) {
+    auto c = load_cluster("secure");
+    json sts = build_statefulset(c);
+    const auto& pod = sts.at("spec").at("template").at("spec");
+    EXPECT_NE(pod.at("volumes").serialize().find("demo-broker-certs"), std::string::npos);
+    const auto& container = pod.at("containers").at(0);
+    EXPECT_EQ(get_string(container.at("readinessProbe").at("httpGet"), "scheme"), "HTTPS");
+    // The external listener starts the broker through /bin/sh: $POD_NAME, not $(POD_NAME).
+    EXPECT_NE(container.serialize().find("REPLICATION://$POD_NAME.demo-brokers"),
+              std::string::npos);
+    std::string broker = render_broker_config(c);
+    EXPECT_TRUE(has_line(broker, "listener.security.protocol.map: "
+                                 "\"INTERNAL:SASL_SSL,REPLICATION:SSL,POD:SSL,EXTERNAL:SASL_SSL\""))
+        << broker;
+    EXPECT_TRUE(has_line(broker, "listener.name.pod.ssl.client.auth: \"required\""));
+    EXPECT_TRUE(has_line(broker, "listener.name.internal.sasl.enabled.mechanisms: "
+                                 "\"SCRAM-SHA-512\""));
+    EXPECT_TRUE(has_line(broker, "authorizer.class.name: "
+                                 "\"org.apache.kafka.metadata.authorizer.StandardAuthorizer\""));
+    // A plaintext Cluster keeps its old listener and no security key.
+    auto open = load_cluster("minimal");
+    std::string plain = render_broker_config(open);
+    EXPECT_TRUE(has_line(plain, "listeners: \"PLAINTEXT://0.0.0.0:9092\""));
+    EXPECT_EQ(plain.find("ssl."), std::string::npos);
+}
 
 TEST(builders, test_every_object_has_a_controller_owner_reference_to_the_cluster) {
     for (const char* name : {"full", "overrides", "loadbalancer"}) {

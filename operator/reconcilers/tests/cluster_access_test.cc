@@ -21,7 +21,7 @@ using testing::fixed_health;
 
 class no_admins : public admin_client_factory {
 public:
-    result<std::unique_ptr<admin_client>> connect(const std::string&) override {
+    result<std::unique_ptr<admin_client>> connect(const std::string&, const client_tls*) override {
         return make_error("Unreachable", "no brokers in a unit test");
     }
 };
@@ -29,6 +29,7 @@ public:
 json cluster_object(json extra_spec) {
     json spec = obj(
         {{"replicas", num(3)},
+         {"security", testing::plaintext_security()},
          {"storage", obj({{"size", str("1Gi")}})},
          {"metadataStore", obj({{"etcd", obj({{"endpoints", arr({str("http://etcd:2379")})}})}})}});
     for (const auto& [k, v] : extra_spec.as_object()) {

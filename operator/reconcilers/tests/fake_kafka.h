@@ -28,7 +28,7 @@ public:
     std::vector<std::vector<config_change>> alterations;
     int reads = 0;
 
-    result<std::unique_ptr<admin_client>> connect(const std::string&) override;
+    result<std::unique_ptr<admin_client>> connect(const std::string&, const client_tls*) override;
 };
 
 namespace detail {
@@ -107,7 +107,8 @@ private:
 
 }  // namespace detail
 
-inline result<std::unique_ptr<admin_client>> fake_kafka::connect(const std::string&) {
+inline result<std::unique_ptr<admin_client>> fake_kafka::connect(const std::string&,
+                                                                  const client_tls*) {
     return std::unique_ptr<admin_client>(new detail::fake_admin(*this));
 }
 

@@ -26,24 +26,34 @@
 
 namespace spool::op::reconcilers::testing {
 
-// The Cluster "demo" in namespace "ns" with `replicas` brokers on an external etcd.
+// spec.security of a plaintext Cluster (the default is TLS and SCRAM): what tests of other
+// steps use, so that they need no certificates.
+inline json plaintext_security() {
+    return obj({{"listeners", obj({{"internal", obj({{"tls", boolean(false)},
+                                                     {"authentication", str("none")}})}})}});
+}
+
+// The Cluster "demo" in namespace "ns" with `replicas` brokers on an external etcd, plaintext.
 inline json cluster_object(int replicas) {
     return obj(
         {{"apiVersion", str("spool.dev/v1alpha1")},
          {"kind", str("Cluster")},
          {"metadata", obj({{"name", str("demo")}, {"namespace", str("ns")}})},
          {"spec", obj({{"replicas", num(replicas)},
+                       {"security", plaintext_security()},
                        {"metadataStore",
                         obj({{"etcd", obj({{"endpoints", arr({str("http://etcd:2379")})}})}})}})}});
 }
 
 class fixed_health : public broker_health {
 public:
-    result<restart_verdict> restart_safe(const std::string&, int, int broker_id) override {
+    result<restart_verdict> restart_safe(const std::string&, int, int broker_id,
+                                         const client_tls*) override {
         asked.push_back(broker_id);
         return restart_verdict{safe, safe ? "safe: test" : "not safe: test"};
     }
-    result<drain_progress> start_decommission(const std::string&, int, int id) override {
+    result<drain_progress> start_decommission(const std::string&, int, int id,
+                                              const client_tls*) override {
         calls.push_back(fmt::format("POST {}", id));
         if (undrainable.count(id)) {
             return error{409, "NoReplacement",
@@ -63,7 +73,8 @@ public:
         p.remaining = 0;
         return p;
     }
-    result<drain_progress> decommission_status(const std::string&, int, int id) override {
+    result<drain_progress> decommission_status(const std::string&, int, int id,
+                                              const client_tls*) override {
         calls.push_back(fmt::format("GET {}", id));
         if (!drains.count(id)) {
             if (known.count(id))
@@ -72,7 +83,8 @@ public:
         }
         return drains[id];
     }
-    result<drain_progress> cancel_decommission(const std::string&, int, int id) override {
+    result<drain_progress> cancel_decommission(const std::string&, int, int id,
+                                              const client_tls*) override {
         calls.push_back(fmt::format("DELETE {}", id));
         if (unreachable) {
             return make_error("BrokersUnreachable", "connect: connection refused");
@@ -142,7 +154,7 @@ private:
 
 class fixed_admins : public admin_client_factory {
 public:
-    result<std::unique_ptr<admin_client>> connect(const std::string&) override {
+    result<std::unique_ptr<admin_client>> connect(const std::string&, const client_tls*) override {
         return std::unique_ptr<admin_client>(new fixed_admin(kafka));
     }
     kafka_state kafka;

@@ -21,7 +21,8 @@ json cluster_object() {
     return obj({{"apiVersion", str("spool.dev/v1alpha1")},
                 {"kind", str("Cluster")},
                 {"metadata", obj({{"name", str("demo")}, {"namespace", str("ns")}})},
-                {"spec", obj({{"replicas", num(3)}})}});
+                {"spec", obj({{"replicas", num(3)}, {"security", obj({{"listeners", obj({{"internal", obj({{"tls", boolean(false)},
+                                                    {"authentication", str("none")}})}})}})}})}});
 }
 
 json topic_object(const std::string& name, const std::string& topic_name,
