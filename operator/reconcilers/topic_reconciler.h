@@ -100,7 +100,6 @@ private:
     step_outcome ready(context& ctx);
 
     reconcile_result finalize(context& ctx);
-    result<void> remove_finalizer(const api::topic& t);
     result<std::vector<api::topic>> list_topics(const std::string& ns);
     std::string bootstrap_of(const api::cluster& c) const;
     reconcile_result sync_status(context& ctx, const step_outcome& outcome);

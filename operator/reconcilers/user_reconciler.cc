@@ -5,6 +5,7 @@
 #include "operator/kube/config.h"
 #include "operator/kube/leader_elector.h"
 #include "operator/reconcilers/cluster_reconciler.h"
+#include "operator/reconcilers/finalizer.h"
 #include "operator/reconcilers/pause.h"
 #include "operator/reconcilers/user_credentials.h"
 
@@ -172,12 +173,7 @@ user_reconciler::step_outcome user_reconciler::ensure_finalizer(context& ctx) {
     if (u.meta.has_finalizer(api::user_finalizer)) {
         return {};
     }
-    json finalizers = from_strings(u.meta.finalizers);
-    finalizers[u.meta.finalizers.size()] = str(api::user_finalizer);
-    json patch = obj({{"metadata", obj({{"finalizers", finalizers},
-                                        {"resourceVersion", str(u.meta.resource_version)}})}});
-    auto r = _api.merge_patch(kube::kinds::user, u.meta.namespace_, u.meta.name, patch);
-    if (!r) {
+    if (auto r = add_finalizer(_api, kube::kinds::user, u.meta, api::user_finalizer); !r) {
         return {step_outcome::kind::report, false,
                 status::reason_for_error(r.error().http_status, r.error().reason),
                 "add finalizer: " + r.error().message, r.error()};
@@ -488,23 +484,6 @@ reconcile_result user_reconciler::sync_status(context& ctx, const step_outcome& 
     return reconcile_result::done();
 }
 
-result<void> user_reconciler::remove_finalizer(const api::user& u) {
-    json finalizers = json::array();
-    size_t i = 0;
-    for (const auto& f : u.meta.finalizers) {
-        if (f != api::user_finalizer) {
-            finalizers[i++] = str(f);
-        }
-    }
-    json patch = obj({{"metadata", obj({{"finalizers", finalizers},
-                                        {"resourceVersion", str(u.meta.resource_version)}})}});
-    auto r = _api.merge_patch(kube::kinds::user, u.meta.namespace_, u.meta.name, patch);
-    if (!r && !r.error().is_not_found()) {
-        return r.error();
-    }
-    return ok();
-}
-
 reconcile_result user_reconciler::finalize(context& ctx) {
     const auto& u = ctx.user;
     if (!u.meta.has_finalizer(api::user_finalizer)) {
@@ -555,7 +534,7 @@ reconcile_result user_reconciler::finalize(context& ctx) {
             why = "SCRAM credential and ACLs removed";
         }
     }
-    if (auto r = remove_finalizer(u); !r) {
+    if (auto r = remove_finalizer(_api, kube::kinds::user, u.meta, api::user_finalizer); !r) {
         return reconcile_result::failed(r.error());
     }
     log::get("user")->info("{}/{}: finalizer removed ({})", u.meta.namespace_, u.meta.name, why);

@@ -111,7 +111,6 @@ private:
     result<void> revoke(admin_client& admin, const std::string& user_name, bool scram,
                         const std::string& principal);
     reconcile_result finalize(context& ctx);
-    result<void> remove_finalizer(const api::user& u);
     reconcile_result sync_status(context& ctx, const step_outcome& outcome);
     // A Secret's data, decoded; empty when it has none.
     static std::map<std::string, std::string> secret_data(const json& secret);

@@ -287,7 +287,7 @@ TEST_F(user_reconciler_integration, test_scram_user_acls_edit_and_deletion_with_
     EXPECT_TRUE(succeeded(grouped)) << grouped << log();
     EXPECT_NE(grouped.find("order-1"), std::string::npos) << grouped;
     // Outside the prefix the group is refused.
-    auto other_group = sh("timeout 15 kcat -G intruders " + options +
+    auto other_group = sh("timeout 8 kcat -G intruders " + options +
                           " -X auto.offset.reset=earliest -e -q app-orders");
     EXPECT_NE(other_group.find("Group authorization failed"), std::string::npos) << other_group;
 
