@@ -89,6 +89,9 @@ struct scram_upsert {
     std::vector<uint8_t> salted_password;
 };
 
+// error::reason of describe_acls on a cluster without an authorizer (Kafka's SECURITY_DISABLED).
+inline constexpr const char* acls_unsupported_reason = "SecurityDisabled";
+
 class admin_client {
 public:
     virtual ~admin_client() = default;
@@ -124,7 +127,8 @@ public:
     virtual result<void> upsert_scram(const scram_upsert& credential);
     // Succeeds when the user has no credential for that mechanism.
     virtual result<void> delete_scram(const std::string& user, int8_t mechanism);
-    // Every binding whose principal is `principal` (DescribeAcls with a principal filter).
+    // Every binding whose principal is `principal` (DescribeAcls with a principal filter). A
+    // cluster without an authorizer fails with reason acls_unsupported_reason.
     virtual result<std::vector<acl_binding>> describe_acls(const std::string& principal);
     virtual result<void> create_acls(const std::vector<acl_binding>& bindings);
     // Deletes exactly these bindings (one exact-match filter each).

@@ -26,6 +26,7 @@ using error_fn = error (*)(int16_t code, const std::optional<std::string>& messa
                            const std::string& what);
 
 inline constexpr int16_t resource_not_found = 91;  // RESOURCE_NOT_FOUND: no such credential
+inline constexpr int16_t security_disabled = 54;   // SECURITY_DISABLED: no authorizer
 
 template <class Conn>
 result<std::vector<int8_t>> describe_scram(Conn& c, error_fn fail, const std::string& user) {
@@ -111,7 +112,12 @@ result<std::vector<acl_binding>> describe_acls(Conn& c, error_fn fail,
     }
     const auto& resp = r.value().first;
     if (resp.error_code != 0) {
-        return fail(resp.error_code, resp.error_message, "describe ACLs of " + principal);
+        auto e = fail(resp.error_code, resp.error_message, "describe ACLs of " + principal);
+        if (resp.error_code == security_disabled) {
+            e.reason = acls_unsupported_reason;  // the caller tells this one apart
+            e.transient = false;
+        }
+        return e;
     }
     std::vector<acl_binding> out;
     for (const auto& res : resp.resources) {

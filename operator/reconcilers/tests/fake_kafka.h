@@ -33,6 +33,7 @@ public:
     // user -> mechanism -> the credential as upserted
     std::map<std::string, std::map<int8_t, scram_upsert>> scram;
     std::set<acl_binding> acls;
+    bool authorizer = true;  // false: DescribeAcls answers as Kafka's SECURITY_DISABLED
 
     result<std::unique_ptr<admin_client>> connect(const std::string&) override;
 };
@@ -127,6 +128,9 @@ public:
     }
     result<std::vector<acl_binding>> describe_acls(const std::string& principal) override {
         ++_kafka.reads;
+        if (!_kafka.authorizer) {
+            return error{0, acls_unsupported_reason, "describe ACLs: SECURITY_DISABLED", false};
+        }
         std::vector<acl_binding> out;
         for (const auto& a : _kafka.acls) {
             if (a.principal == principal) {

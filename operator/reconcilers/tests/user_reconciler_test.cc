@@ -351,6 +351,30 @@ TEST_F(user_reconciler_test, test_a_foreign_secret_with_the_users_name_is_left_a
     EXPECT_TRUE(kafka.writes.empty());
 }
 
+TEST_F(user_reconciler_test, test_without_an_authorizer_only_a_user_with_acls_is_not_ready) {
+    kafka.authorizer = false;
+    json plain = user_object("plain", "scram-sha-512");
+    plain["spec"].erase("authorization");
+    (void)api.put(kube::kinds::user, plain);
+    make_ready("plain");
+    auto* ready = ready_of("plain");
+    ASSERT_TRUE(ready);
+    EXPECT_EQ(ready->status, "True") << ready->message;
+    EXPECT_TRUE(kafka.scram["plain"].count(scram_sha_512));
+    (void)api.put(kube::kinds::user, user_object("app", "scram-sha-512"));
+    make_ready("app");
+    ready = ready_of("app");
+    ASSERT_TRUE(ready);
+    EXPECT_EQ(ready->status, "False");
+    EXPECT_EQ(ready->reason, "AdminError");
+    EXPECT_NE(ready->message.find("SECURITY_DISABLED"), std::string::npos) << ready->message;
+    // Deleting works there too: there are no ACLs to remove.
+    ASSERT_TRUE(api.remove(kube::kinds::user, "ns", "plain"));
+    (void)reconciler.reconcile("ns/plain");
+    EXPECT_FALSE(api.object(kube::kinds::user, "ns", "plain"));
+    EXPECT_TRUE(kafka.scram["plain"].empty());
+}
+
 TEST_F(user_reconciler_test, test_an_invalid_spec_and_a_missing_cluster_are_conditions) {
     json u = user_object("app", "kerberos");
     (void)api.put(kube::kinds::user, u);
