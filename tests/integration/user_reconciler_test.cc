@@ -1,8 +1,9 @@
 // The operator's User reconciler against a real spool-broker with SASL and the StandardAuthorizer,
-// checked with kcat (librdkafka), an independent client:
+// checked with kcat (librdkafka) and Kafka's Java console producer, independent clients:
 //   - a SCRAM-SHA-512 User with ACLs (topic prefix app-, group prefix app-): kcat with the
-//     password from the User's Secret produces and consumes app-orders and is refused with
-//     TOPIC_AUTHORIZATION_FAILED on `other`;
+//     password from the User's Secret produces and consumes app-orders (also in consumer group
+//     app-readers; group `intruders` is refused) and is refused with TOPIC_AUTHORIZATION_FAILED
+//     on `other`; the Java producer logs in with the Secret's sasl.jaas.config as it is;
 //   - an ACL edit sends only the difference (the admin calls are recorded);
 //   - deleting the User makes the next SCRAM login fail;
 //   - a TLS User: a certificate from the test clients CA, used by kcat on a listener with
@@ -161,7 +162,7 @@ class user_reconciler_integration : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         state = new suite_state;
-        state->setup_error = missing_tools({"openssl", "kcat"});
+        state->setup_error = missing_tools({"openssl", "kcat", "java"});
         if (!state->setup_error.empty()) {
             return;
         }
@@ -290,6 +291,20 @@ TEST_F(user_reconciler_integration, test_scram_user_acls_edit_and_deletion_with_
     auto other_group = sh("timeout 8 kcat -G intruders " + options +
                           " -X auto.offset.reset=earliest -e -q app-orders");
     EXPECT_NE(other_group.find("Group authorization failed"), std::string::npos) << other_group;
+
+    // The Secret's sasl.jaas.config, verbatim, is what a Java client takes.
+    auto kafka = kafka_dir();
+    ASSERT_FALSE(kafka.empty()) << "scripts/peers/fetch-kafka.sh failed";
+    fs::path props = state->dir / "app.properties";
+    std::ofstream(props) << "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+                         << "sasl.jaas.config=" << s["sasl.jaas.config"] << "\n";
+    auto java = sh("printf 'from-java\\n' | timeout 120 java -Xshare:auto "
+                   "-XX:TieredStopAtLevel=1 -cp '" + kafka +
+                   "/libs/*' org.apache.kafka.tools.ConsoleProducer --bootstrap-server " +
+                   at(state->sasl) + " --topic app-orders --producer.config " + props.string());
+    EXPECT_TRUE(succeeded(java)) << java << log();
+    auto from_java = sh("timeout 60 kcat -C " + options + " -t app-orders -o beginning -e -q");
+    EXPECT_NE(from_java.find("from-java"), std::string::npos) << from_java;
 
     auto refused = sh("echo no | timeout 60 kcat -P " + options + " -t other");
     EXPECT_FALSE(succeeded(refused)) << refused;
