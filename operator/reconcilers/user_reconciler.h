@@ -38,7 +38,8 @@
 // touching Kafka.
 //
 // A password Secret named in spec is read on every pass: a change is applied at the next pass
-// (the controller's resync, or any edit of the User).
+// (the controller's resync, any edit of the User, or at once when the Secret carries the label
+// spool.dev/user=<User>, which the operator watches).
 
 #include "operator/api/cluster.h"
 #include "operator/api/topic.h"  // skip_finalizer_annotation
