@@ -100,6 +100,8 @@ result<void> operator_app::start(std::function<void()> on_fatal) {
         *_api, *_events, *_health, *_admins, _opts.kafka_bootstrap);
     _topic_reconciler = std::make_unique<reconcilers::topic_reconciler>(*_api, *_events, *_admins,
                                                                         _opts.kafka_bootstrap);
+    _user_reconciler = std::make_unique<reconcilers::user_reconciler>(*_api, *_events, *_admins,
+                                                                      _opts.kafka_bootstrap);
     _cluster_reconciler->set_state_probe(_probe.get());
     _cluster_reconciler->set_operator_defaults(
         {_opts.default_etcd_endpoints, cfg.value().namespace_});
@@ -125,9 +127,23 @@ result<void> operator_app::start(std::function<void()> on_fatal) {
         "topic", *_api,
         [this](const std::string& key) { return _topic_reconciler->reconcile(key); }, _probe.get());
     _topics->watch(kube::kinds::topic, _opts.namespace_, {}, reconcilers::controller::key_of);
+    _users = std::make_unique<reconcilers::controller>(
+        "user", *_api,
+        [this](const std::string& key) { return _user_reconciler->reconcile(key); }, _probe.get());
+    _users->watch(kube::kinds::user, _opts.namespace_, {}, reconcilers::controller::key_of);
+    // The Secrets the User reconciler writes (label spool.dev/user=<User>): a deleted or edited
+    // one is put back within seconds.
+    _users->watch(kube::kinds::secret, _opts.namespace_, {"spool.dev/user", ""},
+                  [](const json& object) {
+                      auto meta = api::parse_meta(object);
+                      auto it = meta.labels.find("spool.dev/user");
+                      return it == meta.labels.end() ? std::string()
+                                                     : meta.namespace_ + "/" + it->second;
+                  });
     std::chrono::seconds resync(_opts.resync_period_seconds);
     _clusters->resync_every(kube::kinds::cluster, _opts.namespace_, resync);
     _topics->resync_every(kube::kinds::topic, _opts.namespace_, resync);
+    _users->resync_every(kube::kinds::user, _opts.namespace_, resync);
 
     if (!_opts.leader_elect) {
         start_controllers();
@@ -160,6 +176,7 @@ void operator_app::start_controllers() {
     log::get("operator")->info("starting controllers");
     _clusters->start();
     _topics->start();
+    _users->start();
 }
 
 void operator_app::stop() {
@@ -172,6 +189,9 @@ void operator_app::stop() {
     }
     if (_topics) {
         _topics->stop();
+    }
+    if (_users) {
+        _users->stop();
     }
     if (_elector) {
         _elector->stop();

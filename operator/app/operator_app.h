@@ -21,6 +21,7 @@
 #include "operator/reconcilers/controller.h"
 #include "operator/reconcilers/event_recorder.h"
 #include "operator/reconcilers/topic_reconciler.h"
+#include "operator/reconcilers/user_reconciler.h"
 
 #include <atomic>
 #include <functional>
@@ -55,8 +56,10 @@ private:
     std::unique_ptr<reconcilers::admin_client_factory> _admins;
     std::unique_ptr<reconcilers::cluster_reconciler> _cluster_reconciler;
     std::unique_ptr<reconcilers::topic_reconciler> _topic_reconciler;
+    std::unique_ptr<reconcilers::user_reconciler> _user_reconciler;
     std::unique_ptr<reconcilers::controller> _clusters;
     std::unique_ptr<reconcilers::controller> _topics;
+    std::unique_ptr<reconcilers::controller> _users;
     std::unique_ptr<kube::leader_elector> _elector;
     std::thread _elector_thread;
     std::function<void()> _on_fatal;

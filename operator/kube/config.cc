@@ -83,6 +83,32 @@ result<std::string> base64_decode(const std::string& text) {
     return out;
 }
 
+std::string base64_encode(std::string_view bytes) {
+    static constexpr char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((bytes.size() + 2) / 3 * 4);
+    size_t i = 0;
+    for (; i + 2 < bytes.size(); i += 3) {
+        uint32_t v = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8) |
+                     uint32_t(uint8_t(bytes[i + 2]));
+        for (int shift : {18, 12, 6, 0}) {
+            out.push_back(alphabet[(v >> shift) & 63]);
+        }
+    }
+    if (size_t rest = bytes.size() - i; rest > 0) {
+        uint32_t v = uint32_t(uint8_t(bytes[i])) << 16;
+        if (rest == 2) {
+            v |= uint32_t(uint8_t(bytes[i + 1])) << 8;
+        }
+        out.push_back(alphabet[(v >> 18) & 63]);
+        out.push_back(alphabet[(v >> 12) & 63]);
+        out.push_back(rest == 2 ? alphabet[(v >> 6) & 63] : '=');
+        out.push_back('=');
+    }
+    return out;
+}
+
 result<config> load_kubeconfig(const std::string& path, const std::string& context) {
     YAML::Node root;
     try {

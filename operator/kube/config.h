@@ -7,6 +7,7 @@
 #include "operator/api/error.h"
 
 #include <string>
+#include <string_view>
 
 namespace spool::op::kube {
 
@@ -32,5 +33,7 @@ result<config> load_in_cluster(
 
 // base64 (standard alphabet, padding optional); nullopt-like empty result on invalid input.
 result<std::string> base64_decode(const std::string& text);
+// base64 with padding, as a Secret's data carries it.
+std::string base64_encode(std::string_view bytes);
 
 }  // namespace spool::op::kube

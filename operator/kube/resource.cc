@@ -33,6 +33,7 @@ const resource_kind crd{"apiextensions.k8s.io", "v1", "CustomResourceDefinition"
                         "customresourcedefinitions", false};
 const resource_kind cluster{"spool.dev", "v1alpha1", "Cluster", "clusters", true};
 const resource_kind topic{"spool.dev", "v1alpha1", "Topic", "topics", true};
+const resource_kind user{"spool.dev", "v1alpha1", "User", "users", true};
 }  // namespace kinds
 
 }  // namespace spool::op::kube

@@ -37,6 +37,7 @@ extern const resource_kind lease;
 extern const resource_kind crd;
 extern const resource_kind cluster;
 extern const resource_kind topic;
+extern const resource_kind user;
 }  // namespace kinds
 
 }  // namespace spool::op::kube

@@ -3,12 +3,14 @@
 // What the Topic and Cluster reconcilers need from a Kafka cluster. The implementation speaks
 // the Kafka protocol (Metadata, CreateTopics, CreatePartitions, DescribeConfigs,
 // IncrementalAlterConfigs, DeleteTopics, AlterPartitionReassignments, ListPartitionReassignments,
-// ElectLeaders) through the shared protocol library; the interface keeps the reconcilers testable
+// ElectLeaders; for the User reconciler DescribeUserScramCredentials, AlterUserScramCredentials,
+// DescribeAcls, CreateAcls, DeleteAcls) through the shared protocol library; the interface keeps the reconcilers testable
 // without a broker.
 
 #include "operator/api/error.h"
 #include "operator/reconcilers/client_tls.h"
 
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -64,6 +66,33 @@ struct config_change {
     std::string value;
 };
 
+// One ACL binding as Kafka's CreateAcls / DescribeAcls / DeleteAcls carry it, with Kafka's
+// numeric codes: resource type (2 TOPIC, 3 GROUP, 4 CLUSTER, 5 TRANSACTIONAL_ID), pattern type
+// (3 LITERAL, 4 PREFIXED), operation (2 ALL, 3 READ, 4 WRITE, ...), permission (2 DENY, 3 ALLOW).
+struct acl_binding {
+    int8_t resource_type = 0;
+    std::string resource_name;
+    int8_t pattern_type = 3;
+    std::string principal;
+    std::string host = "*";
+    int8_t operation = 0;
+    int8_t permission = 3;
+
+    auto operator<=>(const acl_binding&) const = default;
+};
+
+// One SCRAM credential as AlterUserScramCredentials upserts it (never the password itself).
+struct scram_upsert {
+    std::string user;
+    int8_t mechanism = 2;  // 1 SCRAM-SHA-256, 2 SCRAM-SHA-512
+    int32_t iterations = 4096;
+    std::vector<uint8_t> salt;
+    std::vector<uint8_t> salted_password;
+};
+
+// error::reason of describe_acls on a cluster without an authorizer (Kafka's SECURITY_DISABLED).
+inline constexpr const char* acls_unsupported_reason = "SecurityDisabled";
+
 class admin_client {
 public:
     virtual ~admin_client() = default;
@@ -90,6 +119,21 @@ public:
     // A preferred-leader election of every partition; "topic-N: ERROR" for each partition whose
     // preferred replica could not take over (ELECTION_NOT_NEEDED is no failure).
     virtual result<std::vector<std::string>> elect_preferred_leaders() = 0;
+
+    // Users and ACLs (the User reconciler). Not pure so that admin clients which never manage
+    // users (test doubles of the Cluster reconciler) need not implement them.
+    // The SCRAM mechanisms `user` has credentials for (DescribeUserScramCredentials); empty
+    // when it has none.
+    virtual result<std::vector<int8_t>> describe_scram(const std::string& user);
+    virtual result<void> upsert_scram(const scram_upsert& credential);
+    // Succeeds when the user has no credential for that mechanism.
+    virtual result<void> delete_scram(const std::string& user, int8_t mechanism);
+    // Every binding whose principal is `principal` (DescribeAcls with a principal filter). A
+    // cluster without an authorizer fails with reason acls_unsupported_reason.
+    virtual result<std::vector<acl_binding>> describe_acls(const std::string& principal);
+    virtual result<void> create_acls(const std::vector<acl_binding>& bindings);
+    // Deletes exactly these bindings (one exact-match filter each).
+    virtual result<void> delete_acls(const std::vector<acl_binding>& bindings);
 };
 
 // Connects an admin_client to a cluster's bootstrap address ("host:port"); with `tls` over TLS,

@@ -1,5 +1,7 @@
 #include "operator/reconcilers/kafka_admin.h"
 
+#include "operator/reconcilers/kafka_user_calls.h"
+
 #include "protocol/api/framing.h"
 #include "protocol/errors.h"
 #include "protocol/messages/alter_partition_reassignments.h"
@@ -202,7 +204,12 @@ private:
                                                proto::api_key::describe_configs,
                                                proto::api_key::alter_partition_reassignments,
                                                proto::api_key::list_partition_reassignments,
-                                               proto::api_key::elect_leaders};
+                                               proto::api_key::elect_leaders,
+                                               proto::api_key::describe_user_scram_credentials,
+                                               proto::api_key::alter_user_scram_credentials,
+                                               proto::api_key::describe_acls,
+                                               proto::api_key::create_acls,
+                                               proto::api_key::delete_acls};
             const auto* info = proto::find_api(key);
             if (info == nullptr ||
                 std::find(std::begin(used), std::end(used), info->key) == std::end(used)) {
@@ -642,6 +649,28 @@ private:
         return _controller.get();
     }
 
+public:
+    // Users and ACLs: kafka_user_calls.h, on the bootstrap connection.
+    result<std::vector<int8_t>> describe_scram(const std::string& user) override {
+        return user_calls::describe_scram(*_bootstrap, kafka_error, user);
+    }
+    result<void> upsert_scram(const scram_upsert& credential) override {
+        return user_calls::upsert_scram(*_bootstrap, kafka_error, credential);
+    }
+    result<void> delete_scram(const std::string& user, int8_t mechanism) override {
+        return user_calls::delete_scram(*_bootstrap, kafka_error, user, mechanism);
+    }
+    result<std::vector<acl_binding>> describe_acls(const std::string& principal) override {
+        return user_calls::describe_acls(*_bootstrap, kafka_error, principal);
+    }
+    result<void> create_acls(const std::vector<acl_binding>& bindings) override {
+        return user_calls::create_acls(*_bootstrap, kafka_error, bindings);
+    }
+    result<void> delete_acls(const std::vector<acl_binding>& bindings) override {
+        return user_calls::delete_acls(*_bootstrap, kafka_error, bindings);
+    }
+
+private:
     std::unique_ptr<connection> _bootstrap;
     std::unique_ptr<connection> _controller;
     std::string _controller_address;

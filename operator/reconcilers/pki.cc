@@ -222,6 +222,20 @@ bool signed_by(const std::string& cert_pem, const std::string& ca_cert_pem) {
     return ok;
 }
 
+std::optional<std::string> common_name(const std::string& pem) {
+    x509_ptr cert = read_cert(pem);
+    if (!cert) {
+        ERR_clear_error();
+        return std::nullopt;
+    }
+    char cn[256] = {};
+    if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert.get()), NID_commonName, cn,
+                                  sizeof cn) <= 0) {
+        return std::string();
+    }
+    return std::string(cn);
+}
+
 std::vector<std::string> subject_alt_names(const std::string& pem) {
     std::vector<std::string> out;
     x509_ptr cert = read_cert(pem);

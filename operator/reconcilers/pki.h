@@ -45,6 +45,9 @@ std::vector<std::string> split_certificates(const std::string& bundle);
 // Whether `cert_pem` was signed by `ca_cert_pem`'s key.
 bool signed_by(const std::string& cert_pem, const std::string& ca_cert_pem);
 
+// The subject's common name of the first certificate in `pem`; nullopt if unreadable.
+std::optional<std::string> common_name(const std::string& pem);
+
 // The DNS and IP subjectAltNames of the first certificate in `pem` ("DNS:x", "IP:1.2.3.4").
 std::vector<std::string> subject_alt_names(const std::string& pem);
 

@@ -6,6 +6,7 @@
 #include "operator/reconcilers/certificates.h"
 #include "operator/kube/leader_elector.h"
 #include "operator/reconcilers/cluster_reconciler.h"
+#include "operator/reconcilers/finalizer.h"
 #include "operator/reconcilers/pause.h"
 #include "operator/reconcilers/topic_conflict.h"
 
@@ -180,12 +181,7 @@ topic_reconciler::step_outcome topic_reconciler::ensure_finalizer(context& ctx) 
     if (t.meta.has_finalizer(api::topic_finalizer)) {
         return {};
     }
-    json finalizers = from_strings(t.meta.finalizers);
-    finalizers[t.meta.finalizers.size()] = str(api::topic_finalizer);
-    json patch = obj({{"metadata", obj({{"finalizers", finalizers},
-                                        {"resourceVersion", str(t.meta.resource_version)}})}});
-    auto r = _api.merge_patch(kube::kinds::topic, t.meta.namespace_, t.meta.name, patch);
-    if (!r) {
+    if (auto r = add_finalizer(_api, kube::kinds::topic, t.meta, api::topic_finalizer); !r) {
         return {step_outcome::kind::report, false,
                 status::reason_for_error(r.error().http_status, r.error().reason),
                 "add finalizer: " + r.error().message, r.error()};
@@ -404,24 +400,6 @@ reconcile_result topic_reconciler::sync_status(context& ctx, const step_outcome&
     return reconcile_result::done();
 }
 
-result<void> topic_reconciler::remove_finalizer(const api::topic& t) {
-    json finalizers = json::array();
-    size_t i = 0;
-    for (const auto& f : t.meta.finalizers) {
-        if (f != api::topic_finalizer) {
-            finalizers[i++] = str(f);
-        }
-    }
-    // Conditional on resourceVersion: never drop someone else's concurrent finalizer change.
-    json patch = obj({{"metadata", obj({{"finalizers", finalizers},
-                                        {"resourceVersion", str(t.meta.resource_version)}})}});
-    auto r = _api.merge_patch(kube::kinds::topic, t.meta.namespace_, t.meta.name, patch);
-    if (!r && !r.error().is_not_found()) {
-        return r.error();
-    }
-    return ok();
-}
-
 reconcile_result topic_reconciler::finalize(context& ctx) {
     const auto& t = ctx.topic;
     if (!t.meta.has_finalizer(api::topic_finalizer)) {
@@ -470,7 +448,8 @@ reconcile_result topic_reconciler::finalize(context& ctx) {
             why = fmt::format("Kafka topic {} deleted", t.spec.topic_name);
         }
     }
-    if (auto r = remove_finalizer(t); !r) {
+    if (auto r = remove_finalizer(_api, kube::kinds::topic, t.meta, api::topic_finalizer);
+        !r) {
         return reconcile_result::failed(r.error());
     }
     log::get("topic")->info("{}/{}: finalizer removed ({})", t.meta.namespace_, t.meta.name, why);

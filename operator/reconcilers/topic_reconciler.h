@@ -100,7 +100,6 @@ private:
     step_outcome ready(context& ctx);
 
     reconcile_result finalize(context& ctx);
-    result<void> remove_finalizer(const api::topic& t);
     result<std::vector<api::topic>> list_topics(const std::string& ns);
     result<std::unique_ptr<admin_client>> connect_to(const api::cluster& c,
                                                      const std::string& bootstrap);

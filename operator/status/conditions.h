@@ -58,6 +58,12 @@ inline constexpr reason partitions_exceed_spec{"PartitionsExceedSpec", false};
 inline constexpr reason admin_error{"AdminError", true};
 // Another Topic resource, older, already manages the same Kafka topic.
 inline constexpr reason topic_conflict{"TopicConflict", false};
+// User
+inline constexpr reason user_ready{"UserReady", false};
+inline constexpr reason waiting_for_clients_ca{"WaitingForClientsCA", true};
+inline constexpr reason password_secret_not_found{"PasswordSecretNotFound", true};
+// A Secret with the User's name exists and is not the operator's.
+inline constexpr reason secret_conflict{"SecretConflict", false};
 // Both
 inline constexpr reason paused{"ReconciliationPaused", false};
 }  // namespace reasons

@@ -151,7 +151,7 @@ TEST(crds, test_operator_applies_its_built_in_crds_at_start) {
     auto api = admin_client();
     operator_process op({"--apply-crds", "--namespace", "default"});
     EXPECT_TRUE(eventually([&] {
-        for (const char* name : {"clusters.spool.dev", "topics.spool.dev"}) {
+        for (const char* name : {"clusters.spool.dev", "topics.spool.dev", "users.spool.dev"}) {
             auto crd = api->get(kinds::crd, "", name);
             if (!crd || crd.value()
                                 .at("metadata")

@@ -76,7 +76,7 @@ install)
         --set image.tag=e2e --timeout 120s
     expect_eq "release status" "$(hm status "$release" -n "$ns" -o json |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["info"]["status"])')" deployed
-    for crd in clusters.spool.dev topics.spool.dev; do
+    for crd in clusters.spool.dev topics.spool.dev users.spool.dev; do
         expect_eq "CRD $crd established" \
             "$(kc get crd "$crd" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" True
     done
@@ -97,7 +97,9 @@ install)
     sa=system:serviceaccount:$ns:$full
     for check in "patch statefulsets.apps" "delete pods" "create events" "update clusters.spool.dev/status" \
                  "update topics.spool.dev/finalizers" "patch poddisruptionbudgets.policy" \
-                 "watch topics.spool.dev" "create leases.coordination.k8s.io"; do
+                 "watch topics.spool.dev" "create leases.coordination.k8s.io" \
+                 "update users.spool.dev/status" "update users.spool.dev/finalizers" \
+                 "watch users.spool.dev" "patch secrets" "watch secrets"; do
         # shellcheck disable=SC2086
         expect_eq "serviceaccount may $check" "$(kc auth can-i $check -n "$ns" --as "$sa" || true)" yes
     done

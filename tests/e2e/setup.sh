@@ -10,4 +10,4 @@ KUBECTL="${SPOOL_KUBECTL:?SPOOL_KUBECTL: the kubectl of scripts/k8s/build.sh}"
 [ -x "$KUBECTL" ] || { echo "missing $KUBECTL: run scripts/k8s/build.sh" >&2; exit 1; }
 "$KUBECTL" --kubeconfig "$DIR/kubeconfig" apply --server-side -f "$SRC/crds/"
 "$KUBECTL" --kubeconfig "$DIR/kubeconfig" wait --for condition=established --timeout=60s \
-    crd/clusters.spool.dev crd/topics.spool.dev
+    crd/clusters.spool.dev crd/topics.spool.dev crd/users.spool.dev

@@ -17,7 +17,7 @@ std::string read_file(const std::string& path) {
 
 TEST(embedded_crds, test_binary_carries_the_crds_from_crds_dir_byte_for_byte) {
     const auto& crds = embedded_crds();
-    ASSERT_EQ(crds.size(), 2u);
+    ASSERT_EQ(crds.size(), 3u);
     for (const auto& [name, text] : crds) {
         EXPECT_EQ(std::string(text),
                   read_file(std::string(SPOOL_SOURCE_DIR) + "/crds/" + std::string(name) + ".yaml"))
@@ -25,6 +25,7 @@ TEST(embedded_crds, test_binary_carries_the_crds_from_crds_dir_byte_for_byte) {
     }
     EXPECT_EQ(crds[0].first, "clusters.spool.dev");
     EXPECT_EQ(crds[1].first, "topics.spool.dev");
+    EXPECT_EQ(crds[2].first, "users.spool.dev");
 }
 
 // helm installs charts/spool/crds/; it must be the same text as crds/, the one edited copy.

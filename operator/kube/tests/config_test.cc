@@ -35,6 +35,19 @@ TEST(base64, test_decodes_standard_alphabet_with_and_without_padding) {
     EXPECT_FALSE(base64_decode("not*base64"));
 }
 
+TEST(base64, test_encodes_with_padding_and_round_trips_every_byte) {
+    EXPECT_EQ(base64_encode(""), "");
+    EXPECT_EQ(base64_encode("h"), "aA==");
+    EXPECT_EQ(base64_encode("he"), "aGU=");
+    EXPECT_EQ(base64_encode("hello"), "aGVsbG8=");
+    EXPECT_EQ(base64_encode("spool-operator"), "c3Bvb2wtb3BlcmF0b3I=");
+    std::string all;
+    for (int i = 0; i < 256; ++i) {
+        all.push_back(static_cast<char>(i));
+    }
+    EXPECT_EQ(base64_decode(base64_encode(all)).value(), all);
+}
+
 TEST_F(kubeconfig_test, test_current_context_with_inline_data_and_token) {
     auto path = write("config", R"(
 apiVersion: v1

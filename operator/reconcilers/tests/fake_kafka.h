@@ -5,10 +5,13 @@
 // of every write (CreateTopics, CreatePartitions, IncrementalAlterConfigs, DeleteTopics) so a
 // test can assert that a pass changed nothing. Not modelled: broker defaults (a config without
 // an override is reported absent), placement, errors other than the injected connect failure.
+// For the User reconciler: SCRAM credentials per user (mechanism -> salted password, salt) and
+// a set of ACL bindings, with their writes counted the same way.
 
 #include "operator/reconcilers/admin_client.h"
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +30,10 @@ public:
     std::vector<std::string> writes;
     std::vector<std::vector<config_change>> alterations;
     int reads = 0;
+    // user -> mechanism -> the credential as upserted
+    std::map<std::string, std::map<int8_t, scram_upsert>> scram;
+    std::set<acl_binding> acls;
+    bool authorizer = true;  // false: DescribeAcls answers as Kafka's SECURITY_DISABLED
 
     result<std::unique_ptr<admin_client>> connect(const std::string&, const client_tls*) override;
 };
@@ -99,6 +106,50 @@ public:
     }
     result<std::vector<std::string>> elect_preferred_leaders() override {
         return make_error("Unexpected", "the Topic reconciler does not elect leaders");
+    }
+    result<std::vector<int8_t>> describe_scram(const std::string& user) override {
+        ++_kafka.reads;
+        std::vector<int8_t> out;
+        for (const auto& [mechanism, c] : _kafka.scram[user]) {
+            out.push_back(mechanism);
+        }
+        return out;
+    }
+    result<void> upsert_scram(const scram_upsert& c) override {
+        _kafka.writes.push_back("upsert_scram " + c.user);
+        _kafka.scram[c.user][c.mechanism] = c;
+        return ok();
+    }
+    result<void> delete_scram(const std::string& user, int8_t mechanism) override {
+        if (_kafka.scram[user].erase(mechanism)) {
+            _kafka.writes.push_back("delete_scram " + user);
+        }
+        return ok();
+    }
+    result<std::vector<acl_binding>> describe_acls(const std::string& principal) override {
+        ++_kafka.reads;
+        if (!_kafka.authorizer) {
+            return error{0, acls_unsupported_reason, "describe ACLs: SECURITY_DISABLED", false};
+        }
+        std::vector<acl_binding> out;
+        for (const auto& a : _kafka.acls) {
+            if (a.principal == principal) {
+                out.push_back(a);
+            }
+        }
+        return out;
+    }
+    result<void> create_acls(const std::vector<acl_binding>& bindings) override {
+        _kafka.writes.push_back("create_acls " + std::to_string(bindings.size()));
+        _kafka.acls.insert(bindings.begin(), bindings.end());
+        return ok();
+    }
+    result<void> delete_acls(const std::vector<acl_binding>& bindings) override {
+        _kafka.writes.push_back("delete_acls " + std::to_string(bindings.size()));
+        for (const auto& b : bindings) {
+            _kafka.acls.erase(b);
+        }
+        return ok();
     }
 
 private:
