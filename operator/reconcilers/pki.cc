@@ -166,7 +166,10 @@ result<key_and_certificate> issue(const key_and_certificate& ca, const certifica
     if (!add_ext(c, ca_cert.get(), NID_basic_constraints, "critical,CA:FALSE") ||
         !add_ext(c, ca_cert.get(), NID_key_usage, "critical,digitalSignature,keyEncipherment") ||
         !add_ext(c, ca_cert.get(), NID_ext_key_usage, "serverAuth,clientAuth") ||
-        !add_ext(c, ca_cert.get(), NID_authority_key_identifier, "keyid:always") ||
+        // Only a CA with a subject key identifier can be named by one (make_ca's has; a CA
+        // brought by the user may not).
+        (X509_get0_subject_key_id(ca_cert.get()) != nullptr &&
+         !add_ext(c, ca_cert.get(), NID_authority_key_identifier, "keyid:always")) ||
         (!sans.empty() && !add_ext(c, ca_cert.get(), NID_subject_alt_name, sans))) {
         return ssl_error("certificate extensions");
     }

@@ -2,8 +2,10 @@
 
 #include "common/log.h"
 #include "operator/builders/common.h"
+#include "operator/builders/security.h"
 #include "operator/kube/config.h"
 #include "operator/kube/leader_elector.h"
+#include "operator/reconcilers/certificates.h"
 #include "operator/reconcilers/cluster_reconciler.h"
 #include "operator/reconcilers/finalizer.h"
 #include "operator/reconcilers/pause.h"
@@ -43,6 +45,7 @@ struct user_reconciler::context {
     json raw;
     api::user user;
     api::user_status next;
+    std::optional<api::cluster> cluster;
     std::string bootstrap;
     std::unique_ptr<admin_client> admin;
     std::optional<json> secret;                // the User's Secret as it is
@@ -202,13 +205,29 @@ user_reconciler::step_outcome user_reconciler::read_cluster(context& ctx) {
         return {step_outcome::kind::report, false, status::reasons::api_error,
                 "parse Cluster: " + c.error().message, c.error()};
     }
-    ctx.bootstrap =
-        _bootstrap_override.empty() ? builders::bootstrap_address(c.value()) : _bootstrap_override;
+    ctx.bootstrap = bootstrap_of(c.value());
+    ctx.cluster = std::move(c).value();
     return {};
 }
 
+std::string user_reconciler::bootstrap_of(const api::cluster& c) const {
+    return _bootstrap_override.empty() ? builders::operator_bootstrap_address(c)
+                                       : _bootstrap_override;
+}
+
+// A secured Cluster's brokers are reached over TLS as the operator's super user, as the Topic
+// reconciler does (certificates.h).
+result<std::unique_ptr<admin_client>> user_reconciler::connect_to(const api::cluster& c,
+                                                                 const std::string& bootstrap) {
+    auto tls = load_operator_tls(_api, c);
+    if (!tls) {
+        return tls.error();
+    }
+    return _admins.connect(bootstrap, tls.value() ? &*tls.value() : nullptr);
+}
+
 user_reconciler::step_outcome user_reconciler::connect(context& ctx) {
-    auto admin = _admins.connect(ctx.bootstrap);
+    auto admin = connect_to(*ctx.cluster, ctx.bootstrap);
     if (!admin) {
         auto e = admin_failure(admin.error(), "connect to " + ctx.bootstrap);
         return {step_outcome::kind::report, false, status::reasons::admin_error, e.message, e};
@@ -521,9 +540,7 @@ reconcile_result user_reconciler::finalize(context& ctx) {
             if (!c) {
                 return reconcile_result::failed(c.error());
             }
-            auto bootstrap = _bootstrap_override.empty() ? builders::bootstrap_address(c.value())
-                                                         : _bootstrap_override;
-            auto admin = _admins.connect(bootstrap);
+            auto admin = connect_to(c.value(), bootstrap_of(c.value()));
             result<void> revoked = ok();
             if (!admin) {
                 revoked = admin.error();

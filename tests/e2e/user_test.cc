@@ -21,16 +21,11 @@ namespace {
 
 namespace kinds = op::kube::kinds;
 using op::arr;
-using op::num;
 using op::obj;
 using op::str;
 
-json cluster() {
-    return obj({{"apiVersion", str("spool.dev/v1alpha1")},
-                {"kind", str("Cluster")},
-                {"metadata", obj({{"name", str("demo")}})},
-                {"spec", obj({{"replicas", num(1)}})}});
-}
+// Plaintext, as the fixture broker is (a Cluster without `security` is secured by default).
+json cluster() { return demo_cluster(1); }
 
 json user(const std::string& name, const std::string& auth) {
     return obj({{"apiVersion", str("spool.dev/v1alpha1")},

@@ -111,8 +111,10 @@ private:
 
 class recording_admins : public rc::admin_client_factory {
 public:
-    op::result<std::unique_ptr<rc::admin_client>> connect(const std::string& bootstrap) override {
-        auto real = _real->connect(bootstrap);
+    using rc::admin_client_factory::connect;
+    op::result<std::unique_ptr<rc::admin_client>> connect(const std::string& bootstrap,
+                                                          const rc::client_tls* tls) override {
+        auto real = _real->connect(bootstrap, tls);
         if (!real) {
             return real.error();
         }
@@ -216,7 +218,15 @@ protected:
                       obj({{"apiVersion", str("spool.dev/v1alpha1")},
                            {"kind", str("Cluster")},
                            {"metadata", obj({{"name", str("demo")}, {"namespace", str("ns")}})},
-                           {"spec", obj({{"replicas", op::num(1)}})}}));
+                           // Plaintext: the operator's admin connection is the PLAINTEXT
+                           // listener here (a Cluster without `security` is secured).
+                           {"spec", obj({{"replicas", op::num(1)},
+                                         {"security",
+                                          obj({{"listeners",
+                                                obj({{"internal",
+                                                      obj({{"tls", op::boolean(false)},
+                                                           {"authentication",
+                                                            str("none")}})}})}})}})}}));
         auto admin = admins.connect(state->broker->bootstrap());
         ASSERT_TRUE(admin) << admin.error().message;
         for (const char* topic : {"app-orders", "other"}) {

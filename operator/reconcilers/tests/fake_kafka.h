@@ -11,6 +11,7 @@
 #include "operator/reconcilers/admin_client.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <memory>
 #include <string>
@@ -34,6 +35,9 @@ public:
     std::map<std::string, std::map<int8_t, scram_upsert>> scram;
     std::set<acl_binding> acls;
     bool authorizer = true;  // false: DescribeAcls answers as Kafka's SECURITY_DISABLED
+    // The last connection's address and TLS identity (nullopt: plaintext).
+    std::string last_bootstrap;
+    std::optional<client_tls> last_tls;
 
     result<std::unique_ptr<admin_client>> connect(const std::string&, const client_tls*) override;
 };
@@ -158,8 +162,10 @@ private:
 
 }  // namespace detail
 
-inline result<std::unique_ptr<admin_client>> fake_kafka::connect(const std::string&,
-                                                                  const client_tls*) {
+inline result<std::unique_ptr<admin_client>> fake_kafka::connect(const std::string& bootstrap,
+                                                                  const client_tls* tls) {
+    last_bootstrap = bootstrap;
+    last_tls = tls != nullptr ? std::optional<client_tls>(*tls) : std::nullopt;
     return std::unique_ptr<admin_client>(new detail::fake_admin(*this));
 }
 

@@ -24,11 +24,18 @@ namespace {
 using kube::testing::fake_client;
 using testing::fake_kafka;
 
-json cluster_object() {
+// Plaintext unless `secured` (a Cluster without `security` is secured by default).
+json cluster_object(bool secured = false) {
+    auto spec = obj({{"replicas", num(3)}});
+    if (!secured) {
+        spec["security"] = obj({{"listeners", obj({{"internal", obj({{"tls", op::boolean(false)},
+                                                                    {"authentication",
+                                                                     str("none")}})}})}});
+    }
     return obj({{"apiVersion", str("spool.dev/v1alpha1")},
                 {"kind", str("Cluster")},
                 {"metadata", obj({{"name", str("demo")}, {"namespace", str("ns")}})},
-                {"spec", obj({{"replicas", num(3)}})}});
+                {"spec", spec}});
 }
 
 json acl(const char* type, const char* name, const char* pattern,
@@ -388,6 +395,30 @@ TEST_F(user_reconciler_test, test_an_invalid_spec_and_a_missing_cluster_are_cond
     EXPECT_EQ(ready_of("lost")->reason, "ClusterNotFound");
     EXPECT_FALSE(r.failure);
     EXPECT_TRUE(kafka.writes.empty());
+}
+
+
+TEST_F(user_reconciler_test, test_a_secured_cluster_is_reached_over_tls_as_the_operator) {
+    (void)api.put(kube::kinds::cluster, cluster_object(/*secured=*/true));
+    (void)api.put(kube::kinds::user, user_object("app", "scram-sha-512"));
+    make_ready("app");
+    auto* ready = ready_of("app");
+    ASSERT_NE(ready, nullptr);
+    EXPECT_EQ(ready->status, "False");
+    EXPECT_NE(ready->message.find("demo-operator-cert"), std::string::npos) << ready->message;
+    EXPECT_TRUE(kafka.writes.empty()) << "nothing is sent before the operator has its identity";
+
+    (void)api.put(kube::kinds::secret, secret_object("demo-operator-cert", {{"ca.crt", "CA"},
+                                                                          {"tls.crt", "CERT"},
+                                                                          {"tls.key", "KEY"}}));
+    (void)reconciler.reconcile("ns/app");
+    EXPECT_EQ(ready_of("app")->status, "True") << ready_of("app")->message;
+    ASSERT_TRUE(kafka.last_tls.has_value());
+    EXPECT_EQ(kafka.last_tls->cert_pem, "CERT");
+    EXPECT_EQ(kafka.last_tls->ca_pem, "CA");
+    EXPECT_NE(kafka.last_bootstrap.find(":9091"), std::string::npos)
+        << "the REPLICATION listener: " << kafka.last_bootstrap;
+    EXPECT_TRUE(kafka.scram["app"].count(scram_sha_512));
 }
 
 }  // namespace
