@@ -45,7 +45,8 @@ static bool in_sequence(model::sequence last, model::sequence next) {
            (next.value() == 0 && last.value() == INT32_MAX);
 }
 
-result<sequence_check> producer_state::check(const batch_info& b, const txn_marker* marker) {
+result<sequence_check> producer_state::check(const batch_info& b, const txn_marker* marker,
+                                              verification_guard guard) {
     if (!b.has_producer()) {
         return sequence_check{};
     }
@@ -96,6 +97,17 @@ result<sequence_check> producer_state::check(const batch_info& b, const txn_mark
             return sequence_check{sequence_verdict::duplicate, dup->first_offset, dup->last_offset};
         }
     }
+    const auto vit = _verifying.find(b.pid);
+    const verification_entry* v = vit == _verifying.end() ? nullptr : &vit->second;
+    // Kafka's UnifiedLog.analyzeAndValidateProducerState: "Record was not part of an ongoing
+    // transaction" unless the coordinator vouched for this entry.
+    if (guard && b.is_transactional() && !open && (v == nullptr || *guard != v->guard)) {
+        return make_error_code(errc::invalid_txn_state);
+    }
+    // Kafka's ProducerAppendInfo.checkSequence: a waiting lower sequence is not overtaken.
+    if (v != nullptr && b.base_sequence.value() > v->lowest_seq.value()) {
+        return make_error_code(errc::out_of_order_sequence);
+    }
     if (!epoch || *epoch != b.producer_epoch) {
         // A new epoch starts at sequence 0; an unknown producer is taken at any sequence.
         if (b.base_sequence.value() != 0 && epoch && epoch->value() >= 0) {
@@ -111,6 +123,10 @@ result<sequence_check> producer_state::check(const batch_info& b, const txn_mark
 std::optional<completed_txn> producer_state::apply(const batch_info& b, const txn_marker* marker) {
     if (!b.has_producer()) {
         return std::nullopt;
+    }
+    if (b.is_transactional()) {
+        // Written into the transaction (or a marker ended it): the verification is used up.
+        _verifying.erase(b.pid);
     }
     auto& e = _producers[b.pid];
     if (b.producer_epoch > e.epoch || e.epoch == model::no_producer_epoch) {
@@ -178,7 +194,35 @@ void producer_state::truncate_head(model::offset log_start) {
     rebuild_ongoing();
 }
 
+uint64_t producer_state::start_verification(model::producer_id pid, model::sequence seq,
+                                            model::producer_epoch epoch, model::timestamp now) {
+    if (const auto* e = find(pid); e && e->current_txn_first_offset.value() >= 0) {
+        return 0;
+    }
+    auto [it, created] = _verifying.try_emplace(pid);
+    auto& v = it->second;
+    if (created) {
+        v = {_next_guard++, seq, epoch, now};
+        return v.guard;
+    }
+    if (epoch == v.epoch && seq.value() < v.lowest_seq.value()) {
+        v.lowest_seq = seq;
+    }
+    if (epoch > v.epoch) {
+        v.epoch = epoch;
+        v.lowest_seq = seq;
+    }
+    return v.guard;
+}
+
+const verification_entry* producer_state::verification(model::producer_id pid) const {
+    auto it = _verifying.find(pid);
+    return it == _verifying.end() ? nullptr : &it->second;
+}
+
 size_t producer_state::expire(model::timestamp cutoff) {
+    // Kafka's removeExpiredProducers also drops verifications nobody finished.
+    std::erase_if(_verifying, [&](const auto& kv) { return kv.second.created < cutoff; });
     // Kafka's isProducerExpired: never while a transaction is open.
     return std::erase_if(_producers, [&](const auto& kv) {
         return kv.second.last_timestamp < cutoff && kv.second.current_txn_first_offset.value() < 0;
