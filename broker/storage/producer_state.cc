@@ -75,10 +75,27 @@ result<sequence_check> producer_state::check(const batch_info& b, const txn_mark
             }
         }
     }
+    const bool open = in_txn.value_or(false);
+    // Kafka's order: a duplicate is answered first, then the transaction verification, then the
+    // producer's epoch and sequence.
+    if (!b.is_control()) {
+        if (e && e->epoch == b.producer_epoch) {
+            if (const auto* dup = e->find(b.base_sequence, b.last_sequence())) {
+                return sequence_check{sequence_verdict::duplicate, dup->first_offset,
+                                      dup->last_offset};
+            }
+        }
+        const auto vit = _verifying.find(b.pid);
+        const verification_entry* v = vit == _verifying.end() ? nullptr : &vit->second;
+        // Kafka's UnifiedLog.analyzeAndValidateProducerState: "Record was not part of an ongoing
+        // transaction" unless the coordinator vouched for this entry.
+        if (guard && b.is_transactional() && !open && (v == nullptr || *guard != v->guard)) {
+            return make_error_code(errc::invalid_txn_state);
+        }
+    }
     if (epoch && b.producer_epoch < *epoch) {
         return make_error_code(errc::invalid_producer_epoch);
     }
-    const bool open = in_txn.value_or(false);
     auto record = [&](model::sequence seq, bool txn) {
         _pending.push_back({b.pid, b.producer_epoch, seq, txn});
     };
@@ -92,20 +109,9 @@ result<sequence_check> producer_state::check(const batch_info& b, const txn_mark
     if (open && !b.is_transactional()) {
         return make_error_code(errc::invalid_txn_state);
     }
-    if (e && e->epoch == b.producer_epoch) {
-        if (const auto* dup = e->find(b.base_sequence, b.last_sequence())) {
-            return sequence_check{sequence_verdict::duplicate, dup->first_offset, dup->last_offset};
-        }
-    }
-    const auto vit = _verifying.find(b.pid);
-    const verification_entry* v = vit == _verifying.end() ? nullptr : &vit->second;
-    // Kafka's UnifiedLog.analyzeAndValidateProducerState: "Record was not part of an ongoing
-    // transaction" unless the coordinator vouched for this entry.
-    if (guard && b.is_transactional() && !open && (v == nullptr || *guard != v->guard)) {
-        return make_error_code(errc::invalid_txn_state);
-    }
     // Kafka's ProducerAppendInfo.checkSequence: a waiting lower sequence is not overtaken.
-    if (v != nullptr && b.base_sequence.value() > v->lowest_seq.value()) {
+    if (const auto* v = verification(b.pid);
+        v != nullptr && b.base_sequence.value() > v->lowest_seq.value()) {
         return make_error_code(errc::out_of_order_sequence);
     }
     if (!epoch || *epoch != b.producer_epoch) {

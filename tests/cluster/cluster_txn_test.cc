@@ -11,9 +11,9 @@
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/init_producer_id.h"
 #include "protocol/messages/produce.h"
-#include "protocol/records/batch_builder.h"
 #include "tests/cluster/cluster_harness.h"
 #include "tests/integration/kafka_client.h"
+#include "tests/integration/txn_batch.h"
 
 #include <gtest/gtest.h>
 
@@ -42,18 +42,7 @@ std::pair<int16_t, int32_t> find_txn_coordinator(uint16_t port, const std::strin
 // `port`, acks=all: the partition's error code (-999: no answer).
 int16_t produce_txn(uint16_t port, const std::string& id, int64_t pid, int16_t epoch,
                     int32_t partition) {
-    namespace rec = spool::protocol::records;
-    rec::batch_options o;
-    o.producer_id = pid;
-    o.producer_epoch = epoch;
-    o.base_sequence = 0;
-    o.transactional = true;
-    rec::batch_builder b(o);
-    b.add(std::chrono::duration_cast<std::chrono::milliseconds>(
-              std::chrono::system_clock::now().time_since_epoch())
-              .count(),
-          rec::nullable_bytes::null(), rec::nullable_bytes::of(std::string("v")));
-    auto batch = b.build();
+    auto batch = producer_batch(pid, epoch, 0, {"v"});
     pr::produce_request req;
     req.transactional_id = id;
     req.acks = -1;

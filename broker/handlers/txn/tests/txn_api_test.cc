@@ -15,12 +15,12 @@
 #include "protocol/messages/init_producer_id.h"
 #include "protocol/messages/offset_fetch.h"
 #include "protocol/messages/produce.h"
-#include "protocol/records/batch_builder.h"
 #include "protocol/messages/txn_offset_commit.h"
 #include "tests/integration/broker_process.h"
 #include "tests/integration/kafka_client.h"
 #include "tests/integration/test_pki.h"
 #include "tests/integration/test_support.h"
+#include "tests/integration/txn_batch.h"
 
 #include <gtest/gtest.h>
 
@@ -156,18 +156,7 @@ protected:
     // orders-<partition>, acks=all, Produce v9; the partition's error code and message.
     std::pair<int16_t, std::string> produce(const std::string& id, int64_t pid, int16_t epoch,
                                             int32_t seq, int32_t partition) {
-        namespace rec = protocol::records;
-        rec::batch_options o;
-        o.producer_id = pid;
-        o.producer_epoch = epoch;
-        o.base_sequence = seq;
-        o.transactional = true;
-        rec::batch_builder b(o);
-        b.add(std::chrono::duration_cast<std::chrono::milliseconds>(
-                  std::chrono::system_clock::now().time_since_epoch())
-                  .count(),
-              rec::nullable_bytes::null(), rec::nullable_bytes::of(std::string("v")));
-        auto batch = b.build();
+        auto batch = producer_batch(pid, epoch, seq, {"v"});
         auto req = produce_req("orders", partition, batch, -1);
         req.transactional_id = id;
         kafka_client c(broker->port());
@@ -238,15 +227,7 @@ TEST(txn_verification_off, test_unverified_write_is_taken_when_disabled) {
     ASSERT_TRUE(broker.start()) << broker.log_text();
     kafka_client c(broker.port());
     ASSERT_EQ(create_topic(c, "orders", 1), 0);
-    namespace rec = protocol::records;
-    rec::batch_options o;
-    o.producer_id = 4242;
-    o.producer_epoch = 0;
-    o.base_sequence = 0;
-    o.transactional = true;
-    rec::batch_builder b(o);
-    b.add(1000, rec::nullable_bytes::null(), rec::nullable_bytes::of(std::string("v")));
-    auto batch = b.build();
+    auto batch = producer_batch(4242, 0, 0, {"v"});
     auto req = produce_req("orders", 0, batch, -1);
     req.transactional_id = "nobody";
     auto resp = c.call<pr::produce_request, pr::produce_response>(9, req);
