@@ -309,6 +309,16 @@ std::string broker_app::start() {
         return fmt::format("cannot start the transaction coordinator: {}", ec.message());
     }
     _services->transactions = _transactions.get();
+    {
+        // KIP-890 part 1: partition leaders ask the coordinators over the same listener.
+        replication::leader_client_options verify;
+        verify.self = static_cast<int32_t>(_config->node_id());
+        verify.security = _inter_broker.security;
+        _txn_verifier = std::make_unique<handlers::coordinator_verifier>(
+            *_store, _transactions.get(), static_cast<int32_t>(_config->node_id()),
+            std::move(verify), _inter_broker.listener);
+        _services->txn_verifier = _txn_verifier.get();
+    }
     _services->oauthbearer = std::move(oauthbearer);
     _services->authorizer = security::authorizer(authorizer_options.value());
     if (_services->authorizer.enabled()) {

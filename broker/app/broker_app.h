@@ -29,6 +29,7 @@
 #include "broker/config/broker_config.h"
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/coordinator_service.h"
+#include "broker/handlers/txn/partition_verifier.h"
 #include "broker/txn/network_marker_sender.h"
 #include "broker/txn/txn_service.h"
 #include "broker/handlers/api_table.h"
@@ -110,6 +111,7 @@ private:
     // Transactions: the markers' client outlives the coordinator that calls it.
     std::unique_ptr<txn::network_marker_sender> _txn_markers;
     std::unique_ptr<txn::txn_service> _transactions;
+    std::unique_ptr<handlers::coordinator_verifier> _txn_verifier;
     std::unique_ptr<handlers::services> _services;
     std::unique_ptr<handlers::kafka_dispatcher> _dispatcher;
     net::probe _probe;

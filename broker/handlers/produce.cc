@@ -5,10 +5,12 @@
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
 #include "broker/handlers/leadership.h"
+#include "broker/handlers/txn/partition_verifier.h"
 #include "broker/metadata/internal_topics.h"
 #include "broker/metrics/topic_probe.h"
 #include "broker/replication/errc.h"
 #include "broker/runtime/async_event.h"
+#include "broker/runtime/asio.h"
 #include "broker/storage/errc.h"
 #include "common/log.h"
 #include "protocol/records/batch_parser.h"
@@ -42,6 +44,12 @@ struct append_item {
     partition_response* out = nullptr;
     // Set by the append: what the partition's second stage (replicated()) waits for.
     storage::append_result appended;
+    // KIP-890 part 1: the producer of the partition's first transactional batch (pid -1: none)
+    // and the verification its append presents (nullopt: none asked).
+    int64_t txn_pid = -1;
+    int16_t txn_epoch = -1;
+    int32_t txn_first_seq = -1;
+    storage::verification_guard guard;
 };
 
 // What every partition of one request shares.
@@ -130,7 +138,7 @@ void append_as_leader(cluster::partition_manager* pm, const produce_params& para
         item->out->error_code = code(error_code::not_leader_or_follower);
         return;
     }
-    auto r = p->append_as_leader(item->bytes, params.acks, item->min_insync);
+    auto r = p->append_as_leader(item->bytes, params.acks, item->min_insync, item->guard);
     if (!r) {
         item->out->error_code = code(to_kafka_error(r.error()));
         if (r.error() == replication::errc::not_enough_replicas) {
@@ -218,6 +226,131 @@ boost::asio::awaitable<void> append_on_all_shards(
     }
 }
 
+// The producer of the first transactional batch of each partition (Kafka's handleProduceAppend
+// reads every batch; a producer's batches in one request share it). False when two producers
+// share the request (Kafka's "Transactional records contained more than one producer ID").
+bool find_txn_producers(const std::vector<std::unique_ptr<append_item>>& items) {
+    std::optional<std::pair<int64_t, int16_t>> seen;
+    bool one = true;
+    for (const auto& item : items) {
+        auto bytes = item->bytes;
+        size_t pos = 0;
+        // validate() walked these batches already: every length is in bounds.
+        while (bytes.size() - pos >= rec::batch_header_size) {
+            const uint8_t* h = bytes.data() + pos;
+            const auto attrs = rec::load_be16(h + rec::batch_offset::attributes);
+            const auto pid = static_cast<int64_t>(rec::load_be64(h + rec::batch_offset::producer_id));
+            const auto epoch =
+                static_cast<int16_t>(rec::load_be16(h + rec::batch_offset::producer_epoch));
+            if ((attrs & rec::attribute::transactional) != 0 && pid >= 0) {
+                if (item->txn_pid < 0) {
+                    item->txn_pid = pid;
+                    item->txn_epoch = epoch;
+                    // Kafka: the sequence of the partition's first batch.
+                    item->txn_first_seq = static_cast<int32_t>(
+                        rec::load_be32(bytes.data() + rec::batch_offset::base_sequence));
+                }
+                one = one && (!seen || *seen == std::pair{pid, epoch});
+                seen = std::pair{pid, epoch};
+            }
+            pos += rec::log_overhead + rec::load_be32(h + rec::batch_offset::batch_length);
+        }
+    }
+    return one;
+}
+
+// On one owner shard: Kafka's maybeStartTransactionVerification of each item.
+boost::asio::awaitable<int> start_verification_on_shard(cluster::partition_manager* pm,
+                                                        std::vector<append_item*> items) {
+    for (auto* item : items) {
+        auto* p = pm->partition_here(item->tp);
+        if (p == nullptr) {
+            item->out->error_code = code(error_code::not_leader_or_follower);
+            continue;
+        }
+        auto guard = p->start_txn_verification(model::producer_id(item->txn_pid),
+                                               model::sequence(item->txn_first_seq),
+                                               model::producer_epoch(item->txn_epoch));
+        if (!guard) {
+            item->out->error_code = code(to_kafka_error(guard.error()));
+            continue;
+        }
+        item->guard = guard.value();
+    }
+    co_return 0;
+}
+
+// Kafka's ReplicaManager.postVerificationCallback: how a verification failure reaches the
+// producer. Retriable coordinator errors become NOT_ENOUGH_REPLICAS, which every client retries
+// without a metadata refresh.
+void refuse_unverified(partition_response& pr, error_code e) {
+    switch (e) {
+        case error_code::invalid_txn_state:
+            pr.error_code = code(e);
+            pr.error_message = "Partition was not added to the transaction";
+            return;
+        case error_code::concurrent_transactions:
+        case error_code::network_exception:
+        case error_code::coordinator_load_in_progress:
+        case error_code::coordinator_not_available:
+        case error_code::not_coordinator:
+            pr.error_code = code(error_code::not_enough_replicas);
+            pr.error_message = fmt::format(
+                "Unable to verify the partition has been added to the transaction. Underlying "
+                "error: {}",
+                protocol::name(e));
+            return;
+        default:
+            pr.error_code = code(e);
+            return;
+    }
+}
+
+// KIP-890 part 1 before the append (Kafka's handleProduceAppend): each partition whose producer
+// has no transaction open there gets a guard from its leader, the coordinator is asked about
+// those partitions at once, and the refused ones leave by_shard with their error. The others
+// append presenting their guard (0 where a transaction was already open).
+boost::asio::awaitable<void> verify_transaction(
+    request_ctx& ctx, const std::string& transactional_id,
+    const std::vector<std::unique_ptr<append_item>>& items,
+    std::map<size_t, std::vector<append_item*>>& by_shard) {
+    auto& svc = ctx.svc;
+    std::map<size_t, std::vector<append_item*>> starting;
+    for (const auto& item : items) {
+        if (item->txn_pid >= 0) {
+            starting[svc.partitions.shard_of(item->tp)].push_back(item.get());
+        }
+    }
+    for (auto& [shard, batch] : starting) {
+        auto start = start_verification_on_shard(&svc.partitions, std::move(batch));
+        co_await runtime::run_on(svc.shards.executor(shard), std::move(start));
+    }
+    verify_request req;
+    req.transactional_id = transactional_id;
+    std::vector<append_item*> asked;
+    for (const auto& item : items) {
+        if (item->txn_pid >= 0 && item->out->error_code == 0 && item->guard.value_or(0) != 0) {
+            req.producer_id = item->txn_pid;
+            req.producer_epoch = item->txn_epoch;
+            req.partitions.emplace_back(item->tp.topic, item->tp.partition.value());
+            asked.push_back(item.get());
+        }
+    }
+    if (!asked.empty()) {
+        auto outcome = co_await svc.txn_verifier->verify(req);
+        for (auto* item : asked) {
+            auto e = outcome[{item->tp.topic, item->tp.partition.value()}];
+            if (e != error_code::none) {
+                refuse_unverified(*item->out, e);
+            }
+        }
+    }
+    for (auto& kv : by_shard) {
+        std::erase_if(kv.second, [](const append_item* i) { return i->out->error_code != 0; });
+    }
+    std::erase_if(by_shard, [](const auto& kv) { return kv.second.empty(); });
+}
+
 // Bytes and records in, per topic, for the appends that succeeded.
 void count_appended(metrics::topic_probe* traffic,
                     const std::vector<std::unique_ptr<append_item>>& items) {
@@ -246,8 +379,9 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
     // Write on each topic, checked before the topic is looked up, so an unauthorized caller
     // cannot tell which topics exist.
     request_authz authz(ctx, *snap);
+    const bool txn_records = has_transactional_records(req);
     const bool txn_denied =
-        has_transactional_records(req) &&
+        txn_records &&
         (!req.transactional_id ||
          !authz.allowed(security::acl_operation::write, security::resource_type::transactional_id,
                         *req.transactional_id));
@@ -325,6 +459,20 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
     if (ctx.version() >= 10) {
         resp.node_endpoints =
             hints.endpoints<response::node_endpoint>(svc, *snap, ctx.net.connection().listener);
+    }
+    if (txn_records && !txn_denied && svc.txn_verifier != nullptr &&
+        svc.config.get(config::keys::transaction_partition_verification_enable) &&
+        !items.empty()) {
+        if (!find_txn_producers(items)) {
+            for (auto& item : items) {
+                item->out->error_code = code(error_code::invalid_producer_id_mapping);
+                item->out->error_message =
+                    "Transactional records contained more than one producer ID";
+            }
+            by_shard.clear();
+        } else {
+            co_await verify_transaction(ctx, *req.transactional_id, items, by_shard);
+        }
     }
     produce_params params;
     params.acks = req.acks;

@@ -35,6 +35,8 @@ class topic_probe;
 
 namespace spool::broker::handlers {
 
+class partition_verifier;
+
 struct advertised_endpoint {
     std::string host;
     int32_t port = 0;
@@ -56,6 +58,10 @@ struct services {
     // The transaction coordinator (broker/txn); nullptr until wired, and the transaction APIs
     // answer COORDINATOR_NOT_AVAILABLE meanwhile.
     txn::txn_service* transactions = nullptr;
+    // KIP-890 part 1: asks the coordinators whether a transactional producer's partitions are
+    // in its transaction before its first write there (handlers/txn/partition_verifier.h);
+    // nullptr: produce verifies nothing (as transaction.partition.verification.enable=false).
+    partition_verifier* txn_verifier = nullptr;
     // Per-topic bytes and records in/out (broker/metrics); nullptr counts nothing.
     metrics::topic_probe* topic_traffic = nullptr;
     // authorizer.class.name and its keys (authz.h asks it); disabled by default: every request

@@ -171,8 +171,17 @@ std::vector<int32_t> partition::maximal_isr() const {
     return out;
 }
 
+result<uint64_t> partition::start_txn_verification(model::producer_id pid, model::sequence seq,
+                                                   model::producer_epoch epoch) {
+    if (_role != partition_role::leader) {
+        return make_error_code(errc::not_leader_or_follower);
+    }
+    return _log->start_txn_verification(pid, seq, epoch);
+}
+
 result<storage::append_result> partition::append_as_leader(std::span<uint8_t> batches, int16_t acks,
-                                                           int32_t min_insync) {
+                                                           int32_t min_insync,
+                                                           storage::verification_guard guard) {
     if (_role != partition_role::leader) {
         return make_error_code(errc::not_leader_or_follower);
     }
@@ -181,7 +190,7 @@ result<storage::append_result> partition::append_as_leader(std::span<uint8_t> ba
     if (acks == -1 && static_cast<int64_t>(_assignment.isr.size()) < capped_min_insync(min_insync)) {
         return make_error_code(errc::not_enough_replicas);
     }
-    auto r = _log->append(batches, model::leader_epoch(_assignment.leader_epoch));
+    auto r = _log->append(batches, model::leader_epoch(_assignment.leader_epoch), guard);
     if (r && !r.value().duplicate) {
         if (_assignment.replicas.size() > 1 && _options.log_end_moved) {
             _options.log_end_moved();

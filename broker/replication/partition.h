@@ -156,8 +156,16 @@ public:
     // Appends client batches as leader at the current epoch. Errors: not_leader_or_follower
     // (not leader), not_enough_replicas (acks == -1 and the ISR has fewer than min_insync
     // members, capped at the replica count: nothing is written), and the log's own.
-    result<storage::append_result> append_as_leader(std::span<uint8_t> batches, int16_t acks,
-                                                    int32_t min_insync);
+    // guard: the producer's transaction verification (storage/producer_state.h; nullopt: off).
+    result<storage::append_result> append_as_leader(
+        std::span<uint8_t> batches, int16_t acks, int32_t min_insync,
+        storage::verification_guard guard = std::nullopt);
+    // KIP-890 part 1, before a transactional producer's write (Kafka's Partition.
+    // maybeStartTransactionVerification): 0 when the producer has a transaction open here, else
+    // the guard to verify with the coordinator and pass to append_as_leader. Errors:
+    // not_leader_or_follower.
+    result<uint64_t> start_txn_verification(model::producer_id pid, model::sequence seq,
+                                            model::producer_epoch epoch);
     // Calls done once every offset below `end` is committed (see the rules above), or at the
     // deadline. Calls it at once when already committed.
     void wait_committed(model::offset end, steady_time deadline, int32_t min_insync,

@@ -97,7 +97,8 @@ size_t partition_log::segment_index_for(model::offset o) const {
 }
 
 result<append_result> partition_log::append(std::span<uint8_t> batches,
-                                            model::leader_epoch leader_epoch) {
+                                            model::leader_epoch leader_epoch,
+                                            verification_guard guard) {
     if (_offline || _closed) {
         return make_error_code(_offline ? errc::partition_offline : errc::closed);
     }
@@ -124,7 +125,7 @@ result<append_result> partition_log::append(std::span<uint8_t> batches,
         if (b.is_control()) {
             marker = read_txn_marker(batches.subspan(pos, b.size()));
         }
-        SPOOL_TRY(verdict, _producers.check(b, marker ? &*marker : nullptr));
+        SPOOL_TRY(verdict, _producers.check(b, marker ? &*marker : nullptr, guard));
         if (verdict.verdict == sequence_verdict::duplicate) {
             return append_result{verdict.first_offset, verdict.last_offset, model::no_timestamp,
                                  _log_start, true};

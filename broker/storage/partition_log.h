@@ -148,9 +148,11 @@ public:
     [[nodiscard]] const segment& segment_at(size_t i) const { return *_segments[i]; }
 
     // Appends batches (validated, back to back) written by leader_epoch. Rewrites their headers in
-    // place. Errors: message_too_large, invalid_producer_epoch, out_of_order_sequence,
-    // partition_offline / io_error / no_space.
-    result<append_result> append(std::span<uint8_t> batches, model::leader_epoch leader_epoch);
+    // place. guard: the transaction verification of a producer's write (producer_state.h).
+    // Errors: message_too_large, invalid_producer_epoch, out_of_order_sequence,
+    // invalid_txn_state, partition_offline / io_error / no_space.
+    result<append_result> append(std::span<uint8_t> batches, model::leader_epoch leader_epoch,
+                                 verification_guard guard = std::nullopt);
 
     // Whole batches from the one holding start: at most max_bytes, but at least the first batch
     // when min_one (Kafka's min-one-message rule), and only batches below upper (exclusive; the
@@ -171,6 +173,11 @@ public:
     }
     [[nodiscard]] const leader_epoch_cache& epochs() const { return _epochs; }
     [[nodiscard]] const producer_state& producers() const { return _producers; }
+    // KIP-890 part 1 (producer_state.h): 0 when the producer has a transaction open here.
+    uint64_t start_txn_verification(model::producer_id pid, model::sequence seq,
+                                    model::producer_epoch epoch) {
+        return _producers.start_verification(pid, seq, epoch, _clock());
+    }
 
     // --- transactions (partition_log_txn.cc) ---
     // Kafka's lastStableOffset: the first offset of the earliest transaction still open (or

@@ -45,7 +45,8 @@ static bool in_sequence(model::sequence last, model::sequence next) {
            (next.value() == 0 && last.value() == INT32_MAX);
 }
 
-result<sequence_check> producer_state::check(const batch_info& b, const txn_marker* marker) {
+result<sequence_check> producer_state::check(const batch_info& b, const txn_marker* marker,
+                                              verification_guard guard) {
     if (!b.has_producer()) {
         return sequence_check{};
     }
@@ -74,10 +75,27 @@ result<sequence_check> producer_state::check(const batch_info& b, const txn_mark
             }
         }
     }
+    const bool open = in_txn.value_or(false);
+    // Kafka's order: a duplicate is answered first, then the transaction verification, then the
+    // producer's epoch and sequence.
+    if (!b.is_control()) {
+        if (e && e->epoch == b.producer_epoch) {
+            if (const auto* dup = e->find(b.base_sequence, b.last_sequence())) {
+                return sequence_check{sequence_verdict::duplicate, dup->first_offset,
+                                      dup->last_offset};
+            }
+        }
+        const auto vit = _verifying.find(b.pid);
+        const verification_entry* v = vit == _verifying.end() ? nullptr : &vit->second;
+        // Kafka's UnifiedLog.analyzeAndValidateProducerState: "Record was not part of an ongoing
+        // transaction" unless the coordinator vouched for this entry.
+        if (guard && b.is_transactional() && !open && (v == nullptr || *guard != v->guard)) {
+            return make_error_code(errc::invalid_txn_state);
+        }
+    }
     if (epoch && b.producer_epoch < *epoch) {
         return make_error_code(errc::invalid_producer_epoch);
     }
-    const bool open = in_txn.value_or(false);
     auto record = [&](model::sequence seq, bool txn) {
         _pending.push_back({b.pid, b.producer_epoch, seq, txn});
     };
@@ -91,10 +109,10 @@ result<sequence_check> producer_state::check(const batch_info& b, const txn_mark
     if (open && !b.is_transactional()) {
         return make_error_code(errc::invalid_txn_state);
     }
-    if (e && e->epoch == b.producer_epoch) {
-        if (const auto* dup = e->find(b.base_sequence, b.last_sequence())) {
-            return sequence_check{sequence_verdict::duplicate, dup->first_offset, dup->last_offset};
-        }
+    // Kafka's ProducerAppendInfo.checkSequence: a waiting lower sequence is not overtaken.
+    if (const auto* v = verification(b.pid);
+        v != nullptr && b.base_sequence.value() > v->lowest_seq.value()) {
+        return make_error_code(errc::out_of_order_sequence);
     }
     if (!epoch || *epoch != b.producer_epoch) {
         // A new epoch starts at sequence 0; an unknown producer is taken at any sequence.
@@ -111,6 +129,10 @@ result<sequence_check> producer_state::check(const batch_info& b, const txn_mark
 std::optional<completed_txn> producer_state::apply(const batch_info& b, const txn_marker* marker) {
     if (!b.has_producer()) {
         return std::nullopt;
+    }
+    if (b.is_transactional()) {
+        // Written into the transaction (or a marker ended it): the verification is used up.
+        _verifying.erase(b.pid);
     }
     auto& e = _producers[b.pid];
     if (b.producer_epoch > e.epoch || e.epoch == model::no_producer_epoch) {
@@ -178,7 +200,35 @@ void producer_state::truncate_head(model::offset log_start) {
     rebuild_ongoing();
 }
 
+uint64_t producer_state::start_verification(model::producer_id pid, model::sequence seq,
+                                            model::producer_epoch epoch, model::timestamp now) {
+    if (const auto* e = find(pid); e && e->current_txn_first_offset.value() >= 0) {
+        return 0;
+    }
+    auto [it, created] = _verifying.try_emplace(pid);
+    auto& v = it->second;
+    if (created) {
+        v = {_next_guard++, seq, epoch, now};
+        return v.guard;
+    }
+    if (epoch == v.epoch && seq.value() < v.lowest_seq.value()) {
+        v.lowest_seq = seq;
+    }
+    if (epoch > v.epoch) {
+        v.epoch = epoch;
+        v.lowest_seq = seq;
+    }
+    return v.guard;
+}
+
+const verification_entry* producer_state::verification(model::producer_id pid) const {
+    auto it = _verifying.find(pid);
+    return it == _verifying.end() ? nullptr : &it->second;
+}
+
 size_t producer_state::expire(model::timestamp cutoff) {
+    // Kafka's removeExpiredProducers also drops verifications nobody finished.
+    std::erase_if(_verifying, [&](const auto& kv) { return kv.second.created < cutoff; });
     // Kafka's isProducerExpired: never while a transaction is open.
     return std::erase_if(_producers, [&](const auto& kv) {
         return kv.second.last_timestamp < cutoff && kv.second.current_txn_first_offset.value() < 0;

@@ -23,6 +23,18 @@
 //   - a marker closes the open transaction (a completed_txn: what the aborted-transaction index
 //     records for an abort) and records the coordinator epoch; one for a producer with nothing
 //     open here only moves the epoch.
+// Verification (KIP-890 part 1, Kafka's VerificationStateEntry and VerificationGuard): before a
+// transactional producer's first write in a transaction here, the leader asks the transaction
+// coordinator whether the partition is in the producer's transaction. start_verification()
+// creates (or reuses) the producer's entry and hands out its guard, unique per entry; the
+// append passes the guard back, and a transactional batch of a producer with no transaction
+// open here is refused (invalid_txn_state) unless the producer's entry still holds that guard.
+// Any transactional batch or marker applied for the producer drops the entry, so a marker that
+// lands between the coordinator's answer and the append voids the verification (no hanging
+// transaction from a late write; a new entry has a new guard). While an entry waits, a batch
+// with a higher first sequence than the lowest seen for its epoch is out_of_order_sequence, so
+// a retried lower batch is not overtaken. Entries idle past producer.id.expiration.ms expire.
+//
 // Completed transactions whose marker is not yet below the high watermark stay "unreplicated"
 // (Kafka's unreplicatedTxns): the last stable offset must not pass their first offset until the
 // marker is committed, or a failover could reopen what a read_committed consumer already read.
@@ -94,6 +106,18 @@ struct completed_txn {
     bool aborted = false;
 };
 
+struct verification_entry {
+    uint64_t guard = 0;
+    model::sequence lowest_seq;
+    model::producer_epoch epoch = model::no_producer_epoch;
+    model::timestamp created = model::no_timestamp;
+};
+
+// What an append asks of verification: off (nullopt: a follower, the coordinators' own writes,
+// transaction.partition.verification.enable=false) or the guard the produce path verified (0:
+// none, so only producers with a transaction open here may write transactional batches).
+using verification_guard = std::optional<uint64_t>;
+
 enum class sequence_verdict : uint8_t { append, duplicate };
 
 struct sequence_check {
@@ -108,9 +132,18 @@ public:
     // Starts an append of several batches: later batches of the same producer are checked
     // against the earlier ones.
     void begin_append() { _pending.clear(); }
-    // Checks one batch (offsets not yet assigned); marker: what a control batch says. Errors:
-    // invalid_producer_epoch, out_of_order_sequence, invalid_txn_state, coordinator_fenced.
-    result<sequence_check> check(const batch_info& b, const txn_marker* marker = nullptr);
+    // Checks one batch (offsets not yet assigned); marker: what a control batch says; guard: see
+    // verification above. Errors: invalid_producer_epoch, out_of_order_sequence,
+    // invalid_txn_state, coordinator_fenced.
+    result<sequence_check> check(const batch_info& b, const txn_marker* marker = nullptr,
+                                 verification_guard guard = std::nullopt);
+
+    // Kafka's maybeStartTransactionVerification: 0 when the producer has a transaction open here
+    // (nothing to verify), else its entry's guard (created at `now`, or the existing one with
+    // its lowest sequence and epoch moved as Kafka's maybeUpdateLowestSequenceAndEpoch does).
+    uint64_t start_verification(model::producer_id pid, model::sequence seq,
+                                model::producer_epoch epoch, model::timestamp now);
+    [[nodiscard]] const verification_entry* verification(model::producer_id pid) const;
     // Records a batch that was written (offsets assigned). Also used when replaying the log.
     // Returns the transaction a marker closed, if one was open.
     std::optional<completed_txn> apply(const batch_info& b, const txn_marker* marker = nullptr);
@@ -137,6 +170,7 @@ public:
         _producers.clear();
         _ongoing.clear();
         _unreplicated.clear();
+        _verifying.clear();
     }
 
     [[nodiscard]] const producer_entry* find(model::producer_id pid) const;
@@ -165,6 +199,8 @@ private:
     // Completed transactions not yet below the high watermark: first offset -> marker offset.
     std::map<model::offset, model::offset> _unreplicated;
     std::vector<pending> _pending;  // reused across appends
+    std::unordered_map<model::producer_id, verification_entry> _verifying;
+    uint64_t _next_guard = 1;
 };
 
 }  // namespace spool::broker::storage

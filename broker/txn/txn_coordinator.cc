@@ -284,16 +284,34 @@ void txn_coordinator::add_partitions(txn_ref ref, std::vector<txn_partition> par
 
 txn_coordinator::verify_result txn_coordinator::verify_partitions(
     const txn_ref& ref, const std::vector<txn_partition>& partitions) {
+    // Kafka's handleVerifyPartitionsInTransaction: a write in flight is not waited for (the
+    // partition leader's guard is the final check), a transaction being ended is
+    // CONCURRENT_TRANSACTIONS, and a partition is in it from its durable add to Complete*.
     verify_result out;
-    entry* e = nullptr;
-    if (auto ec = check(ref, e, true)) {
-        out.first = ec;
+    auto fail = [&out](errc e) {
+        out.first = make_error_code(e);
         return out;
+    };
+    if (ref.transactional_id.empty()) {
+        return fail(errc::invalid_request);
+    }
+    if (!_loaded) {
+        return fail(errc::not_coordinator);
+    }
+    auto it = _txns.find(ref.transactional_id);
+    if (it == _txns.end() || it->second.meta.producer_id != ref.producer_id) {
+        return fail(errc::invalid_producer_id_mapping);
+    }
+    const txn_metadata& m = it->second.meta;
+    if (ref.producer_epoch != m.producer_epoch) {
+        return fail(errc::producer_fenced);
+    }
+    if (m.state == txn_state::prepare_commit || m.state == txn_state::prepare_abort) {
+        return fail(errc::concurrent_transactions);
     }
     for (const auto& p : partitions) {
-        out.second[p] = e->meta.state == txn_state::ongoing && e->meta.partitions.contains(p)
-                            ? std::error_code{}
-                            : make_error_code(errc::invalid_txn_state);
+        out.second[p] = m.partitions.contains(p) ? std::error_code{}
+                                                 : make_error_code(errc::invalid_txn_state);
     }
     return out;
 }

@@ -10,8 +10,10 @@
 #include "protocol/messages/end_txn.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/init_producer_id.h"
+#include "protocol/messages/produce.h"
 #include "tests/cluster/cluster_harness.h"
 #include "tests/integration/kafka_client.h"
+#include "tests/integration/txn_batch.h"
 
 #include <gtest/gtest.h>
 
@@ -36,13 +38,32 @@ std::pair<int16_t, int32_t> find_txn_coordinator(uint16_t port, const std::strin
     return {resp->coordinators[0].error_code, resp->coordinators[0].node_id};
 }
 
+// One transactional batch of (id, pid, epoch, seq 0) to orders-<partition> on the broker on
+// `port`, acks=all: the partition's error code (-999: no answer).
+int16_t produce_txn(uint16_t port, const std::string& id, int64_t pid, int16_t epoch,
+                    int32_t partition) {
+    auto batch = producer_batch(pid, epoch, 0, {"v"});
+    pr::produce_request req;
+    req.transactional_id = id;
+    req.acks = -1;
+    req.timeout_ms = 10000;
+    auto& t = req.topic_data.emplace_back();
+    t.name = "orders";
+    auto& pd = t.partition_data.emplace_back();
+    pd.index = partition;
+    pd.records = pr::records_field::view(batch);
+    kafka_client c(port);
+    auto resp = c.call<pr::produce_request, pr::produce_response>(9, req);
+    return resp ? resp->responses.at(0).partition_responses.at(0).error_code : int16_t{-999};
+}
+
 TEST(cluster_txn, decided_commit_is_served_by_the_new_coordinator_after_kill9) {
     cluster_harness cluster(cluster_options{});
     auto err = cluster.start();
     ASSERT_TRUE(err.empty()) << err;
     // Replicated too, so the markers' partitions fail over as well (an RF=1 partition on the
     // killed broker would hold its marker, rightly, until that broker is back).
-    ASSERT_EQ(create_topic_via(cluster.port(0), "orders", 2, 30000, nullptr, 3), 0);
+    ASSERT_EQ(create_topic_via(cluster.port(0), "orders", 3, 30000, nullptr, 3), 0);
     const std::string id = "failover-app";
 
     std::pair<int16_t, int32_t> found{-1, -1};
@@ -84,6 +105,19 @@ TEST(cluster_txn, decided_commit_is_served_by_the_new_coordinator_after_kill9) {
     ASSERT_TRUE(added);
     for (const auto& r : added->results_by_topic_v3_and_below.at(0).results_by_partition) {
         ASSERT_EQ(r.partition_error_code, 0);
+    }
+    // KIP-890 part 1 between brokers: each partition's leader asks the coordinator (over the
+    // inter-broker listener when that is another broker) before the first write; orders-2 is
+    // not in the transaction: INVALID_TXN_STATE (48).
+    auto md = cluster.metadata(0, {"orders"});
+    ASSERT_TRUE(md && md->all_led("orders", 3)) << (md ? md->describe() : "no metadata");
+    for (const auto& part : md->topic("orders")->partitions) {
+        const int32_t i = part.index;
+        const int32_t leader = part.leader;
+        EXPECT_EQ(produce_txn(cluster.port(static_cast<size_t>(leader)), id, p->producer_id,
+                              p->producer_epoch, i),
+                  i < 2 ? 0 : 48)
+            << "orders-" << i << " led by " << leader << ", coordinator " << first;
     }
     pr::end_txn_request end;
     end.transactional_id = id;

@@ -34,6 +34,12 @@ constexpr int16_t unknown_topic_or_partition = 3;
 
 class transactions_test : public running_broker_test {
 protected:
+    // These tests play the transaction coordinator themselves (their producer ids are not any
+    // coordinator's), so the partition leaders must not ask one (KIP-890 part 1 verification is
+    // tested in handlers/txn/tests/txn_verification_api_test.cc).
+    std::vector<std::string> overrides() const override {
+        return {"transaction.partition.verification.enable=false"};
+    }
     void SetUp() override {
         running_broker_test::SetUp();
         if (HasFatalFailure()) {

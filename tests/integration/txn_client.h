@@ -13,6 +13,7 @@
 #include "protocol/records/record_reader.h"
 #include "tests/integration/kafka_client.h"
 #include "tests/integration/test_support.h"
+#include "tests/integration/txn_batch.h"
 
 #include <gtest/gtest.h>
 
@@ -35,20 +36,7 @@ inline std::pair<int16_t, int64_t> produce(kafka_client& c, const std::string& t
                                            int16_t epoch, int32_t seq,
                                            const std::vector<std::string>& values,
                                            bool transactional = true) {
-    namespace rec = protocol::records;
-    rec::batch_options o;
-    o.producer_id = pid;
-    o.producer_epoch = epoch;
-    o.base_sequence = seq;
-    o.transactional = transactional;
-    rec::batch_builder b(o);
-    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
-    for (const auto& v : values) {
-        b.add(now, rec::nullable_bytes::null(), rec::nullable_bytes::of(v));
-    }
-    auto batch = b.build();
+    auto batch = producer_batch(pid, epoch, seq, values, transactional);
     auto req = produce_req(topic, 0, batch, -1);
     if (transactional) {
         req.transactional_id = "txn-" + std::to_string(pid);

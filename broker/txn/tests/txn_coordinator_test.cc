@@ -348,6 +348,32 @@ TEST_F(txn_coordinator_test, test_counters_follow_ongoing_ended_and_timed_out_tr
     EXPECT_EQ(counters.ongoing.load(), 1);
     EXPECT_EQ(counters.committed.load(), 1u);
     EXPECT_EQ(counters.aborted.load(), 2u);
+
+// Kafka's handleVerifyPartitionsInTransaction through a transaction's life: the partition is in
+// it from its add to Complete*, the end in between is CONCURRENT_TRANSACTIONS (the leader's
+// producer retries), a stale epoch is fenced and another producer id is not this id's.
+TEST_F(txn_coordinator_test, test_verify_only_follows_the_transaction_to_its_end) {
+    auto p = init("app");
+    auto verify = [&](int64_t pid, int16_t epoch) {
+        return coord->verify_partitions({"app", pid, epoch}, {{"t", 0}});
+    };
+    EXPECT_EQ(verify(p.producer_id, p.producer_epoch).second.at({"t", 0}),
+              make_error_code(errc::invalid_txn_state));  // Empty: nothing added
+    ASSERT_FALSE(add("app", p, {{"t", 0}}));
+    EXPECT_FALSE(verify(p.producer_id, p.producer_epoch).second.at({"t", 0}));
+    EXPECT_EQ(verify(p.producer_id, static_cast<int16_t>(p.producer_epoch + 1)).first,
+              make_error_code(errc::producer_fenced));
+    EXPECT_EQ(verify(p.producer_id + 1, p.producer_epoch).first,
+              make_error_code(errc::invalid_producer_id_mapping));
+    ASSERT_FALSE(end("app", p, true));
+    EXPECT_EQ(last(log, "app")->state, txn_state::prepare_commit);
+    EXPECT_EQ(verify(p.producer_id, p.producer_epoch).first,
+              make_error_code(errc::concurrent_transactions));
+    markers.finish_all();
+    EXPECT_EQ(last(log, "app")->state, txn_state::complete_commit);
+    // The markers are out: a late write to the partition would start a transaction nobody ends.
+    EXPECT_EQ(verify(p.producer_id, p.producer_epoch).second.at({"t", 0}),
+              make_error_code(errc::invalid_txn_state));
 }
 
 }  // namespace

@@ -19,6 +19,13 @@ prints PASS or FAIL with what it saw; the exit status is the number of failures.
   streams_exactly_once_v2      Kafka Streams counting 5000 inputs by key with exactly_once_v2;
                                the application is killed -9 mid-way and restarted: every count
                                equals its inputs
+  librdkafka_transactions      librdkafka's transactional producer (rdkafka_txn.py, transactions
+                               v1): 6 transactions, every third aborted; read_committed reads
+                               the committed records once each and no aborted one
+  partition_verification       KIP-890 part 1 with a raw client (raw_txn.py): a transactional
+                               write to a partition the coordinator has not added to the
+                               transaction is refused with INVALID_TXN_STATE, before the first
+                               add, for a partition left out, and after the commit
 
     txn_compat.py [--target spool|kafka] [--bin SPOOL_BROKER] --kafka-dir DIR [--only CHECK,...]
 """
@@ -37,6 +44,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "acls"))
+sys.path.insert(0, HERE)
 from acl_compat import LOG4J, Broker  # noqa: E402  (the same broker fixture wrapper)
 
 PROBE_SRC = os.path.join(HERE, "TxnProbe.java")
@@ -235,6 +243,69 @@ def check_streams(probe):
                                                                "--keys", keys)
 
 
+def check_verification(probe):
+    import raw_txn
+    host, port = probe.bootstrap.rsplit(":", 1)
+    c = raw_txn.Client(host, int(port))
+    try:
+        txn_id = "probe-verify"
+        for _ in range(100):
+            if c.find_coordinator(txn_id) == 0:
+                break
+            time.sleep(0.1)
+        for _ in range(100):
+            error, pid, epoch = c.init_producer_id(txn_id)
+            if error == 0:
+                break
+            time.sleep(0.1)
+        if error != 0:
+            raise AssertionError(f"InitProducerId answered {error}")
+        want = (48, "Partition was not added to the transaction")
+
+        def produce(topic, seq):
+            return c.produce(txn_id, topic, 0, raw_txn.txn_batch(pid, epoch, seq, b"v"))
+
+        seen = [("before any add", produce("tx-a", 0))]
+        added = c.add_partitions(txn_id, pid, epoch, "tx-a", [0])
+        if added != {"tx-a-0": 0}:
+            raise AssertionError(f"AddPartitionsToTxn answered {added}")
+        inside = produce("tx-a", 0)
+        if inside[0] != 0:
+            raise AssertionError(f"a write to an added partition answered {inside}")
+        seen.append(("a partition left out", produce("tx-b", 0)))
+        if c.end_txn(txn_id, pid, epoch, True) != 0:
+            raise AssertionError("EndTxn(commit) failed")
+        # Until the commit marker is in tx-a-0 the transaction is still open there and a write
+        # joins it; a retried EndTxn answers CONCURRENT_TRANSACTIONS until every marker is out.
+        for _ in range(100):
+            if c.end_txn(txn_id, pid, epoch, True) != 51:
+                break
+            time.sleep(0.1)
+        seen.append(("after the commit", produce("tx-a", 1)))
+        wrong = [f"{what}: {got}" for what, got in seen if got != want]
+        if wrong:
+            raise AssertionError(f"expected {want}; " + "; ".join(wrong))
+        return (f"{want} before any add, for a partition left out and after the commit; "
+                f"the added partition took the write")
+    finally:
+        c.close()
+
+
+def check_rdkafka(probe):
+    peer = subprocess.run(["bash", os.path.join(HERE, "..", "..", "..", "scripts", "peers",
+                                                "fetch-python.sh")],
+                          capture_output=True, text=True, timeout=600)
+    if peer.returncode != 0:
+        raise AssertionError(f"fetch-python.sh failed: {peer.stderr[-2000:]}")
+    python = os.path.join(peer.stdout.strip(), "venv", "bin", "python")
+    proc = subprocess.run([python, os.path.join(HERE, "rdkafka_txn.py"), probe.bootstrap],
+                          capture_output=True, text=True, timeout=300)
+    out = (proc.stdout + proc.stderr[-2000:]).strip()
+    if proc.returncode != 0:
+        raise AssertionError(f"rdkafka_txn.py exited {proc.returncode}: {out}")
+    return out.splitlines()[-1]
+
+
 CHECKS = [
     ("transactions_whole_and_once", check_transactions),
     ("no_dirty_read", check_dirty_read),
@@ -242,6 +313,8 @@ CHECKS = [
     ("kafka_transactions_cli", check_cli),
     ("consume_transform_produce", check_ctp),
     ("streams_exactly_once_v2", check_streams),
+    ("partition_verification", check_verification),
+    ("librdkafka_transactions", check_rdkafka),
 ]
 
 

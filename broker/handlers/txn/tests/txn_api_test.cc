@@ -14,10 +14,13 @@
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/init_producer_id.h"
 #include "protocol/messages/offset_fetch.h"
+#include "protocol/messages/produce.h"
 #include "protocol/messages/txn_offset_commit.h"
 #include "tests/integration/broker_process.h"
 #include "tests/integration/kafka_client.h"
 #include "tests/integration/test_pki.h"
+#include "tests/integration/test_support.h"
+#include "tests/integration/txn_batch.h"
 
 #include <gtest/gtest.h>
 
@@ -39,6 +42,7 @@ constexpr int16_t invalid_transaction_timeout = 50;
 constexpr int16_t concurrent_transactions = 51;
 constexpr int16_t operation_not_attempted = 55;
 constexpr int16_t producer_fenced = 90;
+constexpr int16_t not_enough_replicas = 19;
 
 class txn_api_test : public ::testing::Test {
 protected:
@@ -148,8 +152,90 @@ protected:
         return resp ? resp->error_code : int16_t{-1};
     }
 
+    // One transactional batch of transactional id `id` (producer pid/epoch, sequence seq) to
+    // orders-<partition>, acks=all, Produce v9; the partition's error code and message.
+    std::pair<int16_t, std::string> produce(const std::string& id, int64_t pid, int16_t epoch,
+                                            int32_t seq, int32_t partition) {
+        auto batch = producer_batch(pid, epoch, seq, {"v"});
+        auto req = produce_req("orders", partition, batch, -1);
+        req.transactional_id = id;
+        kafka_client c(broker->port());
+        auto resp = c.call<pr::produce_request, pr::produce_response>(9, req);
+        EXPECT_TRUE(resp);
+        if (!resp) {
+            return {-999, ""};
+        }
+        const auto& p = resp->responses.at(0).partition_responses.at(0);
+        return {p.error_code, p.error_message.value_or("")};
+    }
+
     std::unique_ptr<broker_process> broker;
 };
+
+// KIP-890 part 1: the partition leader asks the coordinator before a producer's first write of
+// a transaction there, and refuses what the coordinator does not know of with Kafka's answers
+// (ReplicaManager.postVerificationCallback; compared with Kafka by txn_compat.py's
+// partition_verification check).
+TEST_F(txn_api_test, test_produce_to_a_partition_outside_the_transaction_is_refused) {
+    ASSERT_EQ(init("verified").error_code, none);
+    auto p = init("verified");  // epoch 1: epoch 0 is a fenced one below
+    ASSERT_EQ(p.error_code, none);
+    const auto pid = p.producer_id;
+    const auto epoch = p.producer_epoch;
+    // Nothing added yet: no transaction at all.
+    EXPECT_EQ(produce("verified", pid, epoch, 0, 0),
+              std::pair(invalid_txn_state, std::string("Partition was not added to the transaction")));
+    ASSERT_EQ(add(3, "verified", pid, epoch, {{"orders", 0}})["orders-0"], none);
+    EXPECT_EQ(produce("verified", pid, epoch, 0, 0).first, none);
+    EXPECT_EQ(produce("verified", pid, epoch, 1, 0).first, none);  // open here: no question asked
+    // orders-1 is not in the transaction.
+    EXPECT_EQ(produce("verified", pid, epoch, 0, 1).first, invalid_txn_state);
+    // A fenced epoch: PRODUCER_FENCED from the coordinator reaches the producer as
+    // INVALID_PRODUCER_EPOCH; another producer id is not this id's.
+    EXPECT_EQ(produce("verified", pid, static_cast<int16_t>(epoch - 1), 0, 1).first,
+              invalid_producer_epoch);
+    EXPECT_EQ(produce("verified", pid + 1, 0, 0, 1).first, invalid_producer_id_mapping);
+    EXPECT_EQ(produce("ghost", pid + 7, 0, 0, 1).first, invalid_producer_id_mapping);
+    ASSERT_EQ(end("verified", pid, epoch, true), none);
+    // Until the commit marker is in orders-0 the transaction is still open there (a write joins
+    // it, in Kafka too); a retried EndTxn answers CONCURRENT_TRANSACTIONS until every marker is
+    // out. Meanwhile a verification answers CONCURRENT_TRANSACTIONS, which reaches the producer
+    // as the retriable NOT_ENOUGH_REPLICAS.
+    auto during = produce("verified", pid, epoch, 0, 1);
+    EXPECT_TRUE(during.first == not_enough_replicas || during.first == invalid_txn_state)
+        << during.first;  // the latter once the markers are all written
+    if (during.first == not_enough_replicas) {
+        EXPECT_EQ(during.second,
+                  "Unable to verify the partition has been added to the transaction. Underlying "
+                  "error: CONCURRENT_TRANSACTIONS");
+    }
+    for (int i = 0; i < 100 && end("verified", pid, epoch, true) == concurrent_transactions; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    // Then the partition is verified again, and a write the coordinator has not heard of is
+    // refused although the partition was in the previous transaction (the hanging transaction
+    // KIP-890 prevents).
+    auto late = produce("verified", pid, epoch, 2, 0);
+    EXPECT_EQ(late.first, invalid_txn_state);
+}
+
+// transaction.partition.verification.enable=false: the leader takes what it is sent, as Kafka
+// before KIP-890 did (and as a follower always does).
+TEST(txn_verification_off, test_unverified_write_is_taken_when_disabled) {
+    broker_process broker;
+    broker.add_override("transaction.partition.verification.enable=false");
+    ASSERT_TRUE(broker.start()) << broker.log_text();
+    kafka_client c(broker.port());
+    ASSERT_EQ(create_topic(c, "orders", 1), 0);
+    auto batch = producer_batch(4242, 0, 0, {"v"});
+    auto req = produce_req("orders", 0, batch, -1);
+    req.transactional_id = "nobody";
+    auto resp = c.call<pr::produce_request, pr::produce_response>(9, req);
+    ASSERT_TRUE(resp);
+    EXPECT_EQ(resp->responses.at(0).partition_responses.at(0).error_code, none);
+    auto info = broker.stop();
+    EXPECT_TRUE(info.exited && info.status == 0) << broker.log_text();
+}
 
 TEST_F(txn_api_test, test_transactional_lifecycle_with_kafkas_errors) {
     kafka_client c(broker->port());
