@@ -310,7 +310,6 @@ TEST_F(txn_coordinator_test, test_verify_only_reports_partitions_outside_the_tra
     EXPECT_EQ(v.second.at({"t", 1}), make_error_code(errc::invalid_txn_state));
 }
 
-
 TEST_F(txn_coordinator_test, test_counters_follow_ongoing_ended_and_timed_out_transactions) {
     txn_counters counters;
     coord->set_counters(&counters);
