@@ -347,6 +347,7 @@ TEST_F(txn_coordinator_test, test_counters_follow_ongoing_ended_and_timed_out_tr
     EXPECT_EQ(counters.ongoing.load(), 1);
     EXPECT_EQ(counters.committed.load(), 1u);
     EXPECT_EQ(counters.aborted.load(), 2u);
+}
 
 // Kafka's handleVerifyPartitionsInTransaction through a transaction's life: the partition is in
 // it from its add to Complete*, the end in between is CONCURRENT_TRANSACTIONS (the leader's
