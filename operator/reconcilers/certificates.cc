@@ -317,6 +317,18 @@ result<std::optional<client_tls>> load_operator_tls(kube::client& api, const api
     return std::optional<client_tls>{client_tls{ca->second, cert->second, key->second}};
 }
 
+result<std::unique_ptr<admin_client>> connect_as_operator(kube::client& api,
+                                                          admin_client_factory& admins,
+                                                          const api::cluster& c,
+                                                          const std::string& bootstrap) {
+    auto tls = load_operator_tls(api, c);
+    if (!tls) {
+        return tls.error();
+    }
+    return admins.connect(bootstrap.empty() ? builders::operator_bootstrap_address(c) : bootstrap,
+                          tls.value() ? &*tls.value() : nullptr);
+}
+
 result<certificates_outcome> reconcile_certificates(kube::client& api, const api::cluster& c,
                                                     int64_t now) {
     const auto& s = c.spec.security;

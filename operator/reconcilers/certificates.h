@@ -26,6 +26,7 @@
 #include "operator/api/cluster.h"
 #include "operator/api/error.h"
 #include "operator/kube/client.h"
+#include "operator/reconcilers/admin_client.h"
 #include "operator/reconcilers/client_tls.h"
 
 #include <cstdint>
@@ -39,6 +40,14 @@ inline constexpr const char* force_renew_annotation = "spool.dev/force-renew";
 // The operator's TLS identity for `c`: nullopt when the Cluster is not secured; an error while
 // its Secret does not exist yet.
 result<std::optional<client_tls>> load_operator_tls(kube::client& api, const api::cluster& c);
+
+// The operator's Kafka connection to `c` (the Topic and User reconcilers'): to bootstrap, or
+// when empty to the Cluster's operator address (builders::operator_bootstrap_address), over TLS
+// with the operator's identity when the Cluster is secured.
+result<std::unique_ptr<admin_client>> connect_as_operator(kube::client& api,
+                                                          admin_client_factory& admins,
+                                                          const api::cluster& c,
+                                                          const std::string& bootstrap);
 
 // What the certificates step hands to the StatefulSet step: the value of the pod template's
 // spool.dev/certificates annotation, and the operator's identity.

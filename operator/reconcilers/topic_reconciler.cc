@@ -98,11 +98,6 @@ std::vector<std::string> topic_reconciler::managed_keys(const api::topic& t) {
     return keys;
 }
 
-std::string topic_reconciler::bootstrap_of(const api::cluster& c) const {
-    return _bootstrap_override.empty() ? builders::operator_bootstrap_address(c)
-                                       : _bootstrap_override;
-}
-
 result<std::vector<api::topic>> topic_reconciler::list_topics(const std::string& ns) {
     auto listed = _api.list(kube::kinds::topic, ns);
     if (!listed) {
@@ -222,7 +217,9 @@ topic_reconciler::step_outcome topic_reconciler::read_cluster(context& ctx) {
             std::nullopt,
             60s};
     }
-    ctx.bootstrap = bootstrap_of(*ctx.cluster);
+    ctx.bootstrap = _bootstrap_override.empty()
+                        ? builders::operator_bootstrap_address(*ctx.cluster)
+                        : _bootstrap_override;
     return {};
 }
 
@@ -248,19 +245,8 @@ topic_reconciler::step_outcome topic_reconciler::check_conflict(context& ctx) {
             30s};
 }
 
-// A secured Cluster's brokers are reached over TLS as the operator's super user (the
-// certificates the Cluster reconciler keeps in the <cluster>-operator-cert Secret).
-result<std::unique_ptr<admin_client>> topic_reconciler::connect_to(const api::cluster& c,
-                                                                  const std::string& bootstrap) {
-    auto tls = load_operator_tls(_api, c);
-    if (!tls) {
-        return tls.error();
-    }
-    return _admins.connect(bootstrap, tls.value() ? &*tls.value() : nullptr);
-}
-
 topic_reconciler::step_outcome topic_reconciler::connect(context& ctx) {
-    auto admin = connect_to(*ctx.cluster, ctx.bootstrap);
+    auto admin = connect_as_operator(_api, _admins, *ctx.cluster, ctx.bootstrap);
     if (!admin) {
         auto e = admin.error();
         e.message = fmt::format("connect to {}: {}", ctx.bootstrap, e.message);
@@ -434,7 +420,7 @@ reconcile_result topic_reconciler::finalize(context& ctx) {
             if (!c) {
                 return reconcile_result::failed(c.error());
             }
-            auto admin = connect_to(c.value(), bootstrap_of(c.value()));
+            auto admin = connect_as_operator(_api, _admins, c.value(), _bootstrap_override);
             result<void> deleted = admin ? admin.value()->delete_topic(t.spec.topic_name)
                                          : result<void>(admin.error());
             if (!deleted) {

@@ -101,9 +101,6 @@ private:
 
     reconcile_result finalize(context& ctx);
     result<std::vector<api::topic>> list_topics(const std::string& ns);
-    result<std::unique_ptr<admin_client>> connect_to(const api::cluster& c,
-                                                     const std::string& bootstrap);
-    std::string bootstrap_of(const api::cluster& c) const;
     reconcile_result sync_status(context& ctx, const step_outcome& outcome);
 
     kube::client& _api;

@@ -205,29 +205,14 @@ user_reconciler::step_outcome user_reconciler::read_cluster(context& ctx) {
         return {step_outcome::kind::report, false, status::reasons::api_error,
                 "parse Cluster: " + c.error().message, c.error()};
     }
-    ctx.bootstrap = bootstrap_of(c.value());
+    ctx.bootstrap = _bootstrap_override.empty() ? builders::operator_bootstrap_address(c.value())
+                                                : _bootstrap_override;
     ctx.cluster = std::move(c).value();
     return {};
 }
 
-std::string user_reconciler::bootstrap_of(const api::cluster& c) const {
-    return _bootstrap_override.empty() ? builders::operator_bootstrap_address(c)
-                                       : _bootstrap_override;
-}
-
-// A secured Cluster's brokers are reached over TLS as the operator's super user, as the Topic
-// reconciler does (certificates.h).
-result<std::unique_ptr<admin_client>> user_reconciler::connect_to(const api::cluster& c,
-                                                                 const std::string& bootstrap) {
-    auto tls = load_operator_tls(_api, c);
-    if (!tls) {
-        return tls.error();
-    }
-    return _admins.connect(bootstrap, tls.value() ? &*tls.value() : nullptr);
-}
-
 user_reconciler::step_outcome user_reconciler::connect(context& ctx) {
-    auto admin = connect_to(*ctx.cluster, ctx.bootstrap);
+    auto admin = connect_as_operator(_api, _admins, *ctx.cluster, ctx.bootstrap);
     if (!admin) {
         auto e = admin_failure(admin.error(), "connect to " + ctx.bootstrap);
         return {step_outcome::kind::report, false, status::reasons::admin_error, e.message, e};
@@ -540,7 +525,7 @@ reconcile_result user_reconciler::finalize(context& ctx) {
             if (!c) {
                 return reconcile_result::failed(c.error());
             }
-            auto admin = connect_to(c.value(), bootstrap_of(c.value()));
+            auto admin = connect_as_operator(_api, _admins, c.value(), _bootstrap_override);
             result<void> revoked = ok();
             if (!admin) {
                 revoked = admin.error();

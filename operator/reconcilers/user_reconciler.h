@@ -113,11 +113,6 @@ private:
     result<void> revoke(admin_client& admin, const std::string& user_name, bool scram,
                         const std::string& acl_principal);
     reconcile_result finalize(context& ctx);
-    // The operator's Kafka address of the Cluster (or the override) and a connection to it,
-    // over TLS with the operator's certificate when the Cluster is secured.
-    std::string bootstrap_of(const api::cluster& c) const;
-    result<std::unique_ptr<admin_client>> connect_to(const api::cluster& c,
-                                                     const std::string& bootstrap);
     reconcile_result sync_status(context& ctx, const step_outcome& outcome);
     // A Secret's data, decoded; empty when it has none.
     static std::map<std::string, std::string> secret_data(const json& secret);
