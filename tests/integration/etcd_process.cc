@@ -11,8 +11,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -97,6 +101,39 @@ std::string served_member_id(uint16_t port, milliseconds timeout) {
 }
 
 }  // namespace
+
+// Whether process `pid` holds the socket listening on 127.0.0.1:port (/proc/net/tcp's inode of
+// the LISTEN entry among the process's descriptors).
+static bool listens_on(pid_t pid, uint16_t port) {
+    std::ifstream tcp("/proc/net/tcp");
+    std::string line;
+    std::getline(tcp, line);  // header
+    std::string inode;
+    const std::string local = fmt::format("0100007F:{:04X}", port);
+    while (std::getline(tcp, line)) {
+        std::istringstream in(line);
+        std::string slot, local_address, remote, state, queues, timer, retransmits, uid, timeout,
+            node;
+        in >> slot >> local_address >> remote >> state >> queues >> timer >> retransmits >> uid >>
+            timeout >> node;
+        if (local_address == local && state == "0A") {  // TCP_LISTEN
+            inode = node;
+            break;
+        }
+    }
+    if (inode.empty()) {
+        return false;
+    }
+    const std::string target = "socket:[" + inode + "]";
+    std::error_code ec;
+    for (const auto& fd : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+        std::error_code link_ec;
+        if (fs::read_symlink(fd.path(), link_ec).string() == target) {
+            return true;
+        }
+    }
+    return false;
+}
 
 bool etcd_healthy(uint16_t port, milliseconds timeout) {
     std::string reply = http_get(port, "/health", timeout);
@@ -184,12 +221,14 @@ bool etcd_process::start(milliseconds timeout) {
                 // Healthy is not enough: if this etcd could not bind its port (another test's
                 // etcd took it while this one was down), the other one answers. It is ours when
                 // it serves our member id and our process still runs.
-                // On a first start there is no id to compare yet: an etcd that cannot bind exits
-                // within milliseconds, so ours must still run a moment later.
+                // On a first start there is no id to compare yet: the listening socket must be
+                // ours. (Waiting a moment for an etcd that could not bind to exit was not enough:
+                // on a loaded machine another test's etcd answered for ours and a SIGSTOP of ours
+                // did not stop it.)
                 auto id = served_member_id(health_port(), milliseconds(500));
                 bool same = !id.empty() && (_server_id.empty() || id == _server_id);
                 if (same && _server_id.empty()) {
-                    std::this_thread::sleep_for(milliseconds(200));
+                    same = listens_on(_pid, health_port());
                 }
                 if (same && running()) {
                     _server_id = id;
