@@ -24,6 +24,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <thread>
@@ -92,9 +93,22 @@ protected:
         req.transaction_timeout_ms = timeout;
         req.producer_id = pid;
         req.producer_epoch = epoch;
-        auto resp = c.call<pr::init_producer_id_request, pr::init_producer_id_response>(4, req);
-        EXPECT_TRUE(resp);
-        return resp.value_or(pr::init_producer_id_response{});
+        // As a client does: COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE and
+        // NOT_COORDINATOR are retried (the __transaction_state partition the first call creates
+        // may not be loaded yet; a fresh-clone run met NOT_COORDINATOR here).
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+        while (true) {
+            auto resp = c.call<pr::init_producer_id_request, pr::init_producer_id_response>(4, req);
+            EXPECT_TRUE(resp);
+            if (!resp) {
+                return pr::init_producer_id_response{};
+            }
+            const int16_t e = resp.value().error_code;
+            if ((e != 14 && e != 15 && e != 16) || std::chrono::steady_clock::now() > deadline) {
+                return resp.value();
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
     }
     // Every partition's error of a v0-v3 AddPartitionsToTxn, "topic-p" -> code.
     std::map<std::string, int16_t> add(int16_t version, const std::string& id, int64_t pid,
