@@ -30,6 +30,14 @@ bool is_known_broker_config_key(std::string_view key) {
     return broker::config::find_broker_property(key) != nullptr;
 }
 
+std::string broker_config_value_problem(std::string_view key, std::string_view value) {
+    const auto* property = broker::config::find_broker_property(key);
+    if (property == nullptr) {
+        return {};
+    }
+    return broker::config::parse_value(*property, value).error;
+}
+
 bool is_security_owned_broker_config_key(std::string_view key) {
     constexpr std::array<std::string_view, 6> owned = {
         "authorizer.class.name",      "super.users",           "http.tls.enabled",

@@ -225,6 +225,8 @@ std::vector<std::string> validate_cluster(const cluster& c) {
                 fmt::format("broker config key \"{}\" is set by the operator and cannot be "
                             "overridden",
                             key));
+        } else if (auto why = broker_config_value_problem(key, value); !why.empty()) {
+            problems.push_back(fmt::format("broker config: {}", why));
         }
     }
     if (c.spec.replicas < 1) {

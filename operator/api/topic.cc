@@ -1,6 +1,11 @@
 #include "operator/api/topic.h"
 
+#include "operator/api/cluster.h"
+
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
 
 namespace spool::op::api {
 
@@ -19,8 +24,10 @@ result<topic> parse_topic(const json& object) {
             }
             t.spec.topic_name = get_string(*spec, "topicName", t.meta.name);
             t.spec.partitions = static_cast<int32_t>(get_int(*spec, "partitions", 1));
-            t.spec.replication_factor =
-                static_cast<int32_t>(get_int(*spec, "replicationFactor", 1));
+            if (spec->has_field("replicationFactor") && !spec->at("replicationFactor").is_null()) {
+                t.spec.replication_factor =
+                    static_cast<int32_t>(get_int(*spec, "replicationFactor"));
+            }
             if (const json* config = spec->has_field("config") ? &spec->at("config") : nullptr;
                 config && config->is_object()) {
                 for (const auto& [k, v] : config->as_object()) {
@@ -46,6 +53,11 @@ result<topic> parse_topic(const json& object) {
                     s.managed_config.push_back(item.as_string());
                 }
             }
+            if (const json* rc = find(*status, "replicasChange")) {
+                s.change = replicas_change{static_cast<int32_t>(get_int(*rc, "targetReplicas")),
+                                           static_cast<int32_t>(get_int(*rc, "moving")),
+                                           static_cast<int32_t>(get_int(*rc, "partitions"))};
+            }
             s.conditions = parse_conditions(*status);
         }
         return t;
@@ -66,6 +78,13 @@ json to_json(const topic_status& s) {
     out["partitions"] = json::number(s.partitions);
     out["replicationFactor"] = json::number(s.replication_factor);
     out["managedConfig"] = from_strings(s.managed_config);
+    if (s.change) {
+        json rc = json::object();
+        rc["targetReplicas"] = json::number(s.change->target);
+        rc["moving"] = json::number(s.change->moving);
+        rc["partitions"] = json::number(s.change->total);
+        out["replicasChange"] = rc;
+    }
     out["conditions"] = to_json(s.conditions);
     return out;
 }
@@ -89,10 +108,25 @@ std::vector<std::string> validate_topic(const topic& t) {
     if (t.spec.partitions < 1) {
         problems.push_back("partitions must be at least 1");
     }
-    if (t.spec.replication_factor < 1) {
+    if (t.spec.replication_factor && *t.spec.replication_factor < 1) {
         problems.push_back("replicationFactor must be at least 1");
     }
     return problems;
+}
+
+int32_t replication_factor_of(const topic& t, const cluster& c) {
+    if (t.spec.replication_factor) {
+        return *t.spec.replication_factor;
+    }
+    // validate_cluster has checked the value with the broker's parser.
+    if (auto it = c.spec.config.find("default.replication.factor"); it != c.spec.config.end()) {
+        int32_t rf = 0;
+        auto [ptr, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), rf);
+        if (ec == std::errc() && rf >= 1) {
+            return rf;
+        }
+    }
+    return std::clamp(c.spec.replicas, 1, 3);
 }
 
 }  // namespace spool::op::api

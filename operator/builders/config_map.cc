@@ -27,15 +27,24 @@ std::string emit(const std::map<std::string, std::string>& entries, std::string_
 }
 
 // What a Kafka user sets for a cluster of c.spec.replicas brokers and the operator derives when
-// spec.config does not say: offsets.topic.replication.factor = min(3, brokers), since a cluster
-// broker creates __consumer_offsets only once that many brokers are registered (Kafka's default 3
-// would leave a smaller cluster without a group coordinator). Only with etcd: the embedded
-// store's one broker creates it with 1 replica anyway.
+// spec.config does not say, each min(3, brokers):
+// - offsets.topic.replication.factor and transaction.state.log.replication.factor: a cluster
+//   broker creates __consumer_offsets and __transaction_state only once that many brokers are
+//   registered (Kafka's default 3 would leave a smaller cluster without group or transaction
+//   coordinators);
+// - default.replication.factor: topics created without one (by a client, auto-created, or a
+//   Topic without spec.replicationFactor: api::replication_factor_of) survive a broker's loss.
+// Only with etcd: the embedded store's one broker uses 1 replica anyway.
 std::map<std::string, std::string> replica_derived(const api::cluster& c) {
     std::map<std::string, std::string> out;
-    constexpr std::string_view offsets_rf = "offsets.topic.replication.factor";
-    if (api::uses_etcd(c) && !c.spec.config.contains(std::string(offsets_rf))) {
-        out[std::string(offsets_rf)] = std::to_string(std::clamp(c.spec.replicas, 1, 3));
+    if (!api::uses_etcd(c)) {
+        return out;
+    }
+    for (std::string_view key : {"default.replication.factor", "offsets.topic.replication.factor",
+                                 "transaction.state.log.replication.factor"}) {
+        if (!c.spec.config.contains(std::string(key))) {
+            out[std::string(key)] = std::to_string(std::clamp(c.spec.replicas, 1, 3));
+        }
     }
     return out;
 }

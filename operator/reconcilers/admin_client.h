@@ -59,6 +59,11 @@ struct partition_move {
     bool operator==(const partition_move&) const = default;
 };
 
+// Whether a move may change a partition's replica count (AlterPartitionReassignments v1's
+// AllowReplicationFactorChange, KIP-860): a rebalance must not, a Topic's replicationFactor
+// change must.
+enum class replica_count : bool { keep = false, may_change = true };
+
 struct config_change {
     enum class op { set, remove };  // IncrementalAlterConfigs SET / DELETE (back to default)
     std::string key;
@@ -113,7 +118,8 @@ public:
     virtual result<cluster_placement> describe_placement() = 0;
     // Asks for every move at once; fails with the first partition the cluster refused (Kafka
     // answers per partition; the others are then under way).
-    virtual result<void> alter_reassignments(const std::vector<partition_move>& moves) = 0;
+    virtual result<void> alter_reassignments(const std::vector<partition_move>& moves,
+                                             replica_count count) = 0;
     // The reassignments under way, each with its target replicas.
     virtual result<std::vector<partition_move>> list_reassignments() = 0;
     // A preferred-leader election of every partition; "topic-N: ERROR" for each partition whose

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 #include <ctime>
 
 namespace spool::op::reconcilers {
@@ -430,7 +431,10 @@ bool pod_ready(const json& pod) {
 
 // OnDelete StatefulSet: a pod whose controller-revision-hash differs from the StatefulSet's
 // updateRevision runs an old template. Restart them one at a time, highest ordinal first, only
-// when every pod is ready and the broker itself says it is safe.
+// when every pod is ready and the broker itself says it is safe. An outdated pod that is not
+// ready goes first and ungated (Strimzi's rule): it serves nothing, and waiting for it to become
+// ready would wait forever when its old template is what keeps it from starting (a bad config
+// value, a missing image), even after the Cluster was fixed.
 cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ctx) {
     if (!ctx.statefulset) {
         return {};
@@ -451,6 +455,7 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
         int ordinal;
         std::string name, uid, ip;
         bool requested = false;  // manual-rolling-update, not a template change
+        bool ready = true;
     };
     std::vector<outdated_pod> outdated;
     bool all_ready = true;
@@ -461,24 +466,48 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
         if (ordinal < 0) {
             continue;
         }
-        if (meta.deleting || !pod_ready(pod)) {
-            all_ready = false;
-        }
+        bool ready = !meta.deleting && pod_ready(pod);
+        all_ready = all_ready && ready;
         auto rev = meta.labels.find("controller-revision-hash");
         bool old_template = rev != meta.labels.end() && rev->second != update_revision;
         if ((old_template || manual_roll_requested(meta)) && !meta.deleting) {
             const json* ps = find(pod, "status");
-            outdated.push_back(
-                {ordinal, meta.name, meta.uid, ps ? get_string(*ps, "podIP") : "", !old_template});
+            outdated.push_back({ordinal, meta.name, meta.uid, ps ? get_string(*ps, "podIP") : "",
+                                !old_template, ready});
         }
     }
-    std::sort(outdated.begin(), outdated.end(),
-              [](const auto& a, const auto& b) { return a.ordinal > b.ordinal; });
+    std::sort(outdated.begin(), outdated.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.ready, b.ordinal) < std::tie(b.ready, a.ordinal);  // unready first
+    });
     for (const auto& p : outdated) {
         ctx.restart_pending.push_back(p.name);
     }
+    // A pod already gone (NotFound) or replaced (Conflict on its uid) counts as restarted.
+    auto restart_pod = [&](const outdated_pod& p) -> std::optional<step_outcome> {
+        auto removed = _api.remove(kube::kinds::pod, c.meta.namespace_, p.name, p.uid);
+        if (removed || removed.error().is_not_found() || removed.error().is_conflict()) {
+            return std::nullopt;
+        }
+        auto e = removed.error();
+        return step_outcome{step_outcome::kind::fail, 0ms,
+                            status::reason_for_error(e.http_status, e.reason),
+                            "restart pod " + p.name + ": " + e.message, e};
+    };
     if (outdated.empty()) {
         return {};
+    }
+    if (!outdated.front().ready) {
+        const auto& stuck = outdated.front();
+        if (auto failed = restart_pod(stuck)) {
+            return *failed;
+        }
+        _events.normal(kube::kinds::cluster, c.meta, "RollingRestart",
+                       fmt::format("restarted {} first: it runs an outdated template and is not "
+                                   "ready, so it serves nothing",
+                                   stuck.name));
+        return {step_outcome::kind::requeue, restart_poll, status::reasons::rolling_restart,
+                fmt::format("restarting {} ({} left)", stuck.name, outdated.size()),
+                std::nullopt};
     }
     if (!all_ready) {
         return {
@@ -508,11 +537,8 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
                             verdict.value().reason),
                 std::nullopt};
     }
-    auto removed = _api.remove(kube::kinds::pod, c.meta.namespace_, next.name, next.uid);
-    if (!removed && !removed.error().is_not_found() && !removed.error().is_conflict()) {
-        auto e = removed.error();
-        return {step_outcome::kind::fail, 0ms, status::reason_for_error(e.http_status, e.reason),
-                "restart pod " + next.name + ": " + e.message, e};
+    if (auto failed = restart_pod(next)) {
+        return *failed;
     }
     // The broker's own verdict goes with the event: the record of why this restart was allowed.
     _events.normal(

@@ -528,11 +528,12 @@ public:
         return out;
     }
 
-    result<void> alter_reassignments(const std::vector<partition_move>& moves) override {
+    result<void> alter_reassignments(const std::vector<partition_move>& moves,
+                                     replica_count count) override {
         using request = proto::alter_partition_reassignments_request;
         request req;
         req.timeout_ms = static_cast<int32_t>(_timeout.count());
-        req.allow_replication_factor_change = false;  // a rebalance keeps every RF
+        req.allow_replication_factor_change = count == replica_count::may_change;
         std::map<std::string, request::reassignable_topic> by_topic;
         for (const auto& m : moves) {
             auto& t = by_topic[m.topic];

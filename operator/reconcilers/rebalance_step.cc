@@ -110,7 +110,7 @@ cluster_reconciler::step_outcome cluster_reconciler::rebalance(context& ctx) {
     auto plan = plan_rebalance(brokers, placement.value().partitions);
     auto total = static_cast<int32_t>(plan.moves.size());
     if (!plan.moves.empty()) {
-        if (auto r = kafka.alter_reassignments(plan.moves); !r) {
+        if (auto r = kafka.alter_reassignments(plan.moves, replica_count::keep); !r) {
             std::string message = "the cluster refused the reassignment: " + r.error().message;
             report("Failed", 0, total, message);
             _events.warning(kube::kinds::cluster, c.meta, "RebalanceFailed",

@@ -8,6 +8,7 @@
 #include "operator/reconcilers/cluster_reconciler.h"
 #include "operator/reconcilers/finalizer.h"
 #include "operator/reconcilers/pause.h"
+#include "operator/reconcilers/replication_plan.h"
 #include "operator/reconcilers/topic_conflict.h"
 
 #include <fmt/format.h>
@@ -26,6 +27,7 @@ struct topic_reconciler::context {
     std::string bootstrap;
     std::unique_ptr<admin_client> admin;
     topic_description desc;
+    int32_t replication_factor = 0;  // what the topic should have (api::replication_factor_of)
     bool created = false;  // this pass created the topic (with its configs)
 };
 
@@ -46,6 +48,7 @@ const std::vector<topic_reconciler::step>& topic_reconciler::steps() {
         {"connect", &topic_reconciler::connect},
         {"create", &topic_reconciler::create_topic},
         {"partitions", &topic_reconciler::grow_partitions},
+        {"replication", &topic_reconciler::change_replication_factor},
         {"configs", &topic_reconciler::sync_configs},
         {"status", &topic_reconciler::ready},
     };
@@ -207,13 +210,14 @@ topic_reconciler::step_outcome topic_reconciler::read_cluster(context& ctx) {
                 "parse Cluster: " + c.error().message, c.error()};
     }
     ctx.cluster = std::move(c).value();
-    if (t.spec.replication_factor > ctx.cluster->spec.replicas) {
+    ctx.replication_factor = api::replication_factor_of(t, *ctx.cluster);
+    if (ctx.replication_factor > ctx.cluster->spec.replicas) {
         return {
             step_outcome::kind::report,
             false,
             status::reasons::replication_factor_too_high,
             fmt::format("replicationFactor {} exceeds the {} brokers of Cluster {}",
-                        t.spec.replication_factor, ctx.cluster->spec.replicas, t.spec.cluster_name),
+                        ctx.replication_factor, ctx.cluster->spec.replicas, t.spec.cluster_name),
             std::nullopt,
             60s};
     }
@@ -285,7 +289,7 @@ topic_reconciler::step_outcome topic_reconciler::create_topic(context& ctx) {
         }
     }
     auto created = ctx.admin->create_topic(t.spec.topic_name, t.spec.partitions,
-                                           t.spec.replication_factor, configs);
+                                           ctx.replication_factor, configs);
     if (!created) {
         auto e = admin_failure(created.error(), "create topic");
         return {step_outcome::kind::report, false, status::reasons::admin_error, e.message, e};
@@ -293,8 +297,8 @@ topic_reconciler::step_outcome topic_reconciler::create_topic(context& ctx) {
     ctx.desc = created.value();
     ctx.created = true;
     _events.normal(kube::kinds::topic, t.meta, "Created",
-                   fmt::format("created Kafka topic {} with {} partitions", t.spec.topic_name,
-                               t.spec.partitions));
+                   fmt::format("created Kafka topic {} with {} partitions, replication factor {}",
+                               t.spec.topic_name, t.spec.partitions, ctx.replication_factor));
     return {};
 }
 
@@ -308,6 +312,70 @@ topic_reconciler::step_outcome topic_reconciler::grow_partitions(context& ctx) {
         return {step_outcome::kind::report, false, status::reasons::admin_error, e.message, e};
     }
     ctx.desc.partitions = t.spec.partitions;
+    return {};
+}
+
+topic_reconciler::step_outcome topic_reconciler::change_replication_factor(context& ctx) {
+    const auto& t = ctx.topic;
+    if (ctx.created) {
+        return {};  // CreateTopics gave it the replication factor
+    }
+    if (ctx.desc.replication_factor == ctx.replication_factor && !t.status.change) {
+        return {};  // nothing to change and no change of ours to follow: no extra reads
+    }
+    auto admin_report = [](const error& e, const std::string& what) {
+        auto failure = admin_failure(e, what);
+        return step_outcome{step_outcome::kind::report, false, status::reasons::admin_error,
+                            failure.message, failure};
+    };
+    auto under_way = ctx.admin->list_reassignments();
+    if (!under_way) {
+        return admin_report(under_way.error(), "list reassignments");
+    }
+    auto moving = static_cast<int32_t>(
+        std::count_if(under_way.value().begin(), under_way.value().end(),
+                      [&](const partition_move& m) { return m.topic == t.spec.topic_name; }));
+    if (moving > 0) {
+        // Ours or someone else's (kafka-reassign-partitions): let it finish before planning.
+        ctx.next.change = api::replicas_change{ctx.replication_factor, moving, ctx.desc.partitions};
+        return {};
+    }
+    auto placement = ctx.admin->describe_placement();
+    if (!placement) {
+        return admin_report(placement.error(), "describe placement");
+    }
+    auto moves = plan_replication_factor(t.spec.topic_name, ctx.replication_factor,
+                                         placement.value());
+    if (moves.empty()) {
+        ctx.next.change.reset();
+        bool uneven = std::any_of(
+            placement.value().partitions.begin(), placement.value().partitions.end(),
+            [&](const partition_placement& p) {
+                return p.topic == t.spec.topic_name &&
+                       static_cast<int32_t>(p.replicas.size()) != ctx.replication_factor;
+            });
+        if (uneven) {
+            return {step_outcome::kind::report,
+                    false,
+                    status::reasons::replication_factor_too_high,
+                    fmt::format("replication factor {} needs {} registered brokers; {} are",
+                                ctx.replication_factor, ctx.replication_factor,
+                                placement.value().brokers.size()),
+                    std::nullopt,
+                    replication_poll};
+        }
+        ctx.desc.replication_factor = ctx.replication_factor;
+        return {};
+    }
+    if (auto r = ctx.admin->alter_reassignments(moves, replica_count::may_change); !r) {
+        return admin_report(r.error(), "reassign partitions");
+    }
+    auto asked = static_cast<int32_t>(moves.size());
+    ctx.next.change = api::replicas_change{ctx.replication_factor, asked, ctx.desc.partitions};
+    _events.normal(kube::kinds::topic, t.meta, "ReplicationFactorChange",
+                   fmt::format("reassigning {} of {} partitions of {} to replication factor {}",
+                               asked, ctx.desc.partitions, t.spec.topic_name,
+                               ctx.replication_factor));
     return {};
 }
 
@@ -344,6 +412,18 @@ topic_reconciler::step_outcome topic_reconciler::ready(context& ctx) {
                 fmt::format("the topic has {} partitions, more than spec.partitions {}; "
                             "partitions cannot shrink",
                             ctx.desc.partitions, t.spec.partitions)};
+    }
+    if (const auto& change = ctx.next.change) {
+        // Serving throughout; look again soon so the progress in status stays current.
+        return {step_outcome::kind::report,
+                true,
+                status::reasons::topic_ready,
+                fmt::format("{} partitions, replication factor {}; changing to {}: {} of {} "
+                            "partitions moving",
+                            ctx.desc.partitions, ctx.desc.replication_factor, change->target,
+                            change->moving, change->total),
+                std::nullopt,
+                replication_poll};
     }
     return {step_outcome::kind::report, true, status::reasons::topic_ready,
             fmt::format("{} partitions, replication factor {}", ctx.desc.partitions,

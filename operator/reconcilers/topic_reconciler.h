@@ -4,17 +4,22 @@
 // Cluster reconciler's, each continuing or stopping the pass with a verdict for status:
 //
 //   pause -> validate -> finalizer -> cluster -> conflict -> connect -> create -> partitions
-//   -> configs -> (status)
+//   -> replication -> configs -> (status)
 //
 //   pause      spool.dev/pause-reconciliation=true: nothing is written to Kafka; status shows
 //              ReconciliationPaused=True (and keeps its other conditions as they were).
 //   validate   names and counts.
 //   finalizer  make sure spool.dev/topic is set before anything exists in Kafka.
-//   cluster    the Cluster exists; replication factor <= its brokers.
+//   cluster    the Cluster exists; the replication factor (spec.replicationFactor, else the
+//              Cluster's default: api::replication_factor_of) <= its brokers.
 //   conflict   another, older Topic for the same Kafka topic owns it: TopicConflict, no writes.
 //   connect    an admin client on the Cluster's bootstrap address.
 //   create     create the topic with its configs when it does not exist.
 //   partitions grow the partitions (never shrink).
+//   replication partitions whose replica count differs from the replication factor are
+//              reassigned (replication_plan.h; AlterPartitionReassignments allowing the count
+//              to change); status.replicasChange shows the partitions still moving, and the
+//              pass looks again every replication_poll until none is.
 //   configs    three-state: keys with a value are SET, keys the operator managed that left the
 //              spec are DELETEd (back to the default), null keys are left alone; only the keys
 //              whose value in Kafka (DescribeConfigs) differs are sent.
@@ -66,6 +71,8 @@ public:
     // The keys the operator manages after those changes (sorted).
     static std::vector<std::string> managed_keys(const api::topic& t);
 
+    static constexpr std::chrono::seconds replication_poll{5};
+
 private:
     struct context;
     struct step_outcome {
@@ -96,6 +103,7 @@ private:
     step_outcome connect(context& ctx);
     step_outcome create_topic(context& ctx);
     step_outcome grow_partitions(context& ctx);
+    step_outcome change_replication_factor(context& ctx);
     step_outcome sync_configs(context& ctx);
     step_outcome ready(context& ctx);
 

@@ -36,8 +36,25 @@ TEST(crds, test_topic_defaults_are_applied_by_the_api_server) {
     ASSERT_TRUE(created) << created.error().message;
     const json& spec = created.value().at("spec");
     EXPECT_EQ(spec.at("partitions").as_integer(), 3);
-    EXPECT_EQ(spec.at("replicationFactor").as_integer(), 1);
+    // No default: unset, the replication factor is the Cluster's (api::replication_factor_of).
+    EXPECT_FALSE(spec.has_field("replicationFactor"));
     EXPECT_EQ(spec.at("deletionPolicy").as_string(), "Delete");
+}
+
+// replicationFactor may change both ways (the operator reassigns), within 1..32.
+TEST(crds, test_replication_factor_may_change_within_its_bounds) {
+    auto api = admin_client();
+    test_namespace ns(*api);
+    ASSERT_TRUE(api->create(kinds::topic, ns.name(), topic("orders", 3)));
+    for (int rf : {3, 2}) {
+        auto changed = api->merge_patch(kinds::topic, ns.name(), "orders",
+                                        obj({{"spec", obj({{"replicationFactor", num(rf)}})}}));
+        ASSERT_TRUE(changed) << rf << ": " << changed.error().message;
+    }
+    auto zero = api->merge_patch(kinds::topic, ns.name(), "orders",
+                                 obj({{"spec", obj({{"replicationFactor", num(0)}})}}));
+    ASSERT_FALSE(zero);
+    EXPECT_EQ(zero.error().http_status, 422);
 }
 
 TEST(crds, test_partitions_may_only_grow) {

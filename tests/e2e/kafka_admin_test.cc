@@ -15,6 +15,7 @@ namespace spool::e2e {
 namespace {
 
 using op::reconcilers::config_change;
+using op::reconcilers::replica_count;
 
 std::string bootstrap() {
     return broker_bootstrap();
@@ -118,7 +119,7 @@ TEST(kafka_admin, test_reassignments_and_preferred_elections_on_a_real_broker) {
     ASSERT_TRUE(admin->create_topic(name, 2, 1, {}));
     ASSERT_TRUE(eventually([&] { return kcat_partitions(name) == 2; }));
 
-    auto same = admin->alter_reassignments({{name, 0, {1}}, {name, 1, {1}}});
+    auto same = admin->alter_reassignments({{name, 0, {1}}, {name, 1, {1}}}, replica_count::keep);
     EXPECT_TRUE(same) << same.error().message;
     std::vector<op::reconcilers::partition_move> ongoing;
     EXPECT_TRUE(eventually([&] {
@@ -134,7 +135,7 @@ TEST(kafka_admin, test_reassignments_and_preferred_elections_on_a_real_broker) {
     })) << ongoing.size()
         << " reassignments of " << name << " still listed";
 
-    auto refused = admin->alter_reassignments({{name, 0, {1, 4242}}});
+    auto refused = admin->alter_reassignments({{name, 0, {1, 4242}}}, replica_count::may_change);
     ASSERT_FALSE(refused);
     EXPECT_NE(refused.error().message.find("INVALID_REPLICA_ASSIGNMENT"), std::string::npos)
         << refused.error().message;

@@ -12,6 +12,9 @@
 #      from the host, kcat does the same through the brokers' POD listener, advertised on the pod
 #      IPs (the host reaches pod addresses over the bridge but cannot resolve cluster names).
 #      Every record is read exactly once.
+#   3a. node_journey_topics.sh, after the clients: a Topic's default replication factor
+#      from the Cluster, a replication-factor change 1 -> 3 with its records kept, and a
+#      spec.config value the broker would refuse refused before anything rolls.
 #   4. A config change rolls the brokers one at a time, each only when the operator has the
 #      broker's /restart-safe say so, while the client pod produces steadily with acks=all
 #      (idempotent, retrying through the leader moves): at most one broker is ever not Ready,
@@ -24,6 +27,7 @@ set -euo pipefail
 source "$(dirname "$0")/node_lib.sh"
 source "$(dirname "$0")/node_journey_external.sh"
 source "$(dirname "$0")/node_journey_scale.sh"
+source "$(dirname "$0")/node_journey_topics.sh"
 source "$(dirname "$0")/node_journey_lifecycle.sh"
 use_helm
 RECORDS=${RECORDS:-2000}
@@ -184,6 +188,8 @@ produce_and_consume in-cluster "$bootstrap" "$RECORDS" in_pod
 produce_and_consume host "$host_bootstrap" "$((2 * RECORDS))" env
 external_journey
 echo "clients done at $(elapsed)"
+journey_topics
+echo "topics done at $(elapsed)"
 journey_scale
 
 # --- 4. a config roll under steady acks=all load --------------------------------------------

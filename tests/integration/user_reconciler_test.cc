@@ -72,8 +72,9 @@ public:
     op::result<rc::cluster_placement> describe_placement() override {
         return _real->describe_placement();
     }
-    op::result<void> alter_reassignments(const std::vector<rc::partition_move>& m) override {
-        return _real->alter_reassignments(m);
+    op::result<void> alter_reassignments(const std::vector<rc::partition_move>& m,
+                                         rc::replica_count count) override {
+        return _real->alter_reassignments(m, count);
     }
     op::result<std::vector<rc::partition_move>> list_reassignments() override {
         return _real->list_reassignments();

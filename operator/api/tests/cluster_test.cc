@@ -115,6 +115,25 @@ TEST(cluster_api, test_unknown_and_operator_owned_config_keys_are_reported) {
     EXPECT_EQ(problems[1], "unknown broker config key \"no.such.key\"");
 }
 
+// A value spool-broker would refuse at start is refused before it reaches a pod: the broker's own
+// parser decides (type, range, allowed values), so a typo cannot start a roll whose first
+// restarted broker crash-loops.
+TEST(cluster_api, test_config_values_the_broker_would_refuse_are_reported) {
+    auto c = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{"replicas":1,"config":{
+        "log.retention.ms":"a week","num.partitions":"0","log.cleanup.policy":"shred",
+        "auto.create.topics.enable":"yes","log.segment.bytes":"1048576"}}})"));
+    ASSERT_TRUE(c.has_value());
+    auto problems = validate_cluster(c.value());
+    ASSERT_EQ(problems.size(), 4u);
+    for (const auto& p : problems) {
+        EXPECT_TRUE(p.starts_with("broker config: invalid value '")) << p;
+    }
+    EXPECT_NE(problems[0].find("auto.create.topics.enable"), std::string::npos) << problems[0];
+    EXPECT_NE(problems[1].find("log.cleanup.policy"), std::string::npos) << problems[1];
+    EXPECT_NE(problems[2].find("log.retention.ms"), std::string::npos) << problems[2];
+    EXPECT_NE(problems[3].find("num.partitions"), std::string::npos) << problems[3];
+}
+
 // The allow-list is the broker's own table: every broker-scope property spool-broker accepts
 // is accepted here, topic-only keys are not, and the operator-owned keys are real broker keys.
 TEST(cluster_api, test_config_keys_follow_the_brokers_property_table) {

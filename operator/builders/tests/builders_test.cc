@@ -5,6 +5,7 @@
 #include "operator/builders/services.h"
 #include "operator/builders/statefulset.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -203,10 +204,12 @@ TEST(builders, test_endpoints_and_prefix_in_the_spec_are_used_as_given) {
     EXPECT_TRUE(has_line(broker_yaml, R"(etcd.prefix: "/kafka/prod")")) << broker_yaml;
 }
 
-// A cluster broker creates __consumer_offsets only once offsets.topic.replication.factor brokers
-// are registered: the operator renders min(3, replicas), as a Kafka user configures a small
-// cluster, unless spec.config says otherwise; scaling neither changes the config hash nor so
-// rolls pods (the key matters only at a new cluster's first start).
+// A cluster broker creates __consumer_offsets and __transaction_state only once their
+// replication factor's brokers are registered: the operator renders min(3, replicas) for both,
+// and for default.replication.factor, as a Kafka user configures a small cluster, unless
+// spec.config says otherwise; scaling neither changes the config hash nor so rolls pods (the
+// internal topics' keys matter only at a new cluster's first start; the Topic reconciler
+// computes a Topic's default itself).
 TEST(builders, test_offsets_topic_replication_factor_follows_a_small_cluster) {
     auto c = load_cluster("minimal");
     const auto rf_line = [](int rf) {
@@ -214,8 +217,12 @@ TEST(builders, test_offsets_topic_replication_factor_follows_a_small_cluster) {
     };
     for (auto [replicas, rf] : std::initializer_list<std::pair<int, int>>{{1, 1}, {2, 2}, {3, 3}, {5, 3}}) {
         c.spec.replicas = replicas;
-        EXPECT_TRUE(has_line(render_broker_config(c), rf_line(rf)))
-            << replicas << " brokers:\n" << render_broker_config(c);
+        auto yaml = render_broker_config(c);
+        for (const char* key : {"offsets.topic.replication.factor", "default.replication.factor",
+                                "transaction.state.log.replication.factor"}) {
+            EXPECT_TRUE(has_line(yaml, fmt::format("{}: \"{}\"", key, rf)))
+                << key << ", " << replicas << " brokers:\n" << yaml;
+        }
     }
     c.spec.replicas = 1;
     const auto one_broker_hash = config_hash(c);

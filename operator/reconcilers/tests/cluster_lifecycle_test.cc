@@ -52,9 +52,10 @@ struct cluster_lifecycle_test : ::testing::Test {
             put_pod(i);
         }
     }
-    void put_pod(int ordinal, bool annotated = false) {
+    void put_pod(int ordinal, bool annotated = false, const char* revision = "rev1",
+                 bool ready = true) {
         auto labels = builders::selector_labels(cluster());
-        labels["controller-revision-hash"] = "rev1";
+        labels["controller-revision-hash"] = revision;
         json meta = obj({{"name", str("demo-" + std::to_string(ordinal))},
                          {"namespace", str("ns")},
                          {"labels", from_string_map(labels)}});
@@ -66,7 +67,13 @@ struct cluster_lifecycle_test : ::testing::Test {
             obj({{"metadata", meta},
                  {"status", obj({{"podIP", str("10.0.0." + std::to_string(ordinal))},
                                  {"conditions", arr({obj({{"type", str("Ready")},
-                                                          {"status", str("True")}})})}})}}));
+                                                          {"status", str(ready ? "True" : "False")}})})}})}}));
+    }
+    // A new template: the StatefulSet controller moves updateRevision to "rev2".
+    void new_template() {
+        json sts = api.object(kube::kinds::statefulset, "ns", "demo").value();
+        sts["status"]["updateRevision"] = str("rev2");
+        (void)api.put(kube::kinds::statefulset, sts);
     }
     void annotate_cluster(const char* key, const char* value) {
         json c = api.object(kube::kinds::cluster, "ns", "demo").value();
@@ -162,6 +169,34 @@ TEST_F(cluster_lifecycle_test, a_manual_roll_on_one_pod_restarts_only_that_pod) 
     (void)reconciler.reconcile("ns/demo");
     EXPECT_EQ(removed_pods(), std::vector<std::string>{"demo-0"});
     EXPECT_TRUE(cluster().status.restart_pending.empty());
+}
+
+// A bad value rolled out to demo-2 keeps it from starting; once the Cluster is fixed (rev2), the
+// stuck pod is restarted first and without asking any broker, rather than the roll waiting for
+// every broker to be ready, which it never would be.
+TEST_F(cluster_lifecycle_test, an_outdated_pod_that_is_not_ready_is_restarted_first_and_ungated) {
+    pods_running();
+    put_pod(2, false, "rev1", false);
+    new_template();
+    health.safe = false;  // the ready brokers would refuse: it must not matter for demo-2
+    api.clear_writes();
+    auto r = reconciler.reconcile("ns/demo");
+    EXPECT_FALSE(r.failure);
+    EXPECT_EQ(removed_pods(), std::vector<std::string>{"demo-2"});
+    EXPECT_TRUE(health.asked.empty());
+    EXPECT_EQ(cluster().status.restart_pending,
+              (std::vector<std::string>{"demo-2", "demo-1", "demo-0"}));
+    // Back on the new template and still starting: the ready outdated pods wait for it, gated.
+    put_pod(2, false, "rev2", false);
+    (void)reconciler.reconcile("ns/demo");
+    EXPECT_EQ(removed_pods(), std::vector<std::string>{"demo-2"});
+    put_pod(2, false, "rev2", true);
+    (void)reconciler.reconcile("ns/demo");
+    EXPECT_EQ(removed_pods(), std::vector<std::string>{"demo-2"});
+    EXPECT_EQ(health.asked, std::vector<int>{1});  // asked, refused
+    health.safe = true;
+    (void)reconciler.reconcile("ns/demo");
+    EXPECT_EQ(removed_pods(), (std::vector<std::string>{"demo-2", "demo-1"}));
 }
 
 }  // namespace

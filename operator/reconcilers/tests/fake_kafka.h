@@ -3,8 +3,11 @@
 // An in-memory Kafka cluster behind the admin_client interface, for Topic reconciler unit tests:
 // topics with a partition count, replication factor and per-topic config overrides, and a count
 // of every write (CreateTopics, CreatePartitions, IncrementalAlterConfigs, DeleteTopics) so a
-// test can assert that a pass changed nothing. Not modelled: broker defaults (a config without
-// an override is reported absent), placement, errors other than the injected connect failure.
+// test can assert that a pass changed nothing. Placement: every topic's partition p has the
+// replication factor's brokers from p on, round-robin over `brokers` (leader first), unless
+// `replicas` says otherwise; AlterPartitionReassignments queues its moves in `reassigning`
+// until the test calls finish_reassignments(). Not modelled: broker defaults (a config without
+// an override is reported absent), errors other than the injected connect failure.
 // For the User reconciler: SCRAM credentials per user (mechanism -> salted password, salt) and
 // a set of ACL bindings, with their writes counted the same way.
 
@@ -22,6 +25,7 @@ namespace spool::op::reconcilers::testing {
 struct fake_topic {
     topic_description desc;
     std::map<std::string, std::string> overrides;
+    std::map<int32_t, std::vector<int32_t>> replicas;  // partition -> replicas, when moved
 };
 
 class fake_kafka : public admin_client_factory {
@@ -31,6 +35,31 @@ public:
     std::vector<std::string> writes;
     std::vector<std::vector<config_change>> alterations;
     int reads = 0;
+    std::vector<int32_t> brokers{0, 1, 2};
+    std::vector<partition_move> reassigning;
+    std::vector<replica_count> replica_counts;  // each alter_reassignments call's
+
+    // The replicas of `topic`'s partition `p` as describe_placement reports them.
+    std::vector<int32_t> replicas_of(const std::string& topic, int32_t p) const {
+        const auto& t = topics.at(topic);
+        if (auto it = t.replicas.find(p); it != t.replicas.end()) {
+            return it->second;
+        }
+        std::vector<int32_t> out;
+        for (int32_t i = 0; i < t.desc.replication_factor && !brokers.empty(); ++i) {
+            out.push_back(brokers[(p + i) % brokers.size()]);
+        }
+        return out;
+    }
+    // Every queued move completes; a topic's replication factor is then its partition 0's.
+    void finish_reassignments() {
+        for (const auto& m : reassigning) {
+            auto& t = topics.at(m.topic);
+            t.replicas[m.partition] = m.replicas;
+            t.desc.replication_factor = static_cast<int32_t>(replicas_of(m.topic, 0).size());
+        }
+        reassigning.clear();
+    }
     // user -> mechanism -> the credential as upserted
     std::map<std::string, std::map<int8_t, scram_upsert>> scram;
     std::set<acl_binding> acls;
@@ -100,13 +129,28 @@ public:
         }
         return out;
     }
-    result<cluster_placement> describe_placement() override { return cluster_placement{}; }
-    // The Topic reconciler never moves partitions: a call is a test failure, said as an error.
-    result<void> alter_reassignments(const std::vector<partition_move>&) override {
-        return make_error("Unexpected", "the Topic reconciler does not reassign partitions");
+    result<cluster_placement> describe_placement() override {
+        ++_kafka.reads;
+        cluster_placement out{_kafka.brokers, {}};
+        for (const auto& [name, t] : _kafka.topics) {
+            for (int32_t p = 0; p < t.desc.partitions; ++p) {
+                auto replicas = _kafka.replicas_of(name, p);
+                out.partitions.push_back(
+                    {name, p, replicas.empty() ? -1 : replicas.front(), replicas});
+            }
+        }
+        return out;
+    }
+    result<void> alter_reassignments(const std::vector<partition_move>& moves,
+                                     replica_count count) override {
+        _kafka.writes.push_back("alter_reassignments " + (moves.empty() ? "" : moves[0].topic));
+        _kafka.replica_counts.push_back(count);
+        _kafka.reassigning.insert(_kafka.reassigning.end(), moves.begin(), moves.end());
+        return ok();
     }
     result<std::vector<partition_move>> list_reassignments() override {
-        return std::vector<partition_move>{};
+        ++_kafka.reads;
+        return _kafka.reassigning;
     }
     result<std::vector<std::string>> elect_preferred_leaders() override {
         return make_error("Unexpected", "the Topic reconciler does not elect leaders");

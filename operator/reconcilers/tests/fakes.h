@@ -107,6 +107,7 @@ public:
 struct kafka_state {
     cluster_placement placement;
     std::vector<partition_move> ongoing, submitted;
+    std::vector<replica_count> replica_counts;  // each alter_reassignments call's
     bool refuse_reassignment = false;
     int elections = 0;
 };
@@ -131,7 +132,9 @@ public:
         return topic_configs{};
     }
     result<cluster_placement> describe_placement() override { return _s.placement; }
-    result<void> alter_reassignments(const std::vector<partition_move>& moves) override {
+    result<void> alter_reassignments(const std::vector<partition_move>& moves,
+                                     replica_count count) override {
+        _s.replica_counts.push_back(count);
         if (_s.refuse_reassignment) {
             return error{0, "AdminError",
                          "reassign orders-0: INVALID_REPLICA_ASSIGNMENT (broker 9 is not "

@@ -70,7 +70,8 @@ struct topic_reconciler_test : ::testing::Test {
 TEST_F(topic_reconciler_test, steps_run_in_the_documented_order) {
     EXPECT_EQ(topic_reconciler::step_names(),
               (std::vector<std::string>{"pause", "validate", "finalizer", "cluster", "conflict",
-                                        "connect", "create", "partitions", "configs", "status"}));
+                                        "connect", "create", "partitions", "replication",
+                                        "configs", "status"}));
 }
 
 TEST_F(topic_reconciler_test, first_pass_adds_the_finalizer_and_the_second_creates_the_topic) {
@@ -127,6 +128,103 @@ TEST_F(topic_reconciler_test, more_partitions_in_spec_grow_the_topic_once) {
     (void)reconciler.reconcile("ns/orders");
     EXPECT_EQ(kafka.writes, std::vector<std::string>{"create_partitions orders"});
     EXPECT_EQ(kafka.topics.at("orders").desc.partitions, 6);
+}
+
+// Without spec.replicationFactor a topic takes the Cluster's: min(3, brokers), or the Cluster's
+// own default.replication.factor.
+TEST_F(topic_reconciler_test, an_unset_replication_factor_comes_from_the_cluster) {
+    json t = topic_object("orders", "orders");
+    t["spec"].erase("replicationFactor");
+    (void)api.put(kube::kinds::topic, t);
+    make_ready("orders");
+    EXPECT_EQ(kafka.topics.at("orders").desc.replication_factor, 3);
+
+    json c = api.object(kube::kinds::cluster, "ns", "demo").value();
+    c["spec"]["config"] = obj({{"default.replication.factor", str("2")}});
+    ASSERT_TRUE(api.replace(kube::kinds::cluster, "ns", "demo", c));
+    json u = topic_object("payments", "payments");
+    u["spec"].erase("replicationFactor");
+    (void)api.put(kube::kinds::topic, u);
+    make_ready("payments");
+    EXPECT_EQ(kafka.topics.at("payments").desc.replication_factor, 2);
+}
+
+// Raising replicationFactor reassigns every partition once (allowing the replica count to
+// change), shows the partitions still moving in status.replicasChange while the topic stays
+// Ready, and clears it when the moves are done; lowering it works the same way.
+TEST_F(topic_reconciler_test, a_changed_replication_factor_reassigns_with_progress_in_status) {
+    json t = topic_object("orders", "orders");
+    t["spec"]["replicationFactor"] = num(1);
+    (void)api.put(kube::kinds::topic, t);
+    make_ready("orders");
+    ASSERT_EQ(kafka.topics.at("orders").desc.replication_factor, 1);
+
+    t = stored("orders");
+    t["spec"]["replicationFactor"] = num(3);
+    ASSERT_TRUE(api.replace(kube::kinds::topic, "ns", "orders", t));
+    kafka.writes.clear();
+    auto r = reconciler.reconcile("ns/orders");
+    EXPECT_EQ(kafka.writes, std::vector<std::string>{"alter_reassignments orders"});
+    EXPECT_EQ(kafka.replica_counts, std::vector<replica_count>{replica_count::may_change});
+    ASSERT_EQ(kafka.reassigning.size(), 3u);
+    for (const auto& m : kafka.reassigning) {
+        EXPECT_EQ(m.replicas.size(), 3u) << m.partition;
+        EXPECT_EQ(m.replicas.front(), kafka.brokers[m.partition % 3]) << "the leader stays first";
+    }
+    ASSERT_TRUE(r.requeue_after);
+    EXPECT_EQ(*r.requeue_after, topic_reconciler::replication_poll);
+    auto* ready = condition_of("orders", status::types::ready);
+    ASSERT_TRUE(ready);
+    EXPECT_EQ(ready->status, "True");
+    EXPECT_NE(ready->message.find("changing to 3: 3 of 3 partitions moving"), std::string::npos)
+        << ready->message;
+    ASSERT_TRUE(_last.status.change);
+    EXPECT_EQ(*_last.status.change, (api::replicas_change{3, 3, 3}));
+
+    // Still moving: followed, not asked again.
+    (void)reconciler.reconcile("ns/orders");
+    EXPECT_EQ(kafka.writes.size(), 1u);
+
+    kafka.finish_reassignments();
+    r = reconciler.reconcile("ns/orders");
+    EXPECT_EQ(kafka.writes.size(), 1u);
+    (void)condition_of("orders", status::types::ready);
+    EXPECT_FALSE(_last.status.change);
+    EXPECT_EQ(_last.status.replication_factor, 3);
+    EXPECT_FALSE(r.requeue_after);
+
+    t = stored("orders");
+    t["spec"]["replicationFactor"] = num(2);
+    ASSERT_TRUE(api.replace(kube::kinds::topic, "ns", "orders", t));
+    (void)reconciler.reconcile("ns/orders");
+    ASSERT_EQ(kafka.reassigning.size(), 3u);
+    for (const auto& m : kafka.reassigning) {
+        EXPECT_EQ(m.replicas.size(), 2u) << m.partition;
+    }
+    kafka.finish_reassignments();
+    (void)reconciler.reconcile("ns/orders");
+    (void)condition_of("orders", status::types::ready);
+    EXPECT_EQ(_last.status.replication_factor, 2);
+    EXPECT_FALSE(_last.status.change);
+}
+
+// Fewer registered brokers than the factor (one is down): reported, nothing asked.
+TEST_F(topic_reconciler_test, a_replication_factor_above_the_registered_brokers_waits) {
+    json t = topic_object("orders", "orders");
+    t["spec"]["replicationFactor"] = num(1);
+    (void)api.put(kube::kinds::topic, t);
+    make_ready("orders");
+    kafka.brokers = {0, 1};
+    t = stored("orders");
+    t["spec"]["replicationFactor"] = num(3);
+    ASSERT_TRUE(api.replace(kube::kinds::topic, "ns", "orders", t));
+    kafka.writes.clear();
+    (void)reconciler.reconcile("ns/orders");
+    EXPECT_TRUE(kafka.writes.empty());
+    auto* ready = condition_of("orders", status::types::ready);
+    ASSERT_TRUE(ready);
+    EXPECT_EQ(ready->status, "False");
+    EXPECT_EQ(ready->reason, status::reasons::replication_factor_too_high.name);
 }
 
 TEST_F(topic_reconciler_test, the_younger_of_two_topics_for_one_kafka_topic_is_a_conflict) {
