@@ -1,6 +1,7 @@
 #include "protocol/messages/fetch.h"
 
 #include "broker/cluster/fetch_wakeups.h"
+#include "broker/config/broker_config.h"
 #include "broker/handlers/authz.h"
 #include "broker/handlers/error_mapping.h"
 #include "broker/handlers/handler_util.h"
@@ -29,6 +30,9 @@ struct fetch_item {
     int32_t current_leader_epoch = -1;
     int32_t replica = -1;         // a follower's replica fetch: its broker id
     bool read_committed = false;  // a consumer's isolation_level 1
+    bool any_replica = false;     // KIP-392: a consumer with client metadata (v11+)
+    // KIP-392: replicas in the consumer's rack this leader may send it to (same_rack_replicas).
+    std::vector<int32_t> same_rack;
     bool known = true;            // topic/partition exist in metadata
     error_code unknown_error = error_code::unknown_topic_or_partition;
     // The partition's leader per metadata, told to a client this broker cannot serve (KIP-951).
@@ -36,6 +40,7 @@ struct fetch_item {
     int32_t current_leader_epoch_hint = -1;
     // Outputs of the last read.
     error_code error = error_code::none;
+    int32_t preferred_read_replica = -1;  // KIP-392: read there instead; no records then
     int64_t high_watermark = -1;
     int64_t last_stable_offset = -1;
     int64_t log_start = -1;
@@ -59,6 +64,7 @@ boost::asio::awaitable<int> read_on_shard(cluster::partition_manager* pm,
         it->bytes = 0;
         it->records = 0;
         it->error = error_code::none;
+        it->preferred_read_replica = -1;
         if (!it->known) {
             it->error = it->unknown_error;
             continue;
@@ -80,6 +86,15 @@ boost::asio::awaitable<int> read_on_shard(cluster::partition_manager* pm,
         req.replica = it->replica;
         req.current_leader_epoch = it->current_leader_epoch;
         req.read_committed = it->read_committed;
+        req.any_replica = it->any_replica;
+        if (!it->same_rack.empty()) {
+            // As Kafka: a consumer sent elsewhere gets the bounds and no records.
+            if (auto there = part->preferred_read_replica(req.offset, it->same_rack)) {
+                it->preferred_read_replica = *there;
+                req.max_bytes = 0;
+                req.min_one = false;
+            }
+        }
         auto r = part->read(req);
         if (!r) {
             it->error = to_kafka_error(r.error());
@@ -191,9 +206,14 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
     response resp;
     auto snap = svc.store.snapshot();
     // Replica fetches are the followers' (replication answers them); clients are served by the
-    // leader only.
+    // leader, or, sending client metadata (v11+, KIP-392), by any replica.
     const bool consumer = !is_follower(req, v);
+    const bool client_metadata = consumer && v >= 11;
     const bool may_lead = svc.store.may_lead();
+    // KIP-392: with replica.selector.class set, a leader sends a consumer that names its rack to
+    // an in-sync replica in that rack.
+    const bool select_replica = client_metadata && !req.rack_id.empty() &&
+                                svc.config.get(config::keys::replica_selector_class).has_value();
     leader_hints hints;
 
     auto topic_name = [&](const std::string& name, const protocol::uuid& id) -> std::string {
@@ -301,6 +321,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         it->replica = consumer ? -1 : replica_of(req, v);
         // Kafka's FetchIsolation: a replica reads to the log end whatever it asks.
         it->read_committed = consumer && v >= 4 && req.isolation_level == 1;
+        it->any_replica = client_metadata;
         if (auto e = leader_epochs.find(key); e != leader_epochs.end()) {
             it->current_leader_epoch = e->second;
         }
@@ -316,8 +337,9 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         } else {
             const auto& partition = t->partitions[key.partition];
             it->topic_id = t->id;
-            if (auto e = leadership_error(svc, may_lead, partition);
-                consumer && e != error_code::none) {
+            auto e = client_metadata ? replica_read_error(svc, may_lead, partition)
+                                     : leadership_error(svc, may_lead, partition);
+            if (consumer && e != error_code::none) {
                 it->known = false;
                 it->unknown_error = e;
                 it->current_leader = partition.leader;
@@ -325,6 +347,9 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
                 if (partition.leader != svc.node_id) {
                     hints.add(partition.leader);
                 }
+            } else if (select_replica && partition.leader == svc.node_id) {
+                it->same_rack = same_rack_replicas(svc, *snap, partition, req.rack_id,
+                                                   ctx.net.connection().listener);
             }
         }
         items.push_back(std::move(it));
@@ -345,9 +370,10 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
             co_await runtime::run_on(svc.shards.executor(shard),
                                      read_on_shard(&svc.partitions, list, &budget));
         }
+        // Kafka answers at once when a partition has an error or a preferred read replica.
         bool errors = false;
         for (const auto& it : items) {
-            errors = errors || it->error != error_code::none;
+            errors = errors || it->error != error_code::none || it->preferred_read_replica >= 0;
         }
         auto now = std::chrono::steady_clock::now();
         if (budget.total >= req.min_bytes || errors || now >= deadline || items.empty() ||
@@ -410,6 +436,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::fetch_request& 
         pd.high_watermark = it->high_watermark;
         pd.last_stable_offset = it->last_stable_offset;
         pd.log_start_offset = it->log_start;
+        pd.preferred_read_replica = it->preferred_read_replica;
         // Kafka's read_committed answer: the aborted transactions of the records returned, by
         // producer and first offset (the client drops their batches until the ABORT marker).
         pd.aborted_transactions = std::vector<partition_data::aborted_transaction>{};

@@ -98,4 +98,31 @@ protocol::error_code leadership_error(const services& svc, bool may_lead,
     return protocol::error_code::none;
 }
 
+protocol::error_code replica_read_error(const services& svc, bool may_lead,
+                                        const metadata::partition_state& p) {
+    bool replica = std::find(p.replicas.begin(), p.replicas.end(), svc.node_id) != p.replicas.end();
+    if (!may_lead || (p.leader != svc.node_id && !replica)) {
+        return protocol::error_code::not_leader_or_follower;
+    }
+    return protocol::error_code::none;
+}
+
+std::vector<int32_t> same_rack_replicas(const services& svc, const metadata::cluster_state& s,
+                                        const metadata::partition_state& p, std::string_view rack,
+                                        std::string_view listener) {
+    std::vector<int32_t> out;
+    auto self = s.brokers.find(svc.node_id);
+    if (rack.empty() || self == s.brokers.end() || self->second.rack == rack) {
+        return out;
+    }
+    for (int32_t r : p.replicas) {
+        auto b = s.brokers.find(r);
+        if (r != svc.node_id && b != s.brokers.end() && !b->second.fenced &&
+            b->second.rack == rack && endpoint_for(b->second, listener) != nullptr) {
+            out.push_back(r);
+        }
+    }
+    return out;
+}
+
 }  // namespace spool::broker::handlers

@@ -56,6 +56,16 @@ int32_t live_broker_count(const services& svc, const metadata::cluster_state& s)
 // another broker may already lead p). may_lead is read once per request by the caller.
 protocol::error_code leadership_error(const services& svc, bool may_lead,
                                       const metadata::partition_state& p);
+// KIP-392: as leadership_error, but a consumer that sent client metadata (Fetch v11+) may also
+// read from this broker as a follower of p.
+protocol::error_code replica_read_error(const services& svc, bool may_lead,
+                                        const metadata::partition_state& p);
+// KIP-392 (Kafka's RackAwareReplicaSelector, first half): the live replicas of p in the
+// consumer's `rack` that advertise an endpoint, when this broker leads p from another rack;
+// empty when this broker is in that rack itself (it serves the consumer) or none is.
+std::vector<int32_t> same_rack_replicas(const services& svc, const metadata::cluster_state& s,
+                                        const metadata::partition_state& p, std::string_view rack,
+                                        std::string_view listener);
 
 // Collects the leaders a Produce / Fetch response names for its NOT_LEADER_OR_FOLLOWER
 // partitions and builds the response's node_endpoints (KIP-951) from them, so a client moves to

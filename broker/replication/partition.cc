@@ -256,6 +256,26 @@ std::error_code partition::on_follower_fetch(int32_t replica, model::offset fetc
     return {};
 }
 
+std::optional<int32_t> partition::preferred_read_replica(
+    model::offset offset, const std::vector<int32_t>& same_rack) const {
+    if (_role != partition_role::leader) {
+        return std::nullopt;
+    }
+    const auto& isr = _assignment.isr;
+    std::optional<int32_t> best;
+    model::offset best_end{-1};
+    for (const auto& f : _followers) {
+        bool wanted = std::find(same_rack.begin(), same_rack.end(), f.replica) != same_rack.end();
+        bool in_sync = std::find(isr.begin(), isr.end(), f.replica) != isr.end();
+        // Kafka's ReplicaView comparator: the furthest log end (a tie keeps the first found).
+        if (wanted && in_sync && f.log_end >= offset && f.log_end > best_end) {
+            best = f.replica;
+            best_end = f.log_end;
+        }
+    }
+    return best;
+}
+
 result<partition::read_outcome> partition::read(const read_request& r) {
     auto upper = _log->high_watermark();
     if (r.replica >= 0) {
@@ -263,8 +283,8 @@ result<partition::read_outcome> partition::read(const read_request& r) {
             return ec;
         }
         upper = _log->log_end_offset();
-    } else if (auto ec = check_leader(r.current_leader_epoch)) {
-        // A consumer reads from the leader only (no KIP-392 follower fetching yet).
+    } else if (auto ec = r.any_replica ? check_epoch(r.current_leader_epoch)
+                                       : check_leader(r.current_leader_epoch)) {
         return ec;
     }
     read_outcome out;

@@ -221,6 +221,9 @@ public:
         // A consumer's isolation_level 1 (READ_COMMITTED): reads stop at the last stable offset
         // and the outcome lists the aborted transactions of what was read.
         bool read_committed = false;
+        // KIP-392: a consumer that sent client metadata (Fetch v11+) may read from a follower,
+        // below the follower's own high watermark; older consumers read from the leader only.
+        bool any_replica = false;
     };
     struct read_outcome {
         model::offset high_watermark;
@@ -234,9 +237,19 @@ public:
     // Reads for a fetch with the bounds Kafka gives it: a follower up to the log end offset,
     // after on_follower_fetch (its errors: not leader, fenced/unknown epoch, ahead of us); a
     // consumer below the high watermark, or below the last stable offset with read_committed,
-    // and only while this replica leads (not_leader_or_follower otherwise); fenced_leader_epoch
-    // / unknown_leader_epoch when its current_leader_epoch is not ours.
+    // and only while this replica leads unless any_replica (not_leader_or_follower otherwise);
+    // fenced_leader_epoch / unknown_leader_epoch when its current_leader_epoch is not ours.
     result<read_outcome> read(const read_request& r);
+
+    // KIP-392, Kafka's RackAwareReplicaSelector once the caller has the replicas in the
+    // consumer's rack (`same_rack`, without the leader: a leader in that rack serves itself):
+    // the in-sync one whose log end is furthest, provided it has reached `offset`; nullopt when
+    // none qualifies or this replica does not lead. The consumer is then told to fetch there.
+    // (Kafka also asks that the follower's log start be at most `offset`; a follower's log start
+    // is not known here, and a consumer sent below it gets OFFSET_OUT_OF_RANGE there and falls
+    // back to the leader.)
+    [[nodiscard]] std::optional<int32_t> preferred_read_replica(
+        model::offset offset, const std::vector<int32_t>& same_rack) const;
 
     // --- the admin door (ListOffsets, DeleteRecords, OffsetForLeaderEpoch, DescribeProducers,
     // DescribeLogDirs; partition_admin.cc) ------------------------------------------------------
@@ -335,6 +348,8 @@ private:
     static partition_role role_for(const partition_assignment& a, int32_t self);
     // none when this replica leads at the caller's epoch (see the admin door).
     [[nodiscard]] std::error_code check_leader(int32_t current_leader_epoch) const;
+    // none when this replica (leader or follower) is at the caller's epoch.
+    [[nodiscard]] std::error_code check_epoch(int32_t current_leader_epoch) const;
     void become_leader();
     void become_follower();
     // Keeps one follower_progress per other replica; reset: a new leader term starts afresh.

@@ -20,6 +20,13 @@ std::error_code partition::check_leader(int32_t current_leader_epoch) const {
     if (_role != partition_role::leader) {
         return make_error_code(errc::not_leader_or_follower);
     }
+    return check_epoch(current_leader_epoch);
+}
+
+std::error_code partition::check_epoch(int32_t current_leader_epoch) const {
+    if (_role == partition_role::none) {
+        return make_error_code(errc::not_leader_or_follower);
+    }
     if (current_leader_epoch >= 0 && current_leader_epoch != _assignment.leader_epoch) {
         return make_error_code(current_leader_epoch > _assignment.leader_epoch
                                    ? errc::unknown_leader_epoch
@@ -30,15 +37,9 @@ std::error_code partition::check_leader(int32_t current_leader_epoch) const {
 
 result<std::optional<storage::timestamp_and_offset>> partition::offset_for(
     const offset_query& q) const {
-    if (q.leader_only) {
-        if (auto ec = check_leader(q.current_leader_epoch)) {
-            return ec;
-        }
-    } else if (q.current_leader_epoch >= 0 &&
-               q.current_leader_epoch != _assignment.leader_epoch) {
-        return make_error_code(q.current_leader_epoch > _assignment.leader_epoch
-                                   ? errc::unknown_leader_epoch
-                                   : errc::fenced_leader_epoch);
+    if (auto ec = q.leader_only ? check_leader(q.current_leader_epoch)
+                                : check_epoch(q.current_leader_epoch)) {
+        return ec;
     }
     int64_t ts = q.timestamp;
     if (ts == latest_tiered) {

@@ -9,10 +9,11 @@ namespace spool::op::api {
 
 namespace {
 
-// Derived from the Cluster (ports, pod identity, volume, metadata store), so never taken from
-// spec.config.
-constexpr std::array<std::string_view, 10> operator_owned = {
+// Derived from the Cluster (ports, pod identity and zone, volume, metadata store), so never taken
+// from spec.config.
+constexpr std::array<std::string_view, 11> operator_owned = {
     "advertised.listeners",
+    "broker.rack",
     "etcd.endpoints",
     "etcd.prefix",
     "http.listener",

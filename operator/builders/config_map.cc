@@ -77,6 +77,10 @@ std::map<std::string, std::string> broker_entries(const api::cluster& c) {
     for (auto& [key, value] : security_entries(c)) {
         entries[key] = std::move(value);
     }
+    // Brokers know their zone (broker.rack, statefulset.cc): a consumer that names its own
+    // (client.rack) reads from a replica in it (KIP-392) rather than across zones.
+    entries.try_emplace("replica.selector.class",
+                        "org.apache.kafka.common.replica.RackAwareReplicaSelector");
     entries["log.dirs"] = "/var/lib/spool/data";
     entries["http.listener"] = fmt::format("0.0.0.0:{}", c.spec.http_port);
     if (api::uses_etcd(c)) {

@@ -54,7 +54,7 @@ std::string external_start_script(const api::cluster& c, const std::string& adve
     const auto& ext = c.spec.external_listener;
     std::string broker = fmt::format(
         "exec /usr/local/bin/spool-broker --config=/etc/spool/{} --override=node.id=$NODE_ID "
-        "\"--override=advertised.listeners={},{}://",
+        "\"--override=broker.rack=$BROKER_RACK\" \"--override=advertised.listeners={},{}://",
         broker_config_file, advertised, external_listener_name);
     if (ext.type == api::external_type::node_port) {
         return broker + fmt::format("$EXTERNAL_HOST:$$(({} + NODE_ID))\"\n", ext.node_port_base);
@@ -98,12 +98,17 @@ json broker_container(const api::cluster& c) {
                                    {"containerPort", num(c.spec.pod_address_listener.port)},
                                    {"protocol", str("TCP")}});
     }
+    // BROKER_RACK: the zone of the pod's node, which Kubernetes 1.35+ copies onto the pod when it
+    // is bound (KEP-4742, pod topology labels); empty on older clusters or an unlabelled node,
+    // and an empty broker.rack is no rack.
     json env =
         arr({field_env("POD_NAME", "metadata.name"),
              field_env("POD_NAMESPACE", "metadata.namespace"), field_env("POD_IP", "status.podIP"),
-             field_env("NODE_ID", "metadata.labels['apps.kubernetes.io/pod-index']")});
+             field_env("NODE_ID", "metadata.labels['apps.kubernetes.io/pod-index']"),
+             field_env("BROKER_RACK", "metadata.labels['topology.kubernetes.io/zone']")});
     json command = json::null();
     json args = arr({str("--config=/etc/spool/broker.yaml"), str("--override=node.id=$(NODE_ID)"),
+                     str("--override=broker.rack=$(BROKER_RACK)"),
                      str("--override=advertised.listeners=" + advertised)});
     const auto& ext = c.spec.external_listener;
     if (ext.enabled) {

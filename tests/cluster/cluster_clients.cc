@@ -129,10 +129,12 @@ bool kcat_produce(const std::string& bootstrap, const std::string& topic, int32_
 }
 
 std::vector<std::string> kcat_consume(const std::string& bootstrap, const std::string& topic,
-                                      int32_t partition, int timeout_seconds) {
+                                      int32_t partition, int timeout_seconds,
+                                      const std::string& extra) {
     auto out =
         run_bounded("kcat -C -q -e -o beginning -f '%s\\n' -b " + shell_quoted(bootstrap) + " -t " +
-                        shell_quoted(topic) + " -p " + std::to_string(partition) + " 2>/dev/null",
+                        shell_quoted(topic) + " -p " + std::to_string(partition) + " " + extra +
+                        " 2>/dev/null",
                     timeout_seconds);
     std::vector<std::string> values;
     std::istringstream in(out);

@@ -22,9 +22,11 @@ bool kcat_produce(const std::string& bootstrap, const std::string& topic, int32_
                   const std::vector<std::string>& values, const std::string& extra = {},
                   std::string* output = nullptr, int timeout_seconds = 30);
 
-// Every value in topic/partition from offset 0 to the end, read with kcat.
+// Every value in topic/partition from offset 0 to the end, read with kcat. `extra` is appended
+// to the kcat command line.
 std::vector<std::string> kcat_consume(const std::string& bootstrap, const std::string& topic,
-                                      int32_t partition, int timeout_seconds = 30);
+                                      int32_t partition, int timeout_seconds = 30,
+                                      const std::string& extra = {});
 
 // Consumes with kcat as member of `group` (librdkafka's balanced consumer, auto commit, which
 // commits the offsets of what it handed out on close); at most `count` messages (0: until the

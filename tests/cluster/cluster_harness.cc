@@ -2,6 +2,7 @@
 
 #include "broker/replication/fetched_records.h"
 #include "protocol/messages/create_topics.h"
+#include "protocol/messages/fetch.h"
 #include "protocol/messages/find_coordinator.h"
 #include "protocol/messages/metadata.h"
 #include "tests/integration/child_process.h"
@@ -657,6 +658,34 @@ int16_t produce_via(uint16_t port, const std::string& topic, int32_t partition,
         return resp->responses[0].partition_responses[0].error_code;
     } catch (const std::exception&) {
         return -999;
+    }
+}
+
+std::optional<consumer_fetch> consumer_fetch_via(uint16_t port, int16_t version,
+                                                 const std::string& topic, int32_t partition,
+                                                 int64_t offset, const std::string& rack) {
+    try {
+        kafka_client c(port);
+        c.set_read_timeout(20s);
+        protocol::fetch_request req;
+        req.max_wait_ms = 5000;
+        req.min_bytes = 1;
+        req.rack_id = rack;
+        auto& t = req.topics.emplace_back();
+        t.topic = topic;
+        auto& p = t.partitions.emplace_back();
+        p.partition = partition;
+        p.fetch_offset = offset;
+        p.partition_max_bytes = 1 << 20;
+        auto resp = c.call<protocol::fetch_request, protocol::fetch_response>(version, req);
+        if (!resp || resp->responses.empty() || resp->responses[0].partitions.empty()) {
+            return std::nullopt;
+        }
+        const auto& pd = resp->responses[0].partitions[0];
+        return consumer_fetch{pd.error_code, pd.preferred_read_replica, pd.high_watermark,
+                              pd.records.bytes().size()};
+    } catch (const std::exception&) {
+        return std::nullopt;
     }
 }
 

@@ -225,6 +225,18 @@ int16_t produce_when_open(uint16_t port, const std::string& topic, int32_t parti
                           const std::vector<std::string>& values,
                           std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+// One consumer Fetch of topic/partition from `offset` through broker `port` (Fetch `version`,
+// topic names: v12 at most; rack_id from v11), max_wait 5 s, min_bytes 1: what it answered.
+struct consumer_fetch {
+    int16_t error = -1;
+    int32_t preferred_read_replica = -2;
+    int64_t high_watermark = -1;
+    size_t record_bytes = 0;
+};
+std::optional<consumer_fetch> consumer_fetch_via(uint16_t port, int16_t version,
+                                                 const std::string& topic, int32_t partition,
+                                                 int64_t offset, const std::string& rack);
+
 // FindCoordinator v3 for a group through broker `port`: {error code, node id} (-999: no answer).
 std::pair<int16_t, int32_t> find_coordinator_via(uint16_t port, const std::string& group);
 

@@ -38,6 +38,25 @@ case $mode in
 lint)
     "$helm" lint --strict "$chart"
     "$helm" lint --strict "$chart" --set watchNamespace=team-a --set applyCRDs=false
+    # Values platform teams expect: a parent chart's global registry and pull secrets, an
+    # existing ServiceAccount, a PriorityClass, the security contexts.
+    "$helm" template r "$chart" --namespace team-a --kube-version v1.37.0 \
+        --set global.imageRegistry=mirror.example --set 'global.imagePullSecrets[0].name=from-parent' \
+        --set 'imagePullSecrets[0].name=own' --set serviceAccount.create=false \
+        --set serviceAccount.name=platform-sa --set priorityClassName=platform-critical \
+        --set podSecurityContext.runAsUser=20002 >"$tmp/platform.yaml"
+    operator=$(awk '/^kind: Deployment/,0' "$tmp/platform.yaml")
+    grep -q 'image: "mirror.example/ghcr.io/spool-dev/spool-operator:' <<<"$operator" ||
+        fail "global.imageRegistry is not in front of the operator image"
+    for want in 'serviceAccountName: platform-sa' 'priorityClassName: platform-critical' \
+        '- name: from-parent' '- name: own' 'runAsUser: 20002'; do
+        grep -qF -- "$want" <<<"$operator" || fail "the operator Deployment lacks '$want'"
+    done
+    ! grep -q '^kind: ServiceAccount' "$tmp/platform.yaml" ||
+        fail "serviceAccount.create=false still renders a ServiceAccount"
+    [ "$(grep -c 'name: platform-sa' "$tmp/platform.yaml")" -ge 3 ] ||
+        fail "the RBAC bindings do not name serviceAccount.name"
+    echo "ok: global, serviceAccount, priorityClassName and security context values"
     diff -r "$src/crds" "$chart/crds" || fail "charts/spool/crds differs from crds/"
     echo "ok: chart CRDs equal crds/"
     ;;

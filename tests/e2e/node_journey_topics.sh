@@ -1,6 +1,8 @@
 # Sourced by node_kafka_cluster_test.sh (runs in its context: kc, fail, exactly_once, pod_ips,
 # $ns, $work), on the 3-broker Cluster demo before the scale journey:
 #
+#   0. zones: the node is labelled zone-a (node_kafka_cluster_test.sh); every broker pod carries
+#      the label (Kubernetes' pod topology labels) and every broker registered rack zone-a;
 #   a. a Topic without spec.replicationFactor gets the Cluster's default: 3 replicas of each
 #      partition on 3 distinct brokers;
 #   b. a Topic created with replicationFactor 1 and holding records is changed to 3: the
@@ -59,8 +61,16 @@ topics_refused() {
 }
 
 journey_topics() {
-    local t0 bootstrap_host
+    local t0 bootstrap_host ip racks
     t0=$(date +%s%N)
+    for i in 0 1 2; do
+        [ "$(kc -n "$ns" get pod "demo-$i" -o jsonpath='{.metadata.labels.topology\.kubernetes\.io/zone}')" = zone-a ] ||
+            fail "pod demo-$i does not carry its node's zone label"
+    done
+    ip=$(pod_ips | grep . | head -1)
+    racks=$(curl -sf --max-time 5 "http://$ip:9644/v1/cluster" | jq -r '[.brokers[].rack] | join(",")')
+    [ "$racks" = zone-a,zone-a,zone-a ] || fail "brokers' racks are '$racks', not zone-a for each"
+    echo "topics: every broker registered rack zone-a, its node's zone"
     kc apply -f - >/dev/null <<YAML
 apiVersion: spool.dev/v1alpha1
 kind: Topic

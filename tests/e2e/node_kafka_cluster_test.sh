@@ -12,9 +12,10 @@
 #      from the host, kcat does the same through the brokers' POD listener, advertised on the pod
 #      IPs (the host reaches pod addresses over the bridge but cannot resolve cluster names).
 #      Every record is read exactly once.
-#   3a. node_journey_topics.sh, after the clients: a Topic's default replication factor
-#      from the Cluster, a replication-factor change 1 -> 3 with its records kept, and a
-#      spec.config value the broker would refuse refused before anything rolls.
+#   3a. node_journey_topics.sh, after the clients: the node's zone as every broker's rack, a
+#      Topic's default replication factor from the Cluster, a replication-factor change 1 -> 3
+#      with its records kept, and a spec.config value the broker would refuse refused before
+#      anything rolls.
 #   4. A config change rolls the brokers one at a time, each only when the operator has the
 #      broker's /restart-safe say so, while the client pod produces steadily with acks=all
 #      (idempotent, retrying through the leader moves): at most one broker is ever not Ready,
@@ -59,6 +60,7 @@ cleanup() {
     # The journey ends with helm uninstall: the release may be gone already.
     if hm status "$release" -n "$ns" >/dev/null 2>&1; then hm uninstall "$release" -n "$ns" >/dev/null 2>&1; fi
     kc delete namespace "$ns" --wait=false >/dev/null 2>&1
+    kc label node --all topology.kubernetes.io/zone- >/dev/null 2>&1
     for pv in "${pvs[@]}"; do
         kc delete pv "$pv" --wait=false >/dev/null 2>&1
         rm -rf "${DIR:?}/volumes/$pv"
@@ -80,6 +82,8 @@ exactly_once() {
 
 # --- 1. the chart, with its etcd ------------------------------------------------------------
 kc create namespace "$ns" >/dev/null
+# The node's zone, which Kubernetes copies onto every pod it binds there (node_journey_topics.sh).
+kc label node --all topology.kubernetes.io/zone=zone-a --overwrite >/dev/null
 kc label namespace "$ns" pod-security.kubernetes.io/enforce=restricted >/dev/null
 host_pv "$ns-etcd" "$ns" "data-$release-etcd-0"
 external_storage_setup

@@ -208,6 +208,10 @@ bool kafka_cluster::spawn(size_t i) {
         "share.coordinator.state.topic.min.isr=2",
     };
     settings.insert(settings.end(), _options.overrides.begin(), _options.overrides.end());
+    if (i < _options.per_node_overrides.size()) {
+        const auto& own = _options.per_node_overrides[i];
+        settings.insert(settings.end(), own.begin(), own.end());
+    }
     for (auto& kv : settings) {
         args.push_back("--override");
         args.push_back(std::move(kv));

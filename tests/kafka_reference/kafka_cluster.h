@@ -52,6 +52,8 @@ struct kafka_options {
     int session_timeout_ms = 3000;
     int heartbeat_interval_ms = 500;
     std::vector<std::string> overrides;  // extra key=value for every node
+    // Extra key=value for node i alone (after `overrides`): e.g. its broker.rack.
+    std::vector<std::vector<std::string>> per_node_overrides;
     bool power_cut_mounts = true;
     // The Kafka version (SPOOL_KAFKA_VERSION for the fixture, jars in the peer cache); empty:
     // scripts/peers/versions.sh's.

@@ -22,6 +22,7 @@
 #include "tests/kafka_reference/kafka_cluster.h"
 #include "tests/kafka_reference/min_insync_scenario.h"
 #include "tests/kafka_reference/power_cut_scenarios.h"
+#include "tests/kafka_reference/rack_fetch_scenario.h"
 
 #include <gtest/gtest.h>
 
@@ -34,16 +35,31 @@
 namespace spool::tests::kafka_reference {
 namespace {
 
+// Node i in rack zone-<i>, consumers sent to the replica in their rack (rack_fetch_scenario.h).
+const std::string rack_aware_selector =
+    "replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector";
+std::vector<std::vector<std::string>> zone_per_node(size_t nodes) {
+    std::vector<std::vector<std::string>> out;
+    for (size_t i = 0; i < nodes; ++i) {
+        out.push_back({"broker.rack=zone-" + std::to_string(i)});
+    }
+    return out;
+}
+
 class kafka_target : public power_cut_target {
 public:
     kafka_target(const std::string& version, int session_timeout_ms, size_t nodes = 3,
-                 bool power_cut_mounts = true)
+                 bool power_cut_mounts = true, bool racks = false)
         : _version(kafka_version_of(version)), _cluster([&] {
               kafka_options o;
               o.version = version;
               o.session_timeout_ms = session_timeout_ms;
               o.nodes = nodes;
               o.power_cut_mounts = power_cut_mounts;
+              if (racks) {
+                  o.overrides.push_back(rack_aware_selector);
+                  o.per_node_overrides = zone_per_node(nodes);
+              }
               return o;
           }()) {}
     std::string name() const override { return "kafka " + _version; }
@@ -83,10 +99,14 @@ private:
 
 class spool_target : public power_cut_target {
 public:
-    explicit spool_target(bool power_cut_mounts = true)
+    explicit spool_target(bool power_cut_mounts = true, bool racks = false)
         : _cluster([&] {
               cluster::cluster_options o;
               o.power_cut_mounts = power_cut_mounts;
+              if (racks) {
+                  o.overrides.push_back(rack_aware_selector);
+                  o.per_broker_overrides = zone_per_node(o.brokers);
+              }
               return o;
           }()) {}
     std::string name() const override { return "spool"; }
@@ -307,6 +327,55 @@ TEST(kafka_reference_min_insync, isr_below_min_insync) {
         << "acks=all on RF=1 with min.insync.replicas=2";
     if (ref.notes.empty()) {
         EXPECT_TRUE(spool->notes.empty()) << notes(*spool);
+    }
+}
+
+// KIP-392 on Kafka and on Spool (rack_fetch_scenario.h): every answer Spool gives equals Kafka's
+// (the first version listed; other versions that differ from it are printed, not asserted). No
+// power-cut mounts: nothing loses power.
+TEST(kafka_reference_racks, fetch_from_the_closest_replica) {
+    const std::string only = only_side();
+    std::vector<rack_fetch_result> kafka;
+    if (only != "spool") {
+        for (const auto& v : reference_versions()) {
+            kafka_target k(v, kafka_session_timeout_ms(), 3, false, true);
+            kafka.push_back(run_rack_fetch(k));
+        }
+    }
+    std::optional<rack_fetch_result> spool;
+    if (only != "kafka") {
+        spool_target sp(false, true);
+        spool = run_rack_fetch(sp);
+    }
+    auto notes = [](const rack_fetch_result& r) {
+        std::string out;
+        for (const auto& n : r.notes) {
+            out += "\n  " + n;
+        }
+        return out;
+    };
+    for (size_t i = 1; i < kafka.size(); ++i) {
+        if (kafka[i].answers != kafka[0].answers) {
+            std::printf("[ differs  ] %s from %s\n", kafka[i].target.c_str(),
+                        kafka[0].target.c_str());
+        }
+    }
+    std::fflush(stdout);
+    for (const auto& k : kafka) {
+        ASSERT_TRUE(k.measured) << k.target << " stopped early:" << notes(k);
+    }
+    if (!spool) {
+        return;
+    }
+    ASSERT_TRUE(spool->measured) << "spool stopped early:" << notes(*spool);
+    if (kafka.empty()) {
+        return;
+    }
+    ASSERT_EQ(spool->answers.size(), kafka.front().answers.size());
+    for (size_t i = 0; i < spool->answers.size(); ++i) {
+        EXPECT_EQ(spool->answers[i].second, kafka.front().answers[i].second)
+            << spool->answers[i].first << ": spool " << spool->answers[i].second.text()
+            << ", " << kafka.front().target << " " << kafka.front().answers[i].second.text();
     }
 }
 

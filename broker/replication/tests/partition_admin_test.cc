@@ -11,6 +11,7 @@ namespace {
 using storage::test::make_batch;
 using test::assignment;
 using test::partition_test;
+using test::read_all;
 using bound = partition::offset_bound;
 
 constexpr int64_t latest = -1;
@@ -150,14 +151,51 @@ TEST_F(partition_test, test_offset_for_leader_epoch_is_answered_by_the_leader_at
               make_error_code(errc::not_leader_or_follower));
 }
 
-TEST_F(partition_test, test_a_consumer_reads_only_from_the_leader) {
-    auto p = make();
-    p->apply(assignment(2, 4, {1, 2}));
-    ASSERT_EQ(p->role(), partition_role::follower);
+// A consumer without client metadata (Fetch v10-) reads from the leader only; with it (v11+,
+// KIP-392) a follower serves it too, below the follower's own high watermark and at its epoch.
+TEST_F(partition_test, test_a_consumer_reads_from_a_follower_only_with_client_metadata) {
+    auto leader = make(1, "a");
+    auto follower = make(2, "b");
+    leader->apply(assignment(1, 4, {1, 2}, 0, {1, 2}));
+    follower->apply(assignment(1, 4, {1, 2}, 0, {1, 2}));
+    ASSERT_EQ(follower->role(), partition_role::follower);
+    ASSERT_TRUE(follower->truncated(model::offset(0)));
+    produce(*leader, 5, 1);
+    auto bytes = read_all(*leader, model::offset(0));
+    ASSERT_TRUE(follower->append_from_leader(bytes));
+    follower->follow_high_watermark(model::offset(3));
+
     partition::read_request r;
     r.offset = model::offset(0);
-    r.max_bytes = 1024;
-    EXPECT_EQ(p->read(r).error(), make_error_code(errc::not_leader_or_follower));
+    r.max_bytes = 1 << 20;
+    EXPECT_EQ(follower->read(r).error(), make_error_code(errc::not_leader_or_follower));
+    r.any_replica = true;
+    auto got = follower->read(r);
+    ASSERT_TRUE(got) << got.error().message();
+    EXPECT_EQ(got.value().high_watermark, model::offset(3));
+    EXPECT_EQ(got.value().data.next_offset, model::offset(3));  // not past its high watermark
+    r.current_leader_epoch = 3;
+    EXPECT_EQ(follower->read(r).error(), make_error_code(errc::fenced_leader_epoch));
+    r.current_leader_epoch = 5;
+    EXPECT_EQ(follower->read(r).error(), make_error_code(errc::unknown_leader_epoch));
+}
+
+// Kafka's RackAwareReplicaSelector over the replicas in the consumer's rack: an in-sync one that
+// has the fetch offset, the furthest first; none when none qualifies or on a follower.
+TEST_F(partition_test, test_the_preferred_read_replica_is_in_sync_and_has_the_offset) {
+    auto p = make(1, "t");
+    p->apply(assignment(1, 2, {1, 2, 3}, 0, {1, 2, 3, 4}));
+    produce(*p, 10, 1);
+    EXPECT_FALSE(p->on_follower_fetch(2, model::offset(6), 2));
+    EXPECT_FALSE(p->on_follower_fetch(3, model::offset(8), 2));
+    EXPECT_FALSE(p->on_follower_fetch(4, model::offset(10), 2));  // furthest, not in the ISR
+    EXPECT_EQ(p->preferred_read_replica(model::offset(5), {2, 3, 4}), std::optional<int32_t>(3));
+    EXPECT_EQ(p->preferred_read_replica(model::offset(5), {2}), std::optional<int32_t>(2));
+    EXPECT_EQ(p->preferred_read_replica(model::offset(7), {2}), std::nullopt);  // not there yet
+    EXPECT_EQ(p->preferred_read_replica(model::offset(5), {4}), std::nullopt);
+    EXPECT_EQ(p->preferred_read_replica(model::offset(5), {}), std::nullopt);
+    p->apply(assignment(2, 3, {1, 2, 3}, 1, {1, 2, 3, 4}));
+    EXPECT_EQ(p->preferred_read_replica(model::offset(5), {2, 3}), std::nullopt);
 }
 
 

@@ -52,6 +52,18 @@ inline partition_assignment assignment(int32_t leader, int32_t epoch, std::vecto
     return a;
 }
 
+// The leader's bytes as a fetch returns them: everything from `from`.
+inline std::vector<uint8_t> read_all(partition& p, model::offset from) {
+    auto rd = p.log().read(from, 1 << 20, p.log().log_end_offset());
+    EXPECT_TRUE(rd);
+    std::vector<uint8_t> out;
+    for (const auto& s : rd.value().slices) {
+        auto b = storage::test::slice_bytes(s);
+        out.insert(out.end(), b.begin(), b.end());
+    }
+    return out;
+}
+
 class partition_test : public ::testing::Test {
 protected:
     std::unique_ptr<partition> make(int32_t self = 1, std::string topic = "t",

@@ -20,6 +20,7 @@ using storage::test::batch_spec;
 using storage::test::make_batch;
 using test::assignment;
 using test::partition_test;
+using test::read_all;
 
 TEST_F(partition_test, test_high_watermark_is_the_smallest_log_end_offset_over_the_isr) {
     auto p = make();
@@ -506,17 +507,6 @@ TEST_F(partition_test, test_an_older_assignment_is_ignored) {
     EXPECT_EQ(p->isr().size(), 2u);
 }
 
-// The leader's bytes as a fetch returns them: everything from `from`.
-std::vector<uint8_t> read_all(partition& p, model::offset from) {
-    auto rd = p.log().read(from, 1 << 20, p.log().log_end_offset());
-    EXPECT_TRUE(rd);
-    std::vector<uint8_t> out;
-    for (const auto& s : rd.value().slices) {
-        auto b = storage::test::slice_bytes(s);
-        out.insert(out.end(), b.begin(), b.end());
-    }
-    return out;
-}
 
 TEST_F(partition_test, test_follower_append_keeps_the_leaders_offsets_and_epochs) {
     auto leader = make(1, "a");

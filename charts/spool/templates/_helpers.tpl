@@ -10,6 +10,32 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
+{{/* The operator's ServiceAccount: serviceAccount.name, else the release's operator name. */}}
+{{- define "spool.serviceAccountName" -}}
+{{- default (include "spool.fullname" .) .Values.serviceAccount.name -}}
+{{- end -}}
+
+{{/*
+An image reference with global.imageRegistry in front when set (as a subchart's parent sets it
+for every chart). Call with (dict "root" $ "image" .Values.image).
+*/}}
+{{- define "spool.image" -}}
+{{- $repository := .image.repository -}}
+{{- with .root.Values.global.imageRegistry -}}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) $repository -}}
+{{- end -}}
+{{- printf "%s:%s" $repository (.image.tag | default .root.Chart.AppVersion) -}}
+{{- end -}}
+
+{{/* imagePullSecrets: global.imagePullSecrets, then the chart's own. */}}
+{{- define "spool.imagePullSecrets" -}}
+{{- $all := concat (.Values.global.imagePullSecrets | default list) (.Values.imagePullSecrets | default list) -}}
+{{- with $all }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end -}}
+{{- end -}}
+
 {{- define "spool.selector" -}}
 app.kubernetes.io/name: spool-operator
 app.kubernetes.io/instance: {{ .Release.Name }}
