@@ -9,12 +9,16 @@ namespace spool::op::api {
 
 namespace {
 
-// Derived from the Cluster (ports, pod identity, volume, metadata store), so never taken from
-// spec.config.
-constexpr std::array<std::string_view, 10> operator_owned = {
+// Derived from the Cluster (ports, pod identity, volume, metadata store and its TLS files), so
+// never taken from spec.config.
+constexpr std::array<std::string_view, 14> operator_owned = {
     "advertised.listeners",
     "etcd.endpoints",
     "etcd.prefix",
+    "etcd.tls.ca.location",
+    "etcd.tls.certificate.location",
+    "etcd.tls.key.location",
+    "etcd.tls.required",
     "http.listener",
     "inter.broker.listener.name",
     "listener.security.protocol.map",
