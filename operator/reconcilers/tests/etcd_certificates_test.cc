@@ -60,15 +60,7 @@ struct etcd_tls_test : ::testing::Test {
                                {"ca.key", str(kube::base64_encode(etcd_ca.key_pem))}})}}));
     }
     std::string secret(const std::string& name, const std::string& key) {
-        auto s = api.object(kube::kinds::secret, "ns", name);
-        if (!s) {
-            return {};
-        }
-        const json* data = find(*s, "data");
-        if (!data || !data->has_field(key)) {
-            return {};
-        }
-        return kube::base64_decode(data->at(key).as_string()).value();
+        return testing::secret_value(api, "ns", name, key);
     }
     std::string broker_config() {
         auto cm = api.object(kube::kinds::config_map, "ns", "demo-config").value();
