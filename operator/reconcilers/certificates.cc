@@ -2,14 +2,12 @@
 
 #include "operator/builders/common.h"
 #include "operator/builders/security.h"
-#include "operator/kube/config.h"
 #include "operator/reconcilers/cluster_context.h"
 #include "operator/reconcilers/external_hosts.h"
 #include "operator/reconcilers/pki.h"
 #include "operator/reconcilers/secret_io.h"
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <openssl/sha.h>
 
 #include <algorithm>
