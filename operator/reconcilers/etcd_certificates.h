@@ -6,8 +6,8 @@
 // server/peer certificate from it; the operator, started with --default-etcd-ca-secret naming
 // that Secret, signs each such Cluster's brokers a client certificate with the CA's key and keeps
 // it in <name>-etcd-client (ca.crt: the etcd CA; tls.crt, tls.key), which the broker pods mount.
-// Subject CN=<namespace>.<name>-broker,O=spool.dev, no subjectAltNames (etcd checks a client
-// certificate's SANs against the connection's address when it has any). Renewed when less than
+// Subject CN=<namespace>.<name>-broker,O=spool.dev, no subjectAltNames (a client needs none, and
+// etcd can check the names a certificate has against the connection's address). Renewed when less than
 // spec.security.certificates.renewBeforeDays remain or when the etcd CA no longer signed it;
 // brokers re-read the files once the kubelet updates the mounted Secret, so nothing rolls.
 

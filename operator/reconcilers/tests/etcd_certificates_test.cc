@@ -90,7 +90,7 @@ TEST_F(etcd_tls_test, a_cluster_on_the_chart_etcd_gets_a_client_certificate_and_
     ASSERT_FALSE(cert.empty());
     EXPECT_TRUE(pki::signed_by(cert, etcd_ca.cert_pem));
     EXPECT_EQ(pki::common_name(cert), "ns.demo-broker");
-    EXPECT_TRUE(pki::subject_alt_names(cert).empty());  // etcd would check SANs against the peer
+    EXPECT_TRUE(pki::subject_alt_names(cert).empty());  // nothing for etcd to check the address against
     EXPECT_EQ(secret("demo-etcd-client", "ca.crt"), etcd_ca.cert_pem);
     EXPECT_FALSE(secret("demo-etcd-client", "tls.key").empty());
 
