@@ -17,6 +17,9 @@
 #   2b. One etcd member down (the StatefulSet scaled to 2) under acks=all batches: the broker
 #      leading partition 0 is killed and another takes the leadership (a metadata write on the
 #      remaining two members); the member comes back; every acknowledged record is read back.
+#   2c. A User with SCRAM-SHA-512 and ACLs on secure-orders: Kafka's Java console producer and
+#      consumer, in a pod inside the cluster, produce and read back 100 records through the
+#      bootstrap Service with the User Secret's sasl.jaas.config over SASL_SSL.
 #   3. A Topic is reconciled on the secured cluster (the operator's mTLS Kafka connection); the
 #      admin API is HTTPS and answers 401 without credentials, 200 with the super user's
 #      certificate.
@@ -53,6 +56,7 @@ cleanup() {
     kc -n "$ns" delete cluster demo --timeout 60s >/dev/null 2>&1
     hm uninstall "$release" -n "$ns" >/dev/null 2>&1
     kc delete namespace "$ns" --wait=false >/dev/null 2>&1
+    kc delete namespace "$ns-java" --wait=false >/dev/null 2>&1
     for pv in "${pvs[@]}"; do
         kc delete pv "$pv" --wait=false >/dev/null 2>&1
         rm -rf "${DIR:?}/volumes/$pv"
@@ -277,6 +281,83 @@ until timeout 60 kcat -b "$bootstrap" $(mtls "$work/ca.crt") -C -t secure-orders
 done
 check_batches etcd "with an etcd member down" "$work/etcd.all"
 
+# --- 2c. a SCRAM User and Kafka's Java client inside the cluster ---------------------------------
+kc apply -f - >/dev/null <<YAML
+apiVersion: spool.dev/v1alpha1
+kind: User
+metadata: {name: java-app, namespace: $ns}
+spec:
+  cluster: demo
+  authentication: {type: scram-sha-512}
+  authorization:
+    type: simple
+    acls:
+      - resource: {type: topic, name: secure-orders, patternType: literal}
+        operations: [Read, Write, Describe]
+      - resource: {type: group, name: java-, patternType: prefix}
+        operations: [Read]
+YAML
+kc -n "$ns" wait --for=condition=Ready user/java-app --timeout 120s >/dev/null ||
+    fail "User java-app not Ready: $(kc -n "$ns" get user java-app -o jsonpath='{.status}')"
+jaas=$(kc -n "$ns" get secret java-app -o 'jsonpath={.data.sasl\.jaas\.config}' | base64 -d)
+[ -n "$jaas" ] || fail "Secret java-app has no sasl.jaas.config"
+# The Java runtime and Kafka's jars are the host's (hostPath: the test node is this machine), so
+# the pod runs in a namespace without the restricted Pod Security level.
+kafka=$("$SRC/scripts/peers/fetch-kafka.sh") || fail "scripts/peers/fetch-kafka.sh failed"
+jdk=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
+[ -x "$jdk/bin/java" ] || fail "no Java runtime on the host"
+kc create namespace "$ns-java" >/dev/null
+kc -n "$ns-java" create configmap client --from-file=ca.crt="$work/ca.crt" \
+    --from-literal=client.properties="security.protocol=SASL_SSL
+sasl.mechanism=SCRAM-SHA-512
+ssl.truststore.type=PEM
+ssl.truststore.location=/cfg/ca.crt
+acks=all
+sasl.jaas.config=$jaas
+" >/dev/null
+kc apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: java-client, namespace: $ns-java}
+spec:
+  restartPolicy: Never
+  containers:
+    - name: java
+      image: docker.io/library/debian:12-slim
+      imagePullPolicy: Never
+      command: [/bin/sh, -ec]
+      args:
+        - |
+          j() { $jdk/bin/java -Xshare:auto -XX:TieredStopAtLevel=1 -cp '/kafka/libs/*' "\$@"; }
+          b=demo-bootstrap.$ns.svc:9092
+          seq 1 100 | sed 's/^/java-/' | j org.apache.kafka.tools.ConsoleProducer \
+              --bootstrap-server \$b --topic secure-orders --producer.config /cfg/client.properties
+          j org.apache.kafka.tools.consumer.ConsoleConsumer --bootstrap-server \$b \
+              --topic secure-orders --group java-readers --from-beginning --timeout-ms 10000 \
+              --consumer.config /cfg/client.properties >/tmp/read || true
+          echo "read \$(grep -c '^java-' /tmp/read) java records"
+      volumeMounts:
+        - {name: jdk, mountPath: $jdk, readOnly: true}
+        - {name: jdk-conf, mountPath: /etc/java-17-openjdk, readOnly: true}
+        - {name: kafka, mountPath: /kafka, readOnly: true}
+        - {name: cfg, mountPath: /cfg, readOnly: true}
+  volumes:
+    - {name: jdk, hostPath: {path: $jdk, type: Directory}}
+    - {name: jdk-conf, hostPath: {path: /etc/java-17-openjdk, type: Directory}}
+    - {name: kafka, hostPath: {path: $kafka, type: Directory}}
+    - {name: cfg, configMap: {name: client}}
+YAML
+deadline=$(($(date +%s) + 180))
+until phase=$(kc -n "$ns-java" get pod java-client -o jsonpath='{.status.phase}') &&
+    [[ "$phase" == Succeeded || "$phase" == Failed ]]; do
+    (($(date +%s) < deadline)) || fail "the Java client pod did not finish: $(kc -n "$ns-java" logs java-client --tail 20 2>&1)"
+    sleep 2
+done
+kc -n "$ns-java" logs java-client >"$work/java.log" 2>&1 || true
+[ "$phase" = Succeeded ] && grep -qx 'read 100 java records' "$work/java.log" ||
+    fail "Java client with the SCRAM User ($phase): $(tail -20 "$work/java.log")"
+echo "Java client in the cluster (SCRAM User java-app, SASL_SSL): 100 produced with acks=all, 100 read back at $(elapsed)"
+
 # Refusals: plaintext on each Kafka port, TLS without a client certificate on the mTLS one.
 ip=${ips[0]}
 for port in 9092 9093 9091; do
@@ -334,4 +415,4 @@ openssl verify -CAfile "$work/now-ca.crt" <(openssl x509 -in "$work/broker.pem")
 kcat -b "$(pod_ips | sed 's/$/:9093/' | paste -sd, -)" $(mtls "$work/now-ca.crt") -C -t secure-orders \
     -o beginning -e -q -m 30 >"$work/all" 2>"$work/cerr" || fail "consume after rotation: $(tail -5 "$work/cerr")"
 check_batches rot "during the CA rotation" "$work/all"
-echo "PASS: etcd over TLS (3 members, client certificates), an etcd member down with 0 records lost, secured Cluster Ready, mTLS produce/consume, plaintext refused, Topic reconciled, HTTPS admin API, rolls gated over HTTPS, CA rotated with 0 acknowledged records lost"
+echo "PASS: etcd over TLS (3 members, client certificates), an etcd member down with 0 records lost, a SCRAM User with the Java client in the cluster, secured Cluster Ready, mTLS produce/consume, plaintext refused, Topic reconciled, HTTPS admin API, rolls gated over HTTPS, CA rotated with 0 acknowledged records lost"
