@@ -55,11 +55,12 @@ EXPOSE 9092 9644
 ENTRYPOINT ["/usr/local/bin/spool-broker"]
 
 # The etcd the chart deploys for the brokers' metadata (charts/spool/templates/etcd.yaml):
-# Debian's etcd-server, the same etcd the cluster tests and scripts/run-cluster.sh run. Its data
-# directory is the volume at /var/lib/etcd; nothing else is written, so the root stays read-only.
+# Debian's etcd-server (3.4), the same etcd the cluster tests and scripts/run-cluster.sh run, and
+# etcdctl (etcd-client) for `kubectl exec` snapshots and defragmentation. Its data directory is
+# the volume at /var/lib/etcd; nothing else is written, so the root stays read-only.
 FROM runtime-base AS etcd
 RUN apt-get update -qq \
- && apt-get install -y --no-install-recommends etcd-server \
+ && apt-get install -y --no-install-recommends etcd-server etcd-client \
  && rm -rf /var/lib/apt/lists/* \
  && mkdir -p /var/lib/etcd && chown 10001:10001 /var/lib/etcd
 USER 10001:10001

@@ -9,13 +9,17 @@ namespace spool::op::api {
 
 namespace {
 
-// Derived from the Cluster (ports, pod identity and zone, volume, metadata store), so never taken
-// from spec.config.
-constexpr std::array<std::string_view, 11> operator_owned = {
+// Derived from the Cluster (ports, pod identity and zone, volume, metadata store and its TLS
+// files), so never taken from spec.config.
+constexpr std::array<std::string_view, 15> operator_owned = {
     "advertised.listeners",
     "broker.rack",
     "etcd.endpoints",
     "etcd.prefix",
+    "etcd.tls.ca.location",
+    "etcd.tls.certificate.location",
+    "etcd.tls.key.location",
+    "etcd.tls.required",
     "http.listener",
     "inter.broker.listener.name",
     "listener.security.protocol.map",

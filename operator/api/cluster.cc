@@ -47,6 +47,10 @@ cluster_spec parse_spec(const json& spec) {
                 }
             }
             s.metadata_store.etcd_prefix = get_string(*etcd, "prefix");
+            if (const json* tls = find(*etcd, "tls")) {
+                s.metadata_store.etcd_tls.ca_secret = get_string(*tls, "caSecret");
+                s.metadata_store.etcd_tls.client_secret = get_string(*tls, "clientSecret");
+            }
         }
     }
     if (const json* l = find(spec, "podAddressListener")) {
@@ -170,9 +174,20 @@ json to_json(const cluster_status& s) {
 }
 
 void apply_operator_defaults(cluster& c, const operator_defaults& defaults) {
-    if (c.spec.metadata_store.etcd_endpoints.empty()) {
-        c.spec.metadata_store.etcd_endpoints = defaults.etcd_endpoints;
+    auto& store = c.spec.metadata_store;
+    if (store.etcd_endpoints.empty()) {
+        store.etcd_endpoints = defaults.etcd_endpoints;
+        if (!defaults.etcd_endpoints.empty() && !defaults.etcd_ca_secret.empty() &&
+            !store.etcd_tls.enabled()) {
+            store.etcd_tls.ca_secret = etcd_client_secret_name(c);
+            store.etcd_tls.client_secret = etcd_client_secret_name(c);
+            store.etcd_tls.managed = true;
+        }
     }
+}
+
+std::string etcd_client_secret_name(const cluster& c) {
+    return c.meta.name + "-etcd-client";
 }
 
 std::string default_etcd_prefix(const cluster& c) {
@@ -187,6 +202,32 @@ std::string etcd_prefix(const cluster& c) {
 bool uses_etcd(const cluster& c) {
     return !c.spec.metadata_store.etcd_endpoints.empty();
 }
+
+namespace {
+
+// An https endpoint the brokers cannot verify would crash-loop them: say so on the Cluster.
+void validate_etcd_tls(const cluster& c, std::vector<std::string>& problems) {
+    const auto& store = c.spec.metadata_store;
+    size_t https = 0;
+    for (const auto& e : store.etcd_endpoints) {
+        https += e.rfind("https://", 0) == 0 ? 1 : 0;
+    }
+    if (https > 0 && !store.etcd_tls.enabled()) {
+        problems.push_back(
+            "etcd endpoints are https but spec.metadataStore.etcd.tls.caSecret names no Secret "
+            "with the CA (ca.crt) that verifies etcd's certificate");
+    }
+    if (store.etcd_tls.enabled() && https != store.etcd_endpoints.size()) {
+        problems.push_back(
+            "spec.metadataStore.etcd.tls is set but not every etcd endpoint is https");
+    }
+    if (!store.etcd_tls.client_secret.empty() && !store.etcd_tls.enabled()) {
+        problems.push_back(
+            "spec.metadataStore.etcd.tls.clientSecret needs tls.caSecret as well");
+    }
+}
+
+}  // namespace
 
 bool is_secured(const cluster& c) {
     auto on = [](const listener_security& l) {
@@ -287,6 +328,7 @@ std::vector<std::string> validate_cluster(const cluster& c) {
             "or install the chart with etcd.enabled=true",
             c.spec.replicas));
     }
+    validate_etcd_tls(c, problems);
     return problems;
 }
 

@@ -25,9 +25,28 @@ enum class anti_affinity { required, preferred, none };
 // chart deploys (the operator's --default-etcd-endpoints). Every Cluster has its own key prefix,
 // so several Clusters share one etcd. A one-broker Cluster with no etcd anywhere uses the
 // broker's embedded store (a file in its data directory); more brokers need etcd.
+//
+// An https etcd: spec.metadataStore.etcd.tls names Secrets in the Cluster's namespace, mounted
+// into the broker pods (builders/statefulset) and named by the etcd.tls.* broker keys:
+//   caSecret      key ca.crt: the CA(s) etcd's server certificate is verified against
+//   clientSecret  keys tls.crt, tls.key: the brokers' client certificate (etcd's
+//                 --client-cert-auth); empty: the brokers present none
+// For the chart's etcd (a Cluster naming no endpoints, the operator started with
+// --default-etcd-ca-secret) the operator fills both with <name>-etcd-client, a Secret it keeps
+// itself: the etcd CA and a client certificate it signs with that CA's key
+// (reconcilers/etcd_certificates.h).
+struct etcd_tls_spec {
+    std::string ca_secret;
+    std::string client_secret;
+    bool managed = false;  // the operator issues client_secret (the chart's etcd)
+
+    bool enabled() const { return !ca_secret.empty(); }
+};
+
 struct metadata_store_spec {
-    std::vector<std::string> etcd_endpoints;  // http://host:port; empty: the operator's default
+    std::vector<std::string> etcd_endpoints;  // http(s)://host:port; empty: the operator's default
     std::string etcd_prefix;                  // empty: default_etcd_prefix()
+    etcd_tls_spec etcd_tls;
 };
 
 // A second Kafka listener (name POD) advertised on each pod's own IP (status.podIP), for clients
@@ -115,8 +134,12 @@ json to_json(const cluster_status& status);
 struct operator_defaults {
     std::vector<std::string> etcd_endpoints;  // the chart's etcd; empty: none deployed
     std::string operator_namespace = {};      // NetworkPolicies let it reach the HTTP port
+    // "<namespace>/<name>" of the Secret (ca.crt, ca.key) of the chart's etcd CA; empty: the
+    // chart's etcd is plaintext (or there is none).
+    std::string etcd_ca_secret = {};
 };
 // Fills the spec fields operator_defaults covers; the reconciler calls it before validating.
+// A Cluster taking the default endpoints also takes the chart etcd's TLS (etcd_tls.managed).
 void apply_operator_defaults(cluster& c, const operator_defaults& defaults);
 
 // "/spool/<namespace>/<name>": one Cluster's keys in a shared etcd.
@@ -125,6 +148,8 @@ std::string default_etcd_prefix(const cluster& c);
 std::string etcd_prefix(const cluster& c);
 // True when the brokers keep metadata in etcd (endpoints known), false for the embedded store.
 bool uses_etcd(const cluster& c);
+// "<name>-etcd-client": the Secret the operator keeps for a Cluster on the chart's TLS etcd.
+std::string etcd_client_secret_name(const cluster& c);
 
 // Some enabled listener encrypts or authenticates: the brokers get certificates, a REPLICATION
 // listener (TLS, client certificates of the cluster CA) between them and for the operator, an

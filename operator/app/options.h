@@ -20,6 +20,8 @@ struct options {
     std::string kafka_bootstrap;  // overrides every Cluster's bootstrap address (out of cluster)
     // etcd for Clusters whose spec names none (the chart's own etcd; the flag is comma-separated).
     std::vector<std::string> default_etcd_endpoints;
+    // "<namespace>/<name>" of the default etcd's CA Secret (ca.crt, ca.key); empty: plaintext.
+    std::string default_etcd_ca_secret;
     // Every Cluster and Topic is reconciled at least this often, event or not (drift repair).
     int resync_period_seconds = 300;
     std::string log_level = "info";

@@ -91,6 +91,9 @@ std::map<std::string, std::string> broker_entries(const api::cluster& c) {
         }
         entries["etcd.endpoints"] = endpoints;
         entries["etcd.prefix"] = api::etcd_prefix(c);
+        for (auto& [key, value] : etcd_tls_entries(c)) {
+            entries[key] = std::move(value);
+        }
     }
     return entries;
 }

@@ -143,6 +143,43 @@ std::map<std::string, std::string> security_entries(const api::cluster& c) {
     return out;
 }
 
+std::map<std::string, std::string> etcd_tls_entries(const api::cluster& c) {
+    std::map<std::string, std::string> out;
+    const auto& tls = c.spec.metadata_store.etcd_tls;
+    if (!api::uses_etcd(c) || !tls.enabled()) {
+        return out;
+    }
+    auto file = [](const char* name) { return fmt::format("{}/{}", etcd_tls_mount_path, name); };
+    out["etcd.tls.ca.location"] = file(etcd_ca_file);
+    if (!tls.client_secret.empty()) {
+        out["etcd.tls.certificate.location"] = file(etcd_cert_file);
+        out["etcd.tls.key.location"] = file(etcd_key_file);
+    }
+    out["etcd.tls.required"] = "true";
+    return out;
+}
+
+json etcd_tls_volume(const api::cluster& c) {
+    const auto& tls = c.spec.metadata_store.etcd_tls;
+    if (!api::uses_etcd(c) || !tls.enabled()) {
+        return json::null();
+    }
+    auto item = [](const char* key, const char* path) {
+        return obj({{"key", str(key)}, {"path", str(path)}});
+    };
+    json sources =
+        arr({obj({{"secret", obj({{"name", str(tls.ca_secret)},
+                                  {"items", arr({item(ca_cert_key, etcd_ca_file)})}})}})});
+    if (!tls.client_secret.empty()) {
+        sources[sources.size()] =
+            obj({{"secret", obj({{"name", str(tls.client_secret)},
+                                 {"items", arr({item(tls_cert_key, etcd_cert_file),
+                                                item(tls_key_key, etcd_key_file)})}})}});
+    }
+    return obj({{"name", str(etcd_tls_volume_name)},
+                {"projected", obj({{"sources", sources}, {"defaultMode", num(0440)}})}});
+}
+
 std::string operator_bootstrap_address(const api::cluster& c) {
     if (!api::is_secured(c)) {
         return bootstrap_address(c);

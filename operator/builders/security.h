@@ -21,6 +21,13 @@ namespace spool::op::builders {
 
 inline constexpr const char* replication_listener_name = "REPLICATION";
 inline constexpr const char* internal_secure_listener_name = "INTERNAL";
+// Where the etcd TLS files are mounted (one projected volume of spec.metadataStore.etcd.tls's
+// Secrets), and their names there.
+inline constexpr const char* etcd_tls_mount_path = "/etc/spool-etcd-tls";
+inline constexpr const char* etcd_tls_volume_name = "etcd-tls";
+inline constexpr const char* etcd_ca_file = "ca.crt";
+inline constexpr const char* etcd_cert_file = "client.crt";
+inline constexpr const char* etcd_key_file = "client.key";
 // Where the broker Secret is mounted.
 inline constexpr const char* tls_mount_path = "/etc/spool-tls";
 // Keys of the broker Secret (<cluster>-broker-certs).
@@ -58,6 +65,13 @@ std::string security_protocol(const api::listener_security& l);
 // The broker.yaml keys of a secured Cluster (empty for an open one): protocol map, TLS stores,
 // SASL mechanisms, admin API, authorizer and super users. `listeners` is what is already there.
 std::map<std::string, std::string> security_entries(const api::cluster& c);
+
+// The etcd.tls.* broker keys of a Cluster whose etcd is https (empty otherwise): the mounted CA,
+// the client certificate when there is one, and etcd.tls.required.
+std::map<std::string, std::string> etcd_tls_entries(const api::cluster& c);
+// The pod volume of those files: a projected volume of the CA Secret's ca.crt and the client
+// Secret's tls.crt and tls.key. Null when the etcd is not https.
+json etcd_tls_volume(const api::cluster& c);
 
 // host:port the operator's Kafka connections use: the bootstrap Service's REPLICATION port on a
 // secured Cluster, else its kafka port.

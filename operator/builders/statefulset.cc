@@ -154,6 +154,12 @@ json broker_container(const api::cluster& c) {
                                      {"mountPath", str(tls_mount_path)},
                                      {"readOnly", boolean(true)}});
     }
+    if (json v = etcd_tls_volume(c); !v.is_null()) {
+        auto& mounts = container["volumeMounts"];
+        mounts[mounts.size()] = obj({{"name", str(etcd_tls_volume_name)},
+                                     {"mountPath", str(etcd_tls_mount_path)},
+                                     {"readOnly", boolean(true)}});
+    }
     if (command.is_null()) {
         container["args"] = args;
     } else {
@@ -191,6 +197,10 @@ json build_pod_template(const api::cluster& c) {
             obj({{"name", str("tls")},
                  {"secret", obj({{"secretName", str(broker_certs_secret_name(c))},
                                  {"defaultMode", num(0440)}})}});
+    }
+    if (json v = etcd_tls_volume(c); !v.is_null()) {
+        auto& volumes = pod_spec["volumes"];
+        volumes[volumes.size()] = std::move(v);
     }
     const auto& t = c.spec.pod_template;
     json aff = affinity(c);

@@ -2,13 +2,12 @@
 
 #include "operator/builders/common.h"
 #include "operator/builders/security.h"
-#include "operator/kube/config.h"
 #include "operator/reconcilers/cluster_context.h"
 #include "operator/reconcilers/external_hosts.h"
 #include "operator/reconcilers/pki.h"
+#include "operator/reconcilers/secret_io.h"
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <openssl/sha.h>
 
 #include <algorithm>
@@ -19,17 +18,6 @@ namespace spool::op::reconcilers {
 
 namespace {
 
-using data_map = std::map<std::string, std::string>;
-
-std::string base64(const std::string& raw) {
-    std::string out(4 * ((raw.size() + 2) / 3) + 1, '\0');
-    int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                            reinterpret_cast<const unsigned char*>(raw.data()),
-                            static_cast<int>(raw.size()));
-    out.resize(static_cast<size_t>(n));
-    return out;
-}
-
 std::string short_hash(const std::string& text) {
     unsigned char digest[SHA256_DIGEST_LENGTH];
     SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
@@ -38,62 +26,6 @@ std::string short_hash(const std::string& text) {
         out += fmt::format("{:02x}", digest[i]);
     }
     return out;
-}
-
-// A Secret as the operator last wrote it: its decoded data and annotations.
-struct stored_secret {
-    bool exists = false;
-    data_map data;
-    std::map<std::string, std::string> annotations;
-};
-
-result<stored_secret> read_secret(kube::client& api, const std::string& ns,
-                                  const std::string& name) {
-    auto got = api.get(kube::kinds::secret, ns, name);
-    if (!got) {
-        if (got.error().is_not_found()) {
-            return stored_secret{};
-        }
-        auto e = got.error();
-        e.message = fmt::format("read Secret {}: {}", name, e.message);
-        return e;
-    }
-    stored_secret out;
-    out.exists = true;
-    out.annotations = api::parse_meta(got.value()).annotations;
-    if (const json* data = find(got.value(), "data"); data && data->is_object()) {
-        for (const auto& [k, v] : data->as_object()) {
-            auto decoded = kube::base64_decode(v.as_string());
-            if (decoded) {
-                out.data[k] = decoded.value();
-            }
-        }
-    }
-    return out;
-}
-
-// Writes the Secret (server-side apply, owned by the Cluster) when its data differs.
-result<void> write_secret(kube::client& api, const api::cluster& c, const std::string& name,
-                          const stored_secret& old, const data_map& data) {
-    if (old.exists && old.data == data) {
-        return ok();
-    }
-    json encoded = json::object();
-    for (const auto& [k, v] : data) {
-        encoded[k] = str(base64(v));
-    }
-    json manifest = obj({{"apiVersion", str("v1")},
-                         {"kind", str("Secret")},
-                         {"metadata", builders::object_metadata(c, name)},
-                         {"type", str("Opaque")},
-                         {"data", encoded}});
-    auto r = api.apply(kube::kinds::secret, c.meta.namespace_, name, manifest, true);
-    if (!r) {
-        auto e = r.error();
-        e.message = fmt::format("apply Secret {}: {}", name, e.message);
-        return e;
-    }
-    return ok();
 }
 
 std::string join(const std::vector<std::string>& certs) {

@@ -11,6 +11,7 @@
 #include "operator/kube/leader_elector.h"
 #include "operator/reconcilers/certificates.h"
 #include "operator/reconcilers/cluster_context.h"
+#include "operator/reconcilers/etcd_certificates.h"
 #include "operator/reconcilers/external_hosts.h"
 #include "operator/reconcilers/manual_roll.h"
 #include "operator/reconcilers/pause.h"
@@ -50,6 +51,7 @@ const std::vector<cluster_reconciler::step>& cluster_reconciler::steps() {
     static const std::vector<step> list = {
         {"validate", &cluster_reconciler::validate},
         {"certificates", &cluster_reconciler::apply_certificates},
+        {"etcd_certificates", &cluster_reconciler::apply_etcd_certificates},
         {"config_map", &cluster_reconciler::apply_config_map},
         {"services", &cluster_reconciler::apply_services},
         {"drain", &cluster_reconciler::drain_before_shrink},
@@ -165,6 +167,23 @@ cluster_reconciler::step_outcome cluster_reconciler::apply_certificates(context&
     }
     ctx.certificates_annotation = r.value().annotation;
     ctx.operator_tls = r.value().operator_tls;
+    return {};
+}
+
+cluster_reconciler::step_outcome cluster_reconciler::apply_etcd_certificates(context& ctx) {
+    const auto& c = ctx.cluster;
+    if (!api::uses_etcd(c) || !c.spec.metadata_store.etcd_tls.managed) {
+        return {};
+    }
+    auto r = reconcile_etcd_client_certificate(_api, c, _defaults.etcd_ca_secret, _now());
+    if (!r) {
+        auto e = r.error();
+        return {step_outcome::kind::fail, 0ms, status::reason_for_error(e.http_status, e.reason),
+                "etcd certificates: " + e.message, e};
+    }
+    if (!r.value().empty()) {
+        _events.normal(kube::kinds::cluster, c.meta, "Certificates", r.value());
+    }
     return {};
 }
 

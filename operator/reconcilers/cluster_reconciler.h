@@ -100,6 +100,7 @@ private:
 
     step_outcome validate(context& ctx);
     step_outcome apply_certificates(context& ctx);
+    step_outcome apply_etcd_certificates(context& ctx);
     step_outcome apply_config_map(context& ctx);
     step_outcome apply_services(context& ctx);
     step_outcome drain_before_shrink(context& ctx);

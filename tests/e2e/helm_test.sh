@@ -2,10 +2,12 @@
 # The Helm chart (charts/spool) against the real kube-apiserver of the e2e fixture:
 #   helm_test.sh lint      SRC            helm lint --strict; the chart's CRDs equal crds/
 #   helm_test.sh template  SRC CP_DIR     helm template, then a server-side dry-run apply of every
-#                                         object (the API server validates schemas and admission)
+#                                         object (the API server validates schemas and admission);
+#                                         a 3-member etcd: peers, PDB, every member's endpoint
 #   helm_test.sh install   SRC CP_DIR     helm install: CRDs, Deployment, ServiceAccount, RBAC
 #                                         exist as rendered and grant what the operator needs;
-#                                         helm uninstall removes them again
+#                                         the etcd CA survives helm upgrade; helm uninstall
+#                                         removes them again
 # helm comes from scripts/peers/fetch-helm.sh (built from the Go module proxy, cached). No kubelet
 # runs, so the operator's pods never start: the test asserts the objects, not running pods.
 set -euo pipefail
@@ -38,6 +40,8 @@ case $mode in
 lint)
     "$helm" lint --strict "$chart"
     "$helm" lint --strict "$chart" --set watchNamespace=team-a --set applyCRDs=false
+    "$helm" lint --strict "$chart" --set etcd.replicas=3 --set networkPolicy.enabled=true
+    "$helm" lint --strict "$chart" --set etcd.tls.enabled=false
     # Values platform teams expect: a parent chart's global registry and pull secrets, an
     # existing ServiceAccount, a PriorityClass, the security contexts.
     "$helm" template r "$chart" --namespace team-a --kube-version v1.37.0 \
@@ -70,7 +74,8 @@ print("v%s.%s.0" % (v["major"], v["minor"].rstrip("+")))')
     kc create namespace "$ns" >/dev/null
     trap 'kc delete namespace "$ns" --wait=false >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
     # The second set also renders the chart's NetworkPolicies (operator, etcd).
-    for values in "" "--set watchNamespace=$ns --set applyCRDs=false --set networkPolicy.enabled=true"; do
+    for values in "" "--set watchNamespace=$ns --set applyCRDs=false --set networkPolicy.enabled=true" \
+                  "--set etcd.replicas=3 --set networkPolicy.enabled=true"; do
         # shellcheck disable=SC2086
         "$helm" template "$(unique t)" "$chart" --namespace "$ns" --include-crds \
             --kube-version "$server_version" $values \
@@ -83,6 +88,21 @@ print("v%s.%s.0" % (v["major"], v["minor"].rstrip("+")))')
         expect_eq "objects accepted by the API server (dry run, values: ${values:-defaults})" \
             "$applied" "$kinds"
     done
+    # The last set (3 etcd members): peers over TLS from the stable names, every member an
+    # endpoint of the operator's default, a PDB, and the peer port open to the members only.
+    r=$tmp/rendered.yaml
+    grep -q -- "--initial-cluster=t-[^=]*-etcd-0=https://[^,]*-etcd-0\.[^,]*:2380,.*-etcd-1=https.*-etcd-2=https" "$r" ||
+        fail "3-member etcd: no --initial-cluster of three https peers"
+    grep -q -- "--peer-client-cert-auth" "$r" || fail "3-member etcd: peers do not require certificates"
+    grep -q -- "--client-cert-auth" "$r" || fail "etcd: clients do not require certificates"
+    expect_eq "operator's default etcd endpoints (3 members, https)" \
+        "$(grep -o -- '--default-etcd-endpoints=[^ ]*' "$r" | tr ',' '\n' | grep -c '^.*https://.*-etcd-[0-2]\.')" 3
+    grep -q -- "--default-etcd-ca-secret=$ns/" "$r" || fail "the operator is not given the etcd CA Secret"
+    expect_eq "etcd PodDisruptionBudget (maxUnavailable 1)" \
+        "$(grep -A12 '^kind: PodDisruptionBudget' "$r" | grep -c 'maxUnavailable: 1')" 1
+    expect_eq "etcd NetworkPolicy: client, peer and metrics ports" \
+        "$(sed -n '/^kind: NetworkPolicy/,/^---/p' "$r" | grep -oE 'port: 23[78][0-9]' | sort | paste -sd' ')" \
+        "port: 2379 port: 2380 port: 2381"
     # The dry run wrote nothing.
     expect_eq "deployments after the dry run" "$(kc get deploy -n "$ns" -o name | wc -l)" 0
     ;;
@@ -111,6 +131,16 @@ install)
     kc get clusterrole "$full" >/dev/null
     kc get clusterrolebinding "$full" >/dev/null
     kc get role "$full-leader-election" -n "$ns" >/dev/null
+    # The etcd CA is made once: an upgrade (re-render) keeps it and re-signs the server
+    # certificate with it.
+    etcd_ca() { kc get secret "$release-etcd-tls" -n "$ns" -o jsonpath='{.data.ca\.crt}' | sha256sum | cut -c1-16; }
+    ca_before=$(etcd_ca)
+    kc get secret "$release-etcd-tls" -n "$ns" -o jsonpath='{.data.ca\.key}' | grep -q . ||
+        fail "no etcd CA (ca.key) in Secret $release-etcd-tls"
+    hm upgrade "$release" "$chart" -n "$ns" --reuse-values --timeout 120s >/dev/null
+    expect_eq "etcd CA unchanged by helm upgrade" "$(etcd_ca)" "$ca_before"
+    expect_eq "serviceaccount may get the etcd CA Secret" \
+        "$(kc auth can-i get "secrets/$release-etcd-tls" -n "$ns" --as "system:serviceaccount:$ns:$full" || true)" yes
     echo "ok: ServiceAccount, Service, ClusterRole(+Binding), leader-election Role exist"
     # The RBAC grants what the reconcilers do, checked by the API server's own authorizer.
     sa=system:serviceaccount:$ns:$full

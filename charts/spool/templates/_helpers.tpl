@@ -70,3 +70,21 @@ any: true
 app.kubernetes.io/name: spool-etcd
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
+{{/* The Secret of the chart etcd's CA and server/peer certificate (etcd.tls.enabled). */}}
+{{- define "spool.etcdTlsSecret" -}}
+{{- printf "%s-tls" (include "spool.etcdName" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{/* The chart etcd's client URLs, comma-separated: every member's stable name. */}}
+{{- define "spool.etcdEndpoints" -}}
+{{- $etcd := include "spool.etcdName" . -}}
+{{- $scheme := ternary "https" "http" .Values.etcd.tls.enabled -}}
+{{- if gt (int .Values.etcd.replicas) 1 -}}
+{{- $urls := list -}}
+{{- range $i := until (int .Values.etcd.replicas) -}}
+{{- $urls = append $urls (printf "%s://%s-%d.%s.%s.svc:2379" $scheme $etcd $i $etcd $.Release.Namespace) -}}
+{{- end -}}
+{{- join "," $urls -}}
+{{- else -}}
+{{- printf "%s://%s.%s.svc:2379" $scheme $etcd .Release.Namespace -}}
+{{- end -}}
+{{- end -}}

@@ -68,6 +68,55 @@ TEST(cluster_api, test_endpoints_in_the_spec_win_over_the_operators_default) {
               std::vector<std::string>{"http://external:2379"});
 }
 
+TEST(cluster_api, test_the_chart_etcds_tls_comes_with_its_endpoints_and_only_with_them) {
+    auto c = parse_cluster(parse(R"({"metadata":{"name":"a","namespace":"ns"},"spec":{}})"));
+    ASSERT_TRUE(c.has_value());
+    apply_operator_defaults(c.value(), {{"https://chart-etcd:2379"}, "spool", "spool/etcd-tls"});
+    const auto& tls = c.value().spec.metadata_store.etcd_tls;
+    EXPECT_TRUE(tls.managed);
+    EXPECT_EQ(tls.ca_secret, "a-etcd-client");
+    EXPECT_EQ(tls.client_secret, "a-etcd-client");
+    EXPECT_TRUE(validate_cluster(c.value()).empty());
+
+    // A Cluster naming its own etcd keeps its own TLS (here: none, an http etcd).
+    auto own = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{
+        "metadataStore":{"etcd":{"endpoints":["http://external:2379"]}}}})"));
+    apply_operator_defaults(own.value(), {{"https://chart-etcd:2379"}, "spool", "spool/etcd-tls"});
+    EXPECT_FALSE(own.value().spec.metadata_store.etcd_tls.enabled());
+    EXPECT_TRUE(validate_cluster(own.value()).empty());
+}
+
+TEST(cluster_api, test_an_https_etcd_needs_a_ca_secret_and_tls_needs_https) {
+    auto c = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{
+        "metadataStore":{"etcd":{"endpoints":["https://e1:2379"]}}}})"));
+    ASSERT_TRUE(c.has_value());
+    auto problems = validate_cluster(c.value());
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_NE(problems[0].find("tls.caSecret"), std::string::npos) << problems[0];
+
+    auto with = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{
+        "metadataStore":{"etcd":{"endpoints":["https://e1:2379"],
+                                 "tls":{"caSecret":"ca","clientSecret":"client"}}}}})"));
+    ASSERT_TRUE(with.has_value());
+    EXPECT_EQ(with.value().spec.metadata_store.etcd_tls.ca_secret, "ca");
+    EXPECT_EQ(with.value().spec.metadata_store.etcd_tls.client_secret, "client");
+    EXPECT_FALSE(with.value().spec.metadata_store.etcd_tls.managed);
+    EXPECT_TRUE(validate_cluster(with.value()).empty());
+
+    auto mixed = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{
+        "metadataStore":{"etcd":{"endpoints":["https://e1:2379","http://e2:2379"],
+                                 "tls":{"caSecret":"ca"}}}}})"));
+    problems = validate_cluster(mixed.value());
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_NE(problems[0].find("not every etcd endpoint is https"), std::string::npos);
+
+    auto client_only = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{"replicas":1,
+        "metadataStore":{"etcd":{"tls":{"clientSecret":"client"}}}}})"));
+    problems = validate_cluster(client_only.value());
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_NE(problems[0].find("needs tls.caSecret"), std::string::npos);
+}
+
 TEST(cluster_api, test_one_broker_without_an_etcd_uses_the_embedded_store) {
     auto c = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{"replicas":1}})"));
     ASSERT_TRUE(c.has_value());
@@ -148,7 +197,8 @@ TEST(cluster_api, test_config_keys_follow_the_brokers_property_table) {
     for (std::string_view owned :
          {"advertised.listeners", "etcd.endpoints", "etcd.prefix", "http.listener",
           "inter.broker.listener.name", "listener.security.protocol.map", "listeners", "log.dirs",
-          "metadata.store", "node.id"}) {
+          "metadata.store", "node.id", "etcd.tls.ca.location", "etcd.tls.certificate.location",
+          "etcd.tls.key.location", "etcd.tls.required"}) {
         EXPECT_TRUE(is_operator_owned_broker_config_key(owned)) << owned;
         EXPECT_TRUE(broker::config::find_broker_property(owned) != nullptr) << owned;
     }

@@ -89,6 +89,10 @@ TEST(builders_golden, test_loadbalancer_cluster_builds_the_golden_manifests) {
 TEST(builders_golden, test_secure_cluster_builds_the_golden_manifests) {
     check_golden("secure");
 }
+// An external https etcd: its CA and client Secrets mounted, etcd.tls.* in broker.yaml.
+TEST(builders_golden, test_etcd_tls_cluster_builds_the_golden_manifests) {
+    check_golden("etcd_tls");
+}
 
 TEST(builders, test_a_cluster_without_a_security_section_is_secured_by_default) {
     auto j = parse_json(R"({"metadata": {"name": "demo", "namespace": "ns"}, "spec": {}})");

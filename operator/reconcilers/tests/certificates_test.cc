@@ -69,15 +69,7 @@ struct certificates_test : ::testing::Test {
     }
 
     std::string secret(const std::string& name, const std::string& key) {
-        auto s = api.object(kube::kinds::secret, "ns", name);
-        if (!s) {
-            return {};
-        }
-        const json* data = find(*s, "data");
-        if (!data || !data->has_field(key)) {
-            return {};
-        }
-        return kube::base64_decode(data->at(key).as_string()).value();
+        return testing::secret_value(api, "ns", name, key);
     }
     std::string broker_cert() {
         return pki::split_certificates(secret("demo-broker-certs", "broker.pem")).front();

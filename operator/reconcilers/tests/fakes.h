@@ -11,9 +11,12 @@
 // Metadata, `ongoing` for ListPartitionReassignments (AlterPartitionReassignments appends its
 // moves there and to `submitted`; the test clears `ongoing` to finish them), and a count of
 // ElectLeaders calls. `refuse_reassignment` makes AlterPartitionReassignments fail.
-// cluster_object: a Cluster to put into the fake API server.
+// cluster_object: a Cluster to put into the fake API server; secret_value: a Secret's decoded
+// value there.
 
 #include "operator/api/json.h"
+#include "operator/kube/config.h"
+#include "operator/kube/testing/fake_client.h"
 #include "operator/reconcilers/admin_client.h"
 #include "operator/reconcilers/broker_health.h"
 
@@ -31,6 +34,18 @@ namespace spool::op::reconcilers::testing {
 inline json plaintext_security() {
     return obj({{"listeners", obj({{"internal", obj({{"tls", boolean(false)},
                                                      {"authentication", str("none")}})}})}});
+}
+
+// The decoded value of `key` in the Secret ns/name; empty when either is missing.
+inline std::string secret_value(kube::testing::fake_client& api, const std::string& ns,
+                                const std::string& name, const std::string& key) {
+    auto s = api.object(kube::kinds::secret, ns, name);
+    const json* data = s ? find(*s, "data") : nullptr;
+    if (!data || !data->has_field(key)) {
+        return {};
+    }
+    auto decoded = kube::base64_decode(data->at(key).as_string());
+    return decoded ? decoded.value() : std::string();
 }
 
 // The Cluster "demo" in namespace "ns" with `replicas` brokers on an external etcd, plaintext.
