@@ -160,7 +160,8 @@ TEST_F(partition_test, test_a_consumer_reads_from_a_follower_only_with_client_me
     follower->apply(assignment(1, 4, {1, 2}, 0, {1, 2}));
     ASSERT_EQ(follower->role(), partition_role::follower);
     ASSERT_TRUE(follower->truncated(model::offset(0)));
-    produce(*leader, 5, 1);
+    produce(*leader, 3, 1);
+    produce(*leader, 2, 1);
     auto bytes = read_all(*leader, model::offset(0));
     ASSERT_TRUE(follower->append_from_leader(bytes));
     follower->follow_high_watermark(model::offset(3));

@@ -349,6 +349,24 @@ std::string env_field(const json& container, const std::string& name) {
     return "<none>";
 }
 
+// Zones: the broker's rack is its pod's zone label (Kubernetes copies the node's onto the pod),
+// and consumers in a zone are sent to a replica there, unless spec.config picks the selector.
+TEST(builders_zones, test_broker_rack_is_the_pods_zone_and_the_rack_aware_selector_is_on) {
+    auto c = load_cluster("minimal");
+    json broker = broker_of(build_statefulset(c));
+    EXPECT_EQ(env_field(broker, "BROKER_RACK"), "metadata.labels['topology.kubernetes.io/zone']");
+    bool passed = false;
+    for (const auto& a : broker.at("args").as_array()) {
+        passed = passed || a.as_string() == "--override=broker.rack=$(BROKER_RACK)";
+    }
+    EXPECT_TRUE(passed) << broker.at("args").serialize();
+    const std::string selector =
+        R"(replica.selector.class: "org.apache.kafka.common.replica.RackAwareReplicaSelector")";
+    EXPECT_TRUE(has_line(render_broker_config(c), selector)) << render_broker_config(c);
+    c.spec.config["replica.selector.class"] = "";
+    EXPECT_TRUE(has_line(render_broker_config(c), R"(replica.selector.class: "")"));
+}
+
 // NodePort: broker N is reached at <node IP>:<nodePortBase + N> through its own Service.
 TEST(builders_external, test_node_port_listener_per_broker_service_and_advertised_address) {
     auto c = load_cluster("overrides");
@@ -380,7 +398,8 @@ TEST(builders_external, test_node_port_listener_per_broker_service_and_advertise
     ASSERT_EQ(broker.at("command").at(0).as_string(), "/bin/sh");
     std::string script = broker.at("command").at(2).as_string();
     EXPECT_NE(script.find("exec /usr/local/bin/spool-broker --config=/etc/spool/broker.yaml "
-                          "--override=node.id=$NODE_ID \"--override=advertised.listeners="
+                          "--override=node.id=$NODE_ID \"--override=broker.rack=$BROKER_RACK\" "
+                          "\"--override=advertised.listeners="
                           "PLAINTEXT://$POD_NAME.edge-brokers.$POD_NAMESPACE.svc:9092,"
                           "POD://$POD_IP:9093,EXTERNAL://$EXTERNAL_HOST:$$((31090 + NODE_ID))\""),
               std::string::npos)
