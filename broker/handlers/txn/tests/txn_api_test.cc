@@ -140,8 +140,10 @@ protected:
         }
         return out;
     }
-    int16_t end(const std::string& id, int64_t pid, int16_t epoch, bool commit,
-                int16_t version = 3) {
+    // EndTxn at `version` (v5: transaction.version 2, which answers the producer id and epoch
+    // to go on with); error -1 when no answer came.
+    pr::end_txn_response end_call(const std::string& id, int64_t pid, int16_t epoch, bool commit,
+                                  int16_t version) {
         kafka_client c(broker->port());
         pr::end_txn_request req;
         req.transactional_id = id;
@@ -150,20 +152,16 @@ protected:
         req.committed = commit;
         auto resp = c.call<pr::end_txn_request, pr::end_txn_response>(version, req);
         EXPECT_TRUE(resp);
-        return resp ? resp->error_code : int16_t{-1};
+        pr::end_txn_response none_came;
+        none_came.error_code = -1;
+        return resp.value_or(none_came);
     }
-
-    // EndTxn v5 (transaction.version 2): error, and the producer id and epoch to go on with.
+    int16_t end(const std::string& id, int64_t pid, int16_t epoch, bool commit,
+                int16_t version = 3) {
+        return end_call(id, pid, epoch, commit, version).error_code;
+    }
     pr::end_txn_response end_v5(const std::string& id, int64_t pid, int16_t epoch, bool commit) {
-        kafka_client c(broker->port());
-        pr::end_txn_request req;
-        req.transactional_id = id;
-        req.producer_id = pid;
-        req.producer_epoch = epoch;
-        req.committed = commit;
-        auto resp = c.call<pr::end_txn_request, pr::end_txn_response>(5, req);
-        EXPECT_TRUE(resp);
-        return resp.value_or(pr::end_txn_response{});
+        return end_call(id, pid, epoch, commit, 5);
     }
 
     int16_t add_offsets(const std::string& id, int64_t pid, int16_t epoch,
