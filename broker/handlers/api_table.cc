@@ -21,7 +21,7 @@ using protocol::api_key;
 // advertise must be implemented, so each row is a contiguous range the handler fully serves.
 const std::vector<api_entry>& table() {
     static const std::vector<api_entry> rows = {
-        {api_key::produce, 0, 11, 3, handle_produce},
+        {api_key::produce, 0, 12, 3, handle_produce},
         {api_key::fetch, 4, 13, 4, handle_fetch},
         {api_key::list_offsets, 0, 10, 0, handle_list_offsets},
         {api_key::metadata, 0, 12, 0, handle_metadata},
@@ -60,12 +60,11 @@ const std::vector<api_entry>& table() {
          handle_describe_user_scram_credentials},
         {api_key::alter_user_scram_credentials, 0, 0, 0, handle_alter_user_scram_credentials},
         {api_key::describe_client_quotas, 0, 1, 0, handle_describe_client_quotas},
-        // Transaction protocol v1 (the transaction.version feature is not advertised, so
-        // clients add partitions with AddPartitionsToTxn and end with EndTxn; KIP-890 part 2's
-        // EndTxn v5 fields answer -1).
+        // Produce v12, TxnOffsetCommit v5 and EndTxn v5 are transaction.version 2's (KIP-890
+        // part 2); ApiVersions advertises them only when spool.transaction.version is 2.
         {api_key::add_partitions_to_txn, 0, 5, 0, txn::handle_add_partitions_to_txn},
         {api_key::add_offsets_to_txn, 0, 4, 0, txn::handle_add_offsets_to_txn},
-        {api_key::txn_offset_commit, 0, 4, 0, txn::handle_txn_offset_commit},
+        {api_key::txn_offset_commit, 0, 5, 0, txn::handle_txn_offset_commit},
         {api_key::end_txn, 0, 5, 0, txn::handle_end_txn},
         {api_key::describe_transactions, 0, 0, 0, txn::handle_describe_transactions},
         {api_key::list_transactions, 0, 1, 0, txn::handle_list_transactions},

@@ -3,24 +3,61 @@
 #include "broker/handlers/api_table.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
+#include "broker/handlers/services.h"
+
+#include <algorithm>
 
 namespace spool::broker::handlers {
 
 namespace {
 
-protocol::api_versions_response full_list() {
+using protocol::api_key;
+
+// The versions that are KIP-890 part 2 (Kafka's TransactionVersion: a client on transaction
+// version 2 sends Produce v12+, TxnOffsetCommit v5+ and EndTxn v5+, and the broker reads those
+// versions as TV2 requests). Below transaction.version 2 they are not advertised.
+int16_t capped(api_key key, int16_t max_version, int32_t transaction_version) {
+    if (transaction_version >= 2) {
+        return max_version;
+    }
+    switch (key) {
+        case api_key::produce:
+            return std::min<int16_t>(max_version, 11);
+        case api_key::txn_offset_commit:
+        case api_key::end_txn:
+            return std::min<int16_t>(max_version, 4);
+        default:
+            return max_version;
+    }
+}
+
+protocol::api_versions_response full_list(int32_t transaction_version) {
     protocol::api_versions_response resp;
     for (const auto& e : supported_apis()) {
-        resp.api_keys.push_back({static_cast<int16_t>(e.key), e.min_version, e.max_version, {}});
+        resp.api_keys.push_back({static_cast<int16_t>(e.key), e.min_version,
+                                 capped(e.key, e.max_version, transaction_version), {}});
     }
-    // No SupportedFeatures / FinalizedFeatures: without a finalized transaction.version the
-    // Java 4.x producer stays on the classic transaction protocol.
+    // Kafka's feature transaction.version (levels 0-2 supported). The Java 4.x producer reads
+    // the finalized level at initTransactions/beginTransaction: 2 or more switches it to
+    // KIP-890 part 2. Kafka lists a finalized feature only above level 0. The epoch only has to
+    // be at least the client's initial -1 and never go down: the level changes with a restart.
+    resp.supported_features.push_back({"transaction.version", 0, 2, {}});
+    if (transaction_version > 0) {
+        resp.finalized_features.push_back(
+            {"transaction.version", static_cast<int16_t>(transaction_version),
+             static_cast<int16_t>(transaction_version), {}});
+    }
+    resp.finalized_features_epoch = 1;
     return resp;
+}
+
+int32_t transaction_version(const services& svc) {
+    return svc.config.get(config::keys::spool_transaction_version);
 }
 
 boost::asio::awaitable<protocol::api_versions_response> run(request_ctx& ctx,
                                                             protocol::api_versions_request& req) {
-    co_return full_list();
+    co_return full_list(transaction_version(ctx.svc));
 }
 
 }  // namespace
@@ -29,8 +66,8 @@ handler_result handle_api_versions(request_ctx& ctx) {
     return typed_handler<protocol::api_versions_request, protocol::api_versions_response, run>(ctx);
 }
 
-net::handled unsupported_api_versions(int32_t correlation_id) {
-    auto resp = full_list();
+net::handled unsupported_api_versions(const services& svc, int32_t correlation_id) {
+    auto resp = full_list(transaction_version(svc));
     resp.error_code = code(protocol::error_code::unsupported_version);
     auto enc = protocol::encode_response(correlation_id, 0, resp);
     net::handled h;

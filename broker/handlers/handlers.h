@@ -41,6 +41,7 @@ handler_result handle_describe_producers(request_ctx& ctx);
 
 // The ApiVersions answer to a version the broker does not speak: v0 encoding, error 35 and the
 // full API list (KIP-511), so the client can retry with a version both sides know.
-net::handled unsupported_api_versions(int32_t correlation_id);
+struct services;
+net::handled unsupported_api_versions(const services& svc, int32_t correlation_id);
 
 }  // namespace spool::broker::handlers

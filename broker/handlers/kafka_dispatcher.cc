@@ -94,7 +94,7 @@ boost::asio::awaitable<net::handled> kafka_dispatcher::run(net::request_context&
     int16_t v = req.version();
     if (api->key == protocol::api_key::api_versions && (v < 0 || v > api->max_version)) {
         summary.error = true;  // UNSUPPORTED_VERSION
-        co_return unsupported_api_versions(req.header.correlation_id);
+        co_return unsupported_api_versions(_svc, req.header.correlation_id);
     }
     if (v < api->accept_min || v > api->max_version) {
         log::get("kafka")->debug("connection {}: {} v{} is not supported, closing",

@@ -327,6 +327,9 @@ boost::asio::awaitable<void> verify_transaction(
     }
     verify_request req;
     req.transactional_id = transactional_id;
+    // Produce v12+ is transaction.version 2: the leader adds the partition on the producer's
+    // behalf (KIP-890 part 2) where v11 and below only verify it.
+    req.add = ctx.version() >= 12;
     std::vector<append_item*> asked;
     for (const auto& item : items) {
         if (item->txn_pid >= 0 && item->out->error_code == 0 && item->guard.value_or(0) != 0) {
@@ -460,8 +463,11 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
         resp.node_endpoints =
             hints.endpoints<response::node_endpoint>(svc, *snap, ctx.net.connection().listener);
     }
+    // A v12+ transactional write is added to its transaction here whatever the verification
+    // setting: a TV2 producer sends no AddPartitionsToTxn.
     if (txn_records && !txn_denied && svc.txn_verifier != nullptr &&
-        svc.config.get(config::keys::transaction_partition_verification_enable) &&
+        (svc.config.get(config::keys::transaction_partition_verification_enable) ||
+         ctx.version() >= 12) &&
         !items.empty()) {
         if (!find_txn_producers(items)) {
             for (auto& item : items) {

@@ -89,7 +89,8 @@ result<sequence_check> producer_state::check(const batch_info& b, const txn_mark
         const verification_entry* v = vit == _verifying.end() ? nullptr : &vit->second;
         // Kafka's UnifiedLog.analyzeAndValidateProducerState: "Record was not part of an ongoing
         // transaction" unless the coordinator vouched for this entry.
-        if (guard && b.is_transactional() && !open && (v == nullptr || *guard != v->guard)) {
+        const bool open_here = open && epoch && *epoch == b.producer_epoch;
+        if (guard && b.is_transactional() && !open_here && (v == nullptr || *guard != v->guard)) {
             return make_error_code(errc::invalid_txn_state);
         }
     }
@@ -202,7 +203,11 @@ void producer_state::truncate_head(model::offset log_start) {
 
 uint64_t producer_state::start_verification(model::producer_id pid, model::sequence seq,
                                             model::producer_epoch epoch, model::timestamp now) {
-    if (const auto* e = find(pid); e && e->current_txn_first_offset.value() >= 0) {
+    // Kafka's hasOngoingTransaction(producerId, producerEpoch): a transaction open under an
+    // older epoch is not this one (a TV2 producer bumps its epoch at every EndTxn and may write
+    // its next transaction before the previous one's marker lands here).
+    if (const auto* e = find(pid);
+        e && e->current_txn_first_offset.value() >= 0 && e->epoch == epoch) {
         return 0;
     }
     auto [it, created] = _verifying.try_emplace(pid);

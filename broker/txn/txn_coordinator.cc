@@ -4,6 +4,8 @@
 #include "broker/txn/record_codec.h"
 #include "common/log.h"
 
+#include <algorithm>
+
 namespace spool::broker::txn {
 
 namespace {
@@ -25,6 +27,12 @@ std::error_code append_error(std::error_code ec) {
         return make_error_code(errc::not_coordinator);
     }
     return make_error_code(errc::coordinator_not_available);
+}
+
+// A TV2 producer told its next producer id (EndTxn on an exhausted epoch) that asks before
+// Complete* moved the id to it: the transaction it ended is still being completed.
+bool rotating_to(const txn_metadata& m, int64_t producer_id) {
+    return producer_id >= 0 && m.next_producer_id == producer_id && is_prepare(m.state);
 }
 
 }  // namespace
@@ -144,6 +152,9 @@ std::error_code txn_coordinator::check(const txn_ref& ref, entry*& out, bool str
         return make_error_code(errc::not_coordinator);
     }
     auto it = _txns.find(ref.transactional_id);
+    if (it != _txns.end() && rotating_to(it->second.meta, ref.producer_id)) {
+        return make_error_code(errc::concurrent_transactions);
+    }
     if (it == _txns.end() || it->second.meta.producer_id != ref.producer_id) {
         return make_error_code(errc::invalid_producer_id_mapping);
     }
@@ -260,7 +271,7 @@ void txn_coordinator::fence_and_abort(entry& e, error_callback done) {
 }
 
 void txn_coordinator::add_partitions(txn_ref ref, std::vector<txn_partition> partitions,
-                                     error_callback done) {
+                                     error_callback done, int16_t client_txn_version) {
     entry* e = nullptr;
     if (auto ec = check(ref, e, true)) {
         return done(ec);
@@ -276,6 +287,9 @@ void txn_coordinator::add_partitions(txn_ref ref, std::vector<txn_partition> par
     }
     if (m.state != txn_state::ongoing) {
         next.start_ms = now_ms();
+        next.client_txn_version = client_txn_version;
+    } else {
+        next.client_txn_version = std::max(m.client_txn_version, client_txn_version);
     }
     next.state = txn_state::ongoing;
     next.last_update_ms = now_ms();
@@ -299,6 +313,9 @@ txn_coordinator::verify_result txn_coordinator::verify_partitions(
         return fail(errc::not_coordinator);
     }
     auto it = _txns.find(ref.transactional_id);
+    if (it != _txns.end() && rotating_to(it->second.meta, ref.producer_id)) {
+        return fail(errc::concurrent_transactions);
+    }
     if (it == _txns.end() || it->second.meta.producer_id != ref.producer_id) {
         return fail(errc::invalid_producer_id_mapping);
     }
@@ -353,12 +370,139 @@ void txn_coordinator::end_txn(txn_ref ref, bool commit, error_callback done) {
     });
 }
 
+void txn_coordinator::end_txn(end_request req, std::function<void(end_result)> done) {
+    if (req.client_txn_version < txn_version_epoch_bump) {
+        end_txn(std::move(req.ref), req.commit,
+                [done = std::move(done)](std::error_code ec) { done(end_result{ec}); });
+        return;
+    }
+    // Kafka's TransactionCoordinator.endTransaction for a TV2 client: the same epoch ends the
+    // transaction, the epoch before the bump (or the exhausted one of the previous producer id)
+    // is a retry of an end already decided.
+    const txn_ref& ref = req.ref;
+    auto fail = [&done](errc e) { done(end_result{make_error_code(e)}); };
+    if (ref.transactional_id.empty()) {
+        return fail(errc::invalid_request);
+    }
+    if (!_loaded) {
+        return fail(errc::not_coordinator);
+    }
+    auto it = _txns.find(ref.transactional_id);
+    if (it == _txns.end()) {
+        return fail(errc::invalid_producer_id_mapping);
+    }
+    entry& e = it->second;
+    const txn_metadata& m = e.meta;
+    const bool bumped = m.client_txn_version >= txn_version_epoch_bump;
+    const bool retry_on_overflow = bumped && m.previous_producer_id == ref.producer_id &&
+                                   ref.producer_epoch == INT16_MAX - 1 && m.producer_epoch == 0;
+    const bool retry_on_bump = bumped && m.producer_id == ref.producer_id &&
+                               m.producer_epoch == ref.producer_epoch + 1;
+    const bool same_epoch = ref.producer_epoch == m.producer_epoch;
+    if (rotating_to(m, ref.producer_id)) {
+        return fail(errc::concurrent_transactions);
+    }
+    if (m.producer_id != ref.producer_id && !retry_on_overflow) {
+        return fail(errc::invalid_producer_id_mapping);
+    }
+    bool valid = false;
+    switch (m.state) {
+        case txn_state::ongoing:
+        case txn_state::empty:
+            valid = same_epoch;
+            break;
+        case txn_state::prepare_commit:
+        case txn_state::prepare_abort:
+            valid = retry_on_bump;
+            break;
+        case txn_state::complete_commit:
+        case txn_state::complete_abort:
+            valid = retry_on_bump || retry_on_overflow || same_epoch;
+            break;
+        default:
+            break;
+    }
+    if (!valid) {
+        return fail(errc::producer_fenced);
+    }
+    if (e.pending) {
+        return fail(errc::concurrent_transactions);
+    }
+    const bool retry = retry_on_bump || retry_on_overflow;
+    const end_result current{{}, m.producer_id, m.producer_epoch};
+    switch (m.state) {
+        case txn_state::ongoing:
+            return prepare_v2(e, req, std::move(done));
+        case txn_state::empty:
+            // The abort of a transaction whose produce may not have reached its leader: the
+            // bump fences such a write. Nothing to commit is an invalid commit (Kafka).
+            return req.commit ? fail(errc::invalid_txn_state) : prepare_v2(e, req, std::move(done));
+        case txn_state::complete_commit:
+        case txn_state::complete_abort: {
+            const bool committed = m.state == txn_state::complete_commit;
+            if (retry) {
+                return req.commit == committed ? done(current) : fail(errc::invalid_txn_state);
+            }
+            return req.commit ? fail(errc::invalid_txn_state) : prepare_v2(e, req, std::move(done));
+        }
+        case txn_state::prepare_commit:
+            return fail(req.commit ? errc::concurrent_transactions : errc::invalid_txn_state);
+        case txn_state::prepare_abort:
+            return fail(req.commit ? errc::invalid_txn_state : errc::concurrent_transactions);
+        default:
+            return fail(errc::concurrent_transactions);
+    }
+}
+
+void txn_coordinator::prepare_v2(entry& e, const end_request& req,
+                                 std::function<void(end_result)> done) {
+    const txn_metadata& m = e.meta;
+    txn_metadata next = m;
+    if (m.epoch_exhausted()) {
+        // Kafka's isProducerEpochExhausted: the bump takes the last epoch; Complete* moves the
+        // producer to a new id.
+        if (req.fresh_producer_id < 0) {
+            return done(end_result{make_error_code(errc::coordinator_not_available)});
+        }
+        next.next_producer_id = req.fresh_producer_id;
+    }
+    if (next.producer_epoch < INT16_MAX) {
+        next.producer_epoch = static_cast<int16_t>(next.producer_epoch + 1);
+    }
+    next.last_producer_epoch = m.producer_epoch;
+    next.client_txn_version = req.client_txn_version;
+    if (m.state != txn_state::ongoing) {
+        next.partitions.clear();
+        next.start_ms = now_ms();
+    }
+    next.state = req.commit ? txn_state::prepare_commit : txn_state::prepare_abort;
+    next.last_update_ms = now_ms();
+    end_result answer{{}, next.producer_id, next.producer_epoch};
+    if (next.next_producer_id != no_producer_id) {
+        answer = end_result{{}, next.next_producer_id, 0};
+    }
+    std::string id = next.transactional_id;
+    write(std::move(next), false,
+          [this, id, answer, done = std::move(done)](std::error_code ec) {
+              done(ec ? end_result{ec} : answer);
+              if (!ec) {
+                  send_markers(id);
+              }
+          });
+}
+
 void txn_coordinator::send_markers(const std::string& transactional_id) {
     auto it = _txns.find(transactional_id);
     if (it == _txns.end() || !is_prepare(it->second.meta.state)) {
         return;
     }
     const txn_metadata& m = it->second.meta;
+    if (m.partitions.empty()) {
+        // A TV2 end with no partition added: no marker to write.
+        it->second.markers_done = true;
+        complete(transactional_id);
+        return;
+    }
     marker_request req;
     req.transactional_id = transactional_id;
     req.producer_id = m.producer_id;
@@ -398,6 +542,15 @@ void txn_coordinator::complete(const std::string& transactional_id) {
                                                          : txn_state::complete_abort;
     next.partitions.clear();
     next.last_update_ms = now_ms();
+    if (next.client_txn_version >= txn_version_epoch_bump &&
+        next.next_producer_id != no_producer_id) {
+        // TV2 epoch overflow: the markers carried the last epoch of the old id.
+        next.previous_producer_id = next.producer_id;
+        next.producer_id = next.next_producer_id;
+        next.next_producer_id = no_producer_id;
+        next.producer_epoch = 0;
+        next.last_producer_epoch = no_producer_epoch;
+    }
     write(std::move(next), false, [this, transactional_id](std::error_code ec) {
         auto it = _txns.find(transactional_id);
         if (it == _txns.end()) {

@@ -4,13 +4,20 @@
 // hash to it (txn_hash.h), their state (txn_metadata.h), its persistence as records in the
 // partition (record_codec.h) and the commit/abort markers (marker_sender.h). Kafka's
 // TransactionCoordinator + TransactionStateManager for one partition, transaction protocol v1
-// (the client adds partitions with AddPartitionsToTxn and ends with EndTxn).
+// (the client adds partitions with AddPartitionsToTxn and ends with EndTxn) and v2 (KIP-890
+// part 2: partition leaders add partitions on the producer's behalf, and every EndTxn bumps the
+// producer epoch).
 //
 //   InitProducerId  new id: Empty, epoch 0 | Empty/Complete*: epoch+1 (or a new producer id when
 //                   the epoch is exhausted) | Ongoing: fence (epoch+1, PrepareAbort, markers),
 //                   answer CONCURRENT_TRANSACTIONS, the client retries | Prepare*: CONCURRENT_
 //   AddPartitions   Empty/Complete*/Ongoing -> Ongoing (written) | Prepare*: CONCURRENT_
 //   EndTxn          Ongoing -> Prepare* (written, then answered) -> markers -> Complete* (written)
+//   EndTxn, TV2     as above with Prepare* under epoch+1 (the markers carry it, the answer
+//                   names it); an exhausted epoch moves to next_producer_id at Complete* (epoch
+//                   0). A retry (the epoch before the bump) answers the current id and epoch.
+//                   Empty/Complete* under the current epoch: an empty Prepare* with the bump
+//                   (the client cannot know whether its produce added a partition).
 //   timeouts        Ongoing past transaction.timeout.ms: fenced and aborted as above
 //   expiry          Empty/Complete* idle for transactional.id.expiration.ms: tombstone, forgotten
 //
@@ -71,6 +78,26 @@ struct txn_ref {
     int16_t producer_epoch = no_producer_epoch;
 };
 
+// transaction.version as a client uses it: 2 bumps the epoch at every EndTxn (EndTxn v5+) and
+// lets partition leaders add partitions (Produce v12+, TxnOffsetCommit v5+).
+inline constexpr int16_t txn_version_epoch_bump = 2;
+
+struct end_request {
+    txn_ref ref;
+    bool commit = false;
+    int16_t client_txn_version = 0;
+    // A producer id drawn by the caller for a TV2 EndTxn whose bumped epoch exhausts the current
+    // one (the caller draws it when the producer's epoch is INT16_MAX - 1 or more).
+    int64_t fresh_producer_id = no_producer_id;
+};
+
+// The producer id and epoch the client continues with (TV2: after the bump or the rotation).
+struct end_result {
+    std::error_code error;
+    int64_t producer_id = no_producer_id;
+    int16_t producer_epoch = no_producer_epoch;
+};
+
 class txn_coordinator {
 public:
     using error_callback = std::function<void(std::error_code)>;
@@ -93,12 +120,16 @@ public:
     [[nodiscard]] int32_t partition() const { return _partition; }
 
     void init_producer_id(init_request req, std::function<void(init_result)> done);
-    void add_partitions(txn_ref ref, std::vector<txn_partition> partitions, error_callback done);
+    // client_txn_version: 2 when a partition leader adds on a TV2 producer's behalf; recorded
+    // with the transaction it starts.
+    void add_partitions(txn_ref ref, std::vector<txn_partition> partitions, error_callback done,
+                        int16_t client_txn_version = 0);
     // AddPartitionsToTxn v4+ verifyOnly: no change; per partition none or invalid_txn_state.
     using verify_result = std::pair<std::error_code, std::map<txn_partition, std::error_code>>;
     [[nodiscard]] verify_result verify_partitions(const txn_ref& ref,
                                                   const std::vector<txn_partition>& partitions);
     void end_txn(txn_ref ref, bool commit, error_callback done);
+    void end_txn(end_request req, std::function<void(end_result)> done);
 
     // DescribeTransactions / ListTransactions: the state as stored.
     [[nodiscard]] result<txn_metadata> describe(const std::string& transactional_id) const;
@@ -120,6 +151,8 @@ private:
     // Prepare* written: send the markers, then write Complete*.
     void send_markers(const std::string& transactional_id);
     void complete(const std::string& transactional_id);
+    // Writes Prepare* for the TV2 end of e (epoch bumped, next_producer_id when exhausted).
+    void prepare_v2(entry& e, const end_request& req, std::function<void(end_result)> done);
     // Ongoing -> PrepareAbort with the epoch bumped (a zombie's InitProducerId, or a timeout).
     void fence_and_abort(entry& e, error_callback done);
     std::error_code check(const txn_ref& ref, entry*& out, bool strict_epoch);

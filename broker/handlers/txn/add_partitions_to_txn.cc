@@ -64,13 +64,16 @@ boost::asio::awaitable<std::vector<topic_result>> through_coordinator(
     auto shared_ref = std::make_shared<txn::txn_ref>(ref);
     auto parts = std::make_shared<std::vector<txn::txn_partition>>(partitions_of(topics));
     if (!verify_only) {
+        // v5's add is a partition leader's on a TV2 producer's behalf (Kafka's
+        // transactionVersionForAddPartitionsToTxn).
+        const int16_t tv = version >= 5 ? txn::txn_version_epoch_bump : int16_t{0};
         txn::txn_service::call_fn<std::error_code> fn =
-            [shared_ref, parts](txn::txn_coordinator* c,
-                                std::function<void(std::error_code)> done) {
+            [shared_ref, parts, tv](txn::txn_coordinator* c,
+                                    std::function<void(std::error_code)> done) {
                 if (!c) {
                     return done(make_error_code(txn::errc::not_coordinator));
                 }
-                c->add_partitions(*shared_ref, *parts, std::move(done));
+                c->add_partitions(*shared_ref, *parts, std::move(done), tv);
             };
         auto ec = co_await svc->call<std::error_code>(ref.transactional_id, std::move(fn));
         co_return uniform(topics, txn_error(ec, version, fenced_since));

@@ -17,6 +17,7 @@ namespace {
 using protocol::error_code;
 
 constexpr int16_t verify_version = 4;
+constexpr int16_t add_version = 5;  // Kafka's AddPartitionsToTxnManager for addPartition
 constexpr std::chrono::milliseconds call_timeout{30000};
 
 verify_outcome every(const verify_request& req, error_code e) {
@@ -80,6 +81,22 @@ boost::asio::awaitable<verify_outcome> coordinator_verifier::local(const verify_
     for (const auto& [topic, index] : req.partitions) {
         parts->push_back({topic, index});
     }
+    if (req.add) {
+        // Only shared_ptrs in the lambda, and a named std::function (GCC 12).
+        broker::txn::txn_service::call_fn<std::error_code> add =
+            [ref, parts](broker::txn::txn_coordinator* c,
+                         std::function<void(std::error_code)> done) {
+                if (!c) {
+                    return done(make_error_code(broker::txn::errc::not_coordinator));
+                }
+                c->add_partitions(*ref, *parts, std::move(done),
+                                  broker::txn::txn_version_epoch_bump);
+            };
+        auto ec = co_await _coordinators->call<std::error_code>(req.transactional_id,
+                                                                std::move(add));
+        // As the v5 handler answers it (add_partitions_to_txn.cc), then as the manager reads it.
+        co_return every(req, as_manager(txn::txn_error(ec, add_version, 2)));
+    }
     // Only shared_ptrs in the lambda, and a named std::function (GCC 12, init_producer_id.cc).
     broker::txn::txn_service::call_fn<broker::txn::txn_coordinator::verify_result> fn =
         [ref, parts](broker::txn::txn_coordinator* c,
@@ -116,7 +133,8 @@ boost::asio::awaitable<verify_outcome> coordinator_verifier::remote(const verify
     t.transactional_id = req.transactional_id;
     t.producer_id = req.producer_id;
     t.producer_epoch = req.producer_epoch;
-    t.verify_only = true;
+    t.verify_only = !req.add;
+    const int16_t version = req.add ? add_version : verify_version;
     std::map<std::string, std::vector<int32_t>> by_topic;
     for (const auto& [topic, index] : req.partitions) {
         by_topic[topic].push_back(index);
@@ -133,12 +151,12 @@ boost::asio::awaitable<verify_outcome> coordinator_verifier::remote(const verify
                                req.transactional_id, node, ec.message());
         co_return every(req, error_code::network_exception);
     }
-    if (!client.supports(protocol::api_key::add_partitions_to_txn, verify_version)) {
+    if (!client.supports(protocol::api_key::add_partitions_to_txn, version)) {
         client.close();
         co_return every(req, error_code::network_exception);
     }
     auto resp = co_await client.call<protocol::add_partitions_to_txn_response>(
-        body, verify_version, call_timeout);
+        body, version, call_timeout);
     client.close();
     if (!resp) {
         co_return every(req, error_code::network_exception);

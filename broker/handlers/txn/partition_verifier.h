@@ -13,6 +13,10 @@
 // NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE (no live coordinator), NETWORK_EXCEPTION (it did not
 // answer). Produce turns the retriable ones into NOT_ENOUGH_REPLICAS (produce.cc).
 //
+// KIP-890 part 2 (transaction.version 2, Produce v12+ and TxnOffsetCommit v5+): with `add` the
+// coordinator adds the partitions to the transaction instead (AddPartitionsToTxn v5 without
+// verifyOnly, Kafka's transactionSupportedOperation addPartition), starting it if none is open.
+//
 // Not batched across producers: Kafka's manager merges the verifications of all producers bound
 // for one coordinator node into one request per round trip; here each produce request sends its
 // own (one transaction, all its partitions), over a connection opened for it.
@@ -42,6 +46,7 @@ struct verify_request {
     int64_t producer_id = -1;
     int16_t producer_epoch = -1;
     std::vector<std::pair<std::string, int32_t>> partitions;
+    bool add = false;  // add them (TV2) rather than verify them
 };
 
 using verify_outcome = std::map<std::pair<std::string, int32_t>, protocol::error_code>;

@@ -3,6 +3,7 @@
 
 #include "broker/coordinator/tests/test_support.h"
 #include "broker/txn/record_codec.h"
+#include "broker/txn/tests/txn_test_support.h"
 #include "broker/txn/txn_coordinator.h"
 
 #include <gtest/gtest.h>
@@ -14,42 +15,8 @@ namespace {
 
 using coordinator::testing::manual_clock;
 using coordinator::testing::memory_log;
-
-// The state of the last record written for id (nullopt: a tombstone).
-std::optional<txn_metadata> last(const memory_log& log, const std::string& id) {
-    for (auto it = log.records.rbegin(); it != log.records.rend(); ++it) {
-        if (decode_key(it->key).value() == id) {
-            if (!it->value) {
-                return std::nullopt;
-            }
-            return decode_value(id, *it->value).value();
-        }
-    }
-    return std::nullopt;
-}
-
-class fake_markers final : public marker_sender {
-public:
-    void send(marker_request request, std::function<bool()> still_ours,
-              std::function<void(std::error_code)> done) override {
-        sent.push_back(request);
-        pending.push_back({std::move(request), std::move(still_ours), std::move(done)});
-    }
-    void finish_all() {
-        auto p = std::move(pending);
-        pending.clear();
-        for (auto& x : p) {
-            x.done({});
-        }
-    }
-    struct in_flight {
-        marker_request request;
-        std::function<bool()> still_ours;
-        std::function<void(std::error_code)> done;
-    };
-    std::vector<marker_request> sent;
-    std::vector<in_flight> pending;
-};
+using testing::fake_markers;
+using testing::last;
 
 class txn_coordinator_test : public ::testing::Test {
 protected:

@@ -20,6 +20,13 @@
 //                 begins a transaction, writes 3 records to tx-cli-0, prints "open at <offset>"
 //                 and waits (for kafka-transactions to find; the driver kills it)
 //   lso         --bootstrap B    prints tx-cli-0's read_committed end offset (its LSO)
+//   tv          --bootstrap B --id ID
+//                 prints the finalized transaction.version (Admin.describeFeatures, what
+//                 kafka-features describe shows), then commits, aborts and commits one record
+//                 to tx-tv-0 and prints the producer epoch the coordinator holds
+//                 (describeTransactions) after initTransactions and after each end, and the one
+//                 tx-tv-0 holds (describeProducers) once each marker is written. KIP-890 part 2
+//                 bumps the epoch at every end; transactions v1 keeps it.
 //   ctp-input   --bootstrap B --n N
 //   ctp-worker  --bootstrap B --group G --txn-id ID [--crash-after K]
 //                 consume-transform-produce with sendOffsetsToTransaction; --crash-after halts
@@ -35,8 +42,10 @@
 //                 the last count of each key in st-out equals the input records of that key
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -101,6 +110,7 @@ public final class TxnProbe {
                 case "fence" -> p.fence();
                 case "open-txn" -> p.openTxn();
                 case "lso" -> p.lso();
+                case "tv" -> p.transactionVersion();
                 case "ctp-input" -> p.ctpInput();
                 case "ctp-worker" -> p.ctpWorker();
                 case "ctp-check" -> p.ctpCheck();
@@ -209,7 +219,7 @@ public final class TxnProbe {
 
     void setup() throws Exception {
         Map<String, Integer> topics = new TreeMap<>(Map.of("tx-a", 3, "tx-b", 2, "tx-open", 1, "tx-cli", 1,
-                "ctp-in", 3, "ctp-out", 3, "st-in", 3, "st-out", 3));
+                "ctp-in", 3, "ctp-out", 3, "st-in", 3, "st-out", 3, "tx-tv", 1));
         createTopics(topics);
         System.out.println("topics " + topics.keySet());
     }
@@ -345,6 +355,45 @@ public final class TxnProbe {
         require(zombies == 0, "read_committed read " + zombies + " records of the fenced producer");
         require(fresh == 1, "the new producer's committed record read " + fresh + " times");
         System.out.println("zombie fenced with " + outcome + "; its records hidden, the new producer's visible");
+    }
+
+    void transactionVersion() throws Exception {
+        String id = opt("id");
+        TopicPartition tp = new TopicPartition("tx-tv", 0);
+        try (Admin admin = Admin.create(base()); KafkaProducer<String, String> p = txnProducer(id)) {
+            FinalizedVersionRange level = admin.describeFeatures().featureMetadata().get()
+                    .finalizedFeatures().get("transaction.version");
+            System.out.println("finalized transaction.version " + (level == null ? 0 : level.maxVersionLevel()));
+            p.initTransactions();
+            List<Short> coordinator = new ArrayList<>(), partition = new ArrayList<>();
+            coordinator.add(coordinatorEpoch(admin, id));
+            for (int t = 0; t < 3; t++) {
+                p.beginTransaction();
+                p.send(new ProducerRecord<>(tp.topic(), tp.partition(), id, "tv-" + t)).get();
+                if (t == 1) p.abortTransaction(); else p.commitTransaction();
+                coordinator.add(coordinatorEpoch(admin, id));
+                partition.add(partitionEpoch(admin, tp));
+            }
+            System.out.println("coordinator epochs " + coordinator);
+            System.out.println("partition epochs " + partition);
+        }
+    }
+
+    static short coordinatorEpoch(Admin admin, String id) throws Exception {
+        return (short) admin.describeTransactions(List.of(id)).description(id).get().producerEpoch();
+    }
+
+    // The epoch of tx-tv-0's one producer once its marker is written (no transaction open there).
+    static short partitionEpoch(Admin admin, TopicPartition tp) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            List<ProducerState> states = admin.describeProducers(List.of(tp)).partitionResult(tp).get().activeProducers();
+            require(states.size() == 1, tp + " has " + states.size() + " active producers: " + states);
+            ProducerState s = states.get(0);
+            if (s.currentTransactionStartOffset().isEmpty()) return (short) s.producerEpoch();
+            require(System.nanoTime() < deadline, tp + " kept a transaction open for 30 s: " + s);
+            Thread.sleep(100);
+        }
     }
 
     void openTxn() throws Exception {

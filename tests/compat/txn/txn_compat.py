@@ -22,12 +22,19 @@ prints PASS or FAIL with what it saw; the exit status is the number of failures.
   librdkafka_transactions      librdkafka's transactional producer (rdkafka_txn.py, transactions
                                v1): 6 transactions, every third aborted; read_committed reads
                                the committed records once each and no aborted one
+  transaction_version          which transaction protocol the Java client runs: the finalized
+                               transaction.version (kafka-features describe's source), and the
+                               producer epoch at the coordinator and on the partition after a
+                               commit, an abort and a commit; KIP-890 part 2 (level 2, Kafka
+                               4.x's default) bumps it by one at each, v1 keeps it
   partition_verification       KIP-890 part 1 with a raw client (raw_txn.py): a transactional
                                write to a partition the coordinator has not added to the
                                transaction is refused with INVALID_TXN_STATE, before the first
                                add, for a partition left out, and after the commit
 
     txn_compat.py [--target spool|kafka] [--bin SPOOL_BROKER] --kafka-dir DIR [--only CHECK,...]
+                  [--transaction-version N]   (spool: spool.transaction.version; Kafka runs
+                                               its default, 2)
 """
 
 import argparse
@@ -86,6 +93,7 @@ def step(probe, sub, *args, timeout=300):
 
 # Spool's /metrics (the target's HTTP listener; None against Kafka, which serves JMX instead).
 METRICS_URL = None
+EXPECTED_TV = 2  # the finalized transaction.version the target runs
 
 
 def metric(name):
@@ -190,6 +198,34 @@ def check_cli(probe):
         shown = "; spool_transactions_open went 1 -> 0"
     return (f"list/describe/describe-producers showed the transaction open at {first}; "
             f"after abort the LSO moved {lso_before} -> {lso}{shown}")
+
+
+def epochs(text, what):
+    m = re.search(rf"^{what} epochs \[([0-9, ]*)\]$", text, re.M)
+    if not m:
+        raise AssertionError(f"no {what} epochs in:\n{text}")
+    return [int(x) for x in m.group(1).split(",")]
+
+
+def check_transaction_version(probe):
+    rc, out = probe.run("tv", "--id", "probe-tv")
+    found = re.search(r"^finalized transaction.version (\d+)$", out, re.M)
+    if rc != 0 or not found:
+        raise AssertionError(f"tv exited {rc}: {out}")
+    level = int(found.group(1))
+    if level != EXPECTED_TV:
+        raise AssertionError(f"finalized transaction.version {level}, expected {EXPECTED_TV}")
+    coordinator, partition = epochs(out, "coordinator"), epochs(out, "partition")
+    first = coordinator[0]
+    step_by = 1 if level >= 2 else 0  # KIP-890 part 2: one bump per commit or abort
+    want_coordinator = [first + i * step_by for i in range(4)]
+    want_partition = want_coordinator[1:]
+    if coordinator != want_coordinator or partition != want_partition:
+        raise AssertionError(f"producer epochs: coordinator {coordinator} (expected "
+                             f"{want_coordinator}), tx-tv-0 {partition} (expected "
+                             f"{want_partition})")
+    return (f"transaction.version {level}; epochs after init/commit/abort/commit: coordinator "
+            f"{coordinator}, partition markers {partition}")
 
 
 def check_metrics(probe):
@@ -313,6 +349,7 @@ CHECKS = [
     ("kafka_transactions_cli", check_cli),
     ("consume_transform_produce", check_ctp),
     ("streams_exactly_once_v2", check_streams),
+    ("transaction_version", check_transaction_version),
     ("partition_verification", check_verification),
     ("librdkafka_transactions", check_rdkafka),
 ]
@@ -324,6 +361,7 @@ def main():
     ap.add_argument("--bin")
     ap.add_argument("--kafka-dir", required=True)
     ap.add_argument("--only", default="")
+    ap.add_argument("--transaction-version", type=int, choices=[0, 1, 2])
     args = ap.parse_args()
     if args.target == "spool" and not args.bin:
         ap.error("--bin is required for the spool target")
@@ -336,8 +374,13 @@ def main():
     broker = Broker(args.target, args.bin, os.path.join(work, "data"))
     failures = 0
     started = time.monotonic()
-    global METRICS_URL
+    global METRICS_URL, EXPECTED_TV
     overrides = ["auto.create.topics.enable=false"]
+    if args.transaction_version is not None:
+        if args.target != "spool":
+            ap.error("--transaction-version is for the spool target (Kafka runs its default)")
+        overrides.append(f"spool.transaction.version={args.transaction_version}")
+        EXPECTED_TV = args.transaction_version
     checks = list(CHECKS)
     if args.target == "spool":
         with socket.socket() as s:

@@ -140,8 +140,10 @@ protected:
         }
         return out;
     }
-    int16_t end(const std::string& id, int64_t pid, int16_t epoch, bool commit,
-                int16_t version = 3) {
+    // EndTxn at `version` (v5: transaction.version 2, which answers the producer id and epoch
+    // to go on with); error -1 when no answer came.
+    pr::end_txn_response end_call(const std::string& id, int64_t pid, int16_t epoch, bool commit,
+                                  int16_t version) {
         kafka_client c(broker->port());
         pr::end_txn_request req;
         req.transactional_id = id;
@@ -150,7 +152,16 @@ protected:
         req.committed = commit;
         auto resp = c.call<pr::end_txn_request, pr::end_txn_response>(version, req);
         EXPECT_TRUE(resp);
-        return resp ? resp->error_code : int16_t{-1};
+        pr::end_txn_response none_came;
+        none_came.error_code = -1;
+        return resp.value_or(none_came);
+    }
+    int16_t end(const std::string& id, int64_t pid, int16_t epoch, bool commit,
+                int16_t version = 3) {
+        return end_call(id, pid, epoch, commit, version).error_code;
+    }
+    pr::end_txn_response end_v5(const std::string& id, int64_t pid, int16_t epoch, bool commit) {
+        return end_call(id, pid, epoch, commit, 5);
     }
 
     int16_t add_offsets(const std::string& id, int64_t pid, int16_t epoch,
@@ -169,12 +180,12 @@ protected:
     // One transactional batch of transactional id `id` (producer pid/epoch, sequence seq) to
     // orders-<partition>, acks=all, Produce v9; the partition's error code and message.
     std::pair<int16_t, std::string> produce(const std::string& id, int64_t pid, int16_t epoch,
-                                            int32_t seq, int32_t partition) {
+                                            int32_t seq, int32_t partition, int16_t version = 9) {
         auto batch = producer_batch(pid, epoch, seq, {"v"});
         auto req = produce_req("orders", partition, batch, -1);
         req.transactional_id = id;
         kafka_client c(broker->port());
-        auto resp = c.call<pr::produce_request, pr::produce_response>(9, req);
+        auto resp = c.call<pr::produce_request, pr::produce_response>(version, req);
         EXPECT_TRUE(resp);
         if (!resp) {
             return {-999, ""};
@@ -231,6 +242,74 @@ TEST_F(txn_api_test, test_produce_to_a_partition_outside_the_transaction_is_refu
     // KIP-890 prevents).
     auto late = produce("verified", pid, epoch, 2, 0);
     EXPECT_EQ(late.first, invalid_txn_state);
+}
+
+// KIP-890 part 2 (transaction.version 2, the broker's default): a Produce v12 adds its partition
+// to the transaction through the leader (no AddPartitionsToTxn), TxnOffsetCommit v5 adds the
+// group's offsets partition (no AddOffsetsToTxn), EndTxn v5 answers the bumped epoch, the old
+// epoch is fenced, and the next transaction's first write waits for the previous markers.
+TEST_F(txn_api_test, test_tv2_produce_v12_adds_partitions_and_end_txn_v5_bumps_the_epoch) {
+    auto p = init("tv2");
+    ASSERT_EQ(p.error_code, none);
+    const auto pid = p.producer_id;
+    const auto epoch = p.producer_epoch;
+    // v9 still only verifies: nothing was added.
+    EXPECT_EQ(produce("tv2", pid, epoch, 0, 0).first, invalid_txn_state);
+    ASSERT_EQ(produce("tv2", pid, epoch, 0, 0, 12).first, none);
+    ASSERT_EQ(produce("tv2", pid, epoch, 1, 0, 12).first, none);
+    auto ended = end_v5("tv2", pid, epoch, true);
+    ASSERT_EQ(ended.error_code, none);
+    EXPECT_EQ(ended.producer_id, pid);
+    EXPECT_EQ(ended.producer_epoch, epoch + 1);
+    // The old epoch is done: its late write to a partition outside the ended transaction is
+    // fenced by the coordinator.
+    EXPECT_EQ(produce("tv2", pid, epoch, 0, 1, 12).first, invalid_producer_epoch);
+    // The next transaction (sequences restart with the epoch) waits for the markers.
+    const auto next = ended.producer_epoch;
+    std::pair<int16_t, std::string> first;
+    for (int i = 0; i < 100; ++i) {
+        first = produce("tv2", pid, next, 0, 0, 12);
+        if (first.first != not_enough_replicas) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_EQ(first.first, none) << first.second;
+
+    // The offsets of a consume-transform-produce, with no AddOffsetsToTxn.
+    kafka_client c(broker->port());
+    pr::txn_offset_commit_request oc;
+    oc.transactional_id = "tv2";
+    oc.group_id = "tv2-group";
+    oc.producer_id = pid;
+    oc.producer_epoch = next;
+    auto& t = oc.topics.emplace_back();
+    t.name = "orders";
+    t.partitions.emplace_back().partition_index = 0;
+    t.partitions.back().committed_offset = 7;
+    auto committed = c.call<pr::txn_offset_commit_request, pr::txn_offset_commit_response>(5, oc);
+    ASSERT_TRUE(committed);
+    EXPECT_EQ(committed->topics.at(0).partitions.at(0).error_code, none);
+
+    auto aborted = end_v5("tv2", pid, next, false);
+    ASSERT_EQ(aborted.error_code, none);
+    EXPECT_EQ(aborted.producer_epoch, next + 1);
+    // A retry of the decided abort (the answer was lost): the same id and epoch again, once
+    // the markers are out (CONCURRENT_TRANSACTIONS until then).
+    pr::end_txn_response retried;
+    for (int i = 0; i < 100; ++i) {
+        retried = end_v5("tv2", pid, next, false);
+        if (retried.error_code != concurrent_transactions) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(retried.error_code, none);
+    EXPECT_EQ(retried.producer_id, pid);
+    EXPECT_EQ(retried.producer_epoch, next + 1);
+    EXPECT_EQ(end_v5("tv2", pid, next, true).error_code, invalid_txn_state);
+    EXPECT_EQ(end_v5("tv2", pid, static_cast<int16_t>(next + 2), false).error_code,
+              producer_fenced);
 }
 
 // transaction.partition.verification.enable=false: the leader takes what it is sent, as Kafka
