@@ -71,7 +71,7 @@ protocol::error_code to_kafka_error(const std::error_code& ec) {
         case errc::invalid_request:
             return error_code::invalid_request;
         case errc::invalid_regular_expression:
-            return static_cast<error_code>(128);  // INVALID_REGULAR_EXPRESSION (DEFERRED)
+            return error_code::invalid_regular_expression;
     }
     return error_code::unknown_server_error;
 }
