@@ -147,6 +147,7 @@ constexpr error_info errors[] = {
     {error_code::invalid_voter_key, "INVALID_VOTER_KEY", false},
     {error_code::duplicate_voter, "DUPLICATE_VOTER", false},
     {error_code::voter_not_found, "VOTER_NOT_FOUND", false},
+    {error_code::invalid_regular_expression, "INVALID_REGULAR_EXPRESSION", false},
 };
 
 const error_info* find(error_code code) {

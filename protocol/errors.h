@@ -144,6 +144,7 @@ enum class error_code : int16_t {
     invalid_voter_key = 125,
     duplicate_voter = 126,
     voter_not_found = 127,
+    invalid_regular_expression = 128,
 };
 
 // Kafka's name for the code ("NOT_LEADER_OR_FOLLOWER"); "UNKNOWN" for codes not in the table.

@@ -68,6 +68,25 @@ service_config service_config_from(const config::broker_config& broker) {
     g.max_session_timeout_ms =
         static_cast<int32_t>(broker.get(config::keys::group_max_session_timeout_ms).count());
     g.max_group_size = broker.get(config::keys::group_max_size);
+    g.consumer_session_timeout_ms =
+        static_cast<int32_t>(broker.get(config::keys::group_consumer_session_timeout_ms).count());
+    g.consumer_heartbeat_interval_ms = static_cast<int32_t>(
+        broker.get(config::keys::group_consumer_heartbeat_interval_ms).count());
+    g.consumer_max_size = broker.get(config::keys::group_consumer_max_size);
+    g.consumer_assignors.clear();
+    for (const auto& name : broker.get(config::keys::group_consumer_assignors)) {
+        // Kafka names its assignors by class; clients send the short name.
+        if (name == "uniform" || name.ends_with(".UniformAssignor")) {
+            g.consumer_assignors.emplace_back("uniform");
+        } else if (name == "range" || name.ends_with(".RangeAssignor")) {
+            g.consumer_assignors.emplace_back("range");
+        } else {
+            log::get("coordinator")->warn("group.consumer.assignors: unknown assignor {}", name);
+        }
+    }
+    if (g.consumer_assignors.empty()) {
+        g.consumer_assignors = {"uniform", "range"};
+    }
     return c;
 }
 

@@ -54,6 +54,18 @@ public:
                 return "a transaction holds pending offsets for the partition";
             case errc::invalid_producer_epoch:
                 return "the producer's epoch is fenced";
+            case errc::fenced_member_epoch:
+                return "the member epoch is fenced";
+            case errc::unreleased_instance_id:
+                return "the static member's instance id is still in use";
+            case errc::unsupported_assignor:
+                return "the server assignor is not supported";
+            case errc::stale_member_epoch:
+                return "the member epoch is stale";
+            case errc::invalid_request:
+                return "invalid consumer group heartbeat";
+            case errc::invalid_regular_expression:
+                return "invalid regular expression";
         }
         return "unknown coordinator error " + std::to_string(ev);
     }

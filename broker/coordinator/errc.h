@@ -29,6 +29,13 @@ enum class errc : int {
     unknown_topic_or_partition = 18,  // commit for a partition that does not exist
     unstable_offset_commit = 19,      // require_stable fetch of an offset a transaction holds
     invalid_producer_epoch = 20,      // TxnOffsetCommit from a producer epoch the log fenced
+    // KIP-848 (ConsumerGroupHeartbeat and the member-epoch checks of OffsetCommit/OffsetFetch)
+    fenced_member_epoch = 21,         // a heartbeat from an epoch the member no longer has
+    unreleased_instance_id = 22,      // a static member joins while its instance id is active
+    unsupported_assignor = 23,        // ServerAssignor not in group.consumer.assignors
+    stale_member_epoch = 24,          // an offset commit/fetch from another member epoch
+    invalid_request = 25,             // a heartbeat whose fields contradict each other
+    invalid_regular_expression = 26,  // SubscribedTopicRegex does not compile
 };
 
 const std::error_category& error_category() noexcept;

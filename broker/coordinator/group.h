@@ -10,9 +10,11 @@
 // only on that coordinator's shard.
 
 #include "broker/coordinator/clock.h"
+#include "broker/coordinator/consumer_group.h"
 #include "broker/coordinator/types.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -116,6 +118,19 @@ public:
     bool new_member_added = false;
     int64_t initial_delay_remaining_ms = 0;
 
+    // ---- KIP-848 ----
+    // A consumer group (group.protocol=consumer) has this; a classic one does not. Its classic
+    // state is Empty without members and Stable with some, so that offset retention, deletion
+    // and simple commits treat it as Kafka treats a consumer group.
+    [[nodiscard]] consumer_group_data* consumer() { return _consumer.get(); }
+    [[nodiscard]] const consumer_group_data* consumer() const { return _consumer.get(); }
+    consumer_group_data& make_consumer() {
+        _consumer = std::make_unique<consumer_group_data>();
+        _protocol_type = "consumer";
+        return *_consumer;
+    }
+    void drop_consumer() { _consumer.reset(); }
+
     // ---- committed offsets ----
     std::map<model::topic_partition, committed_offset>& offsets() { return _offsets; }
     [[nodiscard]] const std::map<model::topic_partition, committed_offset>& offsets() const {
@@ -135,6 +150,7 @@ private:
     std::map<std::string, time_ms, std::less<>> _pending;
     std::map<model::topic_partition, committed_offset> _offsets;
     uint64_t _next_seq = 0;
+    std::unique_ptr<consumer_group_data> _consumer;
 };
 
 }  // namespace spool::broker::coordinator

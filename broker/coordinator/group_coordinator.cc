@@ -116,6 +116,9 @@ void group_coordinator::poll() {
                 }
                 break;
             }
+            case timer_kind::consumer_member:
+                on_consumer_timer(t.group, t.member);
+                break;
             case timer_kind::member: {
                 group* g = find(t.group);
                 group_member* m = g ? g->find_member(t.member) : nullptr;
@@ -145,7 +148,12 @@ std::vector<group_listing> group_coordinator::list_groups(std::error_code* error
     }
     out.reserve(_groups.size());
     for (const auto& [id, g] : _groups) {
-        out.push_back({id, g->protocol_type().value_or(""), g->state()});
+        group_listing l{id, g->protocol_type().value_or(""), g->state(), "classic", {}};
+        if (const auto* cg = g->consumer()) {
+            l.group_type = "consumer";
+            l.state_name = std::string(to_string(cg->state()));
+        }
+        out.push_back(std::move(l));
     }
     return out;
 }
@@ -158,8 +166,10 @@ group_description group_coordinator::describe_group(const std::string& group_id)
         return d;
     }
     const group* g = find_group(group_id);
-    if (!g) {
-        return d;  // Kafka answers an unknown group as Dead with no error (v0-v5)
+    if (!g || g->consumer()) {
+        // Kafka answers an unknown group, and a consumer group (which DescribeGroups does not
+        // describe), as Dead with no error (v0-v5).
+        return d;
     }
     d.found = true;
     d.state = g->state();
@@ -197,7 +207,7 @@ void group_coordinator::delete_group(const std::string& group_id, delete_callbac
     for (const auto& [tp, _] : g->offsets()) {
         records.push_back({encode_offset_key(group_id, tp), std::nullopt});
     }
-    records.push_back({encode_group_key(group_id), std::nullopt});
+    append_group_tombstones(*g, records);
     // The group goes only once its tombstones are written: forgetting it first would lose nothing
     // on disk when the write fails, so the group (and its offsets) would come back at the next
     // load while the client was told it is gone. Meanwhile it is Dead, so joins and commits get

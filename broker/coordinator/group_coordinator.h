@@ -49,6 +49,11 @@ struct coordinator_config {
     int32_t new_member_join_timeout_ms = 300000;  // Kafka's fixed 5 min for a joining member
     int32_t max_metadata_bytes = 4096;            // offset.metadata.max.bytes
     int64_t lag_publish_interval_ms = 1000;       // staleness bound of the committed snapshot
+    // KIP-848 consumer groups (group.consumer.*)
+    int32_t consumer_session_timeout_ms = 45000;     // group.consumer.session.timeout.ms
+    int32_t consumer_heartbeat_interval_ms = 5000;   // group.consumer.heartbeat.interval.ms
+    int32_t consumer_max_size = 2147483647;          // group.consumer.max.size
+    std::vector<std::string> consumer_assignors = {"uniform", "range"};  // first is default
 };
 
 // One committed offset, as the read-only lag view sees it.
@@ -76,6 +81,8 @@ struct coordinator_snapshot {
 void commit_pending(std::map<model::topic_partition, committed_offset>& offsets,
                     const model::topic_partition& tp, committed_offset o);
 
+struct consumer_replay;
+
 class group_coordinator {
 public:
     // listener (optional) hears of completed rebalances and removed groups; it must outlive
@@ -100,6 +107,11 @@ public:
     [[nodiscard]] std::error_code heartbeat(const heartbeat_request& req);
     [[nodiscard]] leave_result leave_group(const std::string& group_id,
                                            const std::vector<leave_member>& members);
+
+    // ---- KIP-848 (consumer_heartbeat.cc) ----
+    [[nodiscard]] consumer_heartbeat_result consumer_heartbeat(consumer_heartbeat_request req);
+    [[nodiscard]] consumer_group_description describe_consumer_group(
+        const std::string& group_id) const;
 
     // ---- offsets ----
     // OffsetCommit, or TxnOffsetCommit when req.producer_id >= 0: then the offsets are written
@@ -142,7 +154,14 @@ public:
 
 private:
     enum class status : uint8_t { loading, active, unloaded };
-    enum class timer_kind : uint8_t { member, pending_member, join, retention, publish };
+    enum class timer_kind : uint8_t {
+        member,
+        pending_member,
+        join,
+        retention,
+        publish,
+        consumer_member,  // KIP-848 session or revocation deadline
+    };
     struct timer {
         time_ms at;
         timer_kind kind;
@@ -188,6 +207,20 @@ private:
     [[nodiscard]] std::error_code validate_member(group& g, const std::string& member_id,
                                                   const std::optional<std::string>& instance_id,
                                                   std::optional<int32_t> generation) const;
+
+    // KIP-848 internals (consumer_heartbeat.cc)
+    void on_consumer_timer(const std::string& group_id, const std::string& member_id);
+    void remove_consumer_member(group& g, const std::string& member_id);
+    void arm_consumer_timer(const group& g, consumer_member& m);
+    void update_target_assignment(group& g, const topic_image& topics);
+    void store_consumer_group(const group& g, const std::vector<std::string>& members,
+                              const std::vector<std::string>& removed);
+    // The records that delete group g: its group metadata tombstone (classic) or the KIP-848
+    // group records' tombstones.
+    void append_group_tombstones(const group& g, std::vector<log_record>& out) const;
+
+    // Rebuilds the consumer groups a load collected; returns the records it could not decode.
+    size_t restore_consumer_groups(consumer_replay& replay);
 
     // persistence (group_persistence.cc)
     [[nodiscard]] log_record group_record(const group& g) const;

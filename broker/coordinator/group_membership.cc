@@ -85,6 +85,19 @@ void group_coordinator::join_group(join_request req, join_callback done) {
         done(error_join(errc::coordinator_not_available, req.member_id));
         return;
     }
+    if (g.consumer()) {
+        // A KIP-848 group: a classic member may not join one with members (Kafka's online
+        // migration of a mixed group is not done here); an empty one becomes classic again.
+        if (!g.consumer()->members.empty()) {
+            done(error_join(errc::inconsistent_group_protocol, req.member_id));
+            return;
+        }
+        std::vector<log_record> tombstones;
+        append_group_tombstones(g, tombstones);
+        _log.append(std::move(tombstones), [](std::error_code) {});
+        g.drop_consumer();
+        g.set_protocol_type(std::nullopt);
+    }
     if (!g.supports_protocols(req.protocol_type, req.protocols)) {
         done(error_join(errc::inconsistent_group_protocol, req.member_id));
         if (g.empty() && g.offsets().empty() && g.pending_members().empty()) {

@@ -33,7 +33,19 @@ void group_coordinator::commit_offsets(offset_commit_request req, offset_commit_
         return fail_all(errc::coordinator_not_available);
     }
     const bool txn = req.producer_id >= 0;
-    if (txn) {
+    if (const consumer_group_data* cg = g->consumer()) {
+        // KIP-848 (Kafka's ConsumerGroup.validateOffsetCommit): without a member epoch only an
+        // empty group takes commits; a member must exist and commit at its current epoch.
+        if (!(req.generation_id < 0 && cg->members.empty())) {
+            auto m = cg->members.find(req.member_id);
+            if (m == cg->members.end()) {
+                return fail_all(errc::unknown_member_id);
+            }
+            if (req.generation_id != m->second.member_epoch) {
+                return fail_all(errc::stale_member_epoch);
+            }
+        }
+    } else if (txn) {
         // Kafka's classic validateOffsetCommit for TxnOffsetCommit (KIP-447): the member checks
         // only when the request names a generation, member or instance; no rebalance check.
         const bool simple = req.generation_id < 0 && g->state() == group_state::empty;
@@ -179,6 +191,19 @@ offset_fetch_result group_coordinator::fetch_offsets(const offset_fetch_request&
         return r;
     }
     const group* g = find_group(req.group_id);
+    if (const consumer_group_data* cg = g ? g->consumer() : nullptr;
+        cg && req.member_epoch != -1) {
+        // Kafka's ConsumerGroup.validateOffsetFetch.
+        auto m = cg->members.find(req.member_id.value_or(""));
+        if (m == cg->members.end()) {
+            r.error = errc::unknown_member_id;
+            return r;
+        }
+        if (m->second.member_epoch != req.member_epoch) {
+            r.error = errc::stale_member_epoch;
+            return r;
+        }
+    }
     if (!req.topics) {
         if (g) {
             for (const auto& [tp, o] : g->offsets()) {

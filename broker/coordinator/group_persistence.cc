@@ -1,6 +1,7 @@
 // Loading groups from __consumer_offsets, storing group metadata, offset retention and the
 // committed-offset snapshot for the lag view.
 
+#include "broker/coordinator/consumer_persistence.h"
 #include "broker/coordinator/errc.h"
 #include "broker/coordinator/group_coordinator.h"
 #include "broker/coordinator/record_codec.h"
@@ -47,6 +48,7 @@ std::error_code group_coordinator::load() {
     std::map<std::string, std::optional<stored_group>, std::less<>> metadata;
     std::map<std::string, std::map<model::topic_partition, committed_offset>, std::less<>> offsets;
     size_t skipped = 0;
+    consumer_replay consumer;
     std::map<int64_t, pending_offsets> pending;
     int64_t writes = 0;  // committed_offset::write_order, in log order
     auto decode_offset = [&](std::span<const uint8_t> value) -> std::optional<committed_offset> {
@@ -88,9 +90,13 @@ std::error_code group_coordinator::load() {
     };
     auto ec = _log.replay_txn(
         [&](std::span<const uint8_t> key, std::optional<std::span<const uint8_t>> value) {
+            if (auto ck = decode_consumer_key(key)) {
+                consumer.add(*ck, value);
+                return;
+            }
             auto k = decode_key(key);
             if (!k) {
-                ++skipped;  // a record kind we do not own (e.g. KIP-848 records): leave it
+                ++skipped;  // a record kind we do not own (share groups, streams): leave it
                 return;
             }
             if (auto* ok = std::get_if<offset_key>(&k.value())) {
@@ -155,6 +161,7 @@ std::error_code group_coordinator::load() {
             g.set_state_timestamp(time_ms(md->current_state_timestamp_ms));
         }
     }
+    skipped += restore_consumer_groups(consumer);
     for (auto& [id, group_offsets] : offsets) {
         if (group_offsets.empty()) {
             continue;
@@ -233,7 +240,7 @@ void group_coordinator::expire_offsets() {
         }
         if (g->state() == group_state::empty && g->offsets().empty() &&
             g->pending_members().empty()) {
-            records.push_back({encode_group_key(id), std::nullopt});
+            append_group_tombstones(*g, records);
             dead.push_back(id);
         }
     }
@@ -273,8 +280,11 @@ void group_coordinator::publish_snapshot() {
     auto snap = std::make_shared<coordinator_snapshot>();
     snap->groups.reserve(_groups.size());
     for (const auto& [id, g] : _groups) {
-        snap->groups.push_back({id, g->state(), g->protocol_type().value_or(""), g->generation(),
-                                static_cast<int32_t>(g->members().size())});
+        const auto* cg = g->consumer();
+        snap->groups.push_back(
+            {id, g->state(), g->protocol_type().value_or(""),
+             cg ? cg->group_epoch : g->generation(),
+             static_cast<int32_t>(cg ? cg->members.size() : g->members().size())});
         for (const auto& [tp, o] : g->offsets()) {
             snap->offsets.push_back({id, tp, o.offset});
         }

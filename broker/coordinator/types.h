@@ -154,6 +154,10 @@ struct offset_fetch_request {
     // OffsetFetch v7+: a partition with pending transactional offsets answers
     // unstable_offset_commit instead of its last committed offset.
     bool require_stable = false;
+    // OffsetFetch v9+ (KIP-848): a member of a consumer group names itself and its epoch;
+    // epoch -1 is the admin client, which is always served.
+    std::optional<std::string> member_id;
+    int32_t member_epoch = -1;
 };
 
 struct fetched_offset {
@@ -181,6 +185,8 @@ struct group_listing {
     std::string group_id;
     std::string protocol_type;
     group_state state = group_state::empty;
+    std::string group_type = "classic";  // "consumer" for a KIP-848 group
+    std::string state_name;              // a consumer group's state ("Assigning", ...)
 };
 
 struct member_description {

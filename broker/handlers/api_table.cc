@@ -36,6 +36,8 @@ const std::vector<api_entry>& table() {
         {api_key::list_groups, 0, 5, 0, groups::handle_list_groups},
         {api_key::describe_groups, 0, 5, 0, groups::handle_describe_groups},
         {api_key::delete_groups, 0, 2, 0, groups::handle_delete_groups},
+        {api_key::consumer_group_heartbeat, 0, 1, 0, groups::handle_consumer_group_heartbeat},
+        {api_key::consumer_group_describe, 0, 1, 0, groups::handle_consumer_group_describe},
         {api_key::api_versions, 0, 4, 0, handle_api_versions},
         {api_key::create_topics, 0, 7, 0, handle_create_topics},
         {api_key::delete_topics, 0, 6, 0, handle_delete_topics},

@@ -85,11 +85,14 @@ boost::asio::awaitable<response> answer(request_ctx& ctx, protocol::metadata_req
     std::set<std::string_view> seen_names;
     std::set<protocol::uuid> seen_ids;
     for (const auto& rt : *req.topics) {
-        if (rt.name ? !seen_names.insert(*rt.name).second : !seen_ids.insert(rt.topic_id).second) {
+        // v10+: a topic id names the topic. The Java client's KIP-848 consumer sends the ids of
+        // its assigned topics with the name left at its default "" (not null); Kafka then
+        // looks them up by id too.
+        const bool by_id = !rt.name.has_value() || (rt.name->empty() && !rt.topic_id.is_zero());
+        if (!by_id ? !seen_names.insert(*rt.name).second : !seen_ids.insert(rt.topic_id).second) {
             continue;
         }
-        if (!rt.name.has_value()) {
-            // v10+: lookup by topic id.
+        if (by_id) {
             const auto* t = snap->find(rt.topic_id);
             if (t != nullptr && !authz.topic(acl_operation::describe, t->name)) {
                 resp.topics.push_back(

@@ -35,8 +35,6 @@ def field_cpp(f):
     if f.is_array:
         base = "std::vector<%s>" % base
     if f.ever_nullable() and f.type != "records":
-        if not f.is_array and f.has_struct:
-            raise SystemExit("nullable struct fields are not supported (%s)" % f.name)
         base = "std::optional<%s>" % base
     return base
 
@@ -92,6 +90,8 @@ def min_size_expr(ctx, s):
             sz = "(%s ? 1 : 4)" % ff if ff != "false" else "4"
         elif f.type == "string":
             sz = "(%s ? 1 : 2)" % ff if ff != "false" else "2"
+        elif f.has_struct and f.ever_nullable():
+            sz = "1"  # Kafka's nullable struct: an int8 marker, -1 for null
         elif f.has_struct:
             sz = "%s::min_encoded_size(version)" % f.struct.cpp_name
         else:
@@ -161,6 +161,16 @@ def decode_value(ctx, f, target, ff, nullable, rd="r"):
         lines.append("    }")
         lines.append("}")
         return lines
+    if f.has_struct and f.ever_nullable():
+        # Kafka's nullable struct: int8 -1 (null) or 1, then the struct.
+        return ["if (%s.read_i8() < 0) {" % rd,
+                "    if (!%s) {" % nullable,
+                "        %s.fail(wire::read_error::unexpected_null);" % rd,
+                "        return false;",
+                "    }",
+                "    %s.reset();" % target,
+                "} else if (!%s.emplace().decode(%s, version)) {" % (target, rd),
+                "    return false;", "}"]
     if f.has_struct:
         return ["if (!%s.decode(%s, version)) {" % (target, rd), "    return false;", "}"]
     if t in SCALARS:
@@ -200,6 +210,9 @@ def encode_value(ctx, f, src, ff, nullable):
         lines.append("    }")
         lines.append("}")
         return lines
+    if f.has_struct and f.ever_nullable():
+        return ["if (!%s) {" % src, "    w.write_i8(-1);", "} else {", "    w.write_i8(1);",
+                "    %s->encode(w, version);" % src, "}"]
     if f.has_struct:
         return ["%s.encode(w, version);" % src]
     if t in SCALARS:
@@ -237,6 +250,8 @@ def size_value(ctx, f, src, ff, nullable, acc):
             lines.append("    }")
         lines.append("}")
         return lines
+    if f.has_struct and f.ever_nullable():
+        return ["%s += 1 + (%s ? %s->encoded_size(version) : 0);" % (acc, src, src)]
     if f.has_struct:
         return ["%s += %s.encoded_size(version);" % (acc, src)]
     if t in SCALARS:

@@ -145,6 +145,17 @@ def parse_schema(path):
     return out
 
 
+def all_fields(fields, commons):
+    """Every field of a message: its own, nested ones and those of its common structs."""
+    out = []
+    stack = list(fields) + [f for c in commons.values() for f in c]
+    while stack:
+        f = stack.pop()
+        out.append(f)
+        stack.extend(f.children)
+    return out
+
+
 def resolve_structs(msg, owner, commons):
     """Creates Struct objects for fields whose type names a struct, nesting them like Kafka does.
     Common structs are declared once at message level."""
@@ -166,7 +177,11 @@ def resolve_structs(msg, owner, commons):
             st = common_done.get(tname)
             if st is None:
                 st = Struct(tname, commons[tname], msg)
-                if st.cpp_name in {member_name(x.name) for x in msg.fields} | {msg.cpp_name}:
+                # A common struct is visible in every nested struct: a field of the same name
+                # anywhere in the message would hide it (ConsumerGroupHeartbeat's
+                # Assignment.TopicPartitions).
+                names = {member_name(x.name) for x in all_fields(msg.fields, commons)}
+                if st.cpp_name in names | {msg.cpp_name}:
                     st.cpp_name += "_type"
                 common_done[tname] = st
                 resolve_structs(msg, st, commons)

@@ -60,6 +60,18 @@ protocol::error_code to_kafka_error(const std::error_code& ec) {
             return error_code::unstable_offset_commit;
         case errc::invalid_producer_epoch:
             return error_code::invalid_producer_epoch;
+        case errc::fenced_member_epoch:
+            return error_code::fenced_member_epoch;
+        case errc::unreleased_instance_id:
+            return error_code::unreleased_instance_id;
+        case errc::unsupported_assignor:
+            return error_code::unsupported_assignor;
+        case errc::stale_member_epoch:
+            return error_code::stale_member_epoch;
+        case errc::invalid_request:
+            return error_code::invalid_request;
+        case errc::invalid_regular_expression:
+            return error_code::invalid_regular_expression;
     }
     return error_code::unknown_server_error;
 }

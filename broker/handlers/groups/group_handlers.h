@@ -26,5 +26,7 @@ handler_result handle_offset_delete(request_ctx& ctx);
 handler_result handle_list_groups(request_ctx& ctx);
 handler_result handle_describe_groups(request_ctx& ctx);
 handler_result handle_delete_groups(request_ctx& ctx);
+handler_result handle_consumer_group_heartbeat(request_ctx& ctx);
+handler_result handle_consumer_group_describe(request_ctx& ctx);
 
 }  // namespace spool::broker::handlers::groups

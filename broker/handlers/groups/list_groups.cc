@@ -1,5 +1,5 @@
 // ListGroups v0-v5: every group of every __consumer_offsets partition this broker coordinates,
-// optionally filtered by state (v4+) and type (v5+; all groups here are "classic").
+// optionally filtered by state (v4+) and type (v5+: "classic" or "consumer").
 
 #include "protocol/messages/list_groups.h"
 
@@ -38,11 +38,6 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_groups_req
         resp.error_code = kafka_code(errc::coordinator_not_available);
         co_return resp;
     }
-    if (ctx.version() >= 5 && !req.types_filter.empty() &&
-        std::none_of(req.types_filter.begin(), req.types_filter.end(),
-                     [](const std::string& t) { return iequals(t, "classic"); })) {
-        co_return resp;
-    }
     // Kafka: every group with Describe on the cluster, else those the caller may describe.
     auto snap = ctx.svc.store.snapshot();
     request_authz authz(ctx, *snap);
@@ -66,7 +61,13 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_groups_req
             if (!all_groups && !authz.group(security::acl_operation::describe, g.group_id)) {
                 continue;
             }
-            auto state = coordinator::to_string(g.state);
+            if (ctx.version() >= 5 && !req.types_filter.empty() &&
+                std::none_of(req.types_filter.begin(), req.types_filter.end(),
+                             [&](const std::string& t) { return iequals(t, g.group_type); })) {
+                continue;
+            }
+            std::string_view state =
+                g.state_name.empty() ? coordinator::to_string(g.state) : g.state_name;
             if (ctx.version() >= 4 && !req.states_filter.empty() &&
                 std::none_of(req.states_filter.begin(), req.states_filter.end(),
                              [&](const std::string& s) { return iequals(s, state); })) {
@@ -76,7 +77,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_groups_req
             out.group_id = std::move(g.group_id);
             out.protocol_type = std::move(g.protocol_type);
             out.group_state = std::string(state);
-            out.group_type = "classic";
+            out.group_type = g.group_type;
         }
     }
     co_return resp;

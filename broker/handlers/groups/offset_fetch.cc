@@ -125,6 +125,10 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::offset_fetch_re
             coordinator::offset_fetch_request fr;
             fr.group_id = g.group_id;
             fr.require_stable = req.require_stable;
+            if (ctx.version() >= 9) {
+                fr.member_id = g.member_id;
+                fr.member_epoch = g.member_epoch;
+            }
             if (g.topics) {
                 fr.topics.emplace();
                 for (auto& t : *g.topics) {

@@ -2,8 +2,10 @@
 // members of one group split a 6-partition topic and consume every message exactly once; one
 // leaves and the other two take over; a new member resumes from the committed offsets.
 //
-//	go run . --bootstrap HOST:PORT
+//	go run . --bootstrap HOST:PORT [--protocol consumer]
 //
+// --protocol consumer runs the same checks with KIP-848 groups (kgo.ServerSideBalancer: the
+// broker assigns the partitions).
 // Prints PASS/FAIL per check and a summary; exits 1 unless every check passed.
 package main
 
@@ -19,6 +21,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
+
+// The group protocol the members use ("classic" or "consumer").
+var groupProtocol = "classic"
 
 const (
 	partitions   = 6
@@ -48,6 +53,9 @@ type member struct {
 func newMember(bootstrap, group, topic string, out *seen) *member {
 	m := &member{assigned: map[int32]bool{}, done: make(chan struct{})}
 	var opts []kgo.Opt
+	if groupProtocol == "consumer" {
+		opts = append(opts, kgo.ServerSideBalancer())
+	}
 	if os.Getenv("FRANZ_NO_FETCH_SESSIONS") != "" {
 		// Diagnosis only: tells a group problem from an incremental fetch session problem.
 		opts = append(opts, kgo.DisableFetchSessions())
@@ -176,8 +184,9 @@ func exactlyOnce(msgs []string, from, count int) error {
 
 func main() {
 	bootstrap := flag.String("bootstrap", "", "host:port")
+	flag.StringVar(&groupProtocol, "protocol", "classic", "classic or consumer (KIP-848)")
 	flag.Parse()
-	stamp := fmt.Sprintf("%x", time.Now().UnixMilli())
+	stamp := fmt.Sprintf("%s-%x", groupProtocol, time.Now().UnixMilli())
 	topic, group := "franz-groups-"+stamp, "franz-group-"+stamp
 	passed, failed := 0, 0
 	check := func(name string, fn func() error) bool {
