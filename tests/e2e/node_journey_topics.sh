@@ -27,8 +27,8 @@ topics_partitions() {
 topics_on_distinct() {
     local line replicas isrs n=0
     while read -r line; do
-        replicas=$(sed -E 's/.*replicas: ([0-9,]+).*/\1/' <<<"$line")
-        isrs=$(sed -E 's/.*isrs: ([0-9,]+).*/\1/' <<<"$line")
+        replicas=$(sed -E 's/.*replicas: ([0-9]+(,[0-9]+)*).*/\1/' <<<"$line")
+        isrs=$(sed -E 's/.*isrs: ([0-9]+(,[0-9]+)*).*/\1/' <<<"$line")
         [ "$(tr ',' '\n' <<<"$replicas" | sort -u | wc -l)" = "$2" ] || return 1
         [ "$(tr ',' '\n' <<<"$isrs" | sort -u | wc -l)" = "$2" ] || return 1
         n=$((n + 1))

@@ -70,7 +70,15 @@ TEST_F(broker_test, test_api_versions_advertises_what_clients_need) {
     EXPECT_GE(find(pr::api_key::fetch)->max_version, 10);
     EXPECT_EQ(find(pr::api_key::find_coordinator)->min_version, 0);  // librdkafka LZ4 gate
     ASSERT_NE(find(pr::api_key::init_producer_id), nullptr);
-    EXPECT_TRUE(resp->finalized_features.empty());  // no transaction.version feature
+    // KIP-890 part 2: transaction.version supported 0-2 and finalized at
+    // spool.transaction.version (default 2), so Kafka 4.x clients use transactions v2.
+    ASSERT_EQ(resp->supported_features.size(), 1u);
+    EXPECT_EQ(resp->supported_features[0].name, "transaction.version");
+    EXPECT_EQ(resp->supported_features[0].min_version, 0);
+    EXPECT_EQ(resp->supported_features[0].max_version, 2);
+    ASSERT_EQ(resp->finalized_features.size(), 1u);
+    EXPECT_EQ(resp->finalized_features[0].name, "transaction.version");
+    EXPECT_EQ(resp->finalized_features[0].max_version_level, 2);
 }
 
 TEST_F(broker_test, test_api_versions_too_new_gets_v0_error_with_full_list) {
