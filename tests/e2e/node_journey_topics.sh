@@ -10,7 +10,7 @@
 #      status.replicationFactor says 3, Metadata shows every partition on 3 distinct brokers with
 #      3 in sync, and every record produced before the change is read back exactly once;
 #   c. a spec.config value the broker would refuse ("a week" for log.retention.ms) is refused
-#      by the operator (Ready False, InvalidSpec, the broker parser's message) and rolls nothing;
+#      by the operator (Degraded, InvalidSpec, the broker parser's message) and rolls nothing;
 #      putting it back makes the Cluster Ready again.
 
 TOPICS_RECORDS=${TOPICS_RECORDS:-500}
@@ -54,9 +54,9 @@ topics_resized() {
     [ "$status" = "3 " ]
 }
 
-# The Cluster's Ready condition refuses the bad value with the broker parser's message.
+# The Cluster's Degraded condition refuses the bad value with the broker parser's message.
 topics_refused() {
-    kc -n "$ns" get cluster demo -o jsonpath='{.status.conditions[?(@.type=="Ready")].reason} {.status.conditions[?(@.type=="Ready")].message}' |
+    kc -n "$ns" get cluster demo -o jsonpath='{.status.conditions[?(@.type=="Degraded")].reason} {.status.conditions[?(@.type=="Degraded")].message}' |
         grep -q "^InvalidSpec .*invalid value 'a week' for 'log.retention.ms'"
 }
 
