@@ -175,6 +175,7 @@ protected:
         fs::create_directories(root);
         disk = std::make_unique<unsynced_mount>(root / "backing", root / "mnt",
                                                 root / "unsynced_fs.log");
+        broker_home = root / "broker";
     }
     void TearDown() override {
         broker.reset();
@@ -193,7 +194,7 @@ protected:
     // answers can come only after the restart, from a broker whose page cache was never cut).
     ack_audit run_cycles(int cycles, const std::vector<std::string>& overrides, uint64_t* produced,
                          size_t* failed, bool strict = true, bool acked_before_cut = false) {
-        broker = std::make_unique<broker_process>(root / "broker");
+        broker = std::make_unique<broker_process>(broker_home);
         broker->add_override("log.dirs=" + (disk->path() / "data").string());
         for (const auto& o : overrides) {
             broker->add_override(o);
@@ -239,6 +240,7 @@ protected:
     }
 
     fs::path root;
+    fs::path broker_home;
     std::unique_ptr<unsynced_mount> disk;
     std::unique_ptr<broker_process> broker;
 };
@@ -309,12 +311,33 @@ TEST_F(power_cut, test_power_cut_with_flush_messages_1_loses_no_acknowledged_rec
 // The control: the same cuts without a flush policy (acks=all means "in the page cache", as in
 // Kafka) lose acknowledged records, so the test above would see a broker that acknowledged
 // before its fsync. The cut waits for the answers: in a loaded CI run they came only after the
-// restart (the producer's retries) and nothing acknowledged was lost (lost 0 of 20,000).
+// restart (the producer's retries) and nothing acknowledged was lost (lost 0 of 20,000). A cut
+// can also find nothing unsynced: when the producer learns the topic late it sends its 20,000
+// records as two batches of 10,000 (librdkafka's batch.num.messages), the second rolls the
+// segment, and the roll's flush syncs the log up to its end, that batch included (one CI run:
+// lost 0, 329 writes dropped, none of them records; ~1 run in 15 here). So the control gets up
+// to three attempts, each a fresh disk, broker and producer (after a loss the idempotent
+// producer is fatally fenced, so a second cut on it would acknowledge nothing).
 TEST_F(power_cut, test_power_cut_without_a_flush_policy_loses_acknowledged_records) {
     uint64_t produced = 0;
     size_t failed = 0;
-    auto a = run_cycles(1, {}, &produced, &failed, /*strict=*/false, /*acked_before_cut=*/true);
-    report("power cut, no flush policy", a, produced, failed);
+    ack_audit a;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        if (attempt > 0) {
+            broker.reset();
+            auto dir = root / ("attempt-" + std::to_string(attempt));
+            fs::create_directories(dir);
+            disk = std::make_unique<unsynced_mount>(dir / "backing", dir / "mnt",
+                                                    dir / "unsynced_fs.log");
+            broker_home = dir / "broker";
+        }
+        a = run_cycles(1, {}, &produced, &failed, /*strict=*/false, /*acked_before_cut=*/true);
+        report("power cut, no flush policy", a, produced, failed);
+        std::fprintf(stderr, "%s", disk->log_text().c_str());
+        if (a.lost > 0) {
+            break;
+        }
+    }
     EXPECT_GT(a.acked, 0u);
     // The fault injector's own account of the cut (files rolled back, writes dropped) says
     // whether the cut found nothing unsynced or the broker synced what it should not have.
