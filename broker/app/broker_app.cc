@@ -292,6 +292,17 @@ std::string broker_app::start() {
         return fmt::format("cannot start the group coordinator: {}", ec.message());
     }
     _services->groups = _groups.get();
+    {
+        // Lag of the partitions led elsewhere: their leaders' high watermarks, over the
+        // inter-broker listener like the markers below.
+        coordinator::remote_watermarks_options lag;
+        lag.client.self = static_cast<int32_t>(_config->node_id());
+        lag.client.security = _inter_broker.security;
+        lag.listener = _inter_broker.listener;
+        _remote_watermarks = std::make_unique<coordinator::remote_watermarks>(
+            *_store, *_partitions, *_groups, *_pool, std::move(lag));
+        _remote_watermarks->start();
+    }
     // Transactions: creates __transaction_state when missing and replays the partitions led
     // here; markers go to partition leaders over the inter-broker listener, as replication's.
     {
@@ -397,7 +408,7 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
     _cluster_view =
         std::make_unique<cluster_view_adapter>(*_store, *_config, endpoint.host, endpoint.port);
     _log_view = std::make_unique<log_view_adapter>(*_store, *_partitions);
-    _group_view = std::make_unique<group_view_adapter>(*_groups);
+    _group_view = std::make_unique<group_view_adapter>(*_groups, _remote_watermarks.get());
     _decommission = std::make_unique<decommission_adapter>(*_store);
     spool::http::server_options options;
     options.endpoint = http_endpoint.value();
@@ -483,6 +494,10 @@ void broker_app::stop() {
             _txn_markers->stop();
             _transactions->stop_blocking();
         });
+    }
+    if (_remote_watermarks) {
+        // Its loop touches the groups and the store no more once stopped.
+        steps.step("stopping the lag watermarks", [&] { _remote_watermarks->stop(); });
     }
     if (_groups) {
         // Answers parked JoinGroup/SyncGroup; needs the shards.

@@ -29,6 +29,7 @@
 #include "broker/config/broker_config.h"
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/coordinator_service.h"
+#include "broker/coordinator/remote_watermarks.h"
 #include "broker/handlers/txn/partition_verifier.h"
 #include "broker/txn/network_marker_sender.h"
 #include "broker/txn/txn_service.h"
@@ -108,6 +109,7 @@ private:
     std::unique_ptr<handlers::fetch_session_cache> _fetch_sessions;
     coordinator::system_clock _group_clock;
     std::unique_ptr<coordinator::coordinator_service> _groups;
+    std::unique_ptr<coordinator::remote_watermarks> _remote_watermarks;
     // Transactions: the markers' client outlives the coordinator that calls it.
     std::unique_ptr<txn::network_marker_sender> _txn_markers;
     std::unique_ptr<txn::txn_service> _transactions;

@@ -7,6 +7,7 @@
 #include "broker/config/broker_config.h"
 #include "broker/config/topic_config.h"
 #include "broker/coordinator/coordinator_service.h"
+#include "broker/coordinator/remote_watermarks.h"
 #include "broker/http/views.h"
 #include "broker/metadata/controller/plan/decommission.h"
 #include "broker/metadata/errc.h"
@@ -180,7 +181,9 @@ private:
 
 class group_view_adapter : public http::group_view {
 public:
-    explicit group_view_adapter(const coordinator::coordinator_service& groups) : _groups(groups) {}
+    group_view_adapter(const coordinator::coordinator_service& groups,
+                       const coordinator::remote_watermarks* remote)
+        : _groups(groups), _remote(remote) {}
 
     std::vector<http::group_info> groups() const override {
         std::vector<http::group_info> out;
@@ -193,13 +196,15 @@ public:
     std::vector<http::committed_offset> committed_offsets() const override {
         std::vector<http::committed_offset> out;
         for (const auto& c : _groups.committed_offsets()) {
-            out.push_back({c.group, c.tp, model::offset{c.offset}});
+            auto remote = _remote ? _remote->high_watermark(c.tp) : std::nullopt;
+            out.push_back({c.group, c.tp, model::offset{c.offset}, model::offset{remote.value_or(-1)}});
         }
         return out;
     }
 
 private:
     const coordinator::coordinator_service& _groups;
+    const coordinator::remote_watermarks* _remote;
 };
 
 }  // namespace spool::broker::app

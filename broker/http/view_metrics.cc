@@ -117,12 +117,16 @@ void group_gauges(std::vector<prometheus::MetricFamily>& out, const group_view& 
     const auto committed = groups.committed_offsets();
     lag.reserve(committed.size());
     for (const auto& c : committed) {
+        if (c.offset.value() < 0)
+            continue;
         auto it = hw.find(c.tp);
-        if (c.offset.value() < 0 || it == hw.end())
+        // A local log first; else the leader's answer for a partition led elsewhere.
+        const model::offset mark = it != hw.end() ? it->second : c.remote_high_watermark;
+        if (mark.value() < 0)
             continue;
         auto l = tp_labels(c.tp);
         l.insert(l.begin(), {"group", c.group});
-        lag.add(static_cast<double>(std::max<int64_t>(0, it->second - c.offset)), std::move(l));
+        lag.add(static_cast<double>(std::max<int64_t>(0, mark - c.offset)), std::move(l));
     }
 }
 

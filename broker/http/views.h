@@ -127,6 +127,9 @@ struct committed_offset {
     std::string group;
     model::topic_partition tp;
     model::offset offset{-1};
+    // The partition leader's high watermark when this broker keeps no log of the partition
+    // (asked over the wire, coordinator::remote_watermarks); -1 when unknown or local.
+    model::offset remote_high_watermark{-1};
 };
 
 class group_view {

@@ -234,6 +234,12 @@ std::string kafka_configs(const std::string& bootstrap, const std::string& args,
     return run_kafka_tool("kafka.admin.ConfigCommand", bootstrap, args, "2>&1", exit_code);
 }
 
+std::string kafka_consumer_groups(const std::string& bootstrap, const std::string& args,
+                                  int* exit_code) {
+    return run_kafka_tool("org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", bootstrap,
+                          args, "2>&1", exit_code);
+}
+
 std::string kafka_acls(const std::string& bootstrap, const std::string& args, int* exit_code) {
     return run_kafka_tool("org.apache.kafka.tools.AclCommand", bootstrap, args, "2>&1", exit_code);
 }

@@ -53,6 +53,10 @@ std::string kafka_topics_describe(const std::string& bootstrap, const std::strin
 // --entity-type topics --entity-name t"); its stdout.
 std::string kafka_configs(const std::string& bootstrap, const std::string& args, int* exit_code);
 
+// kafka-consumer-groups (Kafka 4.1.1's ConsumerGroupCommand) with `args`; stdout and stderr.
+std::string kafka_consumer_groups(const std::string& bootstrap, const std::string& args,
+                                  int* exit_code);
+
 // kafka-acls (Kafka's AclCommand) through bootstrap with `args` (e.g. "--list"); its stdout
 // and stderr.
 std::string kafka_acls(const std::string& bootstrap, const std::string& args, int* exit_code);

@@ -4,12 +4,14 @@
 // counts the elections that give them their leader again.
 
 #include "broker/metrics/tests/scrape.h"
+#include "tests/cluster/cluster_clients.h"
 #include "tests/cluster/cluster_harness.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -131,6 +133,78 @@ TEST_F(cluster_replication_metrics, test_offline_partitions_and_elections_follow
     EXPECT_GE(value(controller, "spool_partition_leader_elections_total"),
               elections_before + led[victim]);
     EXPECT_EQ(value(controller, "spool_cluster_preferred_leader_imbalance"), 0.0);
+}
+
+// A group that only commits (manual assignment, as Flink and Spark consume; here
+// kafka-consumer-groups --reset-offsets writes its offsets) has lag on every partition it
+// committed, those led by other brokers too: its coordinator asks their leaders for the high
+// watermark (coordinator::remote_watermarks). RF=1 everywhere, so of the three partitions, each
+// led by one broker, at least two are not on the coordinator.
+TEST_F(cluster_replication_metrics, test_lag_of_a_commit_only_group_covers_partitions_led_elsewhere) {
+    ASSERT_EQ(create_topic_via(cluster.port(0), "lagged", 3), 0);
+    auto placed = cluster.wait_for_metadata(
+        0, [](const metadata_view& m) { return m.all_led("lagged", 3); }, 10s, {"lagged"});
+    ASSERT_TRUE(placed);
+    std::set<int32_t> leaders;
+    for (const auto& p : placed->topic("lagged")->partitions) {
+        leaders.insert(p.leader);
+        std::vector<std::string> values;
+        for (int r = 0; r < 100 + 10 * p.index; ++r) {
+            values.push_back("v" + std::to_string(r));
+        }
+        ASSERT_TRUE(kcat_produce(cluster.bootstrap(), "lagged", p.index, values));
+    }
+    ASSERT_GE(leaders.size(), 2u) << placed->describe();
+    int rc = 0;
+    auto out = kafka_consumer_groups(cluster.bootstrap(),
+                                     "--group flinkish --topic lagged --reset-offsets "
+                                     "--to-offset 20 --execute",
+                                     &rc);
+    ASSERT_EQ(rc, 0) << out;
+
+    // Exactly one broker, the coordinator, serves the group's series: 80, 90 and 100 behind.
+    auto series = [](int32_t partition) {
+        return R"(spool_consumer_group_lag{group="flinkish",topic="lagged",partition=")" +
+               std::to_string(partition) + "\"}";
+    };
+    size_t coordinator = cluster.size();
+    ASSERT_TRUE(within(20s, [&] {
+        for (size_t i = 0; i < cluster.size(); ++i) {
+            auto text = metrics(i);
+            bool all = true;
+            for (int32_t p = 0; p < 3; ++p) {
+                all = all && sample(text, series(p)) == 80.0 + 10 * p;
+            }
+            if (all) {
+                coordinator = i;
+                return true;
+            }
+        }
+        return false;
+    })) << metrics(0) << metrics(1) << metrics(2);
+    size_t remote = 0;
+    for (const auto& p : placed->topic("lagged")->partitions) {
+        remote += p.leader != static_cast<int32_t>(coordinator) ? 1 : 0;
+    }
+    EXPECT_GE(remote, 2u) << "the lag of partitions led elsewhere is what this checks";
+    for (size_t i = 0; i < cluster.size(); ++i) {
+        if (i != coordinator) {
+            EXPECT_FALSE(sample(metrics(i), series(0)).has_value()) << "broker " << i;
+        }
+    }
+    // The lag follows the leaders' high watermarks: 5 more records on every partition.
+    for (int32_t p = 0; p < 3; ++p) {
+        ASSERT_TRUE(kcat_produce(cluster.bootstrap(), "lagged", p, {"a", "b", "c", "d", "e"}));
+    }
+    EXPECT_TRUE(within(20s, [&] {
+        auto text = metrics(coordinator);
+        for (int32_t p = 0; p < 3; ++p) {
+            if (sample(text, series(p)) != 85.0 + 10 * p) {
+                return false;
+            }
+        }
+        return true;
+    })) << metrics(coordinator);
 }
 
 }  // namespace
