@@ -238,7 +238,7 @@ def draw(prom, board, start, end, phases, title, path):
         ax.axis("off")
     for ax, panel in zip(axes.flat, panels):
         for target in panel["targets"]:
-            expr = target["expr"].replace("$__rate_interval", "15s").replace("$cluster", lp.CLUSTER)
+            expr = target["expr"].replace("$__rate_interval", "15s").replace("$cluster", lp.CLUSTER).replace("$namespace", ".*")
             r = prom.api("query_range", query=expr, start=start, end=end, step=2)
             result = r.get("data", {}).get("result", [])
             # The 8 largest series: a panel over every API would not fit a legend.

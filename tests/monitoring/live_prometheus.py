@@ -152,13 +152,15 @@ def family_of(name, served):
 def panel_queries(dashboards_dir):
     for path in sorted(Path(dashboards_dir).glob("*.json")):
         board = json.loads(path.read_text())
-        for var in ("datasource", "cluster"):
+        for var in ("datasource", "namespace", "cluster"):
             if var not in [v["name"] for v in board["templating"]["list"]]:
                 fail(f"{path.name}: no ${var} template variable")
         for panel in board["panels"]:
             for target in panel["targets"]:
                 expr = target["expr"].replace("$__rate_interval", RATE_WINDOW)
                 expr = expr.replace("$cluster", CLUSTER)
+                # Every namespace ("All"): the local Prometheus scrapes without one.
+                expr = expr.replace("$namespace", ".*")
                 yield path.stem, panel["title"], expr
 
 

@@ -3,8 +3,10 @@
 
 The JSON files are what the chart ships (templates/dashboards.yaml) and what
 tests/monitoring/live_prometheus.py evaluates; run this after editing a panel and commit both.
-Every query selects `spool_cluster=~"$cluster"` and rates over `$__rate_interval`; `$datasource`
-and `$cluster` are template variables.
+Every broker query selects `namespace=~"$namespace",spool_cluster=~"$cluster"` and rates over
+`$__rate_interval`; `$datasource`, `$namespace` (the brokers' Kubernetes namespace, the label
+Prometheus' Kubernetes discovery adds) and `$cluster` (narrowed to the chosen namespaces) are
+template variables.
 
 usage: generate.py [out dir]  (default: rewrites the JSON files next to this script; the CTest
                               monitoring_rules checks the committed files are what it writes)
@@ -12,8 +14,9 @@ usage: generate.py [out dir]  (default: rewrites the JSON files next to this scr
 import json
 from pathlib import Path
 
-C = 'spool_cluster=~"$cluster"'
+C = 'namespace=~"$namespace",spool_cluster=~"$cluster"'
 R = "$__rate_interval"
+CLUSTERS = 'label_values(spool_broker_info{namespace=~"$namespace"}, spool_cluster)'
 
 
 def row(title):
@@ -195,9 +198,13 @@ def grafana(uid, title, panels):
         "templating": {"list": [
             {"name": "datasource", "label": "Data source", "type": "datasource",
              "query": "prometheus", "current": {}, "hide": 0},
+            {"name": "namespace", "label": "Namespace", "type": "query", "datasource": ds,
+             "query": {"query": "label_values(spool_broker_info, namespace)", "refId": "namespace"},
+             "definition": "label_values(spool_broker_info, namespace)",
+             "includeAll": True, "allValue": ".*", "multi": True, "refresh": 2, "current": {}, "hide": 0},
             {"name": "cluster", "label": "Cluster", "type": "query", "datasource": ds,
-             "query": {"query": "label_values(spool_broker_info, spool_cluster)", "refId": "cluster"},
-             "definition": "label_values(spool_broker_info, spool_cluster)",
+             "query": {"query": CLUSTERS, "refId": "cluster"},
+             "definition": CLUSTERS,
              "includeAll": True, "allValue": ".*", "multi": True, "refresh": 2, "current": {}, "hide": 0},
         ]},
         "panels": out,
