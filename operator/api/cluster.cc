@@ -174,6 +174,9 @@ json to_json(const cluster_status& s) {
 }
 
 void apply_operator_defaults(cluster& c, const operator_defaults& defaults) {
+    if (c.spec.image.empty()) {
+        c.spec.image = defaults.broker_image.empty() ? builtin_broker_image : defaults.broker_image;
+    }
     auto& store = c.spec.metadata_store;
     if (store.etcd_endpoints.empty()) {
         store.etcd_endpoints = defaults.etcd_endpoints;

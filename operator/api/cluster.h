@@ -59,7 +59,7 @@ struct pod_address_listener_spec {
 
 struct cluster_spec {
     int32_t replicas = 3;
-    std::string image = "ghcr.io/spool-dev/spool-broker:0.1.0";
+    std::string image;  // empty: the operator's default (--default-broker-image, the chart's)
     std::string image_pull_policy = "IfNotPresent";
     int32_t kafka_port = 9092;
     int32_t http_port = 9644;
@@ -130,6 +130,9 @@ struct cluster {
 result<cluster> parse_cluster(const json& object);
 json to_json(const cluster_status& status);
 
+// The broker image of a Cluster that names none, when the operator is not told another.
+inline constexpr const char* builtin_broker_image = "ghcr.io/spool-dev/spool-broker:0.1.0";
+
 // What the operator supplies where a Cluster's spec leaves a field empty (its own flags).
 struct operator_defaults {
     std::vector<std::string> etcd_endpoints;  // the chart's etcd; empty: none deployed
@@ -137,6 +140,9 @@ struct operator_defaults {
     // "<namespace>/<name>" of the Secret (ca.crt, ca.key) of the chart's etcd CA; empty: the
     // chart's etcd is plaintext (or there is none).
     std::string etcd_ca_secret = {};
+    // The chart's broker image (global.imageRegistry applied), so a registry mirror or a pinned
+    // version reaches every Cluster without editing each.
+    std::string broker_image = builtin_broker_image;
 };
 // Fills the spec fields operator_defaults covers; the reconciler calls it before validating.
 // A Cluster taking the default endpoints also takes the chart etcd's TLS (etcd_tls.managed).

@@ -104,7 +104,8 @@ result<void> operator_app::start(std::function<void()> on_fatal) {
                                                                       _opts.kafka_bootstrap);
     _cluster_reconciler->set_state_probe(_probe.get());
     _cluster_reconciler->set_operator_defaults(
-        {_opts.default_etcd_endpoints, cfg.value().namespace_, _opts.default_etcd_ca_secret});
+        {_opts.default_etcd_endpoints, cfg.value().namespace_, _opts.default_etcd_ca_secret,
+         _opts.default_broker_image});
     _topic_reconciler->set_state_probe(_probe.get());
 
     _clusters = std::make_unique<reconcilers::controller>(

@@ -36,6 +36,10 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
         ("default-etcd-endpoints", po::value(&etcd_endpoints),
          "etcd client URLs (comma-separated) for Clusters whose spec.metadataStore names none; "
          "the chart sets its own etcd here")  //
+        ("default-broker-image",
+         po::value(&o.default_broker_image)->default_value(o.default_broker_image),
+         "broker image of Clusters whose spec.image is empty; the chart sets its broker.image "
+         "here")  //
         ("default-etcd-ca-secret", po::value(&o.default_etcd_ca_secret),
          "<namespace>/<name> of the Secret (ca.crt, ca.key) of the CA of the default etcd: "
          "Clusters on that etcd get a client certificate it signs and https settings; the chart "

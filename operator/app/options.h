@@ -2,6 +2,8 @@
 
 // Command-line flags of spool-operator.
 
+#include "operator/api/cluster.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +24,7 @@ struct options {
     std::vector<std::string> default_etcd_endpoints;
     // "<namespace>/<name>" of the default etcd's CA Secret (ca.crt, ca.key); empty: plaintext.
     std::string default_etcd_ca_secret;
+    std::string default_broker_image = api::builtin_broker_image;
     // Every Cluster and Topic is reconciled at least this often, event or not (drift repair).
     int resync_period_seconds = 300;
     std::string log_level = "info";

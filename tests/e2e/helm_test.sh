@@ -52,6 +52,8 @@ lint)
     operator=$(awk '/^kind: Deployment/,0' "$tmp/platform.yaml")
     grep -q 'image: "mirror.example/ghcr.io/spool-dev/spool-operator:' <<<"$operator" ||
         fail "global.imageRegistry is not in front of the operator image"
+    grep -q -- '--default-broker-image=mirror.example/ghcr.io/spool-dev/spool-broker:' <<<"$operator" ||
+        fail "the default broker image is not the chart's broker.image behind global.imageRegistry"
     for want in 'serviceAccountName: platform-sa' 'priorityClassName: platform-critical' \
         '- name: from-parent' '- name: own' 'runAsUser: 20002'; do
         grep -qF -- "$want" <<<"$operator" || fail "the operator Deployment lacks '$want'"
@@ -60,7 +62,7 @@ lint)
         fail "serviceAccount.create=false still renders a ServiceAccount"
     [ "$(grep -c 'name: platform-sa' "$tmp/platform.yaml")" -ge 3 ] ||
         fail "the RBAC bindings do not name serviceAccount.name"
-    echo "ok: global, serviceAccount, priorityClassName and security context values"
+    echo "ok: global, broker.image, serviceAccount, priorityClassName and security context values"
     diff -r "$src/crds" "$chart/crds" || fail "charts/spool/crds differs from crds/"
     echo "ok: chart CRDs equal crds/"
     ;;

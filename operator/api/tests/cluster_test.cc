@@ -68,6 +68,27 @@ TEST(cluster_api, test_endpoints_in_the_spec_win_over_the_operators_default) {
               std::vector<std::string>{"http://external:2379"});
 }
 
+// The chart's broker.image reaches every Cluster that names no image; one that does keeps it.
+TEST(cluster_api, test_the_broker_image_defaults_to_the_operators_and_the_spec_wins) {
+    auto c = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{}})"));
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(c.value().spec.image, "");
+    operator_defaults d;
+    EXPECT_EQ(d.broker_image, builtin_broker_image);
+    d.broker_image = "mirror.local/spool-broker:0.2.0";
+    apply_operator_defaults(c.value(), d);
+    EXPECT_EQ(c.value().spec.image, "mirror.local/spool-broker:0.2.0");
+
+    auto own = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{"image":"mine:1"}})"));
+    ASSERT_TRUE(own.has_value());
+    apply_operator_defaults(own.value(), d);
+    EXPECT_EQ(own.value().spec.image, "mine:1");
+
+    auto bare = parse_cluster(parse(R"({"metadata":{"name":"a"},"spec":{}})"));
+    apply_operator_defaults(bare.value(), {});
+    EXPECT_EQ(bare.value().spec.image, builtin_broker_image);
+}
+
 TEST(cluster_api, test_the_chart_etcds_tls_comes_with_its_endpoints_and_only_with_them) {
     auto c = parse_cluster(parse(R"({"metadata":{"name":"a","namespace":"ns"},"spec":{}})"));
     ASSERT_TRUE(c.has_value());
