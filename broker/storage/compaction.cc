@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -62,15 +63,32 @@ sealed_segment sealed_segment::of(const segment& s) {
     return {s.dir(), s.base_offset(), s.size(), s.slice(0, 0).file};
 }
 
+bool is_aborted(const aborted_txns& aborted, int64_t pid, int64_t offset) {
+    return std::any_of(aborted.begin(), aborted.end(), [&](const aborted_txn& t) {
+        return t.pid.value() == pid && t.first_offset.value() <= offset &&
+               offset <= t.last_offset.value();
+    });
+}
+
+namespace {
+
+// A transactional batch the cleaner drops: its transaction aborted. (The prefix ends at the last
+// stable offset, so no batch in it belongs to a transaction still open.)
+bool aborted_batch(const rf::batch_info& info, const aborted_txns* aborted) {
+    return info.is_transactional() && !info.is_control() && aborted != nullptr &&
+           is_aborted(*aborted, info.producer_id, info.base_offset);
+}
+
+}  // namespace
+
 result<void> build_offset_map(file_ops& ops, const sealed_segment& seg, offset_map& map,
-                              const std::atomic<bool>* cancel) {
+                              const std::atomic<bool>* cancel, const aborted_txns* aborted) {
     return for_each_batch_records(ops, seg, cancel,
                                   [&](std::span<const uint8_t>, const rf::batch_info& info,
                                       std::span<const uint8_t> records, std::error_code&) {
-                                      // Transactional records supersede nothing: an aborted
-                                      // or still open one must not remove the committed value
-                                      // a read_committed consumer reads (see write_cleaned).
-                                      if (info.is_control() || info.is_transactional()) {
+                                      // An aborted record supersedes nothing: it must not
+                                      // remove the committed value a consumer reads.
+                                      if (info.is_control() || aborted_batch(info, aborted)) {
                                           return true;
                                       }
                                       rf::record_reader reader(records, info.record_count);
@@ -87,7 +105,8 @@ result<void> build_offset_map(file_ops& ops, const sealed_segment& seg, offset_m
 
 result<cleaned_segment> write_cleaned(file_ops& ops, const sealed_segment& seg, int fd,
                                       const offset_map& map, const log_config& cfg,
-                                      model::timestamp now, const std::atomic<bool>* cancel) {
+                                      model::timestamp now, const std::atomic<bool>* cancel,
+                                      const aborted_txns* aborted) {
     cleaned_segment out;
     uint64_t written = 0;
     std::vector<uint8_t> kept;   // surviving encoded records
@@ -104,13 +123,18 @@ result<cleaned_segment> write_cleaned(file_ops& ops, const sealed_segment& seg, 
         ops, seg, cancel,
         [&](std::span<const uint8_t> bytes, const rf::batch_info& info,
             std::span<const uint8_t> records, std::error_code& err) {
-            // Markers and transactional batches are kept whole. Kafka's cleaner drops aborted
-            // transactions' records and, after delete.retention.ms, markers whose transaction
-            // left no record; this one is conservative: it never removes a marker still needed
-            // or a record a read_committed consumer could miss, at the cost of keeping them all.
-            if (info.is_control() || info.is_transactional()) {
+            // Markers are kept whole (Kafka drops one, after delete.retention.ms, once its
+            // transaction left no record; keeping it costs a few bytes and never misleads a
+            // read_committed consumer). An aborted transaction's batch goes whole, as in Kafka;
+            // a committed one is compacted below like any other, its header kept.
+            if (info.is_control()) {
                 err = write(bytes);
                 return !err;
+            }
+            if (aborted_batch(info, aborted)) {
+                out.records_removed += uint64_t(info.record_count);
+                out.changed = true;
+                return true;
             }
             kept.clear();
             int32_t kept_count = 0;
@@ -205,7 +229,7 @@ std::unique_ptr<segment> clean_one(compaction_task& t, const sealed_segment& seg
         return stop(make_error_code(errc_from_errno(errno)), "compaction write");
     }
     file_handle closer(fd);
-    auto cleaned = write_cleaned(ops, seg, fd, map, t.cfg, t.now, &cancelled);
+    auto cleaned = write_cleaned(ops, seg, fd, map, t.cfg, t.now, &cancelled, &t.aborted);
     std::lock_guard lock(dir_mutex);
     if (cancelled) {
         // The directory may be gone or renamed; a leftover .cleaned is deleted at open.
@@ -257,7 +281,7 @@ void run_compaction(compaction_task& t) {
     offset_map map;
     for (size_t i = t.first_dirty; i < t.segments.size(); ++i) {
         t.stats.bytes_scanned += t.segments[i].size;
-        if (auto r = build_offset_map(*t.ops, t.segments[i], map, &t._cancelled); !r) {
+        if (auto r = build_offset_map(*t.ops, t.segments[i], map, &t._cancelled, &t.aborted); !r) {
             t.error = r.error();
             t.failed_step = "compaction read";
             return;

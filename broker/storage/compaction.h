@@ -11,10 +11,15 @@
 //               bytes with its original base offset, base timestamp and last offset delta
 //               (offsets never change), recompressed only when the batch was compressed
 //             - records without a key are dropped (Kafka does the same)
-//             - control batches (transaction markers) and transactional batches are copied
-//               whole and feed no key into the map (conservative: Kafka drops aborted records
-//               and, later, spent markers; here they stay). The segment's .txnindex keeps
-//               its name and entries, since offsets never change
+//             - transactions, as Kafka's cleaner treats them: the cleanable prefix ends at the
+//               last stable offset too, so every transactional batch in it is decided; a batch
+//               of an aborted transaction (its producer's entry in a .txnindex covers its
+//               offset) is dropped whole and feeds no key into the map; a committed one is
+//               compacted like any batch, keeping its transactional header; control batches
+//               (the markers) are copied whole and feed no key (Kafka also drops a marker
+//               once its transaction left no record and delete.retention.ms passed; here
+//               markers stay). The segment's .txnindex keeps its name and entries, since
+//               offsets never change
 //             - a tombstone (null value) that is the latest for its key stays until its
 //               timestamp is older than delete.retention.ms
 //           then swapped in: .cleaned -> .swap, old indexes removed, .swap -> .log (atomic
@@ -32,6 +37,7 @@
 #include "broker/storage/config.h"
 #include "broker/storage/file_ops.h"
 #include "broker/storage/segment.h"
+#include "broker/storage/txn_index.h"
 
 #include <atomic>
 #include <mutex>
@@ -55,10 +61,18 @@ struct sealed_segment {
     static sealed_segment of(const segment& s);
 };
 
-// Adds the keys of every record in seg to map (later offsets win). Stops with errc::closed once
-// *cancel is set.
+// The aborted transactions whose records may lie in the cleaned segments (their .txnindex
+// entries, from every segment of the log: a marker can sit beyond the cleanable prefix).
+using aborted_txns = std::vector<aborted_txn>;
+
+// Whether the transactional batch of producer pid at offset belongs to an aborted transaction.
+bool is_aborted(const aborted_txns& aborted, int64_t pid, int64_t offset);
+
+// Adds the keys of every record in seg to map (later offsets win), except those of markers and
+// aborted transactions. Stops with errc::closed once *cancel is set.
 result<void> build_offset_map(file_ops& ops, const sealed_segment& seg, offset_map& map,
-                              const std::atomic<bool>* cancel = nullptr);
+                              const std::atomic<bool>* cancel = nullptr,
+                              const aborted_txns* aborted = nullptr);
 
 // Writes the compacted copy of seg to out (an empty file, <base>.log.cleaned). Returns the bytes
 // written and the records dropped. now and cfg decide tombstone expiry.
@@ -70,7 +84,8 @@ struct cleaned_segment {
 result<cleaned_segment> write_cleaned(file_ops& ops, const sealed_segment& seg, int out,
                                       const offset_map& map, const log_config& cfg,
                                       model::timestamp now,
-                                      const std::atomic<bool>* cancel = nullptr);
+                                      const std::atomic<bool>* cancel = nullptr,
+                                      const aborted_txns* aborted = nullptr);
 
 struct compaction_result {
     uint32_t segments_cleaned = 0;
@@ -91,6 +106,7 @@ struct compaction_task {
     std::vector<sealed_segment> segments;  // the cleanable prefix
     size_t first_dirty = 0;                // the key map comes from segments[first_dirty..]
     model::offset cleaned_up_to;           // cleaned_offset() once the pass completes
+    aborted_txns aborted;                  // overlapping the cleanable prefix
 
     // Outputs, read by the owner once the pass is over.
     compaction_result stats;

@@ -14,14 +14,16 @@ std::shared_ptr<compaction_task> partition_log::plan_compaction() {
         return nullptr;
     }
     model::timestamp now = _clock();
-    // Cleanable: closed segments, below the high watermark, all records older than the lag.
+    // Cleanable: closed segments, below the high watermark and the last stable offset (every
+    // transaction in them decided: Kafka's cleaner stops at the first unstable offset too), all
+    // records older than the lag.
     // Their max timestamps also map both indexes of each here, on the owner, before the cleaner
     // replaces their files: a segment keeps reading the old index inodes through its mappings
     // until the swap reaches the owner, never the cleaned file's new ones. A segment whose index
     // cannot be mapped now (out of descriptors) ends the cleanable prefix for this pass.
     size_t cleanable = 0;
-    while (cleanable + 1 < _segments.size() &&
-           _segments[cleanable + 1]->base_offset() <= _high_watermark) {
+    const model::offset stable = std::min(_high_watermark, last_stable_offset());
+    while (cleanable + 1 < _segments.size() && _segments[cleanable + 1]->base_offset() <= stable) {
         auto ts = _segments[cleanable]->max_timestamp();
         if (!ts || now.value() - ts.value().value() < _cfg.min_compaction_lag_ms.count()) {
             break;
@@ -54,6 +56,20 @@ std::shared_ptr<compaction_task> partition_log::plan_compaction() {
     task->cleaned_up_to = _segments[cleanable]->base_offset();
     for (size_t i = 0; i < cleanable; ++i) {
         task->segments.push_back(sealed_segment::of(*_segments[i]));
+    }
+    // Aborted transactions that began below the prefix's end, from every segment's index: the
+    // marker (where the entry is kept) may lie past the prefix. The indexes are in memory once
+    // read, and this pass reads each at most once.
+    for (const auto& s : _segments) {
+        auto entries = s->txns().entries();
+        if (!entries) {
+            return nullptr;  // an unreadable index: no pass until it reads (recovery rebuilds it)
+        }
+        for (const auto& t : *entries.value()) {
+            if (t.first_offset < task->cleaned_up_to) {
+                task->aborted.push_back(t);
+            }
+        }
     }
     return task;
 }

@@ -139,27 +139,44 @@ TEST_P(compaction, test_keeps_latest_record_per_key_with_original_offsets) {
     }
 }
 
-// Conservative transactions: an aborted transactional record never supersedes the committed
-// value of its key, and the marker and the aborted-transaction index survive the cleaning.
-TEST_P(compaction, test_transactional_batches_and_markers_survive_and_supersede_nothing) {
+// Kafka's cleaner on transactions: an aborted transaction's records go (and never supersede the
+// committed value of their key), a committed transaction's records are compacted like any, and
+// the markers and the aborted-transaction index stay.
+TEST_P(compaction, test_aborted_records_go_committed_ones_compact_and_markers_stay) {
     auto cfg = small_segments(300);
     cfg.cleanup = cleanup_policy::compact;
     open(cfg);
     append({{"k", "committed"}});
-    rec::batch_options o;
-    o.codec = GetParam();
-    o.producer_id = 5;
-    o.producer_epoch = 0;
-    o.base_sequence = 0;
-    o.transactional = true;
-    rec::batch_builder txn(o);
-    txn.add(_now, rec::nullable_bytes::of(std::string_view("k")),
-            rec::nullable_bytes::of(std::string_view("aborted")));
-    auto bytes = txn.build();
-    ASSERT_TRUE(_log->append(bytes, model::leader_epoch(0)));
-    auto marker = make_marker(5, 0, false);
-    auto at = _log->append(marker, model::leader_epoch(0));
-    ASSERT_TRUE(at);
+    auto txn_batch = [&](int64_t pid, int32_t seq, const std::string& key,
+                         const std::string& value) {
+        rec::batch_options o;
+        o.codec = GetParam();
+        o.producer_id = pid;
+        o.producer_epoch = 0;
+        o.base_sequence = seq;
+        o.transactional = true;
+        rec::batch_builder b(o);
+        b.add(_now, rec::nullable_bytes::of(std::string_view(key)),
+              rec::nullable_bytes::of(std::string_view(value)));
+        return b.build();
+    };
+    std::vector<int64_t> markers;
+    auto end_txn = [&](int64_t pid, bool commit) {
+        auto m = make_marker(pid, 0, commit);
+        auto at = _log->append(m, model::leader_epoch(0));
+        ASSERT_TRUE(at);
+        markers.push_back(at.value().base_offset.value());
+        _log->set_high_watermark(_log->log_end_offset());
+    };
+    auto aborted_batch = txn_batch(5, 0, "k", "aborted");
+    ASSERT_TRUE(_log->append(aborted_batch, model::leader_epoch(0)));
+    end_txn(5, false);
+    auto old_batch = txn_batch(6, 0, "c", "old");
+    ASSERT_TRUE(_log->append(old_batch, model::leader_epoch(0)));
+    end_txn(6, true);
+    auto new_batch = txn_batch(6, 1, "c", "new");
+    ASSERT_TRUE(_log->append(new_batch, model::leader_epoch(0)));
+    end_txn(6, true);
     for (int i = 0; i < 8; ++i) {
         append({{"filler" + std::to_string(i), "x"}, {"filler" + std::to_string(i), "y"}});
     }
@@ -172,12 +189,74 @@ TEST_P(compaction, test_transactional_batches_and_markers_survive_and_supersede_
         return std::any_of(after.begin(), after.end(),
                            [&](const kv& e) { return e.key == key && e.value == value; });
     };
-    EXPECT_TRUE(has("k", "committed"));
-    EXPECT_TRUE(has("k", "aborted"));  // kept whole; a read_committed consumer drops it
+    EXPECT_TRUE(has("k", "committed"));  // the aborted "k" superseded nothing
+    EXPECT_FALSE(has("k", "aborted"));   // dropped whole
+    EXPECT_FALSE(has("c", "old"));       // a committed record superseded by a later one
+    EXPECT_TRUE(has("c", "new"));
+    for (int64_t m : markers) {
+        EXPECT_TRUE(std::any_of(after.begin(), after.end(), [&](const kv& e) {
+            return e.offset == m;
+        })) << "marker at " << m;
+    }
     auto aborted = _log->aborted_transactions(model::offset(0), _log->log_end_offset());
     ASSERT_TRUE(aborted);
     ASSERT_EQ(aborted.value().size(), 1u);
-    EXPECT_EQ(aborted.value()[0].last_offset, at.value().base_offset);
+    EXPECT_EQ(aborted.value()[0].last_offset.value(), markers[0]);
+}
+
+// The cleaner stops at the last stable offset: a transaction still open supersedes nothing and
+// nothing after its first record is cleaned; once it commits, its records compact like any.
+TEST_P(compaction, test_cleaning_stops_at_an_open_transaction_until_it_ends) {
+    auto cfg = small_segments(300);
+    cfg.cleanup = cleanup_policy::compact;
+    open(cfg);
+    append({{"k", "v1"}});
+    rec::batch_options o;
+    o.codec = GetParam();
+    o.producer_id = 7;
+    o.producer_epoch = 0;
+    o.base_sequence = 0;
+    o.transactional = true;
+    rec::batch_builder txn(o);
+    txn.add(_now, rec::nullable_bytes::of(std::string_view("k")),
+            rec::nullable_bytes::of(std::string_view("open")));
+    auto bytes = txn.build();
+    auto open_at = _log->append(bytes, model::leader_epoch(0));
+    ASSERT_TRUE(open_at);
+    _log->set_high_watermark(_log->log_end_offset());
+    for (int i = 0; i < 16; ++i) {
+        append({{"f", "x" + std::to_string(i)}});
+    }
+    ASSERT_GT(_log->segment_count(), 3u);
+    EXPECT_EQ(_log->last_stable_offset(), open_at.value().base_offset);
+    auto count_f = [&] {
+        auto all = read_all(*_log);
+        return std::count_if(all.begin(), all.end(), [](const kv& e) { return e.key == "f"; });
+    };
+    const auto f_before = count_f();
+    auto r = _log->compact();
+    ASSERT_TRUE(r) << r.error().message();
+    auto after = read_all(*_log);
+    auto has = [&](const std::vector<kv>& in, const std::string& key, const std::string& value) {
+        return std::any_of(in.begin(), in.end(),
+                           [&](const kv& e) { return e.key == key && e.value == value; });
+    };
+    EXPECT_TRUE(has(after, "k", "v1"));
+    EXPECT_TRUE(has(after, "k", "open"));
+    EXPECT_EQ(count_f(), f_before) << "segments past the last stable offset were cleaned";
+
+    auto m = make_marker(7, 0, true);
+    ASSERT_TRUE(_log->append(m, model::leader_epoch(0)));
+    _log->set_high_watermark(_log->log_end_offset());
+    for (int i = 0; i < 4; ++i) {
+        append({{"g", "y" + std::to_string(i)}});
+    }
+    r = _log->compact();
+    ASSERT_TRUE(r) << r.error().message();
+    after = read_all(*_log);
+    EXPECT_FALSE(has(after, "k", "v1"));  // superseded by the committed transactional record
+    EXPECT_TRUE(has(after, "k", "open"));
+    EXPECT_LT(count_f(), f_before);
 }
 
 TEST_P(compaction, test_tombstones_survive_until_delete_retention_ms) {
