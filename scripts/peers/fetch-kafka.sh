@@ -7,9 +7,19 @@
 #   --jars-only   the jars alone, no checker: what the broker fixtures need (tests/fixtures), and
 #                 what works for a second reference version whose client API the checker does not
 #                 compile against (SPOOL_KAFKA_VERSION=4.4.0 ..., tests/kafka_reference).
+#   --mirror-maker  also MirrorMaker 2 (tests/compat/mm2/pom.xml: connect-mirror and whatever of its
+#                 runtime classpath libs lacks) into .../mirror-maker, beside libs: run it with
+#                 -cp "$dir/libs/*:$dir/mirror-maker/*". A directory of its own, so that a version
+#                 whose connect-mirror Maven Central lacks still gets libs (4.4.0 has none there).
 set -euo pipefail
-jars_only=0
-[[ ${1:-} != --jars-only ]] || jars_only=1
+jars_only=0 mirror_maker=0
+for arg in "$@"; do
+    case $arg in
+        --jars-only) jars_only=1 ;;
+        --mirror-maker) mirror_maker=1 ;;
+        *) echo "fetch-kafka.sh: unknown argument $arg" >&2; exit 2 ;;
+    esac
+done
 source "$(dirname "$0")/lib.sh"
 peer_lock kafka
 
@@ -26,6 +36,25 @@ if ! peer_is_current "$dir" "$jars_hash"; then
     rm -rf "$dir/libs" && mv "$dir/libs.tmp" "$dir/libs"
     rm -f "$dir/compat-classes/.stamp"
     peer_mark_current "$dir" "$jars_hash"
+fi
+
+if ((mirror_maker)); then
+    mm2=$dir/mirror-maker
+    mm2_pom=$SPOOL_REPO_ROOT/tests/compat/mm2/pom.xml
+    mm2_hash=$(peer_hash "$jars_hash" "$mm2_pom")
+    if ! peer_is_current "$mm2" "$mm2_hash"; then
+        peer_log "fetching MirrorMaker 2 $SPOOL_KAFKA_VERSION jars into $mm2"
+        command -v mvn >/dev/null || { peer_log "mvn is missing (apt-get install maven)"; exit 1; }
+        rm -rf "$mm2.tmp"
+        mvn -B -q -f "$mm2_pom" -Dmaven.repo.local="$SPOOL_CACHE/m2" -Dkafka.version="$SPOOL_KAFKA_VERSION" \
+            dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$mm2.tmp" >&2
+        # One copy of each jar on the classpath: what libs has already stays there.
+        for jar in "$mm2.tmp"/*.jar; do
+            [[ ! -e "$dir/libs/${jar##*/}" ]] || rm "$jar"
+        done
+        rm -rf "$mm2" && mv "$mm2.tmp" "$mm2"
+        peer_mark_current "$mm2" "$mm2_hash"
+    fi
 fi
 
 if ((jars_only)); then
