@@ -23,16 +23,22 @@ done
 source "$(dirname "$0")/lib.sh"
 peer_lock kafka
 
+# copy_jars POM OUT: the runtime classpath of POM for this Kafka version into OUT.tmp (the caller
+# renames it to OUT once complete, so a reader never sees half a directory).
+copy_jars() {
+    command -v mvn >/dev/null || { peer_log "mvn is missing (apt-get install maven)"; exit 1; }
+    rm -rf "$2.tmp"
+    mvn -B -q -f "$1" -Dmaven.repo.local="$SPOOL_CACHE/m2" -Dkafka.version="$SPOOL_KAFKA_VERSION" \
+        dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$2.tmp" >&2
+}
+
 dir=$SPOOL_CACHE/kafka-$SPOOL_KAFKA_VERSION
 pom=$SPOOL_REPO_ROOT/tests/compat/java/pom.xml
 jars_hash=$(peer_hash "$SPOOL_KAFKA_VERSION" "$pom")
 if ! peer_is_current "$dir" "$jars_hash"; then
     peer_log "fetching Apache Kafka $SPOOL_KAFKA_VERSION jars into $dir/libs"
-    command -v mvn >/dev/null || { peer_log "mvn is missing (apt-get install maven)"; exit 1; }
     mkdir -p "$dir"
-    rm -rf "$dir/libs.tmp"
-    mvn -B -q -f "$pom" -Dmaven.repo.local="$SPOOL_CACHE/m2" -Dkafka.version="$SPOOL_KAFKA_VERSION" \
-        dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$dir/libs.tmp" >&2
+    copy_jars "$pom" "$dir/libs"
     rm -rf "$dir/libs" && mv "$dir/libs.tmp" "$dir/libs"
     rm -f "$dir/compat-classes/.stamp"
     peer_mark_current "$dir" "$jars_hash"
@@ -44,10 +50,7 @@ if ((mirror_maker)); then
     mm2_hash=$(peer_hash "$jars_hash" "$mm2_pom")
     if ! peer_is_current "$mm2" "$mm2_hash"; then
         peer_log "fetching MirrorMaker 2 $SPOOL_KAFKA_VERSION jars into $mm2"
-        command -v mvn >/dev/null || { peer_log "mvn is missing (apt-get install maven)"; exit 1; }
-        rm -rf "$mm2.tmp"
-        mvn -B -q -f "$mm2_pom" -Dmaven.repo.local="$SPOOL_CACHE/m2" -Dkafka.version="$SPOOL_KAFKA_VERSION" \
-            dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$mm2.tmp" >&2
+        copy_jars "$mm2_pom" "$mm2"
         # One copy of each jar on the classpath: what libs has already stays there.
         for jar in "$mm2.tmp"/*.jar; do
             [[ ! -e "$dir/libs/${jar##*/}" ]] || rm "$jar"
