@@ -189,7 +189,7 @@ def main():
               f"Spool ({args.spool_brokers} brokers) at {bootstraps['spool']}", flush=True)
         classpath = compile_probe(args.kafka_dir, work)
         config, log4j = write_mm2_config(work, bootstraps, args.debug)
-        mm2, mm2_log = start_mirror_maker(args.kafka_dir, work, config, log4j)
+        mm2, _ = start_mirror_maker(args.kafka_dir, work, config, log4j)
 
         probes = {}
         for name, src, dst, topic, group in directions:
