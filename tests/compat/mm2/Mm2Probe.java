@@ -1,4 +1,4 @@
-// One direction of a MirrorMaker 2 migration, seen by an application (tests/compat/mm2/mm2_compat.py):
+// One direction of a MirrorMaker 2 migration as an application sees it (tests/compat/mm2/mm2_compat.py):
 // records produced to the source cluster, a consumer group that reads part of them there, and the
 // same group resuming on the target cluster from the offsets MirrorMaker translated for it.
 //
@@ -9,8 +9,9 @@
 // Steps (each prints one "step ..." line; the first failed expectation ends the run with exit 1):
 //   1. T is created on the source with --partitions partitions; records 0 .. first-1 are produced,
 //      record i to partition i % partitions, value "<T>-<i>".
-//   2. Group G (--group-protocol, classic by default) reads all of them on the source and commits: its committed
-//      offsets are at the end of each partition, where MirrorMaker's offset syncs translate exactly.
+//   2. Group G (--group-protocol, classic by default) reads all of them on the source and commits:
+//      its committed offsets are at the end of each partition, where MirrorMaker's offset syncs
+//      translate exactly (docs/migration.md, Limits).
 //   3. MirrorMaker copies T to R on the target and translates G's offsets: wait until G's committed
 //      offsets on R equal the positions of the same records there (R's offset of each partition's
 //      last consumed record, plus one).
@@ -40,7 +41,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.Set;
 import java.util.TreeMap;
 
 public final class Mm2Probe {
