@@ -1,6 +1,7 @@
 // A consumer group in a three-broker cluster whose coordinator broker is killed with -9: the
-// group lives on the broker leading its __consumer_offsets partition, and after that broker is
-// back a consumer of the group resumes from the offsets committed before the kill.
+// group lives on the broker leading its __consumer_offsets partition (the one broker that lists it
+// in ListGroups), and after that broker is back a consumer of the group resumes from the offsets
+// committed before the kill.
 //
 // With offsets.topic.replication.factor=1 nobody else holds that __consumer_offsets partition,
 // so the coordinator cannot move to another broker (its only replica is the only eligible
@@ -8,12 +9,15 @@
 // group resumes on the same broker once it has restarted. With replicated offsets (the default,
 // 3) the coordinator moves instead: tests/replication/group_failover_test.cc.
 
+#include "protocol/messages/list_groups.h"
 #include "tests/cluster/cluster_clients.h"
 #include "tests/cluster/cluster_harness.h"
+#include "tests/integration/kafka_client.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -23,6 +27,21 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int16_t coordinator_not_available = 15;
+
+// ListGroups v5 through broker `port` with the types filter of Kafka's
+// ListGroupsOptions.forConsumerGroups() (what MirrorMaker 2 lists groups with): nullopt without
+// an answer.
+std::optional<protocol::list_groups_response> list_groups_via(uint16_t port) {
+    try {
+        kafka_client c(port);
+        c.set_read_timeout(10s);
+        protocol::list_groups_request req;
+        req.types_filter = {"Classic", "Consumer"};
+        return c.call<protocol::list_groups_request, protocol::list_groups_response>(5, req);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
 
 TEST(cluster_groups, group_resumes_from_committed_offsets_after_its_coordinator_is_killed) {
     cluster_options options;
@@ -52,6 +71,21 @@ TEST(cluster_groups, group_resumes_from_committed_offsets_after_its_coordinator_
     for (size_t i = 1; i < cluster.size(); ++i) {
         EXPECT_EQ(find_coordinator_via(cluster.port(i), "resumers").second, coordinator);
     }
+    // Every broker answers ListGroups without an error and lists the groups it coordinates: an
+    // admin client asks all of them, and one error drops that broker's answer (MirrorMaker 2 then
+    // finds no group to checkpoint; kafka-consumer-groups --list fails).
+    for (size_t i = 0; i < cluster.size(); ++i) {
+        auto listed = list_groups_via(cluster.port(i));
+        ASSERT_TRUE(listed) << "broker " << i << " did not answer ListGroups";
+        EXPECT_EQ(listed->error_code, 0) << "broker " << i;
+        bool here = std::any_of(listed->groups.begin(), listed->groups.end(),
+                                [](const auto& g) { return g.group_id == "resumers"; });
+        EXPECT_EQ(here, static_cast<int32_t>(i) == coordinator) << "broker " << i;
+    }
+    int list_exit = -1;
+    auto list_out = kafka_consumer_groups(cluster.bootstrap(), "--list", &list_exit);
+    EXPECT_EQ(list_exit, 0) << list_out;
+    EXPECT_NE(list_out.find("resumers"), std::string::npos) << list_out;
 
     cluster.kill9(static_cast<size_t>(coordinator));
     size_t other = coordinator == 0 ? 1 : 0;

@@ -1,5 +1,6 @@
-// ListGroups v0-v5: every group of every __consumer_offsets partition this broker coordinates,
-// optionally filtered by state (v4+) and type (v5+: "classic" or "consumer").
+// ListGroups v0-v5: every group of every __consumer_offsets partition this broker coordinates
+// (the partitions other brokers lead are theirs to list), optionally filtered by state (v4+) and
+// type (v5+: "classic" or "consumer").
 
 #include "protocol/messages/list_groups.h"
 
@@ -52,6 +53,13 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::list_groups_req
                 done(std::move(out));
             };
         auto l = co_await svc->call_partition<listing>(p, std::move(fn));
+        if (l.error == make_error_code(errc::not_coordinator)) {
+            // Led by another broker, which lists its groups itself: an admin client asks every
+            // broker and joins the answers (Kafka lists the partitions it coordinates). An error
+            // here would drop this broker's whole answer: kafka-consumer-groups --list fails and
+            // MirrorMaker's listGroups().valid() finds no group to checkpoint.
+            continue;
+        }
         if (l.error) {
             // A partition still loading makes the whole answer incomplete: say so (Kafka too).
             resp.error_code = kafka_code(l.error);
