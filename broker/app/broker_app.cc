@@ -287,6 +287,13 @@ std::string broker_app::start() {
                              _config->get(config::keys::replica_fetch_wait_max_ms)) +
                          std::chrono::seconds(1)});
     _vouch->start();
+    if (_dead_broker_probe) {
+        // A live follower re-fetches at the latest when its long poll ends.
+        _dead_broker_probe->watch_followers(
+            *_partitions,
+            std::chrono::milliseconds(_config->get(config::keys::replica_fetch_wait_max_ms)) +
+                std::chrono::milliseconds(500));
+    }
     _producer_ids = std::make_unique<handlers::producer_id_allocator>(*_store, *_pool);
     _fetch_sessions = std::make_unique<handlers::fetch_session_cache>(
         static_cast<size_t>(_config->get(config::keys::max_incremental_fetch_session_cache_slots)),
@@ -512,7 +519,8 @@ void broker_app::stop() {
         steps.step("stopping the replica fetchers", [&] { _fetchers->stop(); });
     }
     if (_dead_broker_probe) {
-        // After the fetchers, its only callers; waits for a probe in flight (needs shard 0).
+        // After the fetchers (which report to it), before the logs close (its follower watch
+        // reads them); waits for a probe in flight (needs shard 0).
         steps.step("stopping the dead broker probe", [&] { _dead_broker_probe->stop(); });
     }
     if (_partitions && _logs_open) {

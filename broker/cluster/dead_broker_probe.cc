@@ -14,6 +14,8 @@
 
 #include <atomic>
 #include <future>
+#include <map>
+#include <optional>
 #include <set>
 
 namespace spool::broker::cluster {
@@ -66,12 +68,17 @@ struct dead_broker_probe::state {
     std::atomic<uint64_t> ended{0};
     // On the executor only.
     std::set<int32_t> probing;
+    std::map<int32_t, std::chrono::steady_clock::time_point> alive_at;  // last probe not dead
     int in_flight = 0;
     bool finish_when_idle = false;
     std::promise<void> finished;
+    std::optional<asio::steady_timer> follower_timer;  // watch_followers' loop
 
     void probe_done(int32_t node) {
         probing.erase(node);
+        work_done();
+    }
+    void work_done() {
         if (--in_flight == 0 && finish_when_idle) {
             finish_when_idle = false;
             finished.set_value();
@@ -131,16 +138,27 @@ dead_broker_probe::~dead_broker_probe() {
 }
 
 void dead_broker_probe::suspect(int32_t node) {
-    suspect_on(_state, node);
+    suspect_on(_state, node, false);
 }
 
-void dead_broker_probe::suspect_on(const std::shared_ptr<state>& st, int32_t node) {
+void dead_broker_probe::suspect_on(const std::shared_ptr<state>& st, int32_t node,
+                                   bool overdue_only) {
     if (st->stopped.load(std::memory_order_acquire)) {
         return;
     }
-    asio::post(st->executor, [st, node] {
+    asio::post(st->executor, [st, node, overdue_only] {
         if (st->stopped.load(std::memory_order_acquire) || st->probing.contains(node)) {
             return;
+        }
+        if (overdue_only) {
+            // A follower that fetches nothing (idle partitions, incremental fetch sessions)
+            // stays overdue: once found alive, look again only after the cooldown. A lost
+            // connection always probes.
+            auto seen = st->alive_at.find(node);
+            if (seen != st->alive_at.end() &&
+                std::chrono::steady_clock::now() - seen->second < st->options.overdue_cooldown) {
+                return;
+            }
         }
         const auto snap = st->store.snapshot();
         if (!snap || !session_to_end(*snap, node, st->options.self)) {
@@ -156,7 +174,7 @@ std::function<void(int32_t)> dead_broker_probe::listener() const {
     std::weak_ptr<state> weak = _state;
     return [weak](int32_t node) {
         if (auto st = weak.lock()) {
-            suspect_on(st, node);
+            suspect_on(st, node, false);
         }
     };
 }
@@ -168,6 +186,9 @@ void dead_broker_probe::stop() {
     }
     auto done = st->finished.get_future();
     asio::post(st->executor, [st] {
+        if (st->follower_timer) {
+            st->follower_timer->cancel();
+        }
         if (st->in_flight == 0) {
             st->finished.set_value();
         } else {
@@ -175,6 +196,61 @@ void dead_broker_probe::stop() {
         }
     });
     done.wait();
+}
+
+void dead_broker_probe::watch_followers(partition_manager& partitions,
+                                        std::chrono::milliseconds overdue,
+                                        std::chrono::milliseconds interval) {
+    auto st = _state;
+    asio::post(st->executor, [st, pm = &partitions, overdue, interval] {
+        if (st->stopped.load(std::memory_order_acquire) || st->follower_timer) {
+            return;
+        }
+        st->follower_timer.emplace(st->executor);
+        ++st->in_flight;
+        asio::co_spawn(st->executor, follower_loop(st, pm, overdue, interval), asio::detached);
+    });
+}
+
+asio::awaitable<void> dead_broker_probe::follower_loop(std::shared_ptr<state> st,
+                                                       partition_manager* partitions,
+                                                       std::chrono::milliseconds overdue,
+                                                       std::chrono::milliseconds interval) {
+    const int32_t self = st->options.self;
+    while (!st->stopped.load(std::memory_order_acquire)) {
+        boost::system::error_code ec;
+        st->follower_timer->expires_after(interval);
+        co_await st->follower_timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (st->stopped.load(std::memory_order_acquire)) {
+            break;
+        }
+        // A follower is overdue when none of its fetches of any partition this broker leads
+        // is recent: fetch sessions leave idle partitions out of its requests. The shards are
+        // visited one after the other, so the maps need no lock.
+        std::set<int32_t> in_isr;
+        std::map<int32_t, std::chrono::steady_clock::time_point> freshest;
+        partition_manager::led_predicate collect = [&in_isr, &freshest,
+                                                    self](const replication::partition& p) {
+            for (int32_t r : p.isr()) {
+                if (r != self) {
+                    in_isr.insert(r);
+                }
+            }
+            for (const auto& f : p.followers()) {
+                auto& t = freshest[f.replica];
+                t = std::max(t, f.last_fetch);
+            }
+            return true;
+        };
+        co_await partitions->every_led_partition(collect);
+        const auto now = std::chrono::steady_clock::now();
+        for (int32_t r : in_isr) {
+            if (now - freshest[r] > overdue) {
+                suspect_on(st, r, true);
+            }
+        }
+    }
+    st->work_done();
 }
 
 uint64_t dead_broker_probe::sessions_ended() const {
@@ -189,24 +265,28 @@ asio::awaitable<void> dead_broker_probe::probe(std::shared_ptr<state> st, int32_
     const auto where = lease && it != snap->brokers.end()
                            ? inter_broker_endpoint(it->second, o.listener)
                            : std::nullopt;
+    // Connects every `interval` until `refusals` in a row were refused (dead), or `window`
+    // passed, or one neither accepted nor refused (no evidence either way). An accepted connect
+    // does not end the probe at once: a process being killed closes its sockets one by one, so
+    // its port may still accept just after a connection to it was lost.
     connect_outcome last = connect_outcome::inconclusive;
     int refused = 0;
-    if (where) {
-        for (; refused < o.refusals && !st->stopped.load(std::memory_order_acquire); ++refused) {
-            if (refused > 0) {
-                co_await sleep_for(st->executor, o.interval);
-            }
-            last = co_await connect_once(st->executor, *where, o.connect_timeout);
-            if (last != connect_outcome::refused) {
-                break;
-            }
+    const auto until = std::chrono::steady_clock::now() + o.window;
+    while (where && refused < o.refusals && !st->stopped.load(std::memory_order_acquire)) {
+        last = co_await connect_once(st->executor, *where, o.connect_timeout);
+        refused = last == connect_outcome::refused ? refused + 1 : 0;
+        if (refused >= o.refusals || last == connect_outcome::inconclusive ||
+            std::chrono::steady_clock::now() + o.interval > until) {
+            break;
         }
+        co_await sleep_for(st->executor, o.interval);
     }
     if (!where || refused < o.refusals || st->stopped.load(std::memory_order_acquire)) {
         if (where) {
             logger()->debug("broker {} at {}:{}: connect {}; left to its session lease", node,
                             where->host, where->port, outcome_text(last));
         }
+        st->alive_at[node] = std::chrono::steady_clock::now();
         st->probe_done(node);
         co_return;
     }

@@ -14,24 +14,35 @@
 // paused broker can never produce it (a 1 s pause moves nothing; a longer silence still moves
 // leadership after the session timeout, by the lease as before).
 //
-// When a fetcher loses its leader, suspect(node) probes that broker: `refusals` TCP connects in
-// a row, `interval` apart, to the endpoint the fetchers use (leader_endpoints.h). All refused,
+// When a fetcher loses its leader, suspect(node) probes that broker: TCP connects, `interval`
+// apart for up to `window`, to the endpoint the fetchers use (leader_endpoints.h). `refusals`
+// in a row refused,
 // and the snapshot still showing the registration seen when the probe began: it asks the store
 // to end that registration's session (metadata::store::end_session_of, an etcd lease revoke),
 // which deletes the registration, and the controller's usual pass elects from the ISR (or ELR)
 // at leader epoch + 1: the same election code as a lease expiry, nothing of its own. Any connect
-// that is accepted, times out or fails otherwise (host unreachable: maybe a network partition,
-// not a dead process) ends the probe with nothing done: the lease decides then.
+// that times out or fails otherwise (host unreachable: maybe a network partition, not a dead
+// process) ends the probe with nothing done, and so does a window of accepted connects: the
+// lease decides then.
+//
+// The leader's side (watch_followers): a dead follower still in the ISR holds the high watermark,
+// and with it every acks=all produce, until it leaves the ISR. A follower that is in the ISR of
+// a partition this broker leads and has not fetched for `overdue` (a live one re-fetches at the
+// latest when its long poll, replica.fetch.wait.max.ms, ends) is probed the same way. Overdue is
+// only the reason to look: a slow or paused follower accepts the connect and nothing happens
+// (and, found alive, it is not probed for being overdue again for `overdue_cooldown`).
 //
 // Not probed: this broker itself; a broker not registered (already gone); a fenced
 // registration (a process that just restarted may register before its listener opens, and it
 // leads nothing, so its death costs no stall). At most one probe per broker at a time.
 //
-// Lifecycle: construct (before the replica fetchers, which are given listener()); stop() after
-// the fetchers stopped, while the shards still run (waits for a probe in flight: each step is
+// Lifecycle: construct (before the replica fetchers, which are given listener());
+// watch_followers() once the partitions are open; stop() after the fetchers stopped and before
+// the partitions close, while the shards still run (waits for a probe in flight: each step is
 // bounded by connect_timeout, the store's call by etcd's request timeout). Threading:
 // suspect() and listener()'s function from any thread; the probes run on `executor` (shard 0).
 
+#include "broker/cluster/partition_manager.h"
 #include "broker/metadata/cluster_state.h"
 #include "broker/metadata/store.h"
 
@@ -55,7 +66,12 @@ struct dead_broker_probe_options {
     // a refusal from a port in the middle of being re-bound; a dead process refuses every one.
     int refusals = 2;
     std::chrono::milliseconds interval{100};
+    // How long a probe goes on connecting while its connects are accepted (a killed process
+    // closes its sockets one by one: its port may accept just after a connection was lost).
+    std::chrono::milliseconds window{1000};
     std::chrono::milliseconds connect_timeout{1000};
+    // After a probe found a broker alive, how long an overdue follower is not probed again.
+    std::chrono::milliseconds overdue_cooldown{5000};
 };
 
 // What one connect says of the process behind the port.
@@ -82,6 +98,10 @@ public:
 
     // Any thread: this broker lost its connection to `node` (or could not make one).
     void suspect(int32_t node);
+    // Every `interval` from now on (on the executor, until stop()): suspects each member of the
+    // ISR of a partition this broker leads that has not fetched for `overdue`. Once.
+    void watch_followers(partition_manager& partitions, std::chrono::milliseconds overdue,
+                         std::chrono::milliseconds interval = std::chrono::milliseconds(250));
     // suspect() as a function the replica fetchers may keep (fetcher_options::leader_lost):
     // valid after this object is gone, then it does nothing.
     std::function<void(int32_t)> listener() const;
@@ -93,8 +113,12 @@ public:
 
 private:
     struct state;
-    static void suspect_on(const std::shared_ptr<state>& st, int32_t node);
+    static void suspect_on(const std::shared_ptr<state>& st, int32_t node, bool overdue_only);
     static boost::asio::awaitable<void> probe(std::shared_ptr<state> st, int32_t node);
+    static boost::asio::awaitable<void> follower_loop(std::shared_ptr<state> st,
+                                                      partition_manager* partitions,
+                                                      std::chrono::milliseconds overdue,
+                                                      std::chrono::milliseconds interval);
 
     std::shared_ptr<state> _state;
 };

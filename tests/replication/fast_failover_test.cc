@@ -8,6 +8,9 @@
 //     lost, duplicated or moved, the log contiguous. Printed: the producer's stall (the longest
 //     time between two acknowledgements) and the time until a new leader was seen; with
 //     SPOOL_ASSERT_TIMING_BOUNDS=1 (ctest label `timing`) the stall must be at most 2 s.
+//   kill -9 of a follower: it stops fetching, the leader probes its port, and its session ends,
+//     so the controller takes it out of the ISR and acks=all produces go on. Asserted and
+//     printed as above.
 //   SIGSTOP for 1 s, then SIGCONT: a paused process keeps its listening socket, nothing refuses,
 //     and its lease has 8 s left: the leadership must not move (same leader, same leader epoch,
 //     seen from every broker for 3 s after), and the producer goes on.
@@ -116,6 +119,45 @@ TEST_F(fast_failover, test_a_killed_leader_moves_before_its_session_times_out_lo
     // The victim comes back and rejoins before the audit reads the whole log.
     ASSERT_TRUE(cluster.restart(victim)) << cluster.broker(victim).log_text();
     ASSERT_TRUE(wait_for_isr_size(cluster, observer, topic, 0, 3, 60s, &why))
+        << why << "\n"
+        << cluster.log_tails();
+    audit(topic, load);
+}
+
+TEST_F(fast_failover, test_a_killed_follower_leaves_the_isr_before_its_session_times_out) {
+    // A dead follower in the ISR holds the high watermark: the leader probes it once it stops
+    // fetching, and its session ends, so the controller takes it out of the ISR.
+    const std::string topic = "fast-kill9-follower";
+    producer_load load(cluster.bootstrap(), topic, 2000, {{"linger.ms", "5"}});
+    auto state = ready(topic, load);
+    ASSERT_TRUE(state);
+    const auto leader = static_cast<size_t>(state->leader);
+    const size_t victim = other_than(leader);
+    const uint64_t acked_before = load.acked();
+
+    const auto t0 = clock_type::now();
+    cluster.kill9(victim);
+    std::string why;
+    auto shrunk = wait_for_isr_size(cluster, leader, topic, 0, 2, 30s, &why);
+    const long took = ms_since(t0);
+    ASSERT_TRUE(shrunk) << "the ISR kept the dead follower for " << took << " ms: " << why << "\n"
+                        << cluster.log_tails();
+    EXPECT_EQ(shrunk->leader, state->leader) << describe(*shrunk);
+    ASSERT_TRUE(load.wait_acked(acked_before + 2000, 30s))
+        << "the producer made no progress (acked " << load.acked() << ")\n"
+        << cluster.log_tails();
+    const long stall = static_cast<long>(load.longest_ack_gap().count());
+    std::printf("[ figures  ] kill -9 of a follower (session timeout 9000 ms): ISR shrunk after "
+                "%ld ms, producer stalled %ld ms\n",
+                took, stall);
+    EXPECT_NE(cluster.broker(leader).log_text().find("its process is gone; ending its session"),
+              std::string::npos)
+        << cluster.log_tails();
+    if (assert_timing()) {
+        EXPECT_LE(stall, 2000) << "issue #36: a dead follower stalls producers at most 2 s";
+    }
+    ASSERT_TRUE(cluster.restart(victim)) << cluster.broker(victim).log_text();
+    ASSERT_TRUE(wait_for_isr_size(cluster, leader, topic, 0, 3, 60s, &why))
         << why << "\n"
         << cluster.log_tails();
     audit(topic, load);
