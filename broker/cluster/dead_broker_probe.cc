@@ -279,7 +279,8 @@ asio::awaitable<void> dead_broker_probe::probe(std::shared_ptr<state> st, int32_
             std::chrono::steady_clock::now() + o.interval > until) {
             break;
         }
-        co_await sleep_for(st->executor, o.interval);
+        co_await sleep_for(st->executor, last == connect_outcome::refused ? o.interval
+                                                                          : o.recheck_interval);
     }
     if (!where || refused < o.refusals || st->stopped.load(std::memory_order_acquire)) {
         if (where) {

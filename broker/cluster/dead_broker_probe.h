@@ -64,11 +64,16 @@ struct dead_broker_probe_options {
     std::string listener;  // inter.broker.listener.name ("" when unset)
     // Refused connects in a row that prove a broker dead, `interval` apart: the second rules out
     // a refusal from a port in the middle of being re-bound; a dead process refuses every one.
+    // Short: every millisecond here is a millisecond of the producers' stall (bench/replicated.sh
+    // failover: the session ends 0.1-0.2 s after the kill; the producer's stall, about 1 s, is
+    // then the clients' and followers' catching up, not this probe).
     int refusals = 2;
-    std::chrono::milliseconds interval{100};
+    std::chrono::milliseconds interval{25};
     // How long a probe goes on connecting while its connects are accepted (a killed process
-    // closes its sockets one by one: its port may accept just after a connection was lost).
+    // closes its sockets one by one: its port may accept just after a connection was lost),
+    // one connect every recheck_interval.
     std::chrono::milliseconds window{1000};
+    std::chrono::milliseconds recheck_interval{100};
     std::chrono::milliseconds connect_timeout{1000};
     // After a probe found a broker alive, how long an overdue follower is not probed again.
     std::chrono::milliseconds overdue_cooldown{5000};
