@@ -65,8 +65,9 @@ struct dead_broker_probe_options {
     // Refused connects in a row that prove a broker dead, `interval` apart: the second rules out
     // a refusal from a port in the middle of being re-bound; a dead process refuses every one.
     // Short: every millisecond here is a millisecond of the producers' stall (bench/replicated.sh
-    // failover: the session ends 0.1-0.2 s after the kill; the producer's stall, about 1 s, is
-    // then the clients' and followers' catching up, not this probe).
+    // failover: the session ends 0.1-0.2 s after the kill and the new leader leads 20 ms later;
+    // the rest of the producer's stall, about 1 s in all, is librdkafka learning of the new
+    // leader: 25 or 100 ms here, replica.fetch.backoff.ms 1000 or 100, all gave 1.02-1.05 s).
     int refusals = 2;
     std::chrono::milliseconds interval{25};
     // How long a probe goes on connecting while its connects are accepted (a killed process
