@@ -14,10 +14,18 @@
 #   catchup               the last broker stops (SIGTERM) for --down seconds (default 60) while a
 #                         producer offers 10 MB/s; then it restarts: seconds from its restart until
 #                         it is back in the ISR of every partition, and the rate that makes
+#   failover              1 partition, 1 MB/s offered (1 KiB records, linger.ms=0), acks=all: the
+#                         partition's leader is killed -9 8 s in; the producer's stall (the longest
+#                         time between two acknowledgements) and the slowest acknowledgement
 # Broker CPU seconds (all three brokers, and etcd on its own row for Spool) and the peak of the
 # three brokers' summed RSS come with the results.
 #
 #   bench/replicated.sh [--rounds N] [--quick] [--down S] [--skip-setup] [--brokers 1|3] [--security]
+#                       [--only SCENARIO] [--spool-override KEY=VALUE]... [--clusters "kafka spool"]
+#
+# --only failover: just that scenario each round (the others: produce_1024B_p6 ..., catchup).
+# --spool-override: an extra broker setting for every spool-broker (e.g.
+# spool.dead.broker.probe.enable=false, the failover before issue #36). --clusters: which to run.
 #
 # Results: bench/results/<stamp>-replicated/{raw.jsonl,results.md,logs/}. --quick shrinks every
 # scenario (and --down to 10 s) for a smoke run. Fails loudly when a cluster does not start.
@@ -35,9 +43,12 @@ cd "$(dirname "$0")/.."
 root=$PWD
 command_line="bench/replicated.sh${*:+ $*}"
 
-rounds=3 quick=0 skip_setup=0 down_s="" brokers=3 security=0
+rounds=3 quick=0 skip_setup=0 down_s="" brokers=3 security=0 only="" spool_overrides=() clusters="kafka spool"
 while (($#)); do
     case $1 in
+        --only) only=$2; shift 2 ;;
+        --spool-override) spool_overrides+=(--override "$2"); shift 2 ;;
+        --clusters) clusters=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
         --quick) quick=1; shift ;;
         --down) down_s=$2; shift 2 ;;
@@ -47,6 +58,7 @@ while (($#)); do
         *) echo "bench/replicated.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
+[[ -z "$only" || $only == failover ]] || { echo "bench/replicated.sh: --only failover is the one choice" >&2; exit 2; }
 ((rounds >= 1)) || { echo "bench/replicated.sh: --rounds must be at least 1" >&2; exit 2; }
 [[ $brokers == 1 || $brokers == 3 ]] || { echo "bench/replicated.sh: --brokers 1 or 3" >&2; exit 2; }
 rf=$((brokers == 1 ? 1 : 3)) min_isr=$((brokers == 1 ? 1 : 2))
@@ -222,7 +234,7 @@ spool_node() { # spool_node I: starts (or restarts) broker I on its port and dat
         --override metadata.store=etcd --override etcd.endpoints="$etcd_endpoint" \
         --override etcd.prefix=/spool/bench --override offsets.topic.replication.factor=$rf \
         --override min.insync.replicas=$min_isr --override default.replication.factor=$rf \
-        "${extra[@]}" >>"${dirs[i]}.log" 2>&1 &
+        "${extra[@]}" "${spool_overrides[@]}" >>"${dirs[i]}.log" 2>&1 &
     pids[i]=$!
     local deadline=$((SECONDS + 30))
     until port_open "${ports[i]}"; do
@@ -357,6 +369,32 @@ catchup() {
     fi
 }
 
+# A steady acks=all producer on one partition while its leader is killed -9 (8 s in, after the
+# loadgen's 2 s warm-up): the producer's stall, the longest time between two acknowledgements.
+# The last scenario of a round: the killed broker stays down until stop_cluster.
+failover() {
+    local round=$1 leader idx out rc=0 cpu0 etcd0=0 killer
+    timeout 60 "$loadgen_bin" --bootstrap "$bootstrap" --replication-factor 3 --mode produce \
+        --topic failover --partitions 1 --record-size 1024 --records 1000 --acks -1 >/dev/null 2>>"$out_dir/loadgen.log" ||
+        echo "$kind round $round failover: topic set-up failed" | tee -a "$failures" >&2
+    leader=$(kcat -b "$bootstrap" -L -J -t failover -m 5 2>/dev/null |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["topics"][0]["partitions"][0]["leader"])') || leader=""
+    [[ -n "$leader" ]] || { echo "$kind round $round failover: no leader found" | tee -a "$failures" >&2; return; }
+    idx=$([[ $kind == kafka ]] && echo $((leader - 1)) || echo "$leader")
+    echo "== $kind round $round failover: kill -9 of node $leader (pid ${pids[idx]}) 8 s in" >>"$out_dir/loadgen.log"
+    cpu0=$(brokers_cpu)
+    [[ -z "$etcd_pid" ]] || etcd0=$(cpu_of "$etcd_pid")
+    (sleep 8 && kill -KILL "${pids[idx]}") &
+    killer=$!
+    out=$(timeout -k 10 80 "$loadgen_bin" --bootstrap "$bootstrap" --replication-factor 3 \
+        --mode latency --topic failover --partitions 1 --record-size 1024 --acks -1 \
+        --rate-mb 1 --duration 20 -X linger.ms=0 2>>"$out_dir/loadgen.log") || rc=$?
+    wait "$killer" 2>/dev/null || true
+    ((rc == 0)) || echo "$kind round $round failover: producer exited $rc" | tee -a "$failures" >&2
+    record "$round" failover "$out" "$cpu0" "$etcd0"
+    [[ $kind == kafka ]] || wait "${pids[idx]}" 2>/dev/null || true
+}
+
 # The --security round: the SCRAM user, a warm-up on each listener, then plaintext and SASL_SSL
 # (alternating which goes first) on the same cluster.
 security_scenarios() {
@@ -413,6 +451,11 @@ run_round() {
         stop_cluster
         return
     fi
+    if [[ $only == failover ]]; then
+        failover "$round"
+        stop_cluster
+        return
+    fi
     # Unrecorded warm-up: JIT for Kafka, first segments for both, __consumer_offsets placed.
     timeout -k 10 $produce_limit "$loadgen_bin" --bootstrap "$bootstrap" --replication-factor 3 --mode produce \
         --topic warmup --partitions 6 --record-size 1024 --records $((big_records / 5)) --acks -1 \
@@ -426,6 +469,7 @@ run_round() {
     run_loadgen "$round" latency_5MBps $latency_limit --mode latency --topic lat5 --partitions 1 \
         --record-size 1024 --rate-mb 5 --duration "$latency_s" --acks -1 -X linger.ms=0
     catchup "$round"
+    failover "$round"
     record "$round" rss_load "{\"kib\":$(cat "$work/rss_peak")}"
     stop_cluster
 }
@@ -433,7 +477,7 @@ run_round() {
 say "$rounds round(s) of Kafka ($brokers KRaft node(s)) and Spool ($brokers broker(s) + etcd), RF=$rf, acks=all$( ((security)) && echo ", plaintext and SASL_SSL/SCRAM-SHA-512"); results in $out_dir"
 wall_start=$SECONDS
 for ((round = 1; round <= rounds; round++)); do
-    for kind in kafka spool; do
+    for kind in $clusters; do
         say "round $round/$rounds: $kind"
         run_round "$round"
     done

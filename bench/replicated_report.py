@@ -23,6 +23,7 @@ METRICS = [
     ("latency_5MBps", "p99_us", "5 MB/s offered: end-to-end p99 ms", False, 1e-3),
     ("catchup", "seconds", "a broker down, restart to back in every ISR: s", False, 1),
     ("catchup", "mb_per_s", "follower catch-up: MB/s of what it missed", True, 1),
+    ("failover", "ack_max_gap_ms", "kill -9 of a partition leader: producer stall (longest gap between acks) s", False, 1e-3),
     ("rss_idle", "kib", "RSS of the three brokers, idle: MiB", False, 1 / 1024),
     ("rss_load", "kib", "RSS of the three brokers, peak under load: MiB", False, 1 / 1024),
 ]

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -50,6 +51,10 @@ struct delivery_counts {
     // thread that polls the producer, the only one touching it.
     latency_samples* ack_samples = nullptr;
     int64_t ack_samples_from = 0;
+    // Latency mode: the longest time between two acknowledgements after ack_samples_from (a
+    // failover's stall of the producer, bench/replicated.sh's failover row).
+    int64_t max_ack_gap_ns = 0;
+    int64_t last_ack_ns = 0;
 };
 
 void on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
@@ -62,8 +67,15 @@ void on_delivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
         if (counts->ack_samples && msg->len >= sizeof(int64_t)) {
             int64_t sent;
             std::memcpy(&sent, msg->payload, sizeof sent);
+            const int64_t now = now_ns();
             if (sent >= counts->ack_samples_from)
-                counts->ack_samples->add((now_ns() - sent) / 1000);
+                counts->ack_samples->add((now - sent) / 1000);
+            if (now >= counts->ack_samples_from) {
+                if (counts->last_ack_ns != 0)
+                    counts->max_ack_gap_ns =
+                        std::max(counts->max_ack_gap_ns, now - counts->last_ack_ns);
+                counts->last_ack_ns = now;
+            }
         }
     }
     counts->last_delivery_ns.store(now_ns(), std::memory_order_relaxed);
@@ -383,10 +395,12 @@ int run_latency(const options& o, const std::string& bootstrap) {
     std::printf(
         "{\"mode\":\"latency\",\"rate_mb_per_s\":%.1f,\"samples\":%zu,\"failed\":%lld,"
         "\"p50_us\":%.0f,\"p99_us\":%.0f,\"p999_us\":%.0f,"
-        "\"ack_p50_us\":%.0f,\"ack_p99_us\":%.0f,\"ack_p999_us\":%.0f}\n",
+        "\"ack_p50_us\":%.0f,\"ack_p99_us\":%.0f,\"ack_p999_us\":%.0f,\"ack_max_us\":%.0f,"
+        "\"ack_max_gap_ms\":%.0f}\n",
         o.rate_mb_per_s, samples.count(), static_cast<long long>(counts.failed.load()),
         samples.percentile(0.5), samples.percentile(0.99), samples.percentile(0.999),
-        acked.percentile(0.5), acked.percentile(0.99), acked.percentile(0.999));
+        acked.percentile(0.5), acked.percentile(0.99), acked.percentile(0.999),
+        acked.percentile(1.0), counts.max_ack_gap_ns / 1e6);
     return samples.count() > 0 && counts.failed == 0 ? 0 : 1;
 }
 

@@ -257,9 +257,20 @@ std::string broker_app::start() {
     _partitions->set_isr_writer(_isr_writer.get());
     // Followers pull from leaders: the partition manager tells the fetchers every role change,
     // from open_all() on.
-    _fetchers =
-        cluster::wire_replica_fetchers(*_pool, *_config, *_store, *_partitions, &_fetcher_probe,
-                                       _inter_broker.listener, _inter_broker.security);
+    // A follower that loses its leader probes the leader's port: refused, the process is gone,
+    // and its session ends now rather than after the session timeout (dead_broker_probe.h).
+    std::function<void(int32_t)> leader_lost;
+    if (_config->get(config::keys::spool_dead_broker_probe_enable)) {
+        _dead_broker_probe = std::make_unique<cluster::dead_broker_probe>(
+            *_store, _pool->executor(0),
+            cluster::dead_broker_probe_options{
+                .self = static_cast<int32_t>(_config->node_id()),
+                .listener = _inter_broker.listener});
+        leader_lost = _dead_broker_probe->listener();
+    }
+    _fetchers = cluster::wire_replica_fetchers(*_pool, *_config, *_store, *_partitions,
+                                               &_fetcher_probe, _inter_broker.listener,
+                                               _inter_broker.security, std::move(leader_lost));
     if (auto r = _partitions->open_all(*snap); !r) {
         _fetchers->stop();
         _pool->stop();
@@ -276,6 +287,13 @@ std::string broker_app::start() {
                              _config->get(config::keys::replica_fetch_wait_max_ms)) +
                          std::chrono::seconds(1)});
     _vouch->start();
+    if (_dead_broker_probe) {
+        // A live follower re-fetches at the latest when its long poll ends.
+        _dead_broker_probe->watch_followers(
+            *_partitions,
+            std::chrono::milliseconds(_config->get(config::keys::replica_fetch_wait_max_ms)) +
+                std::chrono::milliseconds(500));
+    }
     _producer_ids = std::make_unique<handlers::producer_id_allocator>(*_store, *_pool);
     _fetch_sessions = std::make_unique<handlers::fetch_session_cache>(
         static_cast<size_t>(_config->get(config::keys::max_incremental_fetch_session_cache_slots)),
@@ -514,6 +532,11 @@ void broker_app::stop() {
     if (_fetchers) {
         // Followers stop appending before the logs close.
         steps.step("stopping the replica fetchers", [&] { _fetchers->stop(); });
+    }
+    if (_dead_broker_probe) {
+        // After the fetchers (which report to it), before the logs close (its follower watch
+        // reads them); waits for a probe in flight (needs shard 0).
+        steps.step("stopping the dead broker probe", [&] { _dead_broker_probe->stop(); });
     }
     if (_partitions && _logs_open) {
         steps.step("closing the logs", [&] { _partitions->close_all(); });

@@ -22,6 +22,7 @@
 #include "broker/app/exit_status.h"
 #include "broker/app/http_security.h"
 #include "broker/app/listener_security.h"
+#include "broker/cluster/dead_broker_probe.h"
 #include "broker/cluster/leadership_vouch.h"
 #include "broker/cluster/partition_isr_writer.h"
 #include "broker/cluster/partition_manager.h"
@@ -101,6 +102,8 @@ private:
     std::unique_ptr<cluster::partition_manager> _partitions;
     // Followers' fetchers, told of every role change by the partition manager's role listener.
     inter_broker_client _inter_broker;  // start(): how the fetchers reach leaders
+    // Ends a dead leader's session once its port refuses (the fetchers report lost leaders).
+    std::unique_ptr<cluster::dead_broker_probe> _dead_broker_probe;
     std::unique_ptr<replication::replica_fetchers> _fetchers;
     std::unique_ptr<cluster::replica_sync> _replica_sync;  // local logs follow the metadata
     // Leading on the followers' word after the session lease lapsed (an etcd outage).

@@ -7,9 +7,10 @@ namespace spool::broker::cluster {
 std::unique_ptr<replication::replica_fetchers> wire_replica_fetchers(
     runtime::shard_pool& pool, const config::broker_config& config, const metadata::store& store,
     partition_manager& partitions, metrics::replica_fetcher_probe* probe, std::string listener,
-    replication::leader_security security) {
+    replication::leader_security security, std::function<void(int32_t)> leader_lost) {
     auto options = replication::fetcher_options_from(config);
     options.security = std::move(security);
+    options.leader_lost = std::move(leader_lost);
     auto fetchers = std::make_unique<replication::replica_fetchers>(
         pool, std::move(options),
         config.get(config::keys::num_replica_fetchers),

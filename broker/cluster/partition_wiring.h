@@ -23,10 +23,12 @@ namespace spool::broker::cluster {
 
 // Builds the replica fetchers over `partitions` (num.replica.fetchers, the fetcher options of
 // `config`, the leaders' endpoints of `listener`, the inter-broker listener, connected to with
-// `security`) and sets them as its role listener. probe may be nullptr (no metrics).
+// `security`) and sets them as its role listener. probe may be nullptr (no metrics);
+// leader_lost hears of every lost or refused connection to a leader (dead_broker_probe.h),
+// empty: nobody.
 std::unique_ptr<replication::replica_fetchers> wire_replica_fetchers(
     runtime::shard_pool& pool, const config::broker_config& config, const metadata::store& store,
     partition_manager& partitions, metrics::replica_fetcher_probe* probe, std::string listener,
-    replication::leader_security security);
+    replication::leader_security security, std::function<void(int32_t)> leader_lost = {});
 
 }  // namespace spool::broker::cluster

@@ -181,6 +181,17 @@ public:
     // After its lease lapsed, this broker may lead until `until` on its followers' word
     // (cluster::leadership_vouch). A store without a session ignores it.
     virtual void vouched_until(std::chrono::steady_clock::time_point until) { (void)until; }
+    // Ends the cluster session of broker `node` while it still holds lease `lease` (its
+    // registration as the caller saw it): for a broker whose process is known to be gone
+    // (cluster::dead_broker_probe), so its registration, and with it its leaderships and a
+    // controller key it held, go now instead of when the lease runs out. A newer registration of
+    // the node (another lease) is left alone; a lease already gone is success. The embedded
+    // store has no other broker: success.
+    virtual op<void> end_session_of(int32_t node, int64_t lease) {
+        (void)node;
+        (void)lease;
+        co_return success();
+    }
     // This broker's logs are open and recovered: a cluster store tells the controller, which may
     // unfence this incarnation from then on (cluster_state.h). Returns at once.
     virtual void logs_recovered() {}

@@ -200,6 +200,9 @@ void replica_fetcher::request_failed(std::error_code ec, const char* what) {
         return;
     }
     _probe->request_failed();
+    if (_options.leader_lost) {
+        _options.leader_lost(_leader);
+    }
     logger()->warn("replica fetcher for leader {}: {} failed: {}; retrying in {} ms", _leader, what,
                    ec.message(), _options.backoff.count());
 }

@@ -58,6 +58,11 @@ struct fetcher_options {
     int32_t max_batch_bytes = 1048588;
     // TLS and SASL towards leaders (the inter-broker listener's protocol); default: plaintext.
     leader_security security;
+    // Called on the fetcher's shard with the leader's node id whenever the connection to it
+    // could not be made or was lost (refused, reset, closed, timed out; not at stop()): a dead
+    // leader's kernel closes its sockets at once, so this is the first sign of its death
+    // (cluster::dead_broker_probe tells death from a pause). Empty: nobody listens.
+    std::function<void(int32_t leader)> leader_lost;
 };
 
 // The partition manager's partition_here(): the calling (owner) shard's partition, or nullptr.

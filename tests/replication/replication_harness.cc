@@ -167,6 +167,7 @@ void producer_load::run() {
     double owed = 0;
     uint64_t next = 0;
     auto next_tick = clock_type::now();
+    auto last_ack = clock_type::now();
     while (!_stop.load()) {
         owed += per_tick;
         while (owed >= 1 && producer.produce(record_id(next))) {
@@ -179,7 +180,18 @@ void producer_load::run() {
         auto wait =
             std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - clock_type::now());
         producer.poll(static_cast<int>(std::max<int64_t>(wait.count(), 0)));
-        _acked_count = producer.acked().size();
+        const uint64_t acked = producer.acked().size();
+        const auto now = clock_type::now();
+        const bool reset = _gap_reset.exchange(false);
+        if (acked != _acked_count.load() || reset) {
+            last_ack = now;  // (a reset also restarts the count from here)
+        }
+        const auto gap =
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - last_ack).count();
+        if (gap > _longest_gap_ms.load()) {
+            _longest_gap_ms = gap;
+        }
+        _acked_count = acked;
         if (!producer.fatal_error().empty()) {
             break;
         }

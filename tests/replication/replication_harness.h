@@ -87,6 +87,15 @@ public:
     // Stops queueing, waits up to `flush_timeout` for every queued record to be answered, and
     // joins the thread. The results below are readable afterwards.
     void finish(std::chrono::milliseconds flush_timeout);
+    // The longest time between two acknowledgements (sampled every 10 ms tick) since the last
+    // reset: how long a fault stalled the producer.
+    std::chrono::milliseconds longest_ack_gap() const {
+        return std::chrono::milliseconds(_longest_gap_ms.load());
+    }
+    void reset_longest_ack_gap() {
+        _longest_gap_ms = 0;
+        _gap_reset = true;
+    }
 
     bool flushed() const { return _flushed; }
     size_t unanswered() const { return _unanswered; }
@@ -106,6 +115,8 @@ private:
     std::atomic<int64_t> _flush_timeout_ms{0};
     std::atomic<uint64_t> _queued{0};
     std::atomic<uint64_t> _acked_count{0};
+    std::atomic<int64_t> _longest_gap_ms{0};
+    std::atomic<bool> _gap_reset{false};
     // Written by the thread, read after join.
     bool _flushed = false;
     size_t _unanswered = 0;

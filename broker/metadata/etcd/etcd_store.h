@@ -128,6 +128,7 @@ public:
     op<void> start_decommission(int32_t broker) override;
     op<void> cancel_decommission(int32_t broker) override;
     // From the session: registered and not possibly expired (broker_session.h).
+    op<void> end_session_of(int32_t node, int64_t lease) override;
     bool may_lead() const override;
     std::optional<session_lease> lease() const override;
     void vouched_until(std::chrono::steady_clock::time_point until) override;
@@ -197,6 +198,8 @@ private:
                                                                    broker_session_options o,
                                                                    std::string* why);
     boost::asio::awaitable<result<int64_t>> reload();
+    static boost::asio::awaitable<result<void>> end_session_here(etcd_store* self, int32_t node,
+                                                                 int64_t lease);
     boost::asio::awaitable<void> backoff();
     void publish_state();
     // The latest snapshot for which ready() holds, waiting for watch batches until deadline;

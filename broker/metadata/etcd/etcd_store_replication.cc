@@ -1,5 +1,6 @@
 // The etcd store's replication calls (etcd_store.h): alter_isr, the leader's ISR change as a
-// compare-and-swap on the partition record, and shut_down_gracefully, the controlled shutdown.
+// compare-and-swap on the partition record, shut_down_gracefully, the controlled shutdown, and
+// end_session_of, a dead broker's session ended by the others.
 
 #include "broker/metadata/controller/plan/controlled_shutdown.h"
 #include "broker/metadata/controller/plan/isr_update_check.h"
@@ -171,6 +172,37 @@ asio::awaitable<bool> etcd_store::shut_down_gracefully(std::chrono::milliseconds
     }
     auto op = run_here(shut_down_here(this, timeout));
     co_return co_await std::move(op);
+}
+
+asio::awaitable<result<void>> etcd_store::end_session_here(etcd_store* self, int32_t node,
+                                                            int64_t lease) {
+    if (self->_session && node == self->_session->self().node_id) {
+        co_return std::make_error_code(std::errc::invalid_argument);  // our own: stop() ends it
+    }
+    // Only the registration the caller judged: a node that registered again since holds
+    // another lease, and its new process is not the one found dead.
+    const auto s = self->snapshot();
+    const auto it = s->brokers.find(node);
+    if (lease == 0 || it == s->brokers.end() || it->second.lease != lease) {
+        co_return success();
+    }
+    // Lease ids are never reused, so revoking this one can only end that incarnation's session:
+    // etcd deletes every key under it (the registration, a controller key, a shutdown mark) in
+    // one revision, and the watch brings the change to every broker's controller.
+    auto revoke_op = self->client().revoke_lease(lease);
+    auto revoked = co_await std::move(revoke_op);
+    if (!revoked && revoked.error() != etcd::errc::lease_not_found) {
+        co_return revoked.error();
+    }
+    co_return success();
+}
+
+store::op<void> etcd_store::end_session_of(int32_t node, int64_t lease) {
+    if (_stopped) {
+        co_return errc::unavailable;
+    }
+    auto ended_op = run_here(end_session_here(this, node, lease));
+    co_return co_await std::move(ended_op);
 }
 
 }  // namespace spool::broker::metadata
