@@ -138,6 +138,19 @@ asio::awaitable<result<void>> etcd_store::start_session_here(etcd_store* self,
     if (self->_session) {
         co_return std::make_error_code(std::errc::operation_in_progress);
     }
+    // What this binary supports, for UpdateFeatures' check of every live broker; before the
+    // registration, so a live registration of this incarnation always has it (the session
+    // keeps the incarnation id it is given).
+    if (o.self.incarnation_id.empty()) {
+        o.self.incarnation_id = protocol::uuid::random().to_string();
+    }
+    broker_features mine{o.self.incarnation_id, supported_by_this_binary()};
+    auto advertised_op = self->_client->put(self->_keys.supported_features(o.self.node_id),
+                                            etcd_layout::encode(mine));
+    if (auto advertised = co_await std::move(advertised_op); !advertised) {
+        co_return self->failed(advertised.error()) == errc::unavailable ? errc::unavailable
+                                                                         : advertised.error();
+    }
     auto session = std::make_unique<broker_session>(*self->_client, self->_io.get_executor(),
                                                     self->_keys, std::move(o));
     session->on_lease_change([self](int64_t lease) { self->lease_changed(lease); });
@@ -148,15 +161,6 @@ asio::awaitable<result<void>> etcd_store::start_session_here(etcd_store* self,
             self->note_reachable();
         }
     });
-    // What this binary supports, for UpdateFeatures' check of every live broker; before the
-    // registration, so a live registration of this incarnation always has it.
-    broker_features mine{o.self.incarnation_id, supported_by_this_binary()};
-    auto advertised_op = self->_client->put(self->_keys.supported_features(o.self.node_id),
-                                            etcd_layout::encode(mine));
-    if (auto advertised = co_await std::move(advertised_op); !advertised) {
-        co_return self->failed(advertised.error()) == errc::unavailable ? errc::unavailable
-                                                                         : advertised.error();
-    }
     // Installed before it registers, so lease listeners already see may_lead() answer from it.
     self->_session = std::move(session);
     auto r = co_await self->_session->start(why);

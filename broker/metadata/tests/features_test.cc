@@ -41,8 +41,7 @@ TEST(features, levels_are_named_as_kafka_names_them) {
 
 TEST(features, upgrade_from_the_unversioned_layout) {
     finalized_features unversioned;  // a cluster Spool 0.3 made
-    auto o = check_update(unversioned, 2, {{"metadata.version", 33, ut::upgrade}},
-                          three_current());
+    auto o = check_update(unversioned, 2, {{"metadata.version", 33, ut::upgrade}}, three_current());
     ASSERT_FALSE(o.refusal) << refusal(o);
     EXPECT_EQ(o.next.metadata_version, 33);
     EXPECT_EQ(o.next.epoch, 2);  // above the 1 ApiVersions showed without a record
@@ -52,8 +51,8 @@ TEST(features, upgrade_from_the_unversioned_layout) {
 TEST(features, upgrade_refused_while_a_broker_runs_the_previous_release) {
     auto brokers = three_current();
     brokers[2].supported = supported_by_unversioned_binary();
-    auto o = check_update(finalized_features{}, 2, {{"metadata.version", 33, ut::upgrade}},
-                          brokers);
+    auto o =
+        check_update(finalized_features{}, 2, {{"metadata.version", 33, ut::upgrade}}, brokers);
     EXPECT_EQ(refusal(o),
               "Invalid update version 33 for feature metadata.version. Broker 2 only supports "
               "versions 32-32");
@@ -71,13 +70,12 @@ TEST(features, level_beyond_every_binary) {
 }
 
 TEST(features, downgrade_past_a_metadata_change_is_refused) {
-    auto o = check_update(at(33), 2, {{"metadata.version", 32, ut::safe_downgrade}},
-                          three_current());
+    auto o =
+        check_update(at(33), 2, {{"metadata.version", 32, ut::safe_downgrade}}, three_current());
     EXPECT_EQ(refusal(o),
               "Unsupported metadata.version downgrade from 33 to 32. Refusing to perform the "
               "requested downgrade because it might delete metadata information.");
-    o = check_update(at(33), 2, {{"metadata.version", 32, ut::unsafe_downgrade}},
-                     three_current());
+    o = check_update(at(33), 2, {{"metadata.version", 32, ut::unsafe_downgrade}}, three_current());
     EXPECT_EQ(refusal(o),
               "Unsupported metadata.version downgrade from 33 to 32. Unsafe metadata downgrade "
               "is not supported in this version.");
@@ -97,8 +95,8 @@ TEST(features, same_level_is_accepted) {
 }
 
 TEST(features, transaction_version_down_and_up_at_33) {
-    auto o = check_update(at(33), 2, {{"transaction.version", 1, ut::safe_downgrade}},
-                          three_current());
+    auto o =
+        check_update(at(33), 2, {{"transaction.version", 1, ut::safe_downgrade}}, three_current());
     ASSERT_FALSE(o.refusal) << refusal(o);
     EXPECT_EQ(o.next.transaction_version, int16_t{1});
     EXPECT_EQ(o.next.epoch, 2);
@@ -106,8 +104,7 @@ TEST(features, transaction_version_down_and_up_at_33) {
     ASSERT_FALSE(o.refusal) << refusal(o);
     EXPECT_EQ(o.next.transaction_version, int16_t{2});
     // disable: level 0, which every broker supports
-    o = check_update(o.next, 2, {{"transaction.version", 0, ut::safe_downgrade}},
-                     three_current());
+    o = check_update(o.next, 2, {{"transaction.version", 0, ut::safe_downgrade}}, three_current());
     ASSERT_FALSE(o.refusal) << refusal(o);
     EXPECT_EQ(o.next.transaction_version, int16_t{0});
     o = check_update(at(33), 2, {{"transaction.version", 3, ut::upgrade}}, three_current());
@@ -122,17 +119,17 @@ TEST(features, transaction_version_down_and_up_at_33) {
 }
 
 TEST(features, transaction_version_needs_the_stored_layout) {
-    auto o = check_update(finalized_features{}, 2,
-                          {{"transaction.version", 1, ut::safe_downgrade}}, three_current());
+    auto o = check_update(finalized_features{}, 2, {{"transaction.version", 1, ut::safe_downgrade}},
+                          three_current());
     EXPECT_EQ(refusal(o),
               "Invalid update version 1 for feature transaction.version. Feature "
               "transaction.version can only be changed at metadata.version 33 (4.4-IV2) or "
               "above; the cluster is at 32 (4.4-IV1).");
     // In the same request as the metadata.version upgrade it is judged at the new level.
-    o = check_update(finalized_features{}, 2,
-                     {{"transaction.version", 1, ut::safe_downgrade},
-                      {"metadata.version", 33, ut::upgrade}},
-                     three_current());
+    o = check_update(
+        finalized_features{}, 2,
+        {{"transaction.version", 1, ut::safe_downgrade}, {"metadata.version", 33, ut::upgrade}},
+        three_current());
     ASSERT_FALSE(o.refusal) << refusal(o);
     EXPECT_EQ(o.next.metadata_version, 33);
     EXPECT_EQ(o.next.transaction_version, int16_t{1});
