@@ -4,20 +4,22 @@
 // it leaves without a stored metadata.version (level 32, 4.4-IV1). Under an idempotent acks=all
 // librdkafka producer on a topic of 3 replicas and min.insync.replicas=2, each broker in turn is
 // stopped (SIGTERM: its controlled shutdown) and started on this build's binary, and the next
-// step waits until the partition is back to 3 in-sync replicas. While a broker of the previous
-// release is still live, finalizing metadata.version 4.4-IV2 is refused (it does not support
-// it); once all run this build it is finalized with kafka-features and every broker advertises
-// it. Then the producer stops and the partition is read back: 0 acknowledged records lost or
-// duplicated, none failed, and records were acknowledged during every step. The longest pause
-// between two acknowledgements is printed as a [ measured ] line, not gated.
+// step waits until the restarted broker is ready and the partition is back to 3 in-sync
+// replicas. While a broker of the previous release is still live, finalizing metadata.version
+// 4.4-IV2 is refused: by kafka-features (its Admin client asks the controller, which may be of
+// the previous release and lack the API), and by an upgraded broker asked directly, naming the
+// old broker. Once all run this build it is finalized with kafka-features and every broker
+// advertises it. Then the producer stops and the partition is read back: 0 acknowledged records
+// lost or duplicated, none failed, and records were acknowledged during every step. The longest
+// pause between two acknowledgements is printed as a [ measured ] line, not gated.
 
+#include "protocol/messages/api_versions.h"
+#include "protocol/messages/update_features.h"
 #include "tests/cluster/cluster_clients.h"
 #include "tests/cluster/cluster_harness.h"
 #include "tests/durability/admin_requests.h"
 #include "tests/durability/rdkafka_client.h"
 #include "tests/integration/kafka_client.h"
-
-#include "protocol/messages/api_versions.h"
 
 #include <gtest/gtest.h>
 
@@ -56,8 +58,7 @@ int finalized_level_via(uint16_t port) {
         protocol::api_versions_request req;
         req.client_software_name = "cluster-upgrade-test";
         req.client_software_version = "1";
-        auto resp =
-            c.call<protocol::api_versions_request, protocol::api_versions_response>(3, req);
+        auto resp = c.call<protocol::api_versions_request, protocol::api_versions_response>(3, req);
         if (!resp) {
             return -2;
         }
@@ -69,6 +70,27 @@ int finalized_level_via(uint16_t port) {
         return -1;
     } catch (const std::exception&) {
         return -2;
+    }
+}
+
+// UpdateFeatures v1 straight to the broker on `port` (not to the controller, where Kafka's
+// Admin client sends it): {error code, message}; {-2, ""} when it does not answer.
+std::pair<int16_t, std::string> update_features_via(uint16_t port, int16_t metadata_version) {
+    try {
+        kafka_client c(port);
+        protocol::update_features_request req;
+        auto& u = req.feature_updates.emplace_back();
+        u.feature = "metadata.version";
+        u.max_version_level = metadata_version;
+        u.upgrade_type = 1;
+        auto resp =
+            c.call<protocol::update_features_request, protocol::update_features_response>(1, req);
+        if (!resp) {
+            return {-2, ""};
+        }
+        return {resp->error_code, resp->error_message.value_or("")};
+    } catch (const std::exception&) {
+        return {-2, ""};
     }
 }
 
@@ -253,6 +275,13 @@ TEST(cluster_upgrade, rolling_upgrade_from_the_previous_release_then_finalize) {
             const bool unknown_to_controller = out.find("UPDATE_FEATURES") != std::string::npos ||
                                                out.find("UnsupportedVersion") != std::string::npos;
             EXPECT_TRUE(refused_by_check || unknown_to_controller) << out;
+            // Straight to the broker just upgraded: its own check names the old one.
+            auto [code, message] = update_features_via(cluster.port(i), 33);
+            EXPECT_EQ(code, 95) << message;  // INVALID_UPDATE_VERSION
+            EXPECT_NE(
+                message.find("Broker " + std::to_string(i + 1) + " only supports versions 32-32"),
+                std::string::npos)
+                << message;
             std::printf("[ measured ] finalize with %zu of %zu brokers upgraded: refused (%s)\n",
                         i + 1, cluster.size(),
                         refused_by_check ? "by this build's check"
