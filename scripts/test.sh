@@ -45,10 +45,13 @@ cmake --build --preset "$preset"
 # leadership move within the session timeout + 1 s; the full run prints those figures instead.
 # It also holds the cooperative turn's scheduler bounds (broker_runtime_timing_tests: a clean
 # clone's run measured 1 yield against at least 3 and a 4.7 ms round trip against 2 ms).
+# `upgrade`: the rolling upgrade from the previous release (docs/upgrades.md) first builds that
+# release's spool-broker (about 2 minutes with a warm ccache on two shared cores, once: it is
+# kept in ~/.cache/spool/spool-previous), then runs about a minute: left out, `-L upgrade`.
 full_run=0
 if (($# == 0)); then
     full_run=1
-    set -- -LE "scale|known_gap|kafka_reference|timing|soak"
+    set -- -LE "scale|known_gap|kafka_reference|timing|soak|upgrade"
 fi
 # run_ctest ARGS...: ctest, and when a test fails the tail of each failed test's output after
 # CTest's summary (CI keeps only the end of a run's output, where CTest names but does not explain).

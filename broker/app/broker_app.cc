@@ -215,8 +215,10 @@ std::string broker_app::start() {
 
     {
         std::string error;
-        _metadata = metadata_runtime::open(
-            *_config, log_dir, self_registration(*_config, advertised, hostname()), &error);
+        _metadata =
+            metadata_runtime::open(*_config, log_dir,
+                                   self_registration(*_config, advertised, hostname()), &error,
+                                   &_refused_feature_level);
         if (!_metadata) {
             return error;
         }

@@ -72,6 +72,9 @@ public:
     ~broker_app();
 
     std::string start();
+    // After a failed start(): whether it failed because the cluster's finalized feature level
+    // is not one this binary supports (exit_status::feature_level_unsupported).
+    bool refused_feature_level() const { return _refused_feature_level; }
     // Bounded by spool.shutdown.exit.timeout.ms (shutdown_watchdog.h); idempotent.
     void stop();
     // What a shutdown that overran its bound does, on the watchdog's thread, after logging the
@@ -87,6 +90,7 @@ public:
     const net::probe& net_probe() const { return _probe; }
 
 private:
+    bool _refused_feature_level = false;
     [[nodiscard]] std::string start_http(const handlers::advertised_endpoint& endpoint);
 
     std::unique_ptr<config::broker_config> _config;

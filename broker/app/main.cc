@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
     app::broker_app broker(std::move(cfg));
     if (auto err = broker.start(); !err.empty()) {
         spool::log::get("app")->error("cannot start: {}", err);
-        return app::exit_status::start_failed;
+        return broker.refused_feature_level() ? app::exit_status::feature_level_unsupported
+                                              : app::exit_status::start_failed;
     }
     int sig = 0;
     sigwait(&stop_signals, &sig);

@@ -40,7 +40,8 @@ metadata::broker_registration self_registration(
 std::unique_ptr<metadata_runtime> metadata_runtime::open(const config::broker_config& config,
                                                          const std::filesystem::path& log_dir,
                                                          metadata::broker_registration self,
-                                                         std::string* error) {
+                                                         std::string* error,
+                                                         bool* unsupported_level) {
     std::unique_ptr<metadata_runtime> out(new metadata_runtime());
     out->_config = &config;
     out->_node_id = self.node_id;
@@ -48,6 +49,9 @@ std::unique_ptr<metadata_runtime> metadata_runtime::open(const config::broker_co
                  ? out->open_etcd(config, log_dir, std::move(self))
                  : out->open_embedded(log_dir, std::move(self));
     if (!error->empty()) {
+        if (unsupported_level != nullptr) {
+            *unsupported_level = out->_refused_level;
+        }
         return nullptr;
     }
     return out;
@@ -57,6 +61,7 @@ std::string metadata_runtime::open_embedded(const std::filesystem::path& log_dir
                                             metadata::broker_registration self) {
     auto store = metadata::embedded_store::open(log_dir);
     if (!store) {
+        _refused_level = store.error() == metadata::errc::unsupported_feature_level;
         return fmt::format("cannot open the metadata store in {}: {}", log_dir.string(),
                            store.error().message());
     }
@@ -114,6 +119,7 @@ std::string metadata_runtime::open_etcd(const config::broker_config& config,
     }
     auto store = metadata::etcd_store::open(options);
     if (!store) {
+        _refused_level = store.error() == metadata::errc::unsupported_feature_level;
         return fmt::format("cannot open the etcd metadata store at {} (prefix {}): {}", endpoints,
                            options.prefix, store.error().message());
     }

@@ -51,7 +51,8 @@ public:
     static std::unique_ptr<metadata_runtime> open(const config::broker_config& config,
                                                   const std::filesystem::path& log_dir,
                                                   metadata::broker_registration self,
-                                                  std::string* error);
+                                                  std::string* error,
+                                                  bool* unsupported_level = nullptr);
     ~metadata_runtime();
 
     metadata::store& store() { return *_store; }
@@ -75,6 +76,8 @@ public:
     void stop();
 
 private:
+    // open() failed because the cluster's feature level is not this binary's (features.h).
+    bool _refused_level = false;
     metadata_runtime() = default;
     [[nodiscard]] std::string open_embedded(const std::filesystem::path& log_dir,
                                             metadata::broker_registration self);

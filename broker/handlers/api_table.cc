@@ -51,6 +51,7 @@ const std::vector<api_entry>& table() {
         {api_key::incremental_alter_configs, 0, 1, 0, handle_incremental_alter_configs},
         {api_key::describe_cluster, 0, 1, 0, handle_describe_cluster},
         {api_key::elect_leaders, 0, 2, 0, handle_elect_leaders},
+        {api_key::update_features, 0, 2, 0, handle_update_features},
         {api_key::alter_partition_reassignments, 0, 1, 0, handle_alter_partition_reassignments},
         {api_key::list_partition_reassignments, 0, 0, 0, handle_list_partition_reassignments},
         {api_key::describe_acls, 0, 3, 0, handle_describe_acls},

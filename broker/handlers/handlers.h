@@ -28,6 +28,7 @@ handler_result handle_alter_partition_reassignments(request_ctx& ctx);
 handler_result handle_list_partition_reassignments(request_ctx& ctx);
 handler_result handle_describe_log_dirs(request_ctx& ctx);
 handler_result handle_elect_leaders(request_ctx& ctx);
+handler_result handle_update_features(request_ctx& ctx);
 handler_result handle_describe_acls(request_ctx& ctx);
 handler_result handle_create_acls(request_ctx& ctx);
 handler_result handle_delete_acls(request_ctx& ctx);

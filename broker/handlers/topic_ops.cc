@@ -49,6 +49,12 @@ error_code to_kafka(metadata::errc e) {
             return error_code::no_reassignment_in_progress;
         case metadata::errc::unknown_broker:
             return error_code::broker_not_available;
+        // UpdateFeatures: another update came first (the handler judges again; this is what is
+        // left when it kept losing), or a level no broker of this binary may run on.
+        case metadata::errc::stale_features:
+            return error_code::feature_update_failed;
+        case metadata::errc::unsupported_feature_level:
+            return error_code::invalid_update_version;
     }
     return error_code::unknown_server_error;
 }

@@ -6,6 +6,7 @@
 // store hands out immutable snapshots of this; handlers read them without locks.
 
 #include "broker/config/topic_config.h"
+#include "broker/metadata/features.h"
 #include "broker/security/acl_index.h"
 #include "protocol/wire/uuid.h"
 
@@ -179,6 +180,13 @@ struct cluster_state {
     // partitions its decommission reassigned: they keep serving and leading until their
     // replicas moved, but placement gives them nothing new.
     std::map<int32_t, std::vector<std::pair<std::string, int32_t>>> decommissioning;
+
+    // The finalized feature levels (features.h): metadata.version, and transaction.version once
+    // an operator finalized one.
+    finalized_features features;
+    // What each broker's binary supports, as it stored it at start (etcd only; the embedded
+    // store's one broker is this binary). Kept after a broker leaves: compare the incarnation.
+    std::map<int32_t, broker_features> broker_support;
 
     // ElectLeaders requests the controller has not handled yet, by request id.
     std::map<std::string, election_request, std::less<>> elections;

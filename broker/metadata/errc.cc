@@ -45,6 +45,10 @@ public:
                 return "no reassignment is in progress for the partition";
             case errc::unknown_broker:
                 return "no such broker";
+            case errc::stale_features:
+                return "the finalized feature levels changed since they were read";
+            case errc::unsupported_feature_level:
+                return "the cluster's finalized feature level is not supported by this binary";
         }
         return "unknown metadata error";
     }

@@ -33,6 +33,12 @@ enum class errc : int {
     no_reassignment_in_progress = 15,
     // A decommission of a broker that is neither registered nor being decommissioned.
     unknown_broker = 16,
+    // UpdateFeatures: the finalized feature levels changed since the request was judged (another
+    // broker's update won): judge it again on a newer snapshot.
+    stale_features = 17,
+    // The cluster's finalized metadata.version (or another feature level) is one this binary
+    // does not support (features.h): the broker must not run on it.
+    unsupported_feature_level = 18,
 };
 
 const std::error_category& error_category() noexcept;

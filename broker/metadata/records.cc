@@ -196,4 +196,68 @@ result<security::acl_binding> acl_from_json(const nlohmann::json& j) {
     return b;
 }
 
+
+json to_json(const finalized_features& f) {
+    json j{{std::string(metadata_version_feature), f.metadata_version}, {"epoch", f.epoch}};
+    if (f.transaction_version) {
+        j[std::string(transaction_version_feature)] = *f.transaction_version;
+    }
+    return j;
+}
+
+result<finalized_features> features_from_json(const json& j) {
+    if (!j.is_object()) {
+        return json_fields::bad_value();
+    }
+    auto mv = json_fields::int32_member(j, "metadata.version", 1, 32767);
+    auto epoch = json_fields::int64_member(j, "epoch", 1);
+    if (!mv || !epoch) {
+        return json_fields::bad_value();
+    }
+    finalized_features f;
+    f.metadata_version = static_cast<int16_t>(*mv);
+    f.epoch = *epoch;
+    if (j.contains("transaction.version")) {
+        auto tv = json_fields::int32_member(j, "transaction.version", 0, 32767);
+        if (!tv) {
+            return json_fields::bad_value();
+        }
+        f.transaction_version = static_cast<int16_t>(*tv);
+    }
+    return f;
+}
+
+json to_json(const broker_features& f) {
+    json features = json::object();
+    for (const auto& [name, range] : f.supported) {
+        features[name] = json::array({range.min, range.max});
+    }
+    return json{{"incarnation_id", f.incarnation_id}, {"features", std::move(features)}};
+}
+
+result<broker_features> broker_features_from_json(const json& j) {
+    if (!j.is_object()) {
+        return json_fields::bad_value();
+    }
+    auto incarnation = json_fields::string_member(j, "incarnation_id");
+    auto features = j.find("features");
+    if (!incarnation || features == j.end() || !features->is_object()) {
+        return json_fields::bad_value();
+    }
+    broker_features out;
+    out.incarnation_id = std::move(*incarnation);
+    for (const auto& [name, range] : features->items()) {
+        if (!range.is_array() || range.size() != 2) {
+            return json_fields::bad_value();
+        }
+        auto lo = json_fields::int_in(range[0], 0, 32767);
+        auto hi = json_fields::int_in(range[1], 0, 32767);
+        if (!lo || !hi || *lo > *hi) {
+            return json_fields::bad_value();
+        }
+        out.supported[name] = level_range{static_cast<int16_t>(*lo), static_cast<int16_t>(*hi)};
+    }
+    return out;
+}
+
 }  // namespace spool::broker::metadata

@@ -62,6 +62,14 @@ result<partition_record> partition_from_json(const nlohmann::json& j);
 // An ACL binding: {"resource_type": "Topic", "name": "t", "pattern_type": "Literal",
 // "principal": "User:alice", "host": "*", "operation": "Read", "permission": "Allow"} (Kafka's
 // names, acl.h). Decoding also refuses a binding CreateAcls would refuse (invalid_binding).
+// The finalized feature levels (features.h): {"metadata.version": 33, "transaction.version": 2
+// (only when finalized), "epoch": N}; and a binary's supported ranges {"incarnation_id",
+// "features": {"<feature>": [min, max]}}. Levels are checked for shape (0..32767), not support.
+nlohmann::json to_json(const finalized_features& f);
+result<finalized_features> features_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const broker_features& f);
+result<broker_features> broker_features_from_json(const nlohmann::json& j);
+
 nlohmann::json to_json(const security::acl_binding& b);
 result<security::acl_binding> acl_from_json(const nlohmann::json& j);
 

@@ -110,6 +110,10 @@ public:
     // empty: the user has none left).
     virtual op<void> set_user_scram_credentials(std::string user,
                                                 std::map<std::string, std::string> c) = 0;
+    // UpdateFeatures: stores `next` (features.h check_update's outcome) if the finalized levels
+    // are still `current` (the record's epoch, and in etcd its revision); returns once every
+    // shard's snapshot shows it. errc::stale_features when another write came first.
+    virtual op<void> write_features(finalized_features current, finalized_features next) = 0;
     // Hands out `count` producer ids that no other call (before or after a restart) gets.
     virtual op<producer_id_block> allocate_producer_ids(int32_t count) = 0;
     // The leader's ISR change: committed only if the record still has record_revision (etcd) and

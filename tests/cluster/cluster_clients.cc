@@ -161,19 +161,28 @@ std::vector<std::string> kcat_consume_in_group(const std::string& bootstrap,
 }
 
 std::string kafka_libs(std::string* why) {
+    return kafka_libs_of("", why);
+}
+
+std::string kafka_libs_of(const std::string& version, std::string* why) {
     int rc = 0;
+    const std::string script =
+        shell_quoted(std::string(SPOOL_SOURCE_DIR) + "/scripts/peers/fetch-kafka.sh");
+    // Another version than 4.1.1: its jars only (the compat classes are 4.1.1's).
     auto dir = run_bounded(
-        "bash " + shell_quoted(std::string(SPOOL_SOURCE_DIR) + "/scripts/peers/fetch-kafka.sh") +
-            " 2>/dev/null",
+        version.empty()
+            ? "bash " + script + " 2>/dev/null"
+            : "env SPOOL_KAFKA_VERSION=" + shell_quoted(version) + " bash " + script +
+                  " --jars-only 2>/dev/null",
         600, &rc);
     while (!dir.empty() && (dir.back() == '\n' || dir.back() == '\r')) {
         dir.pop_back();
     }
     if (rc != 0 || dir.empty() || !fs::is_directory(fs::path(dir) / "libs")) {
-        *why =
-            "Apache Kafka 4.1.1 is not in the peer cache and scripts/peers/fetch-kafka.sh "
-            "could not fetch it (exit " +
-            std::to_string(rc) + ")";
+        *why = "Apache Kafka " + (version.empty() ? std::string("4.1.1") : version) +
+               " is not in the peer cache and scripts/peers/fetch-kafka.sh could not fetch it "
+               "(exit " +
+               std::to_string(rc) + ")";
         return {};
     }
     return dir + "/libs";
@@ -213,6 +222,20 @@ std::string run_kafka_tool(const char* main_class, const std::string& bootstrap,
 }
 
 }  // namespace
+
+std::string kafka_features(const std::string& bootstrap, const std::string& args,
+                           int* exit_code) {
+    std::string why;
+    auto libs = kafka_libs_of("4.4.0", &why);
+    if (libs.empty()) {
+        *exit_code = -1;
+        return why;
+    }
+    return run_bounded("java -XX:TieredStopAtLevel=1 -cp " + shell_quoted(libs + "/*") +
+                           " org.apache.kafka.tools.FeatureCommand --bootstrap-server " +
+                           shell_quoted(bootstrap) + " " + args + " 2>&1",
+                       90, exit_code);
+}
 
 std::string kafka_topics(const std::string& bootstrap, const std::string& args, int* exit_code) {
     return run_kafka_tool("org.apache.kafka.tools.TopicCommand", bootstrap, args, "2>/dev/null",

@@ -37,6 +37,13 @@ std::vector<std::string> kcat_consume_in_group(const std::string& bootstrap,
 
 // The Kafka 4.1.1 libs directory ("<cache>/kafka-4.1.1/libs"), or empty with *why set.
 std::string kafka_libs(std::string* why);
+// The same for another Kafka version ("4.4.0"; "" = 4.1.1).
+std::string kafka_libs_of(const std::string& version, std::string* why);
+
+// kafka-features (Kafka 4.4.0's FeatureCommand, which names metadata.version levels up to
+// 4.4-IV2) through bootstrap with `args` (e.g. "describe"); its stdout and stderr.
+std::string kafka_features(const std::string& bootstrap, const std::string& args,
+                           int* exit_code);
 
 // Admin.describeCluster() through bootstrap: "cluster_id=.. controller=N brokers=0@h:p,..".
 std::string java_describe_cluster(const std::string& bootstrap, int* exit_code);

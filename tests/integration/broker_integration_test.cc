@@ -70,15 +70,22 @@ TEST_F(broker_test, test_api_versions_advertises_what_clients_need) {
     EXPECT_GE(find(pr::api_key::fetch)->max_version, 10);
     EXPECT_EQ(find(pr::api_key::find_coordinator)->min_version, 0);  // librdkafka LZ4 gate
     ASSERT_NE(find(pr::api_key::init_producer_id), nullptr);
+    // metadata.version (docs/upgrades.md): supported 32-33, and a new store bootstraps at 33.
     // KIP-890 part 2: transaction.version supported 0-2 and finalized at
     // spool.transaction.version (default 2), so Kafka 4.x clients use transactions v2.
-    ASSERT_EQ(resp->supported_features.size(), 1u);
-    EXPECT_EQ(resp->supported_features[0].name, "transaction.version");
-    EXPECT_EQ(resp->supported_features[0].min_version, 0);
-    EXPECT_EQ(resp->supported_features[0].max_version, 2);
-    ASSERT_EQ(resp->finalized_features.size(), 1u);
-    EXPECT_EQ(resp->finalized_features[0].name, "transaction.version");
-    EXPECT_EQ(resp->finalized_features[0].max_version_level, 2);
+    ASSERT_EQ(resp->supported_features.size(), 2u);
+    EXPECT_EQ(resp->supported_features[0].name, "metadata.version");
+    EXPECT_EQ(resp->supported_features[0].min_version, 32);
+    EXPECT_EQ(resp->supported_features[0].max_version, 33);
+    EXPECT_EQ(resp->supported_features[1].name, "transaction.version");
+    EXPECT_EQ(resp->supported_features[1].min_version, 0);
+    EXPECT_EQ(resp->supported_features[1].max_version, 2);
+    ASSERT_EQ(resp->finalized_features.size(), 2u);
+    EXPECT_EQ(resp->finalized_features[0].name, "metadata.version");
+    EXPECT_EQ(resp->finalized_features[0].max_version_level, 33);
+    EXPECT_EQ(resp->finalized_features[1].name, "transaction.version");
+    EXPECT_EQ(resp->finalized_features[1].max_version_level, 2);
+    EXPECT_EQ(resp->finalized_features_epoch, 1);
 }
 
 TEST_F(broker_test, test_api_versions_too_new_gets_v0_error_with_full_list) {

@@ -131,12 +131,17 @@ result<std::unique_ptr<embedded_store>> embedded_store::open(const fs::path& dat
     } else {
         // Nothing runs yet: the first state is written on the opening thread.
         loaded.state.cluster_id = protocol::uuid::random().to_string();
+        loaded.state.features = bootstrap_features();
         loaded.state.version = 1;
         SPOOL_TRY(written, write_snapshot(st->_file, loaded.state, 0));
         st->_snapshot_bytes = written;
         logger->info("created {} (cluster id {})", st->_file.string(), loaded.state.cluster_id);
     }
     SPOOL_TRY(seq, replay(journals.value(), loaded));
+    if (auto why = unsupported_reason(loaded.state.features); !why.empty()) {
+        logger->error("refusing to start: {}", why);
+        return errc::unsupported_feature_level;
+    }
     if (seq > loaded.journal_seq) {
         // Fold what was replayed into a new snapshot: the journal starts empty.
         SPOOL_TRY(written, write_snapshot(st->_file, loaded.state, seq));
@@ -392,6 +397,19 @@ store::op<void> embedded_store::set_broker_configs(std::string entity,
                                                    std::map<std::string, std::string> c) {
     co_return co_await commit_void(replace_entry(&cluster_state::broker_configs,
                                                  std::move(entity), std::move(c)));
+}
+
+store::op<void> embedded_store::write_features(finalized_features current,
+                                               finalized_features next) {
+    change_fn<std::monostate> change = [current,
+                                        next](cluster_state& s) -> result<std::monostate> {
+        if (!(s.features == current)) {
+            return errc::stale_features;
+        }
+        s.features = next;
+        return std::monostate{};
+    };
+    co_return co_await commit_void(std::move(change));
 }
 
 store::op<void> embedded_store::set_user_scram_credentials(std::string user,

@@ -76,6 +76,7 @@ public:
     op<topic_metadata> create_partitions(std::string name, int32_t total) override;
     op<void> set_topic_configs(std::string name, config::topic_overrides c) override;
     op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override;
+    op<void> write_features(finalized_features current, finalized_features next) override;
     op<void> create_acls(std::vector<security::acl_binding> bindings) override;
     op<void> delete_acls(std::vector<security::acl_binding> bindings) override;
     op<void> set_user_scram_credentials(std::string user,

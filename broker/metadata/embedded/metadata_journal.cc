@@ -91,6 +91,8 @@ json to_json(const change& c) {
                     credentials[k] = value;
                 }
                 return json{{"user_scram", v.user}, {"credentials", std::move(credentials)}};
+            } else if constexpr (std::is_same_v<T, features_put>) {
+                return json{{"features", metadata::to_json(v.features)}};
             } else {
                 return json{{"next_producer_id", v.next_producer_id}};
             }
@@ -146,6 +148,10 @@ result<change> change_from_json(const json& j) {
         }
         return change{user_scram_put{std::move(*user), std::move(*credentials)}};
     }
+    if (auto it = j.find("features"); it != j.end()) {
+        SPOOL_TRY(f, features_from_json(*it));
+        return change{features_put{f}};
+    }
     if (auto next = json_fields::int64_member(j, "next_producer_id", 0)) {
         return change{producer_id_put{*next}};
     }
@@ -199,6 +205,9 @@ record diff(const cluster_state& before, const cluster_state& after, int64_t seq
         [&](const std::string& user, const std::map<std::string, std::string>& credentials) {
             puts.emplace_back(user_scram_put{user, credentials});
         });
+    if (!(before.features == after.features)) {
+        puts.emplace_back(features_put{after.features});
+    }
     if (before.next_producer_id != after.next_producer_id) {
         puts.emplace_back(producer_id_put{after.next_producer_id});
     }
@@ -262,6 +271,8 @@ result<void> apply(cluster_state& s, const record& r) {
             } else {
                 s.user_scram[scram->user] = scram->credentials;
             }
+        } else if (const auto* f = std::get_if<features_put>(&c)) {
+            s.features = f->features;
         } else {
             s.next_producer_id = std::get<producer_id_put>(c).next_producer_id;
         }

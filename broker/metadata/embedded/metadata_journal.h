@@ -66,8 +66,13 @@ struct acl_delete {
     security::acl_binding binding;
     bool operator==(const acl_delete&) const = default;
 };
+// The finalized feature levels as a whole (features.h; UpdateFeatures).
+struct features_put {
+    finalized_features features;
+    bool operator==(const features_put&) const = default;
+};
 using change = std::variant<topic_put, topic_delete, broker_configs_put, user_scram_put,
-                            producer_id_put, acl_put, acl_delete>;
+                            producer_id_put, acl_put, acl_delete, features_put>;
 
 struct record {
     int64_t seq = 0;

@@ -53,6 +53,17 @@ std::string serialize(const cluster_state& s, int64_t journal_seq) {
     out << YAML::Key << "cluster_id" << YAML::Value << s.cluster_id;
     out << YAML::Key << "next_producer_id" << YAML::Value << s.next_producer_id;
     out << YAML::Key << "journal_seq" << YAML::Value << journal_seq;
+    if (s.features.stored()) {
+        // Absent in a file of Spool 0.3 (metadata.version 32, features.h).
+        out << YAML::Key << "features" << YAML::Value << YAML::BeginMap;
+        out << YAML::Key << "metadata.version" << YAML::Value << s.features.metadata_version;
+        if (s.features.transaction_version) {
+            out << YAML::Key << "transaction.version" << YAML::Value
+                << *s.features.transaction_version;
+        }
+        out << YAML::Key << "epoch" << YAML::Value << s.features.epoch;
+        out << YAML::EndMap;
+    }
     out << YAML::Key << "topics" << YAML::Value << YAML::BeginSeq;
     for (const auto& [name, t] : s.topics) {
         out << YAML::BeginMap;
@@ -113,6 +124,16 @@ result<metadata_snapshot> deserialize(std::string_view yaml) {
         out.journal_seq = root["journal_seq"] ? root["journal_seq"].as<int64_t>() : int64_t{0};
         if (out.journal_seq < 0) {
             return errc::invalid_config;
+        }
+        if (const auto f = root["features"]) {
+            s.features.metadata_version = f["metadata.version"].as<int16_t>();
+            if (f["transaction.version"]) {
+                s.features.transaction_version = f["transaction.version"].as<int16_t>();
+            }
+            s.features.epoch = f["epoch"].as<int64_t>();
+            if (s.features.epoch < 1) {
+                return errc::invalid_config;
+            }
         }
         for (const auto& tn : root["topics"]) {
             topic_metadata t;

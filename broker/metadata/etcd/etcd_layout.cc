@@ -126,6 +126,12 @@ std::string keys::decommissions() const {
 std::string keys::decommission(int32_t id) const {
     return decommissions() + std::to_string(id);
 }
+std::string keys::features() const {
+    return prefix + "/features";
+}
+std::string keys::supported_features(int32_t id) const {
+    return prefix + "/supported_features/" + std::to_string(id);
+}
 std::string keys::acls() const {
     return prefix + "/acls/";
 }
@@ -412,6 +418,30 @@ result<security::acl_binding> decode_acl(std::string_view value) {
     return b;
 }
 
+std::string encode(const finalized_features& f) {
+    return json_fields::dump(to_json(f));
+}
+
+result<finalized_features> decode_features(std::string_view value) {
+    auto j = json_fields::parse(value);
+    if (!j) {
+        return bad_value();
+    }
+    return features_from_json(*j);
+}
+
+std::string encode(const broker_features& f) {
+    return json_fields::dump(to_json(f));
+}
+
+result<broker_features> decode_broker_features(std::string_view value) {
+    auto j = json_fields::parse(value);
+    if (!j) {
+        return bad_value();
+    }
+    return broker_features_from_json(*j);
+}
+
 result<std::string> decode_cluster_id(std::string_view value) {
     auto id = protocol::uuid::parse(value);
     if (!id || id->to_string() != value) {
@@ -452,6 +482,15 @@ parsed_key parse(const keys& k, std::string_view key) {
     }
     if (rest == "producer_ids") {
         return {kind::producer_ids, {}, -1};
+    }
+    if (rest == "features") {
+        return {kind::features, {}, -1};
+    }
+    if (segment("supported_features")) {
+        if (auto n = node_number(rest)) {
+            return {kind::supported_features, {}, *n};
+        }
+        return {};
     }
     if (segment("shutdown")) {
         if (auto n = node_number(rest)) {

@@ -41,6 +41,15 @@
 //                                 what it can (controller_elections.h) and deletes the key once
 //                                 nothing in it needs a write; the waiting broker then answers
 //                                 from its snapshot. <id> is a fresh Kafka uuid text.
+//     P/features                  finalized_features JSON {"metadata.version": 33,
+//                                 "transaction.version": 2 (only once finalized), "epoch": N}
+//                                 (features.h); absent: metadata.version 32, the layout of
+//                                 Spool 0.3. The first broker of a cluster writes it with the
+//                                 cluster id; UpdateFeatures rewrites it (compare on its revision)
+//     P/supported_features/<id>   {"incarnation_id", "features": {"metadata.version": [32, 33],
+//                                 ...}}: what the binary of that node id's incarnation supports
+//                                 (no lease; UpdateFeatures checks every live registration
+//                                 against it, a registration without a matching one is 0.3's)
 //     P/acls/<hex>                an ACL binding's JSON (records.h); <hex> is the lowercase hex of
 //                                 that JSON's bytes, so one binding has one key whoever writes
 //                                 it (CreateAcls of a binding that exists rewrites the same key)
@@ -96,6 +105,8 @@ struct keys {
     std::string election(std::string_view id) const;
     std::string decommissions() const;  // "P/decommission/"
     std::string decommission(int32_t id) const;
+    std::string features() const;                    // "P/features"
+    std::string supported_features(int32_t id) const;  // "P/supported_features/<id>"
     std::string acls() const;  // "P/acls/"
     std::string acl(const security::acl_binding& b) const;
 };
@@ -145,6 +156,12 @@ result<std::map<std::string, std::string>> decode_broker_configs(std::string_vie
 // P/producer_ids: a non-negative decimal int64.
 std::string encode_producer_id(int64_t next);
 result<int64_t> decode_producer_id(std::string_view value);
+// P/features and P/supported_features/<id> (features.h); decoding checks shapes and ranges, not
+// whether this binary supports the levels.
+std::string encode(const finalized_features& f);
+result<finalized_features> decode_features(std::string_view value);
+std::string encode(const broker_features& f);
+result<broker_features> decode_broker_features(std::string_view value);
 // P/cluster_id: a Kafka uuid's text.
 result<std::string> decode_cluster_id(std::string_view value);
 
@@ -169,6 +186,8 @@ struct parsed_key {
         decommission,
         acl,
         user_scram,
+        features,
+        supported_features,
         unknown
     };
     kind what = kind::unknown;

@@ -173,6 +173,27 @@ void etcd_state::apply_put(const etcd::key_value& kv) {
             _acls[key.name] = std::move(r).value();
             return;
         }
+        case kind::features:
+            if (auto f = etcd_layout::decode_features(kv.value)) {
+                _state.features = f.value();
+                _state.features.record_revision = kv.mod_revision;
+            } else {
+                // Not a level this broker can judge: unsupported_reason() refuses it.
+                log_undecodable(kv.key, kv.mod_revision);
+                _state.features = finalized_features{};
+                _state.features.metadata_version = -1;
+                _state.features.epoch = 1;
+                _state.features.record_revision = kv.mod_revision;
+            }
+            return;
+        case kind::supported_features:
+            if (auto f = etcd_layout::decode_broker_features(kv.value)) {
+                _state.broker_support[key.number] = std::move(f).value();
+            } else {
+                log_undecodable(kv.key, kv.mod_revision);
+                _state.broker_support.erase(key.number);
+            }
+            return;
         case kind::unknown:
             // Another version's key, or a foreign one under our prefix: not ours to interpret.
             return;
@@ -220,6 +241,10 @@ void etcd_state::apply_delete(std::string_view key_text, int64_t revision) {
         case kind::user_scram:
             _state.user_scram.erase(key.name);
             return;
+        case kind::supported_features:
+            _state.broker_support.erase(key.number);
+            return;
+        case kind::features:  // never deleted by a broker: a downgrade below 33 is refused
         case kind::cluster_id:    // never deleted by a broker; keep the id we know
         case kind::producer_ids:  // likewise: ids already handed out stay handed out
         case kind::unknown:

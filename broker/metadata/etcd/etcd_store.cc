@@ -138,6 +138,19 @@ asio::awaitable<result<void>> etcd_store::start_session_here(etcd_store* self,
     if (self->_session) {
         co_return std::make_error_code(std::errc::operation_in_progress);
     }
+    // What this binary supports, for UpdateFeatures' check of every live broker; before the
+    // registration, so a live registration of this incarnation always has it (the session
+    // keeps the incarnation id it is given).
+    if (o.self.incarnation_id.empty()) {
+        o.self.incarnation_id = protocol::uuid::random().to_string();
+    }
+    broker_features mine{o.self.incarnation_id, supported_by_this_binary()};
+    auto advertised_op = self->_client->put(self->_keys.supported_features(o.self.node_id),
+                                            etcd_layout::encode(mine));
+    if (auto advertised = co_await std::move(advertised_op); !advertised) {
+        co_return self->failed(advertised.error()) == errc::unavailable ? errc::unavailable
+                                                                         : advertised.error();
+    }
     auto session = std::make_unique<broker_session>(*self->_client, self->_io.get_executor(),
                                                     self->_keys, std::move(o));
     session->on_lease_change([self](int64_t lease) { self->lease_changed(lease); });
@@ -348,11 +361,15 @@ asio::awaitable<result<int64_t>> etcd_store::reload() {
 }
 
 asio::awaitable<result<void>> etcd_store::load(etcd_store* self) {
-    // The first broker of a cluster names it; the others find the name there.
+    // The first broker of a cluster names it and finalizes its metadata.version at the highest
+    // level this binary supports (features.h); the others find both there. A cluster named by
+    // a broker from before metadata.version has no P/features: level 32.
     etcd::txn_request name;
     name.compares.push_back(etcd::compare::absent(self->_keys.cluster_id()));
     name.success.emplace_back(
         etcd::put_op{self->_keys.cluster_id(), protocol::uuid::random().to_string(), 0});
+    name.success.emplace_back(
+        etcd::put_op{self->_keys.features(), etcd_layout::encode(bootstrap_features()), 0});
     auto named_op = self->_client->txn(std::move(name));
     auto named = co_await std::move(named_op);
     if (!named) {
@@ -366,11 +383,17 @@ asio::awaitable<result<void>> etcd_store::load(etcd_store* self) {
         log::get("metadata")->error("{} does not hold a cluster id", self->_keys.cluster_id());
         co_return std::make_error_code(std::errc::bad_message);
     }
+    if (auto why = unsupported_reason(self->_published->features); !why.empty()) {
+        log::get("metadata")->error("refusing to start: {}", why);
+        co_return errc::unsupported_feature_level;
+    }
     self->_watch_from = rev.value() + 1;
     log::get("metadata")
-        ->info("cluster {} loaded from etcd at revision {}: {} topics, {} brokers",
+        ->info("cluster {} loaded from etcd at revision {}: {} topics, {} brokers, "
+               "metadata.version {} ({})",
                self->_published->cluster_id, rev.value(), self->_published->topics.size(),
-               self->_published->brokers.size());
+               self->_published->brokers.size(), self->_published->features.metadata_version,
+               metadata_version_name(self->_published->features.metadata_version));
     co_return success();
 }
 

@@ -102,6 +102,7 @@ public:
 
     cluster_snapshot snapshot() const override;
     op<topic_metadata> create_topic(new_topic t) override;
+    op<void> write_features(finalized_features current, finalized_features next) override;
     op<void> delete_topic(std::string name) override;
     op<topic_metadata> create_partitions(std::string name, int32_t total) override;
     op<void> set_topic_configs(std::string name, config::topic_overrides c) override;
@@ -191,6 +192,9 @@ private:
 
     // On the store's thread.
     static boost::asio::awaitable<result<void>> load(etcd_store* self);
+    static boost::asio::awaitable<result<int64_t>> write_features_here(etcd_store* self,
+                                                                       finalized_features current,
+                                                                       finalized_features next);
     static boost::asio::awaitable<void> watch_loop(etcd_store* self);
     static boost::asio::awaitable<int> shutdown(etcd_store* self);
     static boost::asio::awaitable<int> attach_here(etcd_store* self, runtime::shard_pool* pool);

@@ -300,6 +300,35 @@ store::op<void> etcd_store::set_broker_configs(std::string entity,
     co_return as_void(r);
 }
 
+// ---- finalized feature levels ----
+
+asio::awaitable<result<int64_t>> etcd_store::write_features_here(etcd_store* self,
+                                                                 finalized_features current,
+                                                                 finalized_features next) {
+    const auto key = self->_keys.features();
+    etcd::txn_request t;
+    t.compares.push_back(current.record_revision == 0
+                             ? etcd::compare::absent(key)
+                             : etcd::compare::modified_at(key, current.record_revision));
+    t.success.emplace_back(etcd::put_op{key, etcd_layout::encode(next), 0});
+    auto done_op = self->_client->txn(std::move(t));
+    auto done = co_await std::move(done_op);
+    if (!done) {
+        co_return self->failed(done.error());
+    }
+    self->note_reachable();
+    if (!done.value().succeeded) {
+        co_return errc::stale_features;
+    }
+    co_return done.value().revision;
+}
+
+store::op<void> etcd_store::write_features(finalized_features current, finalized_features next) {
+    auto op = finish(lift(write_features_here(this, current, next), this));
+    auto r = co_await std::move(op);
+    co_return as_void(r);
+}
+
 // ---- SCRAM credentials ----
 
 store::op<void> etcd_store::set_user_scram_credentials(std::string user,

@@ -126,6 +126,30 @@ TEST_F(embedded_store_test, test_state_survives_reopen) {
     EXPECT_GE(snap->next_producer_id, 1000);  // the end of the reserved chunk
 }
 
+// metadata.version (features.h): a new store is bootstrapped at the highest level; an update
+// is journalled (a crash keeps it) and folded into the snapshot; a write judged on an older
+// record is refused.
+TEST_F(embedded_store_test, test_feature_levels_bootstrap_and_survive_a_crash_and_a_reopen) {
+    {
+        auto s = open_store();
+        const auto f = s->snapshot()->features;
+        EXPECT_EQ(f.metadata_version, metadata_version_max);
+        EXPECT_EQ(f.epoch, 1);
+        auto next = f;
+        next.transaction_version = int16_t{1};
+        next.epoch = 2;
+        ASSERT_TRUE(wait_for(s->write_features(f, next)));
+        EXPECT_EQ(wait_for(s->write_features(f, next)).error(), errc::stale_features);
+        auto crashed = embedded_store::open(crash_image());
+        ASSERT_TRUE(crashed) << crashed.error().message();
+        EXPECT_TRUE(crashed.value()->snapshot()->features == next);
+    }
+    auto s = open_store();
+    EXPECT_EQ(s->snapshot()->features.metadata_version, metadata_version_max);
+    EXPECT_EQ(s->snapshot()->features.transaction_version, int16_t{1});
+    EXPECT_EQ(s->snapshot()->features.epoch, 2);
+}
+
 TEST_F(embedded_store_test, test_producer_id_blocks_never_overlap_across_restarts) {
     int64_t first_end;
     {

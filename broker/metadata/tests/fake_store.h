@@ -122,6 +122,15 @@ public:
         }));
     }
 
+    op<void> write_features(finalized_features current, finalized_features next) override {
+        co_return done(mutate<int>([&](cluster_state& s) -> result<int> {
+            if (!(s.features == current)) {
+                return errc::stale_features;
+            }
+            s.features = next;
+            return 0;
+        }));
+    }
     op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override {
         co_return done(mutate<int>([&](cluster_state& next) -> result<int> {
             if (c.empty()) {
