@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include <filesystem>
 #include <fstream>
 
@@ -75,6 +78,11 @@ TEST_F(broker_session_test, test_a_duplicate_node_id_from_another_directory_is_r
     EXPECT_FALSE(c->may_lead());
     // The first broker keeps its registration.
     EXPECT_TRUE(a->may_lead());
+    // c's snapshot follows etcd's watch: it may not show the registration at once.
+    for (int i = 0; i < 100 && !c->snapshot()->brokers.contains(3); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(c->snapshot()->brokers.contains(3));
     EXPECT_EQ(c->snapshot()->brokers.at(3).incarnation_id, a->session()->self().incarnation_id);
 }
 
