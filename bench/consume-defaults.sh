@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Issue #14 item 10: librdkafka's default consumer reading 100-byte records from Spool and from
 # Apache Kafka 4.x, alternated (Spool, Kafka, Spool, ...), each broker with one topic of
-# 6 partitions written by the tuned producer. DEBUG=1 adds librdkafka's debug=fetch and counts
-# the "queued.min.messages exceeded" stalls per run (the client's own back-off).
+# 6 partitions written by the tuned producer. Both topics are written before the first read, so
+# these reads are not "right after producing" (issue #36's first-read rows are
+# bench/replicated.sh --brokers 1|3 --only first_read). Each run prints the loadgen's "stalls" (gaps
+# of 100 ms or more between records: librdkafka's back-off once its queue holds
+# queued.min.messages) and the load average; DEBUG=1 adds librdkafka's debug=fetch and counts the
+# "queued.min.messages exceeded" lines. The medians go to bench/results/history.tsv
+# (bench/history.py) unless NO_HISTORY=1.
 #
 #   bench/consume-defaults.sh [RUNS] [RECORDS]      (defaults: 3 runs, 5,000,000 records)
 set -euo pipefail
@@ -27,6 +32,11 @@ for ((i = 1; i <= runs; i++)); do
         log=$work/$b-$i.log
         result=$("$loadgen" --mode consume --bootstrap "${addr[$b]}" --topic p100 --partitions 6 \
             --record-size 100 --records "$records" --client-defaults ${DEBUG:+-C debug=fetch} 2>"$log")
-        echo "$b run $i: $result stalls=$(grep -c "queued.min.messages exceeded" "$log" || true) load=$(cut -d' ' -f1 /proc/loadavg)"
+        load=$(cut -d' ' -f1 /proc/loadavg)
+        echo "$b run $i: $result exceeded=$(grep -c "queued.min.messages exceeded" "$log" || true) load=$load"
+        python3 -c 'import json, sys; d = json.loads(sys.argv[1]); d.update(cluster=sys.argv[2], scenario="consume_100B_p6_default", load1=float(sys.argv[3])); print(json.dumps(d))' \
+            "$result" "$b" "$load" >>"$work/raw.jsonl"
     done
 done
+[[ -n "${NO_HISTORY:-}" ]] || python3 bench/history.py append --source consume-defaults "$work/raw.jsonl" \
+    consume_100B_p6_default:mb_per_s consume_100B_p6_default:stalls:lower

@@ -17,17 +17,25 @@
 #   failover              1 partition, 1 MB/s offered (1 KiB records, linger.ms=0), acks=all: the
 #                         partition's leader is killed -9 8 s in; the producer's stall (the longest
 #                         time between two acknowledgements) and the slowest acknowledgement
+#   first_read_100B_p1    issue #36: 1 partition, 100-byte records written by the tuned producer
+#                         (acks=all), then read at once by librdkafka's default consumer
+#                         (--client-defaults): the first pass over just-produced data; then
+#   second_read_100B_p1   the same records read again by a new default consumer
+#   first_read_100B_p1_qmin10M  as first_read_100B_p1 on a new topic, the consumer with
+#                         queued.min.messages=10000000 (librdkafka's fetch back-off out of the way)
 # Broker CPU seconds (all three brokers, and etcd on its own row for Spool) and the peak of the
 # three brokers' summed RSS come with the results.
 #
 #   bench/replicated.sh [--rounds N] [--quick] [--down S] [--skip-setup] [--brokers 1|3] [--security]
 #                       [--only SCENARIO] [--spool-override KEY=VALUE]... [--clusters "kafka spool"]
 #
-# --only failover: just that scenario each round (the others: produce_1024B_p6 ..., catchup).
+# --only failover|first_read: just that scenario each round (the others: produce_1024B_p6 ...,
+# catchup). --brokers 1 --only first_read gives the single-broker (RF=1) first-read rows.
 # --spool-override: an extra broker setting for every spool-broker (e.g.
 # spool.dead.broker.probe.enable=false, the failover before issue #36). --clusters: which to run.
 #
-# Results: bench/results/<stamp>-replicated/{raw.jsonl,results.md,logs/}. --quick shrinks every
+# Results: bench/results/<stamp>-replicated/{raw.jsonl,results.md,logs/}; a full (not --quick,
+# not --security) run appends its key rows' medians to bench/results/history.tsv (bench/history.py). --quick shrinks every
 # scenario (and --down to 10 s) for a smoke run. Fails loudly when a cluster does not start.
 #
 # --security: the TLS rows instead (bench/security.sh): every broker gets a SASL_SSL listener
@@ -58,7 +66,8 @@ while (($#)); do
         *) echo "bench/replicated.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
-[[ -z "$only" || $only == failover ]] || { echo "bench/replicated.sh: --only failover is the one choice" >&2; exit 2; }
+[[ -z "$only" || $only == failover || $only == first_read ]] ||
+    { echo "bench/replicated.sh: --only failover or first_read" >&2; exit 2; }
 ((rounds >= 1)) || { echo "bench/replicated.sh: --rounds must be at least 1" >&2; exit 2; }
 [[ $brokers == 1 || $brokers == 3 ]] || { echo "bench/replicated.sh: --brokers 1 or 3" >&2; exit 2; }
 rf=$((brokers == 1 ? 1 : 3)) min_isr=$((brokers == 1 ? 1 : 2))
@@ -86,9 +95,9 @@ spool_bin=$(realpath "${SPOOL_BENCH_SPOOL_BIN:-$build_dir/broker/app/spool-broke
 kafka_dir=$(bash scripts/peers/fetch-kafka.sh --jars-only)  # no Java checker: SPOOL_KAFKA_VERSION=4.4.0 works too
 
 if ((quick)); then
-    small_records=300000 big_records=100000 latency_s=5 down_s=${down_s:-10}
+    small_records=300000 big_records=100000 latency_s=5 down_s=${down_s:-10} first_read_records=300000
 else
-    small_records=2000000 big_records=500000 latency_s=15 down_s=${down_s:-60}
+    small_records=2000000 big_records=500000 latency_s=15 down_s=${down_s:-60} first_read_records=3000000
 fi
 catchup_rate_mb=10
 # --security: 1 GiB per produce scenario (long enough that TLS set-up is noise), read back whole.
@@ -166,6 +175,7 @@ try:
 except (ValueError, IndexError):
     d = {"failed": 1, "error": "unreadable output", "output": sys.argv[4][-200:]}
 d.update(cluster=sys.argv[1], round=int(sys.argv[2]), scenario=sys.argv[3])
+d["load1"] = float(open("/proc/loadavg").read().split()[0])
 if sys.argv[5]:
     d["broker_cpu_s"] = float(sys.argv[5])
 if sys.argv[6]:
@@ -395,6 +405,32 @@ failover() {
     [[ $kind == kafka ]] || wait "${pids[idx]}" 2>/dev/null || true
 }
 
+# first_read ROUND: issue #36's rows, each on a fresh topic: produce, then at once the default
+# consumer's first pass, then a second pass with a new consumer (the loadgen's group does not
+# commit, so each starts from the beginning). Both read the whole partition; the rate counts from
+# the first record (first_record_ms is the consumer's start-up apart). Then the same with a
+# consumer whose only change is queued.min.messages=10000000: librdkafka stops fetching when its
+# queue holds queued.min.messages (100,000 by default) and looks again only at its next wake-up,
+# up to 1 s later (fetch.queue.backoff.ms in librdkafka 2.4+), so whenever the broker delivers
+# faster than the application drains, the default consumer stalls; each run reports those gaps
+# ("stalls", "stall_ms"), and the deep-queue row shows the broker's read rate without them.
+# DEBUG=1 adds librdkafka's debug=fetch to the reads (in loadgen.log).
+first_read() {
+    local round=$1 topic suffix extra
+    for suffix in "" _qmin10M; do
+        topic=fr100$suffix extra=()
+        [[ -z $suffix ]] || extra=(-C queued.min.messages=10000000)
+        run_loadgen "$round" "produce_100B_p1$suffix" $produce_limit --mode produce --topic "$topic" \
+            --partitions 1 --record-size 100 --records "$first_read_records" --acks -1
+        run_loadgen "$round" "first_read_100B_p1$suffix" $produce_limit --mode consume --topic "$topic" \
+            --partitions 1 --record-size 100 --records "$first_read_records" --client-defaults \
+            "${extra[@]}" ${DEBUG:+-C debug=fetch}
+        [[ -n $suffix ]] || run_loadgen "$round" second_read_100B_p1 $produce_limit --mode consume \
+            --topic "$topic" --partitions 1 --record-size 100 --records "$first_read_records" \
+            --client-defaults ${DEBUG:+-C debug=fetch}
+    done
+}
+
 # The --security round: the SCRAM user, a warm-up on each listener, then plaintext and SASL_SSL
 # (alternating which goes first) on the same cluster.
 security_scenarios() {
@@ -451,8 +487,8 @@ run_round() {
         stop_cluster
         return
     fi
-    if [[ $only == failover ]]; then
-        failover "$round"
+    if [[ -n $only ]]; then
+        "$only" "$round"
         stop_cluster
         return
     fi
@@ -468,6 +504,7 @@ run_round() {
         --record-size 100 --records "$small_records" --acks -1
     run_loadgen "$round" latency_5MBps $latency_limit --mode latency --topic lat5 --partitions 1 \
         --record-size 1024 --rate-mb 5 --duration "$latency_s" --acks -1 -X linger.ms=0
+    first_read "$round"
     catchup "$round"
     failover "$round"
     record "$round" rss_load "{\"kib\":$(cat "$work/rss_peak")}"
@@ -487,6 +524,13 @@ python3 -c 'import json,sys; print(json.dumps(dict(cluster="machine", round=0, s
     "$command_line" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$wall_s" "$quick" "$(basename "$kafka_dir" | sed 's/^kafka-//')" \
     "$(nproc)" "$down_s" "$brokers" "$security" >>"$raw"
 python3 bench/replicated_report.py "$raw" >"$out_dir/results.md"
+# Key rows into bench/results/history.tsv (bench/history.py show prints them per commit).
+if ((!security && !quick)); then
+    python3 bench/history.py append --source "replicated-${brokers}b" "$raw" \
+        first_read_100B_p1:mb_per_s second_read_100B_p1:mb_per_s first_read_100B_p1:stalls:lower \
+        first_read_100B_p1_qmin10M:mb_per_s produce_1024B_p6:mb_per_s produce_100B_p6:records_per_s \
+        latency_5MBps:p99_us:lower latency_5MBps:p999_us:lower failover:ack_max_gap_ms:lower
+fi
 cat "$out_dir/results.md"
 say "wall time $((wall_s / 60)) min $((wall_s % 60)) s; results in $out_dir"
 if [[ -s "$failures" ]]; then

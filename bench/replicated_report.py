@@ -21,13 +21,20 @@ METRICS = [
     ("latency_5MBps", "ack_p99_us", "5 MB/s offered: produce latency p99 ms", False, 1e-3),
     ("latency_5MBps", "ack_p999_us", "5 MB/s offered: produce latency p99.9 ms", False, 1e-3),
     ("latency_5MBps", "p99_us", "5 MB/s offered: end-to-end p99 ms", False, 1e-3),
+    ("produce_100B_p1", "mb_per_s", "produce 100 B x 1 partition, tuned: MB/s", True, 1),
+    ("first_read_100B_p1", "mb_per_s", "default consumer, first read right after that produce: MB/s", True, 1),
+    ("second_read_100B_p1", "mb_per_s", "default consumer, second read of the same records: MB/s", True, 1),
+    ("first_read_100B_p1", "stalls", "first read: client back-offs (gaps >= 100 ms between records)", False, 1),
+    ("second_read_100B_p1", "stalls", "second read: client back-offs (gaps >= 100 ms)", False, 1),
+    ("first_read_100B_p1_qmin10M", "mb_per_s", "first read right after producing, queued.min.messages=10M: MB/s", True, 1),
     ("catchup", "seconds", "a broker down, restart to back in every ISR: s", False, 1),
     ("catchup", "mb_per_s", "follower catch-up: MB/s of what it missed", True, 1),
     ("failover", "ack_max_gap_ms", "kill -9 of a partition leader: producer stall (longest gap between acks) s", False, 1e-3),
     ("rss_idle", "kib", "RSS of the three brokers, idle: MiB", False, 1 / 1024),
     ("rss_load", "kib", "RSS of the three brokers, peak under load: MiB", False, 1 / 1024),
 ]
-CPU_SCENARIOS = ["produce_1024B_p6", "produce_1024B_p6_default", "produce_100B_p6", "latency_5MBps", "catchup"]
+CPU_SCENARIOS = ["produce_1024B_p6", "produce_1024B_p6_default", "produce_100B_p6", "latency_5MBps",
+                 "first_read_100B_p1", "second_read_100B_p1", "first_read_100B_p1_qmin10M", "catchup"]
 
 
 def fmt(v):
@@ -115,11 +122,12 @@ def main():
     if info.get("security"):
         security_table(by, info)
         return
-    print("# Replicated benchmark: Spool (3 brokers + etcd) vs Apache Kafka (3 KRaft nodes)\n")
+    brokers = info.get("brokers", 3)
+    print(f"# Replicated benchmark: Spool ({brokers} broker(s) + etcd) vs Apache Kafka ({brokers} KRaft node(s))\n")
     print(f"`{info.get('command', '?')}`, {info.get('date', '?')}, Kafka {info.get('kafka_version', '?')}, "
           f"{info.get('cores', '?')} cores, wall {info.get('wall_s', 0) // 60} min"
           f"{' (quick: a smoke run, not a measurement)' if info.get('quick') else ''}.")
-    print("Every topic RF=3, min.insync.replicas=2, every producer acks=all (spool-loadgen, librdkafka). "
+    print(f"Every topic RF={3 if brokers == 3 else 1}, min.insync.replicas={2 if brokers == 3 else 1}, every producer acks=all (spool-loadgen, librdkafka). "
           f"Medians over rounds (n = runs that succeeded). Catch-up: the last broker stopped for "
           f"{info.get('down_s', '?')} s while 10 MB/s were offered.\n")
     print("| metric | Kafka | Spool | Spool/Kafka | better | n |")

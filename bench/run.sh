@@ -18,6 +18,9 @@
 # (default build/release, configured with the release preset); SPOOL_BENCH_SPOOL_BIN and
 # SPOOL_BENCH_LOADGEN_BIN (both) use prebuilt binaries instead, e.g. to compare two broker builds.
 #
+# A run without --quick appends its latency (and a few throughput) rows' medians to
+# bench/results/history.tsv; `python3 bench/history.py show` prints them per commit.
+#
 # Fails loudly (exit 1, broker log on stderr) when a broker does not start or dies during a round.
 # Every load generator run has a time limit; a run that fails or times out is left out of the
 # medians, listed at the end, and makes the exit status 1 after the table is written.
@@ -99,6 +102,7 @@ try:
 except (ValueError, IndexError):
     d = {"failed": 1, "error": "unreadable output", "output": sys.argv[4][-200:]}
 d.update(broker=sys.argv[1], round=int(sys.argv[2]), scenario=sys.argv[3])
+d["load1"] = float(open("/proc/loadavg").read().split()[0])
 if sys.argv[5]:
     d["broker_cpu_s"] = float(sys.argv[5])
 print(json.dumps(d))' \
@@ -460,6 +464,13 @@ else
     say "smoke, partial or short run: bench/results/latest.md and README.md left as they are"
 fi
 cat "$out_dir/results.md"
+# Key rows into bench/results/history.tsv (bench/history.py show prints them per commit).
+if ((!quick)); then
+    python3 bench/history.py append --source run "$raw" \
+        latency_5MBps:p50_us:lower latency_5MBps:p99_us:lower latency_5MBps:p999_us:lower \
+        latency_50MBps:p99_us:lower latency_50MBps:p999_us:lower \
+        consume_100B_p6_default:mb_per_s produce_100B_acks1_p6:mb_per_s
+fi
 say "wall time $((wall_s / 60)) min $((wall_s % 60)) s (estimated $((est / 60)) min $((est % 60)) s); results in $out_dir"
 if [[ -s "$failures" ]]; then
     say "$(wc -l <"$failures") scenario run(s) failed or timed out:"

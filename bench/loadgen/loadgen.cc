@@ -310,13 +310,23 @@ int run_consume(const options& o, const std::string& bootstrap,
     const int64_t assigned = now_ns();
     int64_t start = 0;
     int64_t deadline = assigned + static_cast<int64_t>(120e9);
+    // Gaps of 100 ms or more between two records: librdkafka's broker thread stops fetching once
+    // its queue holds queued.min.messages and looks again only at its next wake-up (up to 1 s,
+    // fetch.queue.backoff.ms in later versions), so these show that back-off at no cost.
+    int64_t last = 0, stalls = 0, stall_ns = 0;
     while (received < o.records && now_ns() < deadline) {
         rd_kafka_message_t* msg = rd_kafka_consumer_poll(consumer.get(), 100);
         if (!msg)
             continue;
         if (!msg->err) {
+            const int64_t now = now_ns();
+            if (received > 0 && now - last >= 100'000'000) {
+                ++stalls;
+                stall_ns += now - last;
+            }
+            last = now;
             if (received++ == 0)
-                start = now_ns();
+                start = now;
             bytes += static_cast<int64_t>(msg->len);
             if (rewind && msg->offset + 1 >= rewind->high[msg->partition])
                 seek_to(consumer.get(), o, msg->partition, rewind->low[msg->partition]);
@@ -333,9 +343,11 @@ int run_consume(const options& o, const std::string& bootstrap,
     double seconds = (end - start) / 1e9;
     std::printf(
         "{\"mode\":\"consume\",\"records\":%lld,\"failed\":%lld,\"seconds\":%.3f,"
-        "\"records_per_s\":%.0f,\"mb_per_s\":%.2f,\"first_record_ms\":%.1f}\n",
+        "\"records_per_s\":%.0f,\"mb_per_s\":%.2f,\"first_record_ms\":%.1f,\"stalls\":%lld,"
+        "\"stall_ms\":%.1f}\n",
         static_cast<long long>(received), static_cast<long long>(o.records - received), seconds,
-        (received - 1) / seconds, bytes / 1e6 / seconds, (start - assigned) / 1e6);
+        (received - 1) / seconds, bytes / 1e6 / seconds, (start - assigned) / 1e6,
+        static_cast<long long>(stalls), stall_ns / 1e6);
     return received == o.records ? 0 : 1;
 }
 
