@@ -21,8 +21,9 @@
 #                         (acks=all), then read at once by librdkafka's default consumer
 #                         (--client-defaults): the first pass over just-produced data; then
 #   second_read_100B_p1   the same records read again by a new default consumer
-#   first_read_100B_p1_qmin10M  as first_read_100B_p1 on a new topic, the consumer with
-#                         queued.min.messages=10000000 (librdkafka's fetch back-off out of the way)
+#   first_read_100B_p1_deepq  as first_read_100B_p1 on a new topic, the consumer with
+#                         queued.min.messages=10000000 and queued.max.messages.kbytes=2097151
+#                         (librdkafka's queue back-off out of the way: what the broker delivers)
 # Broker CPU seconds (all three brokers, and etcd on its own row for Spool) and the peak of the
 # three brokers' summed RSS come with the results.
 #
@@ -409,17 +410,17 @@ failover() {
 # consumer's first pass, then a second pass with a new consumer (the loadgen's group does not
 # commit, so each starts from the beginning). Both read the whole partition; the rate counts from
 # the first record (first_record_ms is the consumer's start-up apart). Then the same with a
-# consumer whose only change is queued.min.messages=10000000: librdkafka stops fetching when its
-# queue holds queued.min.messages (100,000 by default) and looks again only at its next wake-up,
-# up to 1 s later (fetch.queue.backoff.ms in librdkafka 2.4+), so whenever the broker delivers
-# faster than the application drains, the default consumer stalls; each run reports those gaps
-# ("stalls", "stall_ms"), and the deep-queue row shows the broker's read rate without them.
-# DEBUG=1 adds librdkafka's debug=fetch to the reads (in loadgen.log).
+# consumer whose only change is a deep queue: librdkafka stops fetching a partition whose queue
+# holds queued.min.messages (100,000 by default) or queued.max.messages.kbytes (64 MiB) and looks
+# again only at its broker thread's next wake-up, up to 1 s later (fetch.queue.backoff.ms in
+# librdkafka 2.4+). So whenever a broker delivers faster than the application drains, the default
+# consumer stalls; each run reports those gaps ("stalls", "stall_ms"), and the deep-queue row is
+# the read rate without them. DEBUG=1 adds librdkafka's debug=fetch to the reads (loadgen.log).
 first_read() {
     local round=$1 topic suffix extra
-    for suffix in "" _qmin10M; do
+    for suffix in "" _deepq; do
         topic=fr100$suffix extra=()
-        [[ -z $suffix ]] || extra=(-C queued.min.messages=10000000)
+        [[ -z $suffix ]] || extra=(-C queued.min.messages=10000000 -C queued.max.messages.kbytes=2097151)
         run_loadgen "$round" "produce_100B_p1$suffix" $produce_limit --mode produce --topic "$topic" \
             --partitions 1 --record-size 100 --records "$first_read_records" --acks -1
         run_loadgen "$round" "first_read_100B_p1$suffix" $produce_limit --mode consume --topic "$topic" \
@@ -528,7 +529,7 @@ python3 bench/replicated_report.py "$raw" >"$out_dir/results.md"
 if ((!security && !quick)); then
     python3 bench/history.py append --source "replicated-${brokers}b" "$raw" \
         first_read_100B_p1:mb_per_s second_read_100B_p1:mb_per_s first_read_100B_p1:stalls:lower \
-        first_read_100B_p1_qmin10M:mb_per_s produce_1024B_p6:mb_per_s produce_100B_p6:records_per_s \
+        first_read_100B_p1_deepq:mb_per_s produce_1024B_p6:mb_per_s produce_100B_p6:records_per_s \
         latency_5MBps:p99_us:lower latency_5MBps:p999_us:lower failover:ack_max_gap_ms:lower
 fi
 cat "$out_dir/results.md"

@@ -26,7 +26,7 @@ METRICS = [
     ("second_read_100B_p1", "mb_per_s", "default consumer, second read of the same records: MB/s", True, 1),
     ("first_read_100B_p1", "stalls", "first read: client back-offs (gaps >= 100 ms between records)", False, 1),
     ("second_read_100B_p1", "stalls", "second read: client back-offs (gaps >= 100 ms)", False, 1),
-    ("first_read_100B_p1_qmin10M", "mb_per_s", "first read right after producing, queued.min.messages=10M: MB/s", True, 1),
+    ("first_read_100B_p1_deepq", "mb_per_s", "first read right after producing, deep client queue (no back-off): MB/s", True, 1),
     ("catchup", "seconds", "a broker down, restart to back in every ISR: s", False, 1),
     ("catchup", "mb_per_s", "follower catch-up: MB/s of what it missed", True, 1),
     ("failover", "ack_max_gap_ms", "kill -9 of a partition leader: producer stall (longest gap between acks) s", False, 1e-3),
@@ -34,7 +34,7 @@ METRICS = [
     ("rss_load", "kib", "RSS of the three brokers, peak under load: MiB", False, 1 / 1024),
 ]
 CPU_SCENARIOS = ["produce_1024B_p6", "produce_1024B_p6_default", "produce_100B_p6", "latency_5MBps",
-                 "first_read_100B_p1", "second_read_100B_p1", "first_read_100B_p1_qmin10M", "catchup"]
+                 "first_read_100B_p1", "second_read_100B_p1", "first_read_100B_p1_deepq", "catchup"]
 
 
 def fmt(v):
