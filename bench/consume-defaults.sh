@@ -13,6 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+export BENCH_COMMIT=${BENCH_COMMIT:-$(python3 bench/history.py commit)}  # for bench/results/history.tsv
 runs=${1:-3} records=${2:-5000000}
 loadgen=${SPOOL_BENCH_LOADGEN_BIN:-$root/build/release/bench/loadgen/spool-loadgen}
 spool_bin=${SPOOL_BENCH_SPOOL_BIN:-$root/build/release/broker/app/spool-broker}

@@ -13,6 +13,10 @@ Spool/Kafka), appended by the bench scripts and read back with `show`.
         more than 20% worse than the previous entry of the same row is flagged REGRESSION: a
         report, never an exit status (the figures are noisy; the load average says how much).
 
+    history.py commit
+        The commit column for the tree as it is now; the scripts take it when they start
+        (BENCH_COMMIT), so a checkout or an edit during a long run is not credited with its figures.
+
 HISTORY (environment) picks another file, e.g. for a trial run.
 """
 
@@ -67,7 +71,7 @@ def append(args):
     date = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
     path = history_path()
     fresh = not os.path.exists(path) or os.path.getsize(path) == 0
-    written, head = 0, commit()
+    written, head = 0, os.environ.get("BENCH_COMMIT") or commit()
     with open(path, "a", newline="") as f:
         out = csv.writer(f, delimiter="\t", lineterminator="\n")
         if fresh:
@@ -145,8 +149,12 @@ def main():
     s = sub.add_parser("show")
     s.add_argument("-n", type=int, default=5)
     s.add_argument("--row")
+    sub.add_parser("commit")
     args = p.parse_args()
-    append(args) if args.cmd == "append" else show(args)
+    if args.cmd == "commit":
+        print(commit())
+    else:
+        append(args) if args.cmd == "append" else show(args)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 command_line="bench/replicated.sh${*:+ $*}"
+export BENCH_COMMIT=${BENCH_COMMIT:-$(python3 bench/history.py commit)}  # for bench/results/history.tsv
 
 rounds=3 quick=0 skip_setup=0 down_s="" brokers=3 security=0 only="" spool_overrides=() clusters="kafka spool"
 while (($#)); do

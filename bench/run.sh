@@ -28,6 +28,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 command_line="bench/run.sh${*:+ $*}"
+export BENCH_COMMIT=${BENCH_COMMIT:-$(python3 bench/history.py commit)}  # for bench/results/history.tsv
 
 rounds=5 quick=0 only="" skip_setup=0 readme=1
 while (($#)); do
