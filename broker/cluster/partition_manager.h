@@ -42,6 +42,7 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -108,6 +109,16 @@ public:
                                                              int32_t partitions);
     // Hands each hosted partition of the topic its partition_state, on its owner shard.
     boost::asio::awaitable<void> apply_assignments(metadata::topic_metadata topic);
+    // The metadata version the local logs were last brought in line with (replica_sync sets it
+    // after each round). A handler holding a newer snapshot may find a partition that snapshot
+    // says this broker leads not open yet, or not yet leading here: catch_up() brings the topic
+    // in line first, as replica_sync's next round will (ensure_topic, then apply_assignments;
+    // both idempotent, and an older assignment never replaces a newer one).
+    int64_t logs_version() const { return _logs_version.load(std::memory_order_acquire); }
+    void set_logs_version(int64_t version) {
+        _logs_version.store(version, std::memory_order_release);
+    }
+    boost::asio::awaitable<std::error_code> catch_up(metadata::topic_metadata topic);
     // Applies changed topic configs to the topic's logs.
     boost::asio::awaitable<void> update_topic_config(metadata::topic_metadata topic);
 
@@ -153,6 +164,8 @@ public:
     open_transactions_report open_transactions() const;
 
 private:
+    // Without replica_sync (tests) the logs are taken to follow every snapshot.
+    std::atomic<int64_t> _logs_version{std::numeric_limits<int64_t>::max()};
     // Shared with the shard's housekeeping coroutine, which may wake after this manager is
     // gone: it checks `stopped` before touching the manager again.
     struct housekeeping_control {

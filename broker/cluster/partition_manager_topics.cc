@@ -158,6 +158,13 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(metadata::topic
     co_return std::error_code();
 }
 
+asio::awaitable<std::error_code> partition_manager::catch_up(metadata::topic_metadata topic) {
+    metadata::topic_metadata copy = topic;
+    auto ec = co_await ensure_topic(std::move(copy));
+    co_await apply_assignments(std::move(topic));
+    co_return ec;
+}
+
 asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self,
                                                          std::vector<topic_partition> tps,
                                                          std::optional<protocol::uuid> only_id) {

@@ -66,6 +66,7 @@ void replica_sync::start(metadata::cluster_snapshot opened) {
         std::lock_guard lock(_state->version_mutex);
         _state->applied_version = opened ? opened->version : 0;
     }
+    _state->partitions.set_logs_version(opened ? opened->version : 0);
     // The store keeps the listener for its lifetime: it holds the state, never this object.
     std::shared_ptr<state> st = _state;
     _store.subscribe(
@@ -124,6 +125,7 @@ asio::awaitable<void> replica_sync::drain(std::shared_ptr<state> st) {
         metadata::cluster_snapshot before = st->applied;
         co_await apply(*st, *before, *next);
         st->applied = next;
+        st->partitions.set_logs_version(next->version);
         std::lock_guard lock(st->version_mutex);
         st->applied_version = next->version;
         st->version_changed.notify_all();

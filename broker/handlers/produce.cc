@@ -24,6 +24,8 @@
 #include <chrono>
 #include <exception>
 #include <map>
+#include <set>
+#include <string_view>
 
 namespace spool::broker::handlers {
 
@@ -354,6 +356,35 @@ boost::asio::awaitable<void> verify_transaction(
     std::erase_if(by_shard, [](const auto& kv) { return kv.second.empty(); });
 }
 
+// The snapshot this request was checked against can be ahead of the local logs: replica_sync
+// brings them in line a round later, which under load takes a second or more, so a partition
+// the snapshot says this broker leads may not be open yet, or not leading here yet. Refusing
+// it now (NOT_LEADER_OR_FOLLOWER) and taking the connection's next request once the logs caught
+// up would let an idempotent producer's later batch in before its first: a producer new to the
+// partition is taken at any sequence, as Kafka does, and the retried first batch then fails
+// OUT_OF_ORDER_SEQUENCE_NUMBER until its delivery timeout. So the topics are brought in line
+// here, before the connection's next request may start. Nothing is done while the logs follow
+// the snapshot, the usual case.
+boost::asio::awaitable<void> catch_up_logs(services& svc, const metadata::cluster_state& snap,
+                                           const std::vector<std::unique_ptr<append_item>>& items) {
+    if (items.empty() || snap.version <= svc.partitions.logs_version()) {
+        co_return;
+    }
+    std::set<std::string_view> done;
+    for (const auto& item : items) {
+        if (!done.insert(item->tp.topic).second) {
+            continue;
+        }
+        const auto* topic = snap.find(item->tp.topic);
+        if (topic == nullptr) {
+            continue;
+        }
+        metadata::topic_metadata t = *topic;
+        // An error leaves the partition missing: its append answers NOT_LEADER_OR_FOLLOWER.
+        (void)co_await svc.partitions.catch_up(std::move(t));
+    }
+}
+
 // Bytes and records in, per topic, for the appends that succeeded.
 void count_appended(metrics::topic_probe* traffic,
                     const std::vector<std::unique_ptr<append_item>>& items) {
@@ -463,6 +494,7 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::produce_request
         resp.node_endpoints =
             hints.endpoints<response::node_endpoint>(svc, *snap, ctx.net.connection().listener);
     }
+    co_await catch_up_logs(svc, *snap, items);
     // A v12+ transactional write is added to its transaction here whatever the verification
     // setting: a TV2 producer sends no AddPartitionsToTxn.
     if (txn_records && !txn_denied && svc.txn_verifier != nullptr &&

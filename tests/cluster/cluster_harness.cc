@@ -405,6 +405,22 @@ std::unique_ptr<broker_process> cluster_harness::extra_broker(int32_t node_id) {
     return b;
 }
 
+std::optional<partition_info> cluster_harness::single_partition(const std::string& topic,
+                                                               size_t observer) {
+    for (size_t k = 0; k < _brokers.size(); ++k) {
+        const size_t i = (observer + k) % _brokers.size();
+        if (!_brokers[i]->running()) {
+            continue;
+        }
+        auto v = metadata(i, {topic});
+        const auto* t = v ? v->topic(topic) : nullptr;
+        if (t != nullptr && t->error == 0 && t->partitions.size() == 1) {
+            return t->partitions[0];
+        }
+    }
+    return std::nullopt;
+}
+
 std::optional<metadata_view> cluster_harness::metadata(size_t i,
                                                        const std::vector<std::string>& topics) {
     try {

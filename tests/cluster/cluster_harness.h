@@ -157,6 +157,9 @@ public:
 
     // Broker i's Metadata (all topics when `topics` is empty); nullopt when it does not answer.
     std::optional<metadata_view> metadata(size_t i, const std::vector<std::string>& topics = {});
+    // The partition of a one-partition topic as the first running broker (from `observer` on)
+    // that answers shows it; nullopt when none does.
+    std::optional<partition_info> single_partition(const std::string& topic, size_t observer = 0);
     // Polls broker i's Metadata every 50 ms until `pred` holds; the view that satisfied it, or
     // nullopt at the timeout (`last`, when given, gets the last answer seen).
     std::optional<metadata_view> wait_for_metadata(

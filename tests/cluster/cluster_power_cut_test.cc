@@ -102,18 +102,7 @@ protected:
 
     // The partition as the first running broker (starting at `observer`) that answers shows it.
     std::optional<partition_info> partition(size_t observer = 0) {
-        for (size_t k = 0; k < cluster.size(); ++k) {
-            const size_t i = (observer + k) % cluster.size();
-            if (!cluster.broker(i).running()) {
-                continue;
-            }
-            auto v = cluster.metadata(i, {topic});
-            const auto* t = v ? v->topic(topic) : nullptr;
-            if (t != nullptr && t->error == 0 && t->partitions.size() == 1) {
-                return t->partitions[0];
-            }
-        }
-        return std::nullopt;
+        return cluster.single_partition(topic, observer);
     }
 
     // Polls every 50 ms until `pred` holds for the partition; nullopt at the timeout, with what

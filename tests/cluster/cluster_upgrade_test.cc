@@ -199,19 +199,7 @@ TEST(cluster_upgrade, rolling_upgrade_from_the_previous_release_then_finalize) {
         auto answer = create_topic(c, topic, 1, {{"min.insync.replicas", "2"}}, 3);
         ASSERT_EQ(answer.error_code, 0) << answer.message;
     }
-    auto partition = [&]() -> std::optional<partition_info> {
-        for (size_t i = 0; i < cluster.size(); ++i) {
-            if (!cluster.broker(i).running()) {
-                continue;
-            }
-            auto v = cluster.metadata(i, {topic});
-            const auto* t = v ? v->topic(topic) : nullptr;
-            if (t != nullptr && t->error == 0 && t->partitions.size() == 1) {
-                return t->partitions[0];
-            }
-        }
-        return std::nullopt;
-    };
+    auto partition = [&] { return cluster.single_partition(topic); };
     // Until broker `rolled` (if any) is ready (/readyz: its logs recovered, unfenced by the
     // controller) and the partition has its 3 replicas in sync, the restarted one among them.
     auto wait_in_sync = [&](std::chrono::milliseconds timeout, int rolled = -1) {

@@ -4,15 +4,21 @@
 #include "tests/integration/sanitizer_report.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <stdexcept>
 #include <thread>
 
 #ifndef SPOOL_BROKER_BIN
@@ -23,17 +29,59 @@ namespace spool::tests {
 
 namespace fs = std::filesystem;
 
-uint16_t free_port() {
+namespace {
+
+// The low end of the kernel's ephemeral ports (outgoing connections and bind(0) take theirs
+// from ip_local_port_range).
+int ephemeral_low() {
+    std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+    int low = 0;
+    return in >> low && low > 12000 ? low : 32768;
+}
+
+bool can_bind(uint16_t port) {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    addr.sin_port = htons(port);
+    bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
     ::close(fd);
-    return ntohs(addr.sin_port);
+    return ok;
+}
+
+}  // namespace
+
+// Binding port 0 hands out a port from the ephemeral range, which any process's outgoing
+// connection may take before the broker binds it (a broker's http.listener once found its port
+// in use). So ports come from below that range, and each is claimed with an flock on
+// /tmp/spool-test-ports/<port> held for this process's lifetime, so the tests running in
+// parallel never pick the same one.
+uint16_t free_port() {
+    static std::mutex mutex;
+    std::lock_guard lock(mutex);
+    static const fs::path dir = "/tmp/spool-test-ports";
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    const int high = ephemeral_low();
+    const int low = 10000;
+    thread_local std::mt19937 rng(std::random_device{}());
+    std::uniform_int_distribution<int> pick(low, high - 1);
+    for (int attempt = 0; attempt < 2000; ++attempt) {
+        auto port = static_cast<uint16_t>(pick(rng));
+        const auto file = dir / std::to_string(port);
+        int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            continue;
+        }
+        if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || !can_bind(port)) {
+            ::close(fd);
+            continue;
+        }
+        // Kept open (and locked) until this process exits: the claim outlives the brokers.
+        return port;
+    }
+    throw std::runtime_error("free_port: no free port below the ephemeral range");
 }
 
 namespace {

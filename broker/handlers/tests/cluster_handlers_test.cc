@@ -330,6 +330,54 @@ TEST_F(cluster_handlers_test, test_produce_led_elsewhere_is_not_leader_with_the_
               err(error_code::unknown_topic_or_partition));
 }
 
+// replica_sync opens a new topic's logs a round after the snapshot names this broker leader
+// (a second or more under load). A Produce in between opens them itself instead of answering
+// NOT_LEADER_OR_FOLLOWER, so the connection's next request can never be taken before it (an
+// idempotent producer's later batch before its first: OUT_OF_ORDER_SEQUENCE_NUMBER for ever).
+TEST_F(cluster_handlers_test, test_produce_ahead_of_replica_sync_opens_the_log_first) {
+    partitions->set_logs_version(store.snapshot()->version);
+    auto s = three_brokers();
+    add(s, topic("fresh", {0, 1}));
+    store.set(s);  // what replica_sync has not applied yet: no log is open
+    auto first = produce("fresh", 0);
+    EXPECT_EQ(first.responses[0].partition_responses[0].error_code, 0);
+    EXPECT_EQ(first.responses[0].partition_responses[0].base_offset, 0);
+    EXPECT_EQ(produce("fresh", 0).responses[0].partition_responses[0].base_offset, 1);
+    // Led elsewhere is still refused.
+    EXPECT_EQ(produce("fresh", 1).responses[0].partition_responses[0].error_code,
+              err(error_code::not_leader_or_follower));
+
+    // Once replica_sync has caught up, a missing log is not looked for again.
+    auto t2 = topic("later", {0});
+    add(s, t2);
+    store.set(s);
+    partitions->set_logs_version(store.snapshot()->version);
+    EXPECT_EQ(produce("later", 0).responses[0].partition_responses[0].error_code,
+              err(error_code::not_leader_or_follower));
+}
+
+// The same for a leadership change: the snapshot names this broker leader of a partition it
+// follows, and replica_sync has not told the partition yet.
+TEST_F(cluster_handlers_test, test_produce_ahead_of_replica_sync_takes_the_new_leadership_first) {
+    auto s = three_brokers();
+    auto t = topic("moving", {1});
+    t.partitions[0].replicas = {1, 0};
+    t.partitions[0].isr = {1, 0};
+    add(s, t);
+    apply(s);  // a follower here
+    partitions->set_logs_version(store.snapshot()->version);
+    EXPECT_EQ(produce("moving", 0).responses[0].partition_responses[0].error_code,
+              err(error_code::not_leader_or_follower));
+
+    s.topics["moving"].partitions[0].leader = 0;
+    s.topics["moving"].partitions[0].leader_epoch = 1;
+    s.topics["moving"].partitions[0].isr = {0};
+    store.set(s);  // not applied to the partition
+    auto r = produce("moving", 0);
+    EXPECT_EQ(r.responses[0].partition_responses[0].error_code, 0);
+    EXPECT_EQ(r.responses[0].partition_responses[0].base_offset, 0);
+}
+
 TEST_F(cluster_handlers_test, test_reads_of_a_partition_led_elsewhere_are_not_leader) {
     auto s = three_brokers();
     add(s, topic("orders", {0, 2}));
