@@ -63,9 +63,6 @@ void share_groups::reassign(share_group_data& g, const topic_image& topics) {
         }
     }
     g.assignment_epoch = g.group_epoch;
-    for (auto& [id, m] : g.members) {
-        m.member_epoch = g.assignment_epoch;
-    }
 }
 
 share_heartbeat_result share_groups::heartbeat(share_heartbeat_request req, time_ms now,
@@ -169,12 +166,16 @@ share_heartbeat_result share_groups::heartbeat(share_heartbeat_request req, time
     if (g.assignment_epoch != g.group_epoch) {
         reassign(g, topics);
     }
+    // A member learns of the new assignment (and epoch) at its own next heartbeat; until then
+    // it keeps the epoch it was last told, which its heartbeats carry.
+    const int32_t told = m.member_epoch;
+    m.member_epoch = g.assignment_epoch;
     share_heartbeat_result r;
     r.member_id = m.id;
     r.member_epoch = m.member_epoch;
     r.heartbeat_interval_ms = cfg.heartbeat_interval_ms;
     // The assignment travels on a join and whenever the member's epoch moved.
-    if (req.member_epoch != m.member_epoch || req.subscribed_topic_names) {
+    if (told != m.member_epoch || req.member_epoch == join_epoch || req.subscribed_topic_names) {
         r.assignment = m.assigned;
     }
     return r;

@@ -4,7 +4,9 @@
 // and epochs, the group epoch and each member's assignment. A share group hands out partitions
 // without exclusive ownership (the records, not the partitions, are what members hold: the
 // partition leader's share state, replication/share_partition.h), so an assignment takes effect
-// at once: no revocation step, the member epoch is the group epoch after every change.
+// at once: no revocation step; a member's next heartbeat gets the new assignment and the group
+// epoch as its member epoch (a heartbeat carrying another epoch than the one it was last told is
+// fenced).
 //
 // Assignment (Kafka's SimpleAssignor for share groups, balanced form): the subscribed
 // partitions, ordered by topic name and index, go round-robin to the members ordered by id;

@@ -21,18 +21,15 @@ using request = protocol::share_acknowledge_request;
 boost::asio::awaitable<response> run(request_ctx& ctx, request& req) {
     response resp;
     auto& svc = ctx.svc;
-    if (!req.group_id || req.group_id->empty() || !req.member_id || req.member_id->empty()) {
-        resp.error_code = code(error_code::invalid_request);
+    auto snap = svc.store.snapshot();
+    request_authz authz(ctx, *snap);
+    if (auto e = share_request_error(svc, authz, req.group_id, req.member_id);
+        e != error_code::none) {
+        resp.error_code = code(e);
         co_return resp;
     }
     const std::string group = *req.group_id;
     const std::string member = *req.member_id;
-    auto snap = svc.store.snapshot();
-    request_authz authz(ctx, *snap);
-    if (!authz.group(security::acl_operation::read, group)) {
-        resp.error_code = code(error_code::group_authorization_failed);
-        co_return resp;
-    }
     auto step = svc.share_sessions->acknowledge(group, member, req.share_session_epoch);
     if (step.error != error_code::none) {
         resp.error_code = code(step.error);

@@ -42,18 +42,15 @@ boost::asio::awaitable<response> run(request_ctx& ctx, request& req) {
     auto& svc = ctx.svc;
     const auto limits = share_limits_of(svc);
     resp.acquisition_lock_timeout_ms = static_cast<int32_t>(limits.lock_duration_ms);
-    if (!req.group_id || req.group_id->empty() || !req.member_id || req.member_id->empty()) {
-        resp.error_code = code(error_code::invalid_request);
+    auto snap = svc.store.snapshot();
+    request_authz authz(ctx, *snap);
+    if (auto e = share_request_error(svc, authz, req.group_id, req.member_id);
+        e != error_code::none) {
+        resp.error_code = code(e);
         co_return resp;
     }
     const std::string group = *req.group_id;
     const std::string member = *req.member_id;
-    auto snap = svc.store.snapshot();
-    request_authz authz(ctx, *snap);
-    if (!authz.group(security::acl_operation::read, group)) {
-        resp.error_code = code(error_code::group_authorization_failed);
-        co_return resp;
-    }
     std::vector<share_tip> added;
     std::map<share_tip, std::vector<replication::share_ack_batch>> acks;
     for (const auto& t : req.topics) {

@@ -16,6 +16,21 @@ replication::share_limits share_limits_of(const services& svc) {
     return l;
 }
 
+protocol::error_code share_request_error(const services& svc, const request_authz& authz,
+                                         const std::optional<std::string>& group,
+                                         const std::optional<std::string>& member) {
+    if (!group || group->empty() || !member || member->empty()) {
+        return protocol::error_code::invalid_request;
+    }
+    if (svc.share_sessions == nullptr) {
+        return protocol::error_code::coordinator_not_available;
+    }
+    if (!authz.group(security::acl_operation::read, *group)) {
+        return protocol::error_code::group_authorization_failed;
+    }
+    return protocol::error_code::none;
+}
+
 share_target resolve_share_target(const metadata::cluster_state& snap, const share_tip& tip) {
     share_target t;
     t.tip = tip;

@@ -4,18 +4,26 @@
 // resolving a session's (topic id, partition) against the metadata, and the hops to a
 // partition's door (replication::partition's share methods) on its owner shard.
 
+#include "broker/handlers/authz.h"
 #include "broker/handlers/request_context.h"
 #include "broker/handlers/share_sessions.h"
 #include "broker/metadata/cluster_state.h"
 #include "broker/replication/share_partition.h"
 #include "broker/runtime/asio.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace spool::broker::handlers {
 
 replication::share_limits share_limits_of(const services& svc);
+
+// The checks both requests start with: a group and member id (INVALID_REQUEST), share sessions
+// wired (COORDINATOR_NOT_AVAILABLE in a test's services), Read on the group.
+protocol::error_code share_request_error(const services& svc, const request_authz& authz,
+                                         const std::optional<std::string>& group,
+                                         const std::optional<std::string>& member);
 
 struct share_target {
     share_tip tip;

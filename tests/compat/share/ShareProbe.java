@@ -297,6 +297,40 @@ public class ShareProbe {
             + " times (counts " + counts + "), then no more";
     }
 
+    // The admin client sees share groups: ListGroups filtered by type "share", and
+    // ShareGroupDescribe of a group with one live member that owns the topic's 3 partitions.
+    static String adminListDescribe() throws Exception {
+        final String topic = "share-adm", group = "g-share-adm";
+        createTopic(topic, 3);
+        try (KafkaShareConsumer<String, String> c = consumer(group, topic, "adm");
+             Admin a = admin()) {
+            ShareGroupDescription d = null;
+            long deadline = System.currentTimeMillis() + 20000;
+            while (System.currentTimeMillis() < deadline) {
+                c.poll(Duration.ofMillis(300));
+                d = a.describeShareGroups(List.of(group)).all().get().get(group);
+                if (d.members().size() == 1
+                    && d.members().iterator().next().assignment().topicPartitions().size() == 3) {
+                    break;
+                }
+            }
+            expect(d != null && d.members().size() == 1, "described " + d);
+            expect(d.groupState() == org.apache.kafka.common.GroupState.STABLE,
+                   "state " + d.groupState());
+            int owned = d.members().iterator().next().assignment().topicPartitions().size();
+            expect(owned == 3, "the member owns " + owned + " partitions");
+            Set<String> listed = new TreeSet<>();
+            for (GroupListing l : a.listGroups(ListGroupsOptions.forShareGroups()).all().get()) {
+                listed.add(l.groupId());
+                expect(l.type().map(t -> t == org.apache.kafka.common.GroupType.SHARE).orElse(false),
+                       l.groupId() + " listed with type " + l.type());
+            }
+            expect(listed.contains(group), "share groups listed: " + listed);
+            return "listed as share groups " + listed + "; " + group + " " + d.groupState()
+                + " with 1 member owning " + owned + " partitions";
+        }
+    }
+
     interface Check {
         String run() throws Exception;
     }
@@ -313,6 +347,7 @@ public class ShareProbe {
         checks.put("reject_archives", ShareProbe::rejectArchives);
         checks.put("lock_timeout", ShareProbe::lockTimeout);
         checks.put("delivery_limit", ShareProbe::deliveryLimit);
+        checks.put("admin_list_describe", ShareProbe::adminListDescribe);
         int failures = 0;
         for (Map.Entry<String, Check> e : checks.entrySet()) {
             if (!only.isEmpty() && !only.contains(e.getKey())) continue;

@@ -12,6 +12,8 @@ check; the exit status is the number of failures.
                      group.share.record.lock.duration.ms (3000 here), delivery count 2
   delivery_limit     a record released every time is delivered group.share.delivery.count.limit
                      (3 here) times, then archived
+  admin_list_describe  Admin.listGroups(forShareGroups) and describeShareGroups: a live
+                     member owns the topic's 3 partitions, the group is Stable
 
     share_compat.py [--target spool|kafka] [--bin SPOOL_BROKER] --kafka-dir DIR [--only C,...]
 """
