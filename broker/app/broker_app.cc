@@ -302,7 +302,7 @@ std::string broker_app::start() {
         _pool->shard_count());
     _services = std::make_unique<handlers::services>(handlers::services{
         *_config, *_store, *_partitions, *_pool, *_producer_ids, *_fetch_sessions,
-        static_cast<int32_t>(_config->node_id()), endpoint, log_dir.string()});
+        &_share_sessions, static_cast<int32_t>(_config->node_id()), endpoint, log_dir.string()});
     // Consumer groups: creates __consumer_offsets when missing and replays it before serving.
     _groups = std::make_unique<coordinator::coordinator_service>(
         *_store, *_partitions, coordinator::service_config_from(*_config), _group_clock,

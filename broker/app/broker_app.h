@@ -114,6 +114,7 @@ private:
     std::unique_ptr<cluster::leadership_vouch> _vouch;
     std::unique_ptr<handlers::producer_id_allocator> _producer_ids;
     std::unique_ptr<handlers::fetch_session_cache> _fetch_sessions;
+    handlers::share_session_cache _share_sessions;
     coordinator::system_clock _group_clock;
     std::unique_ptr<coordinator::coordinator_service> _groups;
     std::unique_ptr<coordinator::remote_watermarks> _remote_watermarks;

@@ -73,6 +73,11 @@ service_config service_config_from(const config::broker_config& broker) {
     g.consumer_heartbeat_interval_ms = static_cast<int32_t>(
         broker.get(config::keys::group_consumer_heartbeat_interval_ms).count());
     g.consumer_max_size = broker.get(config::keys::group_consumer_max_size);
+    g.share.session_timeout_ms =
+        static_cast<int32_t>(broker.get(config::keys::group_share_session_timeout_ms).count());
+    g.share.heartbeat_interval_ms =
+        static_cast<int32_t>(broker.get(config::keys::group_share_heartbeat_interval_ms).count());
+    g.share.max_size = broker.get(config::keys::group_share_max_size);
     g.consumer_assignors.clear();
     for (const auto& name : broker.get(config::keys::group_consumer_assignors)) {
         // Kafka names its assignors by class; clients send the short name.

@@ -155,6 +155,13 @@ std::vector<group_listing> group_coordinator::list_groups(std::error_code* error
         }
         out.push_back(std::move(l));
     }
+    for (auto& [id, state] : _share_groups.list()) {
+        group_listing l{id, "share", group_state::empty, "share", std::move(state)};
+        if (l.state_name != "Empty") {
+            l.state = group_state::stable;
+        }
+        out.push_back(std::move(l));
+    }
     return out;
 }
 

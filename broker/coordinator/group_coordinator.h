@@ -26,6 +26,7 @@
 #include "broker/coordinator/group.h"
 #include "broker/coordinator/group_listener.h"
 #include "broker/coordinator/group_log.h"
+#include "broker/coordinator/share_group.h"
 #include "broker/coordinator/types.h"
 
 #include <atomic>
@@ -54,6 +55,7 @@ struct coordinator_config {
     int32_t consumer_heartbeat_interval_ms = 5000;   // group.consumer.heartbeat.interval.ms
     int32_t consumer_max_size = 2147483647;          // group.consumer.max.size
     std::vector<std::string> consumer_assignors = {"uniform", "range"};  // first is default
+    share_config share;  // KIP-932 share groups (group.share.*)
 };
 
 // One committed offset, as the read-only lag view sees it.
@@ -112,6 +114,10 @@ public:
     [[nodiscard]] consumer_heartbeat_result consumer_heartbeat(consumer_heartbeat_request req);
     [[nodiscard]] consumer_group_description describe_consumer_group(
         const std::string& group_id) const;
+
+    // ---- KIP-932 share groups (share_group.h; in memory only) ----
+    [[nodiscard]] share_heartbeat_result share_heartbeat(share_heartbeat_request req);
+    [[nodiscard]] share_group_description describe_share_group(const std::string& group_id);
 
     // ---- offsets ----
     // OffsetCommit, or TxnOffsetCommit when req.producer_id >= 0: then the offsets are written
@@ -236,6 +242,7 @@ private:
     group_listener* _listener;
     status _status = status::loading;
     std::map<std::string, std::unique_ptr<group>, std::less<>> _groups;
+    share_groups _share_groups;  // a group id is in _groups or here, never both
     std::priority_queue<timer, std::vector<timer>, std::greater<>> _timers;
     // TxnOffsetCommit offsets awaiting their transaction's marker: producer -> group -> offsets.
     using pending_offsets =

@@ -38,6 +38,11 @@ const std::vector<api_entry>& table() {
         {api_key::delete_groups, 0, 2, 0, groups::handle_delete_groups},
         {api_key::consumer_group_heartbeat, 0, 1, 0, groups::handle_consumer_group_heartbeat},
         {api_key::consumer_group_describe, 0, 1, 0, groups::handle_consumer_group_describe},
+        // KIP-932 share groups: v1 is the GA version (Kafka 4.1+); v0 was early access.
+        {api_key::share_group_heartbeat, 1, 1, 1, groups::handle_share_group_heartbeat},
+        {api_key::share_group_describe, 1, 1, 1, groups::handle_share_group_describe},
+        {api_key::share_fetch, 1, 1, 1, handle_share_fetch},
+        {api_key::share_acknowledge, 1, 1, 1, handle_share_acknowledge},
         {api_key::api_versions, 0, 4, 0, handle_api_versions},
         {api_key::create_topics, 0, 7, 0, handle_create_topics},
         {api_key::delete_topics, 0, 6, 0, handle_delete_topics},

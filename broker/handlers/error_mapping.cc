@@ -72,6 +72,8 @@ protocol::error_code to_kafka_error(const std::error_code& ec) {
                 return error_code::offset_out_of_range;
             case replication::errc::offset_not_available:
                 return error_code::offset_not_available;
+            case replication::errc::invalid_record_state:
+                return error_code::invalid_record_state;
         }
     }
     return error_code::unknown_server_error;

@@ -13,6 +13,8 @@ handler_result handle_api_versions(request_ctx& ctx);
 handler_result handle_metadata(request_ctx& ctx);
 handler_result handle_produce(request_ctx& ctx);
 handler_result handle_fetch(request_ctx& ctx);
+handler_result handle_share_fetch(request_ctx& ctx);
+handler_result handle_share_acknowledge(request_ctx& ctx);
 handler_result handle_list_offsets(request_ctx& ctx);
 handler_result handle_offset_for_leader_epoch(request_ctx& ctx);
 handler_result handle_init_producer_id(request_ctx& ctx);

@@ -11,6 +11,7 @@
 #include "broker/config/broker_config.h"
 #include "broker/handlers/fetch_sessions.h"
 #include "broker/handlers/producer_ids.h"
+#include "broker/handlers/share_sessions.h"
 #include "broker/metadata/store.h"
 #include "broker/runtime/shard_pool.h"
 #include "broker/security/authorizer.h"
@@ -49,6 +50,8 @@ struct services {
     runtime::shard_pool& shards;
     producer_id_allocator& producer_ids;
     fetch_session_cache& fetch_sessions;
+    // KIP-932 share sessions (ShareFetch/ShareAcknowledge); the composition root owns it.
+    share_session_cache* share_sessions = nullptr;
     int32_t node_id = 0;
     advertised_endpoint endpoint;
     std::string log_dir;

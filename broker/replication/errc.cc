@@ -28,6 +28,8 @@ public:
                 return "the batches do not start at this replica's log end offset";
             case errc::offset_not_available:
                 return "a new leader's high watermark has not reached its leader epoch's start";
+            case errc::invalid_record_state:
+                return "the record is not acquired by this share-group member";
         }
         return "unknown replication error";
     }

@@ -17,6 +17,7 @@ enum class errc : int {
     request_timed_out = 6,                 // not committed by the request's deadline
     offset_out_of_range = 7,               // a follower append not at our log end offset
     offset_not_available = 8,  // a new leader's high watermark is below its epoch start (KIP-207)
+    invalid_record_state = 9,  // a share acknowledgement of a record the member does not hold
 };
 
 const std::error_category& error_category() noexcept;

@@ -83,6 +83,7 @@ void partition::apply(const partition_assignment& assignment) {
                 fail_waiters(errc::not_leader_or_follower);
                 _followers.clear();
                 _needs_truncation = false;
+                _share.clear();
             }
             break;
     }
@@ -106,6 +107,7 @@ void partition::become_leader() {
 
 void partition::become_follower() {
     fail_waiters(errc::not_leader_or_follower);
+    _share.clear();  // share-group state is the leader's (not persisted yet)
     _followers.clear();
     // KIP-101/279: the fetcher asks the new leader where our log diverges before fetching.
     _needs_truncation = true;

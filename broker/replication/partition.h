@@ -32,6 +32,7 @@
 
 #include "broker/model/ids.h"
 #include "broker/replication/errc.h"
+#include "broker/replication/share_partition.h"
 #include "broker/storage/partition_log.h"
 #include "common/result.h"
 
@@ -42,9 +43,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace spool::broker::replication {
@@ -300,6 +304,34 @@ public:
     };
     [[nodiscard]] open_transactions_summary open_transactions() const;
 
+    // --- share groups (KIP-932; partition_share.cc) ------------------------------------------
+    // Each share group's record states of this partition (share_partition.h) live here, on the
+    // leader: ShareFetch acquires through share_fetch, ShareAcknowledge finishes through
+    // share_acknowledge. Both check leadership like a consumer's read; the state is dropped when
+    // this replica stops leading.
+    struct share_fetch_request {
+        std::string group;
+        std::string member;
+        int32_t max_records = 500;
+        uint32_t max_bytes = 1024 * 1024;
+        share_limits limits;
+    };
+    struct share_fetch_outcome {
+        std::vector<file_slice> slices;  // the whole batches holding the acquired records
+        uint32_t bytes = 0;
+        std::vector<share_acquired> acquired;
+    };
+    result<share_fetch_outcome> share_fetch(const share_fetch_request& r);
+    // invalid_record_state when an acknowledgement names a record the member does not hold.
+    result<void> share_acknowledge(const std::string& group, const std::string& member,
+                                   std::span<const share_ack_batch> batches,
+                                   const share_limits& limits);
+    // The member's session closed: its records go back (no leadership check: nothing to lose).
+    void share_release(const std::string& group, const std::string& member,
+                       const share_limits& limits);
+    // For tests and metrics: the group's state here, nullptr when it has none.
+    [[nodiscard]] const share_partition* share_state(std::string_view group) const;
+
     // --- follower: the replica fetcher ---------------------------------------------------------
     // Whether the fetcher must truncate (OffsetForLeaderEpoch) before fetching: set on becoming
     // follower, cleared by truncated().
@@ -400,6 +432,9 @@ private:
     steady_time _timer_deadline{};
     // Callbacks that may outlive the partition (the ISR writer's, the timer's) check it.
     std::shared_ptr<bool> _alive = std::make_shared<bool>(true);
+    // Share groups' record states (leader only; cleared on losing leadership).
+    std::map<std::string, share_partition, std::less<>> _share;
+    share_partition& share_state_for(const std::string& group, const share_limits& limits);
 };
 
 }  // namespace spool::broker::replication

@@ -142,6 +142,7 @@ std::string in_process_broker::open(const std::vector<std::string>& overrides) {
                                    *_pool,
                                    *_producer_ids,
                                    *_fetch_sessions,
+                                   &_share_sessions,
                                    static_cast<int32_t>(_config->node_id()),
                                    {"localhost", 9092},
                                    _dir.string()});

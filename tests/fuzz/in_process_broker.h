@@ -111,6 +111,7 @@ private:
     std::unique_ptr<broker::cluster::partition_manager> _partitions;
     std::unique_ptr<broker::handlers::producer_id_allocator> _producer_ids;
     std::unique_ptr<broker::handlers::fetch_session_cache> _fetch_sessions;
+    broker::handlers::share_session_cache _share_sessions;
     broker::coordinator::system_clock _clock;
     std::unique_ptr<broker::coordinator::coordinator_service> _groups;
     std::unique_ptr<broker::handlers::services> _services;

@@ -28,5 +28,7 @@ handler_result handle_describe_groups(request_ctx& ctx);
 handler_result handle_delete_groups(request_ctx& ctx);
 handler_result handle_consumer_group_heartbeat(request_ctx& ctx);
 handler_result handle_consumer_group_describe(request_ctx& ctx);
+handler_result handle_share_group_heartbeat(request_ctx& ctx);
+handler_result handle_share_group_describe(request_ctx& ctx);
 
 }  // namespace spool::broker::handlers::groups

@@ -54,7 +54,7 @@ protected:
         producer_ids = std::make_unique<producer_id_allocator>(store, *pool);
         sessions = std::make_unique<fetch_session_cache>(100, pool->shard_count());
         svc = std::make_unique<services>(
-            services{*config, store, *partitions, *pool, *producer_ids, *sessions, 0,
+            services{*config, store, *partitions, *pool, *producer_ids, *sessions, nullptr, 0,
                      advertised_endpoint{"h0", 9092}, tmp.path().string()});
         dispatcher = std::make_unique<kafka_dispatcher>(*svc);
         cluster_state s;

@@ -1,0 +1,98 @@
+// ShareGroupDescribe v1 (KIP-932): a share group's members and assignments. A classic or
+// consumer group of the id answers GROUP_ID_NOT_FOUND ("not a share group"), as Kafka's.
+
+#include "protocol/messages/share_group_describe.h"
+
+#include "broker/handlers/groups/group_errors.h"
+#include "broker/handlers/groups/group_handlers.h"
+#include "broker/handlers/groups/group_util.h"
+#include "broker/handlers/handler_util.h"
+
+namespace spool::broker::handlers::groups {
+
+namespace {
+
+using response = protocol::share_group_describe_response;
+using coordinator::errc;
+using coordinator::share_group_description;
+using described = response::described_group;
+
+boost::asio::awaitable<response> run(request_ctx& ctx,
+                                     protocol::share_group_describe_request& req) {
+    response resp;
+    auto* svc = group_service(ctx);
+    if (!charge_items<described>(ctx, req.group_ids.size(), sizeof(share_group_description))) {
+        co_return resp;
+    }
+    auto snap = ctx.svc.store.snapshot();
+    for (const auto& id : req.group_ids) {
+        auto& out = resp.groups.emplace_back();
+        out.group_id = id;
+        if (!group_allowed(ctx, security::acl_operation::describe, id)) {
+            out.error_code = group_authorization_failed;
+            continue;
+        }
+        share_group_description d;
+        if (!svc) {
+            d.error = errc::coordinator_not_available;
+        } else {
+            auto shared = std::make_shared<std::string>(id);
+            coordinator::coordinator_service::call_fn<share_group_description> fn =
+                [shared](coordinator::group_coordinator* c,
+                         std::function<void(share_group_description)> done) {
+                    if (!c) {
+                        share_group_description none;
+                        none.error = errc::not_coordinator;
+                        done(std::move(none));
+                        return;
+                    }
+                    done(c->describe_share_group(*shared));
+                };
+            d = co_await svc->call<share_group_description>(id, std::move(fn));
+        }
+        using member = described::member;
+        if (!charge_items<member>(ctx, d.members.size(), sizeof(member))) {
+            co_return resp;
+        }
+        out.error_code = kafka_code(d.error);
+        if (d.error) {
+            if (!d.error_message.empty()) {
+                out.error_message = d.error_message;
+            }
+            if (d.error == make_error_code(errc::group_id_not_found)) {
+                out.group_state = "Dead";
+            }
+            continue;
+        }
+        out.group_state = d.state;
+        out.group_epoch = d.group_epoch;
+        out.assignment_epoch = d.assignment_epoch;
+        out.assignor_name = "simple";
+        for (const auto& m : d.members) {
+            auto& om = out.members.emplace_back();
+            om.member_id = m.id;
+            om.rack_id = m.rack_id;
+            om.member_epoch = m.member_epoch;
+            om.client_id = m.client_id;
+            om.client_host = m.client_host;
+            om.subscribed_topic_names = m.subscribed_topic_names;
+            for (const auto& [topic, partitions] : m.assigned) {
+                auto& tp = om.assignment.topic_partitions.emplace_back();
+                tp.topic_id = topic;
+                if (const auto* t = snap->find(topic)) {
+                    tp.topic_name = t->name;
+                }
+                tp.partitions.assign(partitions.begin(), partitions.end());
+            }
+        }
+    }
+    co_return resp;
+}
+
+}  // namespace
+
+handler_result handle_share_group_describe(request_ctx& ctx) {
+    return typed_handler<protocol::share_group_describe_request, response, run>(ctx);
+}
+
+}  // namespace spool::broker::handlers::groups

@@ -1,0 +1,194 @@
+#include "broker/replication/share_partition.h"
+
+#include <algorithm>
+
+namespace spool::broker::replication {
+
+void share_partition::release(record& r, const share_limits& limits) {
+    if (r.state == share_record_state::acquired) {
+        --_acquired;
+    }
+    r.state = r.delivery_count >= limits.delivery_count_limit ? share_record_state::archived
+                                                              : share_record_state::available;
+    r.member.clear();
+    r.lock_deadline = 0;
+}
+
+void share_partition::advance_start() {
+    while (!_in_flight.empty()) {
+        auto it = _in_flight.begin();
+        if (it->first > _start) {
+            _start = it->first;  // a gap
+        }
+        if (it->second.state != share_record_state::acknowledged &&
+            it->second.state != share_record_state::archived) {
+            return;
+        }
+        _start = it->first + 1;
+        _in_flight.erase(it);
+    }
+    _start = _end;
+}
+
+void share_partition::expire_locks(int64_t now_ms, const share_limits& limits) {
+    if (_acquired == 0) {
+        return;
+    }
+    for (auto& [o, r] : _in_flight) {
+        if (r.state == share_record_state::acquired && r.lock_deadline <= now_ms) {
+            release(r, limits);
+        }
+    }
+    advance_start();
+}
+
+void share_partition::log_start_moved(int64_t log_start) {
+    if (log_start <= _start) {
+        return;
+    }
+    for (auto it = _in_flight.begin(); it != _in_flight.end() && it->first < log_start;) {
+        if (it->second.state == share_record_state::acquired) {
+            --_acquired;
+        }
+        it = _in_flight.erase(it);
+    }
+    _start = log_start;
+    _end = std::max(_end, log_start);
+    advance_start();
+}
+
+std::optional<int64_t> share_partition::next_fetch_offset(const share_limits& limits) const {
+    if (static_cast<int64_t>(_acquired) >= limits.max_record_locks) {
+        return std::nullopt;
+    }
+    for (const auto& [o, r] : _in_flight) {
+        if (r.state == share_record_state::available) {
+            return o;
+        }
+    }
+    return _end;
+}
+
+int32_t share_partition::acquire_batch(int64_t first, int64_t last, bool control,
+                                       const std::string& member, int64_t now_ms,
+                                       const share_limits& limits, int32_t budget,
+                                       std::vector<share_acquired>& out) {
+    int32_t taken = 0;
+    auto take = [&](int64_t o, record& r) {
+        r.state = share_record_state::acquired;
+        ++r.delivery_count;
+        r.member = member;
+        r.lock_deadline = now_ms + limits.lock_duration_ms;
+        ++_acquired;
+        ++taken;
+        if (!out.empty() && out.back().last + 1 == o && out.back().delivery_count == r.delivery_count) {
+            out.back().last = o;
+        } else {
+            out.push_back({o, o, r.delivery_count});
+        }
+    };
+    for (int64_t o = std::max(first, _start); o <= last; ++o) {
+        const bool room = taken < budget &&
+                          static_cast<int64_t>(_acquired) < limits.max_record_locks;
+        if (o >= _end) {
+            if (control) {
+                _end = o + 1;  // never delivered: a gap
+                continue;
+            }
+            if (!room) {
+                break;
+            }
+            _end = o + 1;
+            take(o, _in_flight[o]);
+            continue;
+        }
+        auto it = _in_flight.find(o);
+        if (it != _in_flight.end() && it->second.state == share_record_state::available && room) {
+            take(o, it->second);
+        }
+    }
+    advance_start();
+    return taken;
+}
+
+bool share_partition::acknowledge(const std::string& member,
+                                  std::span<const share_ack_batch> batches,
+                                  const share_limits& limits) {
+    for (const auto& b : batches) {
+        if (b.last < b.first || b.types.empty() ||
+            (b.types.size() != 1 && static_cast<int64_t>(b.types.size()) != b.last - b.first + 1)) {
+            return false;
+        }
+        for (size_t i = 0; i < b.types.size(); ++i) {
+            if (b.types[i] < 0 || b.types[i] > 3) {
+                return false;
+            }
+        }
+        for (int64_t o = b.first; o <= b.last; ++o) {
+            auto it = _in_flight.find(o);
+            if (it == _in_flight.end()) {
+                // A gap the client acknowledges as one is fine; a record it never held is not.
+                const auto t = b.types.size() == 1 ? b.types[0]
+                                                   : b.types[static_cast<size_t>(o - b.first)];
+                if (t == static_cast<int8_t>(share_ack_type::gap) && o >= _start && o < _end) {
+                    continue;
+                }
+                return false;
+            }
+            if (it->second.state != share_record_state::acquired || it->second.member != member) {
+                return false;
+            }
+        }
+    }
+    for (const auto& b : batches) {
+        for (int64_t o = b.first; o <= b.last; ++o) {
+            auto it = _in_flight.find(o);
+            if (it == _in_flight.end()) {
+                continue;
+            }
+            const auto t = static_cast<share_ack_type>(
+                b.types.size() == 1 ? b.types[0] : b.types[static_cast<size_t>(o - b.first)]);
+            auto& r = it->second;
+            switch (t) {
+                case share_ack_type::accept:
+                    --_acquired;
+                    r.state = share_record_state::acknowledged;
+                    r.member.clear();
+                    break;
+                case share_ack_type::release:
+                    release(r, limits);
+                    break;
+                case share_ack_type::reject:
+                case share_ack_type::gap:
+                    --_acquired;
+                    r.state = share_record_state::archived;
+                    r.member.clear();
+                    break;
+            }
+        }
+    }
+    advance_start();
+    return true;
+}
+
+void share_partition::release_member(const std::string& member, const share_limits& limits) {
+    if (_acquired == 0) {
+        return;
+    }
+    for (auto& [o, r] : _in_flight) {
+        if (r.state == share_record_state::acquired && r.member == member) {
+            release(r, limits);
+        }
+    }
+    advance_start();
+}
+
+std::optional<std::pair<share_record_state, int16_t>> share_partition::state_of(int64_t o) const {
+    auto it = _in_flight.find(o);
+    if (it == _in_flight.end()) {
+        return std::nullopt;
+    }
+    return std::pair{it->second.state, it->second.delivery_count};
+}
+
+}  // namespace spool::broker::replication

@@ -1,0 +1,108 @@
+#pragma once
+
+// One share group's view of one partition (KIP-932; Kafka's SharePartition): which records the
+// group's members hold, which they finished, and where the group stands in the log.
+//
+//   start offset (SPSO)  every record below it is acknowledged or archived
+//   end offset (SPEO)    one past the last record ever acquired; records from here are new
+//   in flight            [SPSO, SPEO): each record AVAILABLE, ACQUIRED (by one member, until its
+//                        lock deadline), ACKNOWLEDGED or ARCHIVED, with its delivery count
+//
+// Transitions (Kafka's RecordState rules):
+//   acquire      AVAILABLE (or new) -> ACQUIRED, delivery count + 1, lock until now + duration
+//   ACCEPT       ACQUIRED -> ACKNOWLEDGED
+//   RELEASE      ACQUIRED -> AVAILABLE, or ARCHIVED once delivered delivery_count_limit times
+//   REJECT, GAP  ACQUIRED -> ARCHIVED
+//   lock expiry  ACQUIRED -> as RELEASE (checked whenever the state is touched)
+//   member gone  its ACQUIRED records -> as RELEASE
+// The start offset then moves past the finished prefix. Offsets in [SPSO, SPEO) absent from the
+// map are gaps (compacted away, control records) and count as finished.
+//
+// Plain data: no I/O; the partition's door (partition_share.cc) reads the log and feeds batches
+// in. Time is the caller's steady milliseconds. Not persisted yet: a new leader (or a restart)
+// starts the group afresh at share.auto.offset.reset.
+//
+// Threading: owned by its replication::partition, on the owner shard.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace spool::broker::replication {
+
+enum class share_record_state : int8_t { available = 0, acquired = 1, acknowledged = 2, archived = 4 };
+
+// Acknowledgement types of ShareFetch/ShareAcknowledge.
+enum class share_ack_type : int8_t { gap = 0, accept = 1, release = 2, reject = 3 };
+
+struct share_limits {
+    int64_t lock_duration_ms = 30000;   // group.share.record.lock.duration.ms
+    int32_t delivery_count_limit = 5;   // group.share.delivery.count.limit
+    int32_t max_record_locks = 2000;    // group.share.partition.max.record.locks
+    bool reset_earliest = false;        // share.auto.offset.reset=earliest
+};
+
+struct share_acquired {
+    int64_t first = 0;
+    int64_t last = 0;
+    int16_t delivery_count = 0;
+};
+
+struct share_ack_batch {
+    int64_t first = 0;
+    int64_t last = 0;
+    std::vector<int8_t> types;  // one for the whole range, or one per offset
+};
+
+class share_partition {
+public:
+    explicit share_partition(int64_t start) : _start(start), _end(start) {}
+
+    [[nodiscard]] int64_t start_offset() const { return _start; }
+    [[nodiscard]] int64_t end_offset() const { return _end; }
+    [[nodiscard]] size_t acquired_count() const { return _acquired; }
+
+    // Returns expired locks' records to AVAILABLE (or ARCHIVED at the delivery limit).
+    void expire_locks(int64_t now_ms, const share_limits& limits);
+    // The log start moved past records the group had not finished: they are gone.
+    void log_start_moved(int64_t log_start);
+    // Where a read should begin to find something to acquire, or nullopt when the group holds
+    // max_record_locks records already.
+    [[nodiscard]] std::optional<int64_t> next_fetch_offset(const share_limits& limits) const;
+    // Acquires for `member` what it may of one batch [first, last] (a control batch is never
+    // delivered: its offsets are finished), at most `budget` records; appends the acquired
+    // ranges to `out` and returns how many records it acquired.
+    int32_t acquire_batch(int64_t first, int64_t last, bool control, const std::string& member,
+                          int64_t now_ms, const share_limits& limits, int32_t budget,
+                          std::vector<share_acquired>& out);
+    // Applies a member's acknowledgements. False, applying none of them, when one names a record
+    // the member does not hold (Kafka's INVALID_RECORD_STATE) or carries a bad type count.
+    [[nodiscard]] bool acknowledge(const std::string& member,
+                                   std::span<const share_ack_batch> batches,
+                                   const share_limits& limits);
+    // Releases every record `member` holds (its session closed or it left the group).
+    void release_member(const std::string& member, const share_limits& limits);
+
+    // For tests: the state and delivery count of one offset, nullopt when not in flight.
+    [[nodiscard]] std::optional<std::pair<share_record_state, int16_t>> state_of(int64_t o) const;
+
+private:
+    struct record {
+        share_record_state state = share_record_state::available;
+        int16_t delivery_count = 0;
+        std::string member;
+        int64_t lock_deadline = 0;
+    };
+    void release(record& r, const share_limits& limits);
+    void advance_start();
+
+    int64_t _start;
+    int64_t _end;
+    std::map<int64_t, record> _in_flight;
+    size_t _acquired = 0;
+};
+
+}  // namespace spool::broker::replication

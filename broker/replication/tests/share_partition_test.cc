@@ -1,0 +1,87 @@
+// share_partition: Kafka's record-state rules for one share group on one partition.
+
+#include "broker/replication/share_partition.h"
+
+#include <gtest/gtest.h>
+
+namespace spool::broker::replication {
+namespace {
+
+share_limits limits() {
+    share_limits l;
+    l.lock_duration_ms = 1000;
+    l.delivery_count_limit = 3;
+    l.max_record_locks = 100;
+    return l;
+}
+
+TEST(share_partition, acquires_new_records_once) {
+    share_partition sp(10);
+    std::vector<share_acquired> a, b;
+    EXPECT_EQ(sp.acquire_batch(10, 14, false, "m1", 0, limits(), 100, a), 5);
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].first, 10);
+    EXPECT_EQ(a[0].last, 14);
+    EXPECT_EQ(a[0].delivery_count, 1);
+    // Held by m1: nothing for m2 in the same batch.
+    EXPECT_EQ(sp.acquire_batch(10, 14, false, "m2", 0, limits(), 100, b), 0);
+    EXPECT_EQ(sp.next_fetch_offset(limits()), 15);
+    EXPECT_EQ(sp.end_offset(), 15);
+}
+
+TEST(share_partition, accept_advances_start_release_redelivers_reject_archives) {
+    share_partition sp(0);
+    std::vector<share_acquired> a;
+    ASSERT_EQ(sp.acquire_batch(0, 2, false, "m1", 0, limits(), 100, a), 3);
+    std::vector<share_ack_batch> acks{{0, 0, {1}}, {1, 1, {2}}, {2, 2, {3}}};
+    ASSERT_TRUE(sp.acknowledge("m1", acks, limits()));
+    EXPECT_EQ(sp.start_offset(), 1);  // 1 is available again
+    EXPECT_EQ(sp.state_of(1)->first, share_record_state::available);
+    EXPECT_EQ(sp.state_of(2)->first, share_record_state::archived);
+    std::vector<share_acquired> b;
+    ASSERT_EQ(sp.acquire_batch(0, 2, false, "m2", 0, limits(), 100, b), 1);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(b[0].first, 1);
+    EXPECT_EQ(b[0].delivery_count, 2);
+    std::vector<share_ack_batch> accept{{1, 1, {1}}};
+    EXPECT_FALSE(sp.acknowledge("m1", accept, limits()));  // not m1's any more
+    ASSERT_TRUE(sp.acknowledge("m2", accept, limits()));
+    EXPECT_EQ(sp.start_offset(), 3);
+}
+
+TEST(share_partition, lock_expiry_and_delivery_limit) {
+    share_partition sp(0);
+    std::vector<share_acquired> a;
+    for (int i = 1; i <= 3; ++i) {
+        a.clear();
+        ASSERT_EQ(sp.acquire_batch(0, 0, false, "m", i * 10000, limits(), 100, a), 1) << i;
+        EXPECT_EQ(a[0].delivery_count, i);
+        sp.expire_locks(i * 10000 + 999, limits());
+        EXPECT_EQ(sp.state_of(0)->first, share_record_state::acquired);
+        sp.expire_locks(i * 10000 + 1000, limits());
+    }
+    // Delivered three times (the limit) and timed out again: archived, start moves past it.
+    EXPECT_EQ(sp.start_offset(), 1);
+    a.clear();
+    EXPECT_EQ(sp.acquire_batch(0, 0, false, "m", 50000, limits(), 100, a), 0);
+}
+
+TEST(share_partition, control_batches_and_budgets) {
+    share_partition sp(0);
+    std::vector<share_acquired> a;
+    EXPECT_EQ(sp.acquire_batch(0, 0, true, "m", 0, limits(), 100, a), 0);
+    EXPECT_EQ(sp.start_offset(), 1);
+    EXPECT_EQ(sp.acquire_batch(1, 10, false, "m", 0, limits(), 4, a), 4);
+    EXPECT_EQ(sp.end_offset(), 5);
+    sp.release_member("m", limits());
+    EXPECT_EQ(sp.acquired_count(), 0u);
+    EXPECT_EQ(sp.next_fetch_offset(limits()), 1);
+    auto l = limits();
+    l.max_record_locks = 2;
+    a.clear();
+    EXPECT_EQ(sp.acquire_batch(1, 10, false, "n", 0, l, 100, a), 2);
+    EXPECT_FALSE(sp.next_fetch_offset(l).has_value());
+}
+
+}  // namespace
+}  // namespace spool::broker::replication

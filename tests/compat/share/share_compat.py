@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""KIP-932 share groups (issue #35) through Apache Kafka's Java KafkaShareConsumer
+(ShareProbe.java), against one broker: spool-broker, or with --target kafka Apache Kafka itself
+(tests/fixtures/start-kafka.sh), the reference for every check. The probe prints PASS or FAIL per
+check; the exit status is the number of failures.
+
+  exactly_once       three members share 300 records of 3 partitions with explicit ACCEPTs:
+                     each accepted once overall, none held by two members at once
+  release_redeliver  RELEASE'd records come back with delivery count 2
+  reject_archives    REJECT'ed records never come back; later records still do
+  lock_timeout       records a member holds without acknowledging go to another member after
+                     group.share.record.lock.duration.ms (3000 here), delivery count 2
+  delivery_limit     a record released every time is delivered group.share.delivery.count.limit
+                     (3 here) times, then archived
+  admin_list_describe  Admin.listGroups(forShareGroups) and describeShareGroups: a live
+                     member owns the topic's 3 partitions, the group is Stable
+
+    share_compat.py [--target spool|kafka] [--bin SPOOL_BROKER] --kafka-dir DIR [--only C,...]
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "acls"))
+from acl_compat import LOG4J, Broker  # noqa: E402  (the shared broker fixture wrapper)
+
+PROBE_SRC = os.path.join(HERE, "ShareProbe.java")
+
+# The same share settings on both targets. Kafka checks the lock duration against its
+# group.share.min.record.lock.duration.ms (15 s by default); Spool has the key and ignores it.
+# share.auto.offset.reset=earliest: a GROUP config on Kafka (the probe sets it), the broker-wide
+# group.share.auto.offset.reset on Spool (no GROUP configs).
+OVERRIDES = [
+    "auto.create.topics.enable=false",
+    "group.share.record.lock.duration.ms=3000",
+    "group.share.min.record.lock.duration.ms=1000",
+    "group.share.delivery.count.limit=3",
+]
+SPOOL_ONLY = ["group.share.auto.offset.reset=earliest"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--target", choices=["spool", "kafka"], default="spool")
+    ap.add_argument("--bin")
+    ap.add_argument("--kafka-dir", required=True)
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    if args.target == "spool" and not args.bin:
+        ap.error("--bin is required for the spool target")
+    for tool in ("java", "javac"):
+        if shutil.which(tool) is None:
+            print(f"share_compat: {tool} is missing (scripts/setup.sh --with-tests)",
+                  file=sys.stderr)
+            return 2
+    work = tempfile.mkdtemp(prefix=f"share-compat-{args.target}-")
+    classes = os.path.join(work, "classes")
+    os.makedirs(classes)
+    cp = classes + os.pathsep + os.path.join(args.kafka_dir, "libs", "*")
+    proc = subprocess.run(["javac", "-nowarn", "-encoding", "UTF-8", "-d", classes, "-cp", cp,
+                           PROBE_SRC], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        print(f"share_compat: javac failed:\n{proc.stdout}{proc.stderr}", file=sys.stderr)
+        return 2
+    broker = Broker(args.target, args.bin, os.path.join(work, "data"))
+    started = time.monotonic()
+    failures = 0
+    try:
+        broker.start(*(OVERRIDES + (SPOOL_ONLY if args.target == "spool" else [])))
+        cmd = ["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-Xmx384m",
+               "-Djava.net.preferIPv4Stack=true", f"-Dlog4j2.configurationFile={LOG4J}",
+               "-cp", cp, "ShareProbe", "--bootstrap", broker.bootstrap]
+        if args.only:
+            cmd += ["--only", args.only]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
+        print(proc.stdout, end="")
+        failures = proc.returncode
+        if failures != 0:
+            print(proc.stderr[-4000:], file=sys.stderr)
+        passes = proc.stdout.count("PASS ")
+        if passes == 0 and failures == 0:
+            print("share_compat: the probe ran no check", file=sys.stderr)
+            failures = 1
+    finally:
+        try:
+            broker.stop()
+        except AssertionError as e:
+            print(f"share_compat: {e}", file=sys.stderr)
+            failures += 1
+    print(f"share_compat {args.target}: {failures} failed in {time.monotonic() - started:.0f} s")
+    if failures == 0:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"share_compat: logs kept in {work}")
+    return failures
+
+
+if __name__ == "__main__":
+    sys.exit(main())
