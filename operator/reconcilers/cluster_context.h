@@ -20,8 +20,9 @@ struct cluster_reconciler::context {
     std::optional<json> statefulset;
     std::vector<std::string> restart_pending;
     // Broker pods exiting with status 5 (start_refusals step): UpgradeRefused, and the rolling
-    // restart holds while one of them runs the current template.
-    std::vector<refused_pod> start_refusals;
+    // restart holds while one of them runs the current template. Unset: the step did not run
+    // (an earlier step stopped the pass, or the pods could not be listed).
+    std::optional<std::vector<refused_pod>> start_refusals;
     // Set by the drain step when the StatefulSet must stay larger than spec.replicas.
     std::optional<int32_t> held_replicas;
     std::string scale_down_message;

@@ -125,12 +125,13 @@ reconcile_result cluster_reconciler::reconcile(const std::string& key) {
         outcome = {step_outcome::kind::requeue, scale_down_backoff(blocked_for),
                    status::reasons::scale_down_blocked, ctx.scale_down_message, std::nullopt};
     }
-    if (outcome.what == step_outcome::kind::next && !ctx.start_refusals.empty()) {
+    if (outcome.what == step_outcome::kind::next && ctx.start_refusals &&
+        !ctx.start_refusals->empty()) {
         // Nothing to roll, yet a broker cannot start: say so in Progressing too. The pod watch
         // brings the next pass when it changes; the requeue is a backstop.
         outcome = {step_outcome::kind::requeue, external_poll,
                    status::reasons::feature_level_unsupported,
-                   describe_start_refusals(ctx.start_refusals), std::nullopt};
+                   describe_start_refusals(*ctx.start_refusals), std::nullopt};
     }
     if (outcome.what == step_outcome::kind::next && !ctx.storage_resizing.empty()) {
         outcome = {step_outcome::kind::requeue, external_poll, status::reasons::resizing_storage,
@@ -498,8 +499,10 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
         all_ready = all_ready && ready;
         auto rev = meta.labels.find("controller-revision-hash");
         bool old_template = rev != meta.labels.end() && rev->second != update_revision;
-        bool refusing = std::any_of(ctx.start_refusals.begin(), ctx.start_refusals.end(),
-                                    [&](const refused_pod& r) { return r.name == meta.name; });
+        bool refusing =
+            ctx.start_refusals &&
+            std::any_of(ctx.start_refusals->begin(), ctx.start_refusals->end(),
+                        [&](const refused_pod& r) { return r.name == meta.name; });
         if (refusing && !old_template && refusing_on_current.empty()) {
             refusing_on_current = meta.name;
         }
@@ -594,8 +597,9 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
             fmt::format("restarting {} ({} left)", next.name, outdated.size()), std::nullopt};
 }
 
-// Broker pods exiting with status 5 (start_refusals.h); the Warning Event goes with sync_status's
-// UpgradeRefused condition. A pod list that fails is left to rolling_restart to report.
+// Broker pods exiting with status 5 (start_refusals.h): a Warning Event here, the UpgradeRefused
+// condition in sync_status. A pod list that fails keeps the stored condition; rolling_restart
+// reports the failure.
 cluster_reconciler::step_outcome cluster_reconciler::find_refusals(context& ctx) {
     const auto& c = ctx.cluster;
     auto pods = _api.list(kube::kinds::pod, c.meta.namespace_, {builders::selector_string(c), ""});
@@ -603,9 +607,9 @@ cluster_reconciler::step_outcome cluster_reconciler::find_refusals(context& ctx)
         return {};
     }
     ctx.start_refusals = find_start_refusals(pods.value().items, builders::statefulset_name(c));
-    if (!ctx.start_refusals.empty()) {
+    if (!ctx.start_refusals->empty()) {
         _events.warning(kube::kinds::cluster, c.meta, status::types::upgrade_refused,
-                        describe_start_refusals(ctx.start_refusals));
+                        describe_start_refusals(*ctx.start_refusals));
     }
     return {};
 }
@@ -660,7 +664,9 @@ reconcile_result cluster_reconciler::sync_status(context& ctx, const step_outcom
     seen.restart_pending = ctx.restart_pending;
     seen.scale_down = ctx.scale_down;
     seen.rebalance = ctx.rebalance;
-    seen.start_refused = describe_start_refusals(ctx.start_refusals);
+    if (ctx.start_refusals) {
+        seen.start_refused = describe_start_refusals(*ctx.start_refusals);
+    }
     if (outcome.what == step_outcome::kind::requeue) {
         seen.blocked = outcome.why;
         seen.blocked_message = outcome.message;

@@ -64,16 +64,17 @@ std::string describe_start_refusals(const std::vector<refused_pod>& refused) {
     std::string text;
     for (const auto& p : refused) {
         text += text.empty() ? "" : "; ";
-        text += fmt::format("{} ({}) exits with status {}: {}", p.name,
-                            p.image.empty() ? "image unknown" : p.image,
-                            feature_level_unsupported_exit,
-                            p.message.empty() ? "the cluster's finalized feature levels are newer "
-                                                "than its binary supports (no termination message)"
-                                              : p.message);
+        text +=
+            fmt::format("{} ({}) exits with status {}: {}", p.name,
+                        p.image.empty() ? "image unknown" : p.image, feature_level_unsupported_exit,
+                        p.message.empty() ? "the cluster's finalized feature levels are newer "
+                                            "than its binary supports (no termination message)"
+                                          : p.message);
     }
     if (!text.empty()) {
-        text += ". Roll back to an image that supports the cluster's feature levels "
-                "(docs/upgrades.md, \"A refused downgrade\")";
+        text +=
+            ". Roll back to an image that supports the cluster's feature levels "
+            "(docs/upgrades.md, \"A refused downgrade\")";
     }
     return text;
 }

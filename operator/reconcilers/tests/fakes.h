@@ -60,6 +60,19 @@ inline json cluster_object(int replicas) {
                         obj({{"etcd", obj({{"endpoints", arr({str("http://etcd:2379")})}})}})}})}});
 }
 
+// What the StatefulSet controller would have written once `replicas` pods run `revision`: the
+// status of the StatefulSet "demo" in namespace "ns", at its current generation.
+inline void statefulset_at(kube::testing::fake_client& api, int replicas,
+                           const std::string& revision) {
+    json sts = api.object(kube::kinds::statefulset, "ns", "demo").value();
+    sts["status"] = obj({{"replicas", num(replicas)},
+                         {"readyReplicas", num(replicas)},
+                         {"observedGeneration", num(get_int(sts.at("metadata"), "generation"))},
+                         {"updateRevision", str(revision)},
+                         {"currentRevision", str(revision)}});
+    (void)api.put(kube::kinds::statefulset, sts);
+}
+
 class fixed_health : public broker_health {
 public:
     result<restart_verdict> restart_safe(const std::string&, int, int broker_id,

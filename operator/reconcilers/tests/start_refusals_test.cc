@@ -29,9 +29,8 @@ const char* const refusal =
 // (waiting in CrashLoopBackOff after an exit 5), "terminated" (exit 5, not yet restarted),
 // "starting" (running, not ready, last exit 5), "down" (waiting to be created, never exited).
 json container_status(const std::string& state, const std::string& image, int exit_code = 5) {
-    json terminated = obj({{"exitCode", num(exit_code)},
-                           {"reason", str("Error")},
-                           {"message", str(refusal)}});
+    json terminated =
+        obj({{"exitCode", num(exit_code)}, {"reason", str("Error")}, {"message", str(refusal)}});
     json st = obj({{"name", str("broker")},
                    {"image", str(image)},
                    {"ready", boolean(state == "running")},
@@ -55,8 +54,8 @@ json container_status(const std::string& state, const std::string& image, int ex
 json pod(const std::string& name, const std::string& state, const std::string& image = "spool:0.3",
          int exit_code = 5) {
     return obj({{"metadata", obj({{"name", str(name)}, {"namespace", str("ns")}})},
-                {"status", obj({{"containerStatuses",
-                                 arr({container_status(state, image, exit_code)})}})}});
+                {"status",
+                 obj({{"containerStatuses", arr({container_status(state, image, exit_code)})}})}});
 }
 
 TEST(start_refusals, test_a_pod_not_ready_after_an_exit_5_refuses_whatever_its_current_state) {
@@ -92,13 +91,7 @@ struct refused_downgrade_test : ::testing::Test {
     void SetUp() override {
         (void)api.put(kube::kinds::cluster, testing::cluster_object(3));
         (void)reconciler.reconcile("ns/demo");
-        json sts = api.object(kube::kinds::statefulset, "ns", "demo").value();
-        sts["status"] = obj({{"replicas", num(3)},
-                             {"readyReplicas", num(3)},
-                             {"observedGeneration", num(get_int(sts.at("metadata"), "generation"))},
-                             {"updateRevision", str("r04")},
-                             {"currentRevision", str("r04")}});
-        (void)api.put(kube::kinds::statefulset, sts);
+        testing::statefulset_at(api, 3, "r04");
         for (int i = 0; i < 3; ++i) {
             put_pod(i, "r04", "running", "spool:0.4");
         }
@@ -158,17 +151,16 @@ TEST_F(refused_downgrade_test, test_the_condition_names_the_pod_and_no_further_p
     ASSERT_TRUE(refused);
     EXPECT_EQ(refused->status, "True");
     EXPECT_EQ(refused->reason, "FeatureLevelUnsupported");
-    EXPECT_NE(refused->message.find(std::string("demo-2 (spool:0.3) exits with status 5: ") +
-                                    refusal),
-              std::string::npos)
+    EXPECT_NE(
+        refused->message.find(std::string("demo-2 (spool:0.3) exits with status 5: ") + refusal),
+        std::string::npos)
         << refused->message;
     EXPECT_EQ(refused->message.find("demo-1"), std::string::npos) << refused->message;
     auto* progressing = status::find_condition(c.status.conditions, status::types::progressing);
     ASSERT_TRUE(progressing);
     EXPECT_EQ(progressing->status, "False");
     EXPECT_EQ(progressing->reason, "FeatureLevelUnsupported");
-    EXPECT_NE(progressing->message.find("holding the roll while demo-2 refuses"),
-              std::string::npos)
+    EXPECT_NE(progressing->message.find("holding the roll while demo-2 refuses"), std::string::npos)
         << progressing->message;
     auto* ready = status::find_condition(c.status.conditions, status::types::ready);
     ASSERT_TRUE(ready);
@@ -189,12 +181,13 @@ TEST_F(refused_downgrade_test, test_the_condition_names_the_pod_and_no_further_p
 // The image rolled back to spool:0.4: the StatefulSet's template is r04 again, so the refusing
 // demo-2 is an outdated pod that is not ready, restarted first; once it runs, the condition is
 // gone.
-TEST_F(refused_downgrade_test, test_rolling_back_restarts_the_refusing_pod_and_clears_the_condition) {
+TEST_F(refused_downgrade_test,
+       test_rolling_back_restarts_the_refusing_pod_and_clears_the_condition) {
     update_revision("r03");
     put_pod(2, "r03", "crash", "spool:0.3");
     (void)reconciler.reconcile("ns/demo");
-    ASSERT_TRUE(status::find_condition(cluster().status.conditions,
-                                       status::types::upgrade_refused));
+    ASSERT_TRUE(
+        status::find_condition(cluster().status.conditions, status::types::upgrade_refused));
     api.clear_writes();
 
     update_revision("r04");
