@@ -74,13 +74,7 @@ struct cluster_lifecycle_test : ::testing::Test {
         c["metadata"]["annotations"] = obj({{key, str(value)}});
         ASSERT_TRUE(api.replace(kube::kinds::cluster, "ns", "demo", c));
     }
-    std::vector<std::string> removed_pods() {
-        std::vector<std::string> names;
-        for (const auto& w : api.writes())
-            if (w.verb == "remove" && w.kind == "Pod")
-                names.push_back(w.name);
-        return names;
-    }
+    std::vector<std::string> removed_pods() { return testing::removed_pods(api); }
 };
 
 TEST_F(cluster_lifecycle_test, a_paused_cluster_writes_no_owned_object_and_says_so) {

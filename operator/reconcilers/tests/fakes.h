@@ -73,6 +73,15 @@ inline void statefulset_at(kube::testing::fake_client& api, int replicas,
     (void)api.put(kube::kinds::statefulset, sts);
 }
 
+// The pods removed (restarted) since the last clear_writes(), in order.
+inline std::vector<std::string> removed_pods(kube::testing::fake_client& api) {
+    std::vector<std::string> names;
+    for (const auto& w : api.writes())
+        if (w.verb == "remove" && w.kind == "Pod")
+            names.push_back(w.name);
+    return names;
+}
+
 class fixed_health : public broker_health {
 public:
     result<restart_verdict> restart_safe(const std::string&, int, int broker_id,

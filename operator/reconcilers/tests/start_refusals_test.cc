@@ -114,13 +114,7 @@ struct refused_downgrade_test : ::testing::Test {
         sts["status"]["updateRevision"] = str(revision);
         (void)api.put(kube::kinds::statefulset, sts);
     }
-    std::vector<std::string> removed_pods() {
-        std::vector<std::string> names;
-        for (const auto& w : api.writes())
-            if (w.verb == "remove" && w.kind == "Pod")
-                names.push_back(w.name);
-        return names;
-    }
+    std::vector<std::string> removed_pods() { return testing::removed_pods(api); }
     int warnings(const std::string& reason) {
         int n = 0;
         auto listed = api.list(kube::kinds::event, "ns", {});
