@@ -3,7 +3,7 @@
 #
 #   docker build --target broker   -t spool-broker .
 #   docker build --target operator -t spool-operator .
-#   docker build --target etcd     -t spool-etcd .     # the chart's metadata store
+#   docker build --target etcd     -t spool-etcd .     # the chart's metadata store (etcd 3.7)
 #   docker build --target kcat     -t spool-kcat .     # a Kafka client pod for tests and debugging
 #
 # The build stage installs exactly the Debian packages scripts/setup.sh lists; each runtime stage
@@ -54,19 +54,47 @@ VOLUME /var/lib/spool
 EXPOSE 9092 9644
 ENTRYPOINT ["/usr/local/bin/spool-broker"]
 
-# The etcd the chart deploys for the brokers' metadata (charts/spool/templates/etcd.yaml):
-# Debian's etcd-server (3.4), the same etcd the cluster tests and scripts/run-cluster.sh run, and
-# etcdctl (etcd-client) for `kubectl exec` snapshots and defragmentation. Its data directory is
-# the volume at /var/lib/etcd; nothing else is written, so the root stays read-only.
+# The etcd the chart deploys for the brokers' metadata (charts/spool/templates/etcd.yaml): etcd
+# v3.7.3, a maintained release, with etcdctl and etcdutl, built from etcd's published Go modules.
+# scripts/image/etcd/ is the module: go.mod and go.sum pin etcd and every dependency (the same
+# release scripts/k8s/build.sh builds for the test control plane). Debian 12's golang (1.19) is
+# too old for etcd 3.7 (go 1.26), so the build uses the Go toolchain the Go module proxy serves as
+# golang.org/toolchain, checked against its sha256 (the zip `go mod download` verified against
+# sum.golang.org). A context whose scripts/image/etcd/bin/ holds the three binaries
+# (scripts/k8s/images.sh etcd: built on the host from the same module and toolchain) supplies them
+# instead; the repository's own context never has one (.dockerignore).
+FROM debian:12 AS etcd-build
+ARG GO_VERSION=1.26.10
+ARG GO_SHA256=f64ecb0807852be2c98899561c45288a9ad57f4e88f3cd002ffabeccbd03bfe1
+ARG GOPROXY=https://proxy.golang.org
+WORKDIR /src
+COPY scripts/image/etcd/ ./
+RUN mkdir -p /out \
+ && if [ -d bin ]; then cp bin/etcd bin/etcdctl bin/etcdutl /out/; else \
+      apt-get update -qq \
+      && apt-get install -y --no-install-recommends ca-certificates curl unzip \
+      && curl -fsSL -o /tmp/go.zip \
+           "$GOPROXY/golang.org/toolchain/@v/v0.0.1-go$GO_VERSION.linux-amd64.zip" \
+      && echo "$GO_SHA256  /tmp/go.zip" | sha256sum -c - \
+      && unzip -q /tmp/go.zip -d /tmp/go \
+      && export PATH="/tmp/go/golang.org/toolchain@v0.0.1-go$GO_VERSION.linux-amd64/bin:$PATH" \
+                GOTOOLCHAIN=local GOFLAGS=-mod=readonly GOPROXY="$GOPROXY" CGO_ENABLED=0 \
+      && go build -trimpath -ldflags "-s -w" -o /out/etcd . \
+      && go build -trimpath -ldflags "-s -w" -o /out/etcdctl go.etcd.io/etcd/etcdctl/v3 \
+      && go build -trimpath -ldflags "-s -w" -o /out/etcdutl go.etcd.io/etcd/etcdutl/v3; \
+    fi \
+ && /out/etcd --version && /out/etcdctl version && /out/etcdutl version
+
+# The chart's etcd: static binaries on the slim base (getent and /bin/sh for the multi-member
+# start, chart templates/etcd.yaml). Its data directory is the volume at /var/lib/etcd; nothing
+# else is written, so the root stays read-only.
 FROM runtime-base AS etcd
-RUN apt-get update -qq \
- && apt-get install -y --no-install-recommends etcd-server etcd-client \
- && rm -rf /var/lib/apt/lists/* \
- && mkdir -p /var/lib/etcd && chown 10001:10001 /var/lib/etcd
+COPY --from=etcd-build /out/etcd /out/etcdctl /out/etcdutl /usr/local/bin/
+RUN mkdir -p /var/lib/etcd && chown 10001:10001 /var/lib/etcd
 USER 10001:10001
 VOLUME /var/lib/etcd
 EXPOSE 2379
-ENTRYPOINT ["/usr/bin/etcd"]
+ENTRYPOINT ["/usr/local/bin/etcd"]
 
 # kcat (Debian's) in a pod: a producer and consumer inside the Kubernetes cluster, where the
 # brokers' advertised per-pod DNS names resolve.

@@ -59,9 +59,15 @@ std::unique_ptr<metadata_runtime> metadata_runtime::open(const config::broker_co
 
 std::string metadata_runtime::open_embedded(const std::filesystem::path& log_dir,
                                             metadata::broker_registration self) {
-    auto store = metadata::embedded_store::open(log_dir);
+    std::string refusal;
+    metadata::embedded_store_options options;
+    options.refusal = &refusal;
+    auto store = metadata::embedded_store::open(log_dir, options);
     if (!store) {
         _refused_level = store.error() == metadata::errc::unsupported_feature_level;
+        if (!refusal.empty()) {
+            return "refusing to start: " + refusal;  // the termination message (main.cc)
+        }
         return fmt::format("cannot open the metadata store in {}: {}", log_dir.string(),
                            store.error().message());
     }
@@ -117,9 +123,14 @@ std::string metadata_runtime::open_etcd(const config::broker_config& config,
     if (auto problem = etcd_tls(config, options.client); !problem.empty()) {
         return problem;
     }
+    std::string refusal;
+    options.refusal = &refusal;
     auto store = metadata::etcd_store::open(options);
     if (!store) {
         _refused_level = store.error() == metadata::errc::unsupported_feature_level;
+        if (!refusal.empty()) {
+            return "refusing to start: " + refusal;  // the termination message (main.cc)
+        }
         return fmt::format("cannot open the etcd metadata store at {} (prefix {}): {}", endpoints,
                            options.prefix, store.error().message());
     }

@@ -6,6 +6,7 @@
 #include "operator/api/cluster.h"
 #include "operator/reconcilers/client_tls.h"
 #include "operator/reconcilers/cluster_reconciler.h"
+#include "operator/reconcilers/start_refusals.h"
 
 #include <optional>
 #include <string>
@@ -18,6 +19,10 @@ struct cluster_reconciler::context {
     api::cluster cluster;
     std::optional<json> statefulset;
     std::vector<std::string> restart_pending;
+    // Broker pods exiting with status 5 (start_refusals step): UpgradeRefused, and the rolling
+    // restart holds while one of them runs the current template. Unset: the step did not run
+    // (an earlier step stopped the pass, or the pods could not be listed).
+    std::optional<std::vector<refused_pod>> start_refusals;
     // Set by the drain step when the StatefulSet must stay larger than spec.replicas.
     std::optional<int32_t> held_replicas;
     std::string scale_down_message;

@@ -60,6 +60,7 @@ const std::vector<cluster_reconciler::step>& cluster_reconciler::steps() {
         {"pdb", &cluster_reconciler::apply_pdb},
         {"network_policy", &cluster_reconciler::apply_network_policy},
         {"manual_roll", &cluster_reconciler::request_manual_roll},
+        {"start_refusals", &cluster_reconciler::find_refusals},
         {"rolling_restart", &cluster_reconciler::rolling_restart},
         {"rebalance", &cluster_reconciler::rebalance},
     };
@@ -123,6 +124,14 @@ reconcile_result cluster_reconciler::reconcile(const std::string& key) {
         auto blocked_for = std::chrono::duration_cast<std::chrono::seconds>(now - since);
         outcome = {step_outcome::kind::requeue, scale_down_backoff(blocked_for),
                    status::reasons::scale_down_blocked, ctx.scale_down_message, std::nullopt};
+    }
+    if (outcome.what == step_outcome::kind::next && ctx.start_refusals &&
+        !ctx.start_refusals->empty()) {
+        // Nothing to roll, yet a broker cannot start: say so in Progressing too. The pod watch
+        // brings the next pass when it changes; the requeue is a backstop.
+        outcome = {step_outcome::kind::requeue, external_poll,
+                   status::reasons::feature_level_unsupported,
+                   describe_start_refusals(*ctx.start_refusals), std::nullopt};
     }
     if (outcome.what == step_outcome::kind::next && !ctx.storage_resizing.empty()) {
         outcome = {step_outcome::kind::requeue, external_poll, status::reasons::resizing_storage,
@@ -478,6 +487,7 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
     };
     std::vector<outdated_pod> outdated;
     bool all_ready = true;
+    std::string refusing_on_current;  // a pod that exits 5 on the template a roll would bring
     std::string sts = builders::statefulset_name(c);
     for (const auto& pod : pods.value().items) {
         auto meta = api::parse_meta(pod);
@@ -489,6 +499,13 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
         all_ready = all_ready && ready;
         auto rev = meta.labels.find("controller-revision-hash");
         bool old_template = rev != meta.labels.end() && rev->second != update_revision;
+        bool refusing =
+            ctx.start_refusals &&
+            std::any_of(ctx.start_refusals->begin(), ctx.start_refusals->end(),
+                        [&](const refused_pod& r) { return r.name == meta.name; });
+        if (refusing && !old_template && refusing_on_current.empty()) {
+            refusing_on_current = meta.name;
+        }
         if ((old_template || manual_roll_requested(meta)) && !meta.deleting) {
             const json* ps = find(pod, "status");
             outdated.push_back({ordinal, meta.name, meta.uid, ps ? get_string(*ps, "podIP") : "",
@@ -514,6 +531,16 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
     };
     if (outdated.empty()) {
         return {};
+    }
+    // Every other pod would refuse the same way once restarted onto this template, even an
+    // unready one that the rule below would restart ungated: restart none.
+    if (!refusing_on_current.empty()) {
+        return {step_outcome::kind::requeue, restart_poll * 2,
+                status::reasons::feature_level_unsupported,
+                fmt::format("{} pods to restart; holding the roll while {} refuses to start on the "
+                            "new template (exit status {})",
+                            outdated.size(), refusing_on_current, feature_level_unsupported_exit),
+                std::nullopt};
     }
     if (!outdated.front().ready) {
         const auto& stuck = outdated.front();
@@ -570,6 +597,23 @@ cluster_reconciler::step_outcome cluster_reconciler::rolling_restart(context& ct
             fmt::format("restarting {} ({} left)", next.name, outdated.size()), std::nullopt};
 }
 
+// Broker pods exiting with status 5 (start_refusals.h): a Warning Event here, the UpgradeRefused
+// condition in sync_status. A pod list that fails keeps the stored condition; rolling_restart
+// reports the failure.
+cluster_reconciler::step_outcome cluster_reconciler::find_refusals(context& ctx) {
+    const auto& c = ctx.cluster;
+    auto pods = _api.list(kube::kinds::pod, c.meta.namespace_, {builders::selector_string(c), ""});
+    if (!pods) {
+        return {};
+    }
+    ctx.start_refusals = find_start_refusals(pods.value().items, builders::statefulset_name(c));
+    if (!ctx.start_refusals->empty()) {
+        _events.warning(kube::kinds::cluster, c.meta, status::types::upgrade_refused,
+                        describe_start_refusals(*ctx.start_refusals));
+    }
+    return {};
+}
+
 // A manual roll asked on the Cluster is handed to its pods; rolling_restart then restarts them
 // with the same gating as a config roll.
 cluster_reconciler::step_outcome cluster_reconciler::request_manual_roll(context& ctx) {
@@ -620,11 +664,15 @@ reconcile_result cluster_reconciler::sync_status(context& ctx, const step_outcom
     seen.restart_pending = ctx.restart_pending;
     seen.scale_down = ctx.scale_down;
     seen.rebalance = ctx.rebalance;
+    if (ctx.start_refusals) {
+        seen.start_refused = describe_start_refusals(*ctx.start_refusals);
+    }
     if (outcome.what == step_outcome::kind::requeue) {
         seen.blocked = outcome.why;
         seen.blocked_message = outcome.message;
         seen.stalled =
-            std::string_view(outcome.why.name) == status::reasons::scale_down_blocked.name;
+            std::string_view(outcome.why.name) == status::reasons::scale_down_blocked.name ||
+            std::string_view(outcome.why.name) == status::reasons::feature_level_unsupported.name;
     } else if (outcome.what == step_outcome::kind::fail) {
         seen.failure = outcome.why;
         seen.failure_message = outcome.message;

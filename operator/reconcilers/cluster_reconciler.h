@@ -6,7 +6,7 @@
 // differs from the stored one.
 //
 //   validate -> certificates -> config_map -> services -> drain -> storage -> statefulset -> pdb
-//   -> network_policy -> manual_roll -> rolling_restart -> rebalance -> (status)
+//   -> network_policy -> manual_roll -> start_refusals -> rolling_restart -> rebalance -> (status)
 //
 // certificates (certificates.h): a secured Cluster's CAs, broker and operator certificates in
 // Secrets, renewed with a trust overlap rolled out through rolling_restart.
@@ -19,6 +19,13 @@
 // spool.dev/pause-reconciliation=true (pause.h) skips every step: only ReconciliationPaused=True
 // is written to status. manual_roll hands spool.dev/manual-rolling-update (manual_roll.h) from
 // the Cluster to its broker pods; rolling_restart restarts marked pods like outdated ones.
+//
+// start_refusals (start_refusals.h): broker pods that exit with status 5 (the cluster's
+// metadata.version is newer than their binary: a refused downgrade) make the UpgradeRefused
+// condition, a Warning Event and Progressing=False/FeatureLevelUnsupported; while one of them
+// runs the current template, rolling_restart restarts no pod at all, so a downgrade stops at
+// the first broker. A refusing pod on an older template (the image was rolled back) is restarted
+// first like any outdated pod that is not ready.
 //
 // drain (drain_step.cc): when spec.replicas shrinks, the brokers to remove are drained through
 // the broker's decommission API (all of them at once, so no replica moves twice: onto a broker
@@ -110,6 +117,7 @@ private:
     step_outcome apply_network_policy(context& ctx);
     step_outcome apply_external_services(context& ctx);
     step_outcome request_manual_roll(context& ctx);
+    step_outcome find_refusals(context& ctx);
     step_outcome rolling_restart(context& ctx);
     step_outcome rebalance(context& ctx);
     result<void> write_status(const context& ctx, const api::cluster_status& next);

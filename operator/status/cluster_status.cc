@@ -60,6 +60,12 @@ api::cluster_status compute_cluster_status(const cluster_observation& seen, std:
     } else {
         set_condition(s.conditions, types::progressing, false, reasons::reconciled, "", gen, now);
     }
+    if (seen.start_refused && seen.start_refused->empty()) {
+        remove_condition(s.conditions, types::upgrade_refused);
+    } else if (seen.start_refused) {
+        set_condition(s.conditions, types::upgrade_refused, true,
+                      reasons::feature_level_unsupported, *seen.start_refused, gen, now);
+    }
     auto open = api::plaintext_listeners(c);
     if (open.empty()) {
         remove_condition(s.conditions, types::insecure_listeners);

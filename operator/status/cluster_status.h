@@ -29,6 +29,10 @@ struct cluster_observation {
     // step did not run).
     std::optional<std::vector<api::draining_broker>> scale_down;
     std::optional<std::optional<api::rebalance_status>> rebalance;
+    // Broker pods refusing to start on feature levels their binary does not support, described
+    // (reconcilers/start_refusals.h); empty when none: the UpgradeRefused condition. nullopt
+    // keeps the stored condition (the pass stopped before the pods were read).
+    std::optional<std::string> start_refused;
 };
 
 api::cluster_status compute_cluster_status(const cluster_observation& seen, std::string_view now);

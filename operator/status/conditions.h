@@ -24,6 +24,11 @@ inline constexpr const char* reconciliation_paused = "ReconciliationPaused";
 // Present (True) while some enabled Kafka listener has neither TLS nor authentication: a
 // warning that plaintext was chosen (spec.security).
 inline constexpr const char* insecure_listeners = "InsecureListeners";
+// Present (True) while some broker pod refuses to start because the cluster's finalized feature
+// levels (metadata.version) are newer than its binary supports (exit status 5): a downgrade past
+// a format change. Reason FeatureLevelUnsupported; the message names each pod, its image and
+// the broker's own reason. Gone once no pod refuses (docs/upgrades.md, "A refused downgrade").
+inline constexpr const char* upgrade_refused = "UpgradeRefused";
 }  // namespace types
 
 struct reason {
@@ -50,6 +55,9 @@ inline constexpr reason waiting_for_load_balancer{"WaitingForLoadBalancer", true
 inline constexpr reason draining_brokers{"DrainingBrokers", true};
 inline constexpr reason rebalancing{"Rebalancing", true};
 inline constexpr reason plaintext_listeners{"PlaintextListeners", false};
+// A broker pod exits with status 5 (UpgradeRefused, and Progressing=False while it holds the
+// roll). Transient: rolling back the image clears it without a spec change of the operator's.
+inline constexpr reason feature_level_unsupported{"FeatureLevelUnsupported", true};
 // Topic
 inline constexpr reason topic_ready{"TopicReady", false};
 inline constexpr reason cluster_not_found{"ClusterNotFound", true};

@@ -11,7 +11,8 @@
 # k8s.io/kubernetes requires its staging modules at v0.0.0, which the proxy does not serve, so a
 # small wrapper module requires k8s.io/kubernetes and replaces every staging module with the
 # published v0.<minor>.<patch> release. etcd is built from go.etcd.io/etcd/server/v3's etcdmain in a
-# second wrapper module (Debian's etcd 3.4 lacks features recent apiservers use); CoreDNS with
+# second wrapper module (Debian's etcd 3.4 lacks features recent apiservers use), the release the
+# chart's etcd image pins too (scripts/image/etcd/go.mod: keep the two at one version); CoreDNS with
 # `go install` at its release tag.
 set -euo pipefail
 

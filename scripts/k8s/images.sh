@@ -7,7 +7,7 @@
 #   scripts/k8s/images.sh base                # debian:12-slim itself (base-image.sh)
 #   scripts/k8s/images.sh broker BUILD_DIR    # spool-broker from the Dockerfile, on the local base
 #   scripts/k8s/images.sh operator BUILD_DIR  # spool-operator, the same way
-#   scripts/k8s/images.sh etcd                # the chart's etcd (Debian's etcd-server)
+#   scripts/k8s/images.sh etcd                # the chart's etcd (etcd 3.7 from scripts/image/etcd)
 #   scripts/k8s/images.sh kcat                # a client pod's kcat (Debian's)
 #
 # The broker (operator) image is the Dockerfile's `broker` (`operator`) target built FROM the Debian
@@ -107,7 +107,41 @@ app_image() {  # app_image broker|operator BUILD_DIR: the Dockerfile's target of
     echo "$tar"
 }
 
-package_image() {  # package_image etcd|kcat: a Dockerfile target of Debian packages only
+# The chart's etcd: the Dockerfile's `etcd` target, with etcd, etcdctl and etcdutl built here from
+# scripts/image/etcd (the module the Dockerfile builds, with the same Go toolchain, which the go
+# command fetches from the module proxy as golang.org/toolchain) into the context's
+# scripts/image/etcd/bin/, which the Dockerfile takes instead of building in the image (that would
+# fetch the toolchain and every module again). Keyed by the module, the toolchain and the Dockerfile.
+etcd_image() {
+    lock etcd
+    "$SRC/scripts/k8s/base-image.sh" >&2
+    local module="$SRC/scripts/image/etcd" base key tar tag="localhost/spool-etcd:e2e"
+    local go_version; go_version=$(sed -n 's/^ARG GO_VERSION=//p' "$SRC/Dockerfile")
+    base=$(podman image inspect --format '{{.Id}}' docker.io/library/debian:12)
+    key=$( { echo "etcd $base $go_version"; cat "$SRC/Dockerfile" "${BASH_SOURCE[0]}" \
+        "$module/go.mod" "$module/go.sum" "$module"/*.go; } | sha256sum | cut -c1-16)
+    tar="$CACHE/spool-etcd-$key.tar"
+    if [ ! -f "$tar" ]; then
+        local work t0; work=$(mktemp -d); t0=$(date +%s)
+        mkdir -p "$work/context/scripts/image"
+        cp -r "$module" "$work/context/scripts/image/etcd"
+        rm -rf "$work/context/scripts/image/etcd/bin"
+        (
+            cd "$work/context/scripts/image/etcd"
+            export GOTOOLCHAIN="go$go_version" GOFLAGS=-mod=readonly CGO_ENABLED=0
+            nice -n 19 go build -trimpath -ldflags "-s -w" -o bin/etcd .
+            nice -n 19 go build -trimpath -ldflags "-s -w" -o bin/etcdctl go.etcd.io/etcd/etcdctl/v3
+            nice -n 19 go build -trimpath -ldflags "-s -w" -o bin/etcdutl go.etcd.io/etcd/etcdutl/v3
+        ) >"$work/go-build.log" 2>&1 ||
+            { tail -30 "$work/go-build.log" >&2; echo "images: etcd go build failed" >&2; exit 1; }
+        build_target etcd "$work/context" "$tag" "$tar" "$work"
+        echo "images: $tag built in $(($(date +%s) - t0)) s" >&2
+        rm -rf "$work"
+    fi
+    echo "$tar"
+}
+
+package_image() {  # package_image kcat: a Dockerfile target of Debian packages only
     local target="$1"
     lock "$target"
     "$SRC/scripts/k8s/base-image.sh" >&2
@@ -130,6 +164,7 @@ case "${1:-}" in
     pause) pause_image ;;
     base) base_image ;;
     broker | operator) app_image "$@" ;;
-    etcd | kcat) package_image "$1" ;;
+    etcd) etcd_image ;;
+    kcat) package_image "$1" ;;
     *) echo "usage: images.sh pause | base | broker BUILD_DIR | operator BUILD_DIR | etcd | kcat" >&2; exit 2 ;;
 esac

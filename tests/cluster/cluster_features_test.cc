@@ -3,14 +3,21 @@
 // 4.4-IV2 (33) in P/features, every broker advertises it; a transaction.version change taken by
 // one broker shows on the others; a downgrade of metadata.version is refused with Kafka's
 // message; and a broker whose binary does not support the stored level exits with status 5,
-// saying why, instead of running on metadata it cannot read.
+// saying why, instead of running on metadata it cannot read; the same reason is its Kubernetes
+// termination message (SPOOL_TERMINATION_MESSAGE_PATH), which the operator shows as the
+// Cluster's UpgradeRefused condition.
 
 #include "tests/cluster/cluster_clients.h"
 #include "tests/cluster/cluster_harness.h"
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <thread>
@@ -88,14 +95,31 @@ TEST(cluster_features, finalized_levels_are_shared_and_a_too_new_level_is_refuse
                     "/features '{\"epoch\":9,\"metadata.version\":34}' >/dev/null",
                 30, &rc);
     ASSERT_EQ(rc, 0) << "etcdctl put failed";
+    // The newcomer writes its termination message here, as into the file the kubelet makes at
+    // /dev/termination-log (only an existing file is written). The variable is set for the one
+    // child started while it is (execv passes this process's environment on).
+    const auto termination_log = std::filesystem::temp_directory_path() /
+                                 ("spool-termination-log-" + std::to_string(::getpid()));
+    std::ofstream(termination_log) << "";
+    ::setenv("SPOOL_TERMINATION_MESSAGE_PATH", termination_log.c_str(), 1);
     auto newcomer = cluster.extra_broker(7);
     const int status = newcomer->run_to_exit(60s);
+    ::unsetenv("SPOOL_TERMINATION_MESSAGE_PATH");
     const auto log = newcomer->log_text();
     EXPECT_EQ(status, 5) << log;
     EXPECT_NE(log.find("refusing to start: the cluster's metadata.version is 34 (34), but this "
                        "binary supports 32-33 (4.4-IV1 to 4.4-IV2)"),
               std::string::npos)
         << log;
+    std::ifstream in(termination_log);
+    std::string message((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove(termination_log);
+    EXPECT_NE(message.find(": cannot start: refusing to start: the cluster's metadata.version is "
+                           "34 (34), but this binary supports 32-33"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(message.rfind("spool-broker ", 0), 0u) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 }
 
 }  // namespace

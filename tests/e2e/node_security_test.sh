@@ -183,6 +183,9 @@ etcd_members() {
 kc -n "$ns" exec "$release-etcd-0" -- etcdctl --endpoints=https://localhost:2379 \
     --cacert=/etc/etcd-tls/ca.crt --cert=/etc/etcd-tls/tls.crt --key=/etc/etcd-tls/tls.key \
     snapshot save /var/lib/etcd/snapshot.db >"$work/snap" 2>&1 || fail "etcdctl snapshot save: $(tail -3 "$work/snap")"
+# etcdutl (the restore side) reads it: the image's etcd 3.7 tools are both there.
+kc -n "$ns" exec "$release-etcd-0" -- etcdutl snapshot status /var/lib/etcd/snapshot.db \
+    >"$work/snap-status" 2>&1 || fail "etcdutl snapshot status: $(tail -3 "$work/snap-status")"
 echo "etcd: 3 https members; plaintext, no certificate and another CA's certificate refused; the brokers' certificate answered"
 
 # --- 2. kcat with a clients-CA certificate through the mTLS listener --------------------------

@@ -140,6 +140,9 @@ result<std::unique_ptr<embedded_store>> embedded_store::open(const fs::path& dat
     SPOOL_TRY(seq, replay(journals.value(), loaded));
     if (auto why = unsupported_reason(loaded.state.features); !why.empty()) {
         logger->error("refusing to start: {}", why);
+        if (options.refusal != nullptr) {
+            *options.refusal = why;
+        }
         return errc::unsupported_feature_level;
     }
     if (seq > loaded.journal_seq) {

@@ -53,6 +53,9 @@ struct embedded_store_options {
     // The least journal size (bytes) that makes a snapshot due; it is also due only once the
     // journal is as big as the last snapshot, so snapshots cost O(1) per committed byte.
     uint64_t journal_snapshot_bytes = 1U << 20;
+    // When open() refuses the stored feature levels (errc::unsupported_feature_level), why, in
+    // words (features.h unsupported_reason): spool-broker's termination message. May be null.
+    std::string* refusal = nullptr;
 };
 
 class embedded_store final : public store {

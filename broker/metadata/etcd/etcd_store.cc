@@ -385,6 +385,9 @@ asio::awaitable<result<void>> etcd_store::load(etcd_store* self) {
     }
     if (auto why = unsupported_reason(self->_published->features); !why.empty()) {
         log::get("metadata")->error("refusing to start: {}", why);
+        if (self->_options.refusal != nullptr) {
+            *self->_options.refusal = why;
+        }
         co_return errc::unsupported_feature_level;
     }
     self->_watch_from = rev.value() + 1;

@@ -69,6 +69,9 @@ struct etcd_store_options {
     etcd::client_options client;                      // etcd.endpoints, etcd.*.timeout.ms
     std::string prefix = "/spool/default";            // etcd.prefix (trailing '/' removed)
     std::chrono::milliseconds change_timeout{10000};  // metadata.change.timeout.ms
+    // When open() refuses the stored feature levels (errc::unsupported_feature_level), why, in
+    // words (features.h unsupported_reason): spool-broker's termination message. May be null.
+    std::string* refusal = nullptr;
 
     static etcd_store_options from_config(const config::broker_config& c);
 };

@@ -41,13 +41,7 @@ struct cluster_lifecycle_test : ::testing::Test {
     // What the StatefulSet controller and the kubelet would have done: the StatefulSet reports
     // revision "rev1" and three ready pods running it.
     void pods_running() {
-        json sts = api.object(kube::kinds::statefulset, "ns", "demo").value();
-        sts["status"] = obj({{"replicas", num(3)},
-                             {"readyReplicas", num(3)},
-                             {"observedGeneration", num(get_int(sts.at("metadata"), "generation"))},
-                             {"updateRevision", str("rev1")},
-                             {"currentRevision", str("rev1")}});
-        (void)api.put(kube::kinds::statefulset, sts);
+        testing::statefulset_at(api, 3, "rev1");
         for (int i = 0; i < 3; ++i) {
             put_pod(i);
         }
@@ -80,13 +74,7 @@ struct cluster_lifecycle_test : ::testing::Test {
         c["metadata"]["annotations"] = obj({{key, str(value)}});
         ASSERT_TRUE(api.replace(kube::kinds::cluster, "ns", "demo", c));
     }
-    std::vector<std::string> removed_pods() {
-        std::vector<std::string> names;
-        for (const auto& w : api.writes())
-            if (w.verb == "remove" && w.kind == "Pod")
-                names.push_back(w.name);
-        return names;
-    }
+    std::vector<std::string> removed_pods() { return testing::removed_pods(api); }
 };
 
 TEST_F(cluster_lifecycle_test, a_paused_cluster_writes_no_owned_object_and_says_so) {

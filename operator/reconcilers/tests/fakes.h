@@ -60,6 +60,28 @@ inline json cluster_object(int replicas) {
                         obj({{"etcd", obj({{"endpoints", arr({str("http://etcd:2379")})}})}})}})}});
 }
 
+// What the StatefulSet controller would have written once `replicas` pods run `revision`: the
+// status of the StatefulSet "demo" in namespace "ns", at its current generation.
+inline void statefulset_at(kube::testing::fake_client& api, int replicas,
+                           const std::string& revision) {
+    json sts = api.object(kube::kinds::statefulset, "ns", "demo").value();
+    sts["status"] = obj({{"replicas", num(replicas)},
+                         {"readyReplicas", num(replicas)},
+                         {"observedGeneration", num(get_int(sts.at("metadata"), "generation"))},
+                         {"updateRevision", str(revision)},
+                         {"currentRevision", str(revision)}});
+    (void)api.put(kube::kinds::statefulset, sts);
+}
+
+// The pods removed (restarted) since the last clear_writes(), in order.
+inline std::vector<std::string> removed_pods(kube::testing::fake_client& api) {
+    std::vector<std::string> names;
+    for (const auto& w : api.writes())
+        if (w.verb == "remove" && w.kind == "Pod")
+            names.push_back(w.name);
+    return names;
+}
+
 class fixed_health : public broker_health {
 public:
     result<restart_verdict> restart_safe(const std::string&, int, int broker_id,

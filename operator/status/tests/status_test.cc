@@ -130,5 +130,32 @@ TEST(cluster_status, test_a_blocked_scale_down_is_not_progressing_and_not_ready)
     EXPECT_EQ(find_condition(s.conditions, types::degraded)->status, "False");
 }
 
+// A broker pod exiting with status 5 (a refused downgrade): UpgradeRefused=True with the
+// reconciler's description while it lasts, and only then; its transition time stays while the
+// message changes; a pass that did not read the pods keeps it.
+TEST(cluster_status, test_upgrade_refused_is_present_only_while_a_pod_refuses) {
+    auto c = make_cluster(3);
+    auto sts = statefulset(3, 2);
+    auto seen = observe(&c, &sts);
+    seen.start_refused = "demo-2 (spool:0.3) exits with status 5: refusing to start: ...";
+    c.status = compute_cluster_status(seen, "T1");
+    const auto* refused = find_condition(c.status.conditions, types::upgrade_refused);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, "True");
+    EXPECT_EQ(refused->reason, std::string("FeatureLevelUnsupported"));
+    EXPECT_EQ(refused->message, *seen.start_refused);
+    *seen.start_refused += " (again)";
+    c.status = compute_cluster_status(seen, "T2");
+    refused = find_condition(c.status.conditions, types::upgrade_refused);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->last_transition_time, "T1");
+    seen.start_refused.reset();  // not looked at this pass: kept
+    c.status = compute_cluster_status(seen, "T3");
+    EXPECT_TRUE(find_condition(c.status.conditions, types::upgrade_refused));
+    seen.start_refused = "";
+    c.status = compute_cluster_status(seen, "T4");
+    EXPECT_FALSE(find_condition(c.status.conditions, types::upgrade_refused));
+}
+
 }  // namespace
 }  // namespace spool::op::status
