@@ -85,7 +85,7 @@ TEST(api_table, test_every_api_pair_agrees_on_versions) {
             }(),
             ...);
     }(all_apis{});
-    EXPECT_EQ(supported_apis.size(), 49u);  // + UpdateFeatures (upgrades)
+    EXPECT_EQ(supported_apis.size(), 53u);  // + the four share-group APIs (KIP-932)
 }
 
 }  // namespace
