@@ -6,6 +6,7 @@
 #include "broker/handlers/groups/group_errors.h"
 #include "broker/handlers/groups/group_handlers.h"
 #include "broker/handlers/groups/group_util.h"
+#include "broker/handlers/groups/heartbeat_call.h"
 #include "broker/handlers/groups/topic_image.h"
 #include "broker/handlers/handler_util.h"
 
@@ -50,38 +51,9 @@ boost::asio::awaitable<response> run(request_ctx& ctx,
     hr.client_id = ctx.client_id().value_or("");
     hr.client_host = client_host(ctx);
     hr.topics = topic_image_of(ctx.svc.store.snapshot());
-    auto group_id = hr.group_id;
-    auto shared = std::make_shared<coordinator::consumer_heartbeat_request>(std::move(hr));
-    coordinator::coordinator_service::call_fn<coordinator::consumer_heartbeat_result> fn =
-        [shared](coordinator::group_coordinator* c,
-                 std::function<void(coordinator::consumer_heartbeat_result)> done) {
-            if (!c) {
-                coordinator::consumer_heartbeat_result r;
-                r.error = errc::not_coordinator;
-                done(std::move(r));
-                return;
-            }
-            done(c->consumer_heartbeat(std::move(*shared)));
-        };
-    auto r = co_await svc->call<coordinator::consumer_heartbeat_result>(group_id, std::move(fn));
-    resp.error_code = kafka_code(r.error);
-    if (r.error) {
-        if (!r.error_message.empty()) {
-            resp.error_message = std::move(r.error_message);
-        }
-        co_return resp;
-    }
-    resp.member_id = std::move(r.member_id);
-    resp.member_epoch = r.member_epoch;
-    resp.heartbeat_interval_ms = r.heartbeat_interval_ms;
-    if (r.assignment) {
-        auto& a = resp.assignment.emplace();
-        for (const auto& [topic, partitions] : *r.assignment) {
-            auto& tp = a.topic_partitions.emplace_back();
-            tp.topic_id = topic;
-            tp.partitions.assign(partitions.begin(), partitions.end());
-        }
-    }
+    auto r = co_await heartbeat_on_coordinator<coordinator::consumer_heartbeat_result>(
+        *svc, std::move(hr), &coordinator::group_coordinator::consumer_heartbeat);
+    fill_heartbeat_response(resp, r);
     co_return resp;
 }
 
