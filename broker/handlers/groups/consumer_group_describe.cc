@@ -5,6 +5,7 @@
 
 #include "broker/handlers/groups/group_errors.h"
 #include "broker/handlers/groups/group_handlers.h"
+#include "broker/handlers/groups/coordinator_call.h"
 #include "broker/handlers/groups/group_util.h"
 #include "broker/handlers/handler_util.h"
 
@@ -51,19 +52,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx,
         if (!svc) {
             d.error = errc::coordinator_not_available;
         } else {
-            auto shared = std::make_shared<std::string>(id);
-            coordinator::coordinator_service::call_fn<consumer_group_description> fn =
-                [shared](coordinator::group_coordinator* c,
-                         std::function<void(consumer_group_description)> done) {
-                    if (!c) {
-                        consumer_group_description none;
-                        none.error = errc::not_coordinator;
-                        done(std::move(none));
-                        return;
-                    }
-                    done(c->describe_consumer_group(*shared));
-                };
-            d = co_await svc->call<consumer_group_description>(id, std::move(fn));
+            d = co_await on_coordinator<consumer_group_description>(
+                *svc, id, id, &coordinator::group_coordinator::describe_consumer_group);
         }
         using member = described::member;
         if (!charge_items<member>(ctx, d.members.size(), sizeof(member))) {

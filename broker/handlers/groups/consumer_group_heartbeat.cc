@@ -5,8 +5,8 @@
 
 #include "broker/handlers/groups/group_errors.h"
 #include "broker/handlers/groups/group_handlers.h"
+#include "broker/handlers/groups/coordinator_call.h"
 #include "broker/handlers/groups/group_util.h"
-#include "broker/handlers/groups/heartbeat_call.h"
 #include "broker/handlers/groups/topic_image.h"
 #include "broker/handlers/handler_util.h"
 

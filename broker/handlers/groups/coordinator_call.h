@@ -1,7 +1,7 @@
 #pragma once
 
-// What ConsumerGroupHeartbeat (KIP-848) and ShareGroupHeartbeat (KIP-932) share: the call to the
-// group's coordinator and the common part of the response.
+// What the KIP-848 and KIP-932 group handlers share: calls to the group's coordinator, and the
+// common part of a heartbeat's response.
 
 #include "broker/coordinator/coordinator_service.h"
 #include "broker/handlers/groups/group_errors.h"
@@ -10,17 +10,17 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <utility>
 
 namespace spool::broker::handlers::groups {
 
-// Runs `method` of the group's coordinator with `req`; NOT_COORDINATOR when this broker does not
+// Runs `method` of the group's coordinator with `arg`; NOT_COORDINATOR when this broker does not
 // coordinate the group.
-template <class Result, class Request, class Method>
-boost::asio::awaitable<Result> heartbeat_on_coordinator(coordinator::coordinator_service& svc,
-                                                        Request req, Method method) {
-    auto group_id = req.group_id;
-    auto shared = std::make_shared<Request>(std::move(req));
+template <class Result, class Arg, class Method>
+boost::asio::awaitable<Result> on_coordinator(coordinator::coordinator_service& svc,
+                                              std::string group_id, Arg arg, Method method) {
+    auto shared = std::make_shared<Arg>(std::move(arg));
     typename coordinator::coordinator_service::template call_fn<Result> fn =
         [shared, method](coordinator::group_coordinator* c, std::function<void(Result)> done) {
             if (!c) {
@@ -32,6 +32,14 @@ boost::asio::awaitable<Result> heartbeat_on_coordinator(coordinator::coordinator
             done((c->*method)(std::move(*shared)));
         };
     co_return co_await svc.call<Result>(group_id, std::move(fn));
+}
+
+// A heartbeat: the request goes to the coordinator of its group.
+template <class Result, class Request, class Method>
+boost::asio::awaitable<Result> heartbeat_on_coordinator(coordinator::coordinator_service& svc,
+                                                        Request req, Method method) {
+    std::string group_id = req.group_id;
+    co_return co_await on_coordinator<Result>(svc, std::move(group_id), std::move(req), method);
 }
 
 // The error, member id and epoch, heartbeat interval and assignment of a heartbeat's answer.
