@@ -114,7 +114,10 @@ result<std::unique_ptr<embedded_store>> embedded_store::open(const fs::path& dat
     if (ec) {
         return ec;
     }
-    std::unique_ptr<embedded_store> st(new embedded_store(data_dir, options));
+    // The store keeps its options, but the refusal string outlives only this call.
+    auto kept = options;
+    kept.refusal = nullptr;
+    std::unique_ptr<embedded_store> st(new embedded_store(data_dir, kept));
     auto logger = log::get("metadata");
     auto journals = journal::list_files(data_dir);
     if (!journals) {

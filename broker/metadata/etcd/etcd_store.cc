@@ -107,6 +107,8 @@ result<std::unique_ptr<etcd_store>> etcd_store::open(etcd_store_options options)
     });
     st->_thread_started = true;
     auto loaded = st->block_on(load(st.get()));
+    // The caller's string outlives only this call: nothing after open() may write through it.
+    st->_options.refusal = nullptr;
     if (!loaded) {
         log::get("metadata")
             ->error("cannot load the cluster metadata from etcd ({}): {}",
