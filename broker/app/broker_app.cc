@@ -5,6 +5,7 @@
 #include "broker/app/listener_security.h"
 #include "broker/app/oauthbearer_validators.h"
 #include "broker/app/metadata_runtime.h"
+#include "broker/app/share_samples.h"
 #include "broker/app/shutdown_watchdog.h"
 #include "broker/cluster/partition_wiring.h"
 #include "broker/metrics/callback_metrics.h"
@@ -424,6 +425,8 @@ std::string broker_app::start_http(const handlers::advertised_endpoint& endpoint
         txn_source.timed_out = read(c.timed_out);
     }
     metrics::export_transaction_metrics(_registry, std::move(txn_source));
+    metrics::export_share_group_metrics(_registry,
+                                        [this] { return share_samples(*_store, *_partitions); });
     _metadata->export_metrics(_registry);
     _cluster_view =
         std::make_unique<cluster_view_adapter>(*_store, *_config, endpoint.host, endpoint.port);

@@ -331,6 +331,10 @@ public:
                        const share_limits& limits);
     // For tests and metrics: the group's state here, nullptr when it has none.
     [[nodiscard]] const share_partition* share_state(std::string_view group) const;
+    // For the metrics: every share group's state here, by group id.
+    [[nodiscard]] const std::map<std::string, share_partition, std::less<>>& share_states() const {
+        return _share;
+    }
 
     // --- follower: the replica fetcher ---------------------------------------------------------
     // Whether the fetcher must truncate (OffsetForLeaderEpoch) before fetching: set on becoming

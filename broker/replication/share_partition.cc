@@ -8,8 +8,12 @@ void share_partition::release(record& r, const share_limits& limits) {
     if (r.state == share_record_state::acquired) {
         --_acquired;
     }
-    r.state = r.delivery_count >= limits.delivery_count_limit ? share_record_state::archived
-                                                              : share_record_state::available;
+    if (r.delivery_count >= limits.delivery_count_limit) {
+        r.state = share_record_state::archived;
+        ++_counters.delivery_limit_archived;
+    } else {
+        r.state = share_record_state::available;
+    }
     r.member.clear();
     r.lock_deadline = 0;
 }
@@ -36,6 +40,7 @@ void share_partition::expire_locks(int64_t now_ms, const share_limits& limits) {
     }
     for (auto& [o, r] : _in_flight) {
         if (r.state == share_record_state::acquired && r.lock_deadline <= now_ms) {
+            ++_counters.lock_expiries;
             release(r, limits);
         }
     }
@@ -77,6 +82,10 @@ int32_t share_partition::acquire_batch(int64_t first, int64_t last, bool control
     auto take = [&](int64_t o, record& r) {
         r.state = share_record_state::acquired;
         ++r.delivery_count;
+        ++_counters.deliveries;
+        if (r.delivery_count > 1) {
+            ++_counters.redeliveries;
+        }
         r.member = member;
         r.lock_deadline = now_ms + limits.lock_duration_ms;
         ++_acquired;
@@ -151,14 +160,18 @@ bool share_partition::acknowledge(const std::string& member,
             auto& r = it->second;
             switch (t) {
                 case share_ack_type::accept:
+                    ++_counters.accepted;
                     --_acquired;
                     r.state = share_record_state::acknowledged;
                     r.member.clear();
                     break;
                 case share_ack_type::release:
+                    ++_counters.released;
                     release(r, limits);
                     break;
                 case share_ack_type::reject:
+                    ++_counters.rejected;
+                    [[fallthrough]];
                 case share_ack_type::gap:
                     --_acquired;
                     r.state = share_record_state::archived;
@@ -181,6 +194,17 @@ void share_partition::release_member(const std::string& member, const share_limi
         }
     }
     advance_start();
+}
+
+int64_t share_partition::unfinished(int64_t high_watermark) const {
+    int64_t n = std::max<int64_t>(0, high_watermark - _end);
+    for (const auto& [o, r] : _in_flight) {
+        if (o < high_watermark && (r.state == share_record_state::available ||
+                                   r.state == share_record_state::acquired)) {
+            ++n;
+        }
+    }
+    return n;
 }
 
 std::optional<std::pair<share_record_state, int16_t>> share_partition::state_of(int64_t o) const {

@@ -45,6 +45,18 @@ struct share_limits {
     bool reset_earliest = false;        // share.auto.offset.reset=earliest
 };
 
+// What happened to a group's records on this partition since the state was created here (the
+// metrics' counters; they restart with the state, like the state itself).
+struct share_counters {
+    uint64_t deliveries = 0;       // acquisitions, first deliveries and redeliveries
+    uint64_t redeliveries = 0;     // acquisitions of a record delivered before
+    uint64_t accepted = 0;
+    uint64_t released = 0;         // RELEASE acknowledgements
+    uint64_t rejected = 0;         // REJECT acknowledgements: archived, never redelivered
+    uint64_t lock_expiries = 0;    // locks that ran out before an acknowledgement
+    uint64_t delivery_limit_archived = 0;  // archived at group.share.delivery.count.limit
+};
+
 struct share_acquired {
     int64_t first = 0;
     int64_t last = 0;
@@ -64,6 +76,11 @@ public:
     [[nodiscard]] int64_t start_offset() const { return _start; }
     [[nodiscard]] int64_t end_offset() const { return _end; }
     [[nodiscard]] size_t acquired_count() const { return _acquired; }
+    [[nodiscard]] const share_counters& counters() const { return _counters; }
+    // Records below `high_watermark` the group has still to finish: in flight and AVAILABLE or
+    // ACQUIRED, or not yet delivered at all. The share-group lag (walks the in-flight map: for
+    // scrapes, not for the fetch path).
+    [[nodiscard]] int64_t unfinished(int64_t high_watermark) const;
 
     // Returns expired locks' records to AVAILABLE (or ARCHIVED at the delivery limit).
     void expire_locks(int64_t now_ms, const share_limits& limits);
@@ -96,6 +113,8 @@ private:
         std::string member;
         int64_t lock_deadline = 0;
     };
+    // A lock given up (a RELEASE, an expiry or the member gone): AVAILABLE, or ARCHIVED at the
+    // delivery limit.
     void release(record& r, const share_limits& limits);
     void advance_start();
 
@@ -103,6 +122,7 @@ private:
     int64_t _end;
     std::map<int64_t, record> _in_flight;
     size_t _acquired = 0;
+    share_counters _counters;
 };
 
 }  // namespace spool::broker::replication

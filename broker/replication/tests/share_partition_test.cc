@@ -83,5 +83,36 @@ TEST(share_partition, control_batches_and_budgets) {
     EXPECT_FALSE(sp.next_fetch_offset(l).has_value());
 }
 
+TEST(share_partition, counters_and_unfinished) {
+    share_partition sp(0);
+    std::vector<share_acquired> a;
+    ASSERT_EQ(sp.acquire_batch(0, 3, false, "m1", 0, limits(), 100, a), 4);
+    // Ten records in the log, four delivered, none finished.
+    EXPECT_EQ(sp.unfinished(10), 10);
+    std::vector<share_ack_batch> acks{{0, 0, {1}}, {1, 1, {2}}, {2, 2, {3}}};
+    ASSERT_TRUE(sp.acknowledge("m1", acks, limits()));
+    // 0 accepted, 2 rejected: finished; 1 released and 3 held: not.
+    EXPECT_EQ(sp.unfinished(10), 8);
+    EXPECT_EQ(sp.counters().accepted, 1u);
+    EXPECT_EQ(sp.counters().released, 1u);
+    EXPECT_EQ(sp.counters().rejected, 1u);
+    sp.expire_locks(1000, limits());  // 3's lock runs out
+    EXPECT_EQ(sp.counters().lock_expiries, 1u);
+    a.clear();
+    ASSERT_EQ(sp.acquire_batch(0, 3, false, "m2", 2000, limits(), 100, a), 2);  // 1 and 3 again
+    EXPECT_EQ(sp.counters().deliveries, 6u);
+    EXPECT_EQ(sp.counters().redeliveries, 2u);
+    // Delivered a third time (the limit) and released: archived at the limit.
+    sp.release_member("m2", limits());
+    a.clear();
+    ASSERT_EQ(sp.acquire_batch(0, 3, false, "m3", 3000, limits(), 100, a), 2);
+    sp.release_member("m3", limits());
+    EXPECT_EQ(sp.counters().delivery_limit_archived, 2u);
+    EXPECT_EQ(sp.counters().redeliveries, 4u);
+    EXPECT_EQ(sp.start_offset(), 4);
+    EXPECT_EQ(sp.unfinished(10), 6);
+    EXPECT_EQ(sp.unfinished(4), 0);
+}
+
 }  // namespace
 }  // namespace spool::broker::replication

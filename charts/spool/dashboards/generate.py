@@ -130,6 +130,15 @@ DASHBOARDS = {
         panel("Rebalances", f"sum by (group) (increase(spool_consumer_group_rebalances_total{{{C}}}[{R}]))", legend="{{group}}"),
         panel("Groups", f"sum(spool_consumer_groups{{{C}}})", kind="stat"),
         panel("Fetch rate by topic", f"sum by (topic) (rate(spool_broker_records_out_total{{{C}}}[{R}]))", legend="{{topic}}"),
+        # Share groups (KIP-932): from the brokers leading the partitions (sum counts each once).
+        row("Share groups"),
+        panel("Share-group lag", f"sum by (group, topic) (spool_share_group_lag{{{C}}})", legend="{{group}} {{topic}}"),
+        panel("Deliveries / redeliveries", [(f"sum by (group) (rate(spool_share_group_deliveries_total{{{C}}}[{R}]))", "{{group}} deliveries/s"),
+                                            (f"sum by (group) (rate(spool_share_group_redeliveries_total{{{C}}}[{R}]))", "{{group}} redeliveries/s")], "ops"),
+        panel("Acknowledgements", f"sum by (group, type) (rate(spool_share_group_acknowledgements_total{{{C}}}[{R}]))", "ops", legend="{{group}} {{type}}"),
+        panel("Archived unprocessed (rejected, delivery limit)", f"sum by (group, reason) (increase(spool_share_group_records_archived_total{{{C}}}[{R}]))", legend="{{group}} {{reason}}"),
+        panel("Records locked / lock expiries", [(f"sum by (group) (spool_share_group_records_acquired{{{C}}})", "{{group}} locked"),
+                                                 (f"sum by (group) (increase(spool_share_group_lock_expiries_total{{{C}}}[{R}]))", "{{group}} expiries")]),
     ]),
     "spool-storage": ("Spool / Storage", [
         panel("Log size by topic", f"sum by (topic) (spool_log_size_bytes{{{C}}})", "bytes", legend="{{topic}}"),

@@ -15,16 +15,24 @@ check; the exit status is the number of failures.
   admin_list_describe  Admin.listGroups(forShareGroups) and describeShareGroups: a live
                      member owns the topic's 3 partitions, the group is Stable
 
+On Spool, after a full probe run, the broker's share-group metrics (docs/metrics.md "Broker:
+share groups") are checked against what the probe did: every count the probe determines
+(releases, rejects, redeliveries, the delivery-limit archive, accepted records, lag 0) exactly,
+lock expiries at least one.
+
     share_compat.py [--target spool|kafka] [--bin SPOOL_BROKER] --kafka-dir DIR [--only C,...]
 """
 
 import argparse
 import os
+import re
+import socket
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "acls"))
@@ -43,6 +51,66 @@ OVERRIDES = [
     "group.share.delivery.count.limit=3",
 ]
 SPOOL_ONLY = ["group.share.auto.offset.reset=earliest"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape(port):
+    """{(family, frozenset(labels)): value} of the spool_share_group_* samples on /metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r'^(spool_share_group_[a-z_]+)\{([^}]*)\} (\S+)$', line)
+        if m:
+            labels = frozenset(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+            out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def check_metrics(port):
+    """The share-group metrics against what ShareProbe did; returns the failures."""
+    samples = scrape(port)
+
+    def total(family, group, **extra):
+        want = {("group", group), *extra.items()}
+        return sum(v for (f, labels), v in samples.items() if f == family and want <= labels)
+
+    # (what, family, group, extra labels, expected, exact)
+    checks = [
+        ("accepted by three members", "spool_share_group_acknowledgements_total", "g-share-eo",
+         {"type": "accept"}, 300, True),
+        ("lag once all is accepted", "spool_share_group_lag", "g-share-eo", {}, 0, True),
+        ("released once each", "spool_share_group_acknowledgements_total", "g-share-rel",
+         {"type": "release"}, 10, True),
+        ("redelivered after release", "spool_share_group_redeliveries_total", "g-share-rel", {},
+         10, True),
+        ("delivered twice each", "spool_share_group_deliveries_total", "g-share-rel", {}, 20, True),
+        ("start offset past the 10 accepted", "spool_share_group_start_offset", "g-share-rel",
+         {}, 10, True),
+        ("rejected", "spool_share_group_records_archived_total", "g-share-rej",
+         {"reason": "rejected"}, 5, True),
+        ("rejects never redelivered", "spool_share_group_redeliveries_total", "g-share-rej", {},
+         0, True),
+        ("lock expiries of the holder's records", "spool_share_group_lock_expiries_total",
+         "g-share-lock", {}, 1, False),
+        ("archived at the delivery limit", "spool_share_group_records_archived_total",
+         "g-share-lim", {"reason": "delivery_limit"}, 1, True),
+        ("deliveries up to the limit (3)", "spool_share_group_deliveries_total", "g-share-lim",
+         {}, 3, True),
+    ]
+    failures = 0
+    for what, family, group, extra, want, exact in checks:
+        got = total(family, group, **extra)
+        ok = got == want if exact else got >= want
+        print(f"{'PASS' if ok else 'FAIL'} metrics {group} {what}: {family} = {got:g} "
+              f"({'' if exact else 'at least '}{want})")
+        failures += 0 if ok else 1
+    return failures
 
 
 def main():
@@ -71,8 +139,10 @@ def main():
     broker = Broker(args.target, args.bin, os.path.join(work, "data"))
     started = time.monotonic()
     failures = 0
+    http_port = free_port()
+    spool_only = SPOOL_ONLY + [f"http.listener=127.0.0.1:{http_port}"]
     try:
-        broker.start(*(OVERRIDES + (SPOOL_ONLY if args.target == "spool" else [])))
+        broker.start(*(OVERRIDES + (spool_only if args.target == "spool" else [])))
         cmd = ["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-Xmx384m",
                "-Djava.net.preferIPv4Stack=true", f"-Dlog4j2.configurationFile={LOG4J}",
                "-cp", cp, "ShareProbe", "--bootstrap", broker.bootstrap]
@@ -87,6 +157,8 @@ def main():
         if passes == 0 and failures == 0:
             print("share_compat: the probe ran no check", file=sys.stderr)
             failures = 1
+        if args.target == "spool" and not args.only:
+            failures += check_metrics(http_port)
     finally:
         try:
             broker.stop()
