@@ -3,6 +3,7 @@
 // Adapters from the broker's modules to broker/http's read-only views. Composition-root glue:
 // belongs in broker/app (it may depend on every module; broker/http depends on none).
 
+#include "broker/app/owner_shards.h"
 #include "broker/cluster/partition_manager.h"
 #include "broker/config/broker_config.h"
 #include "broker/config/topic_config.h"
@@ -13,10 +14,6 @@
 #include "broker/metadata/errc.h"
 #include "broker/metadata/store.h"
 
-#include <boost/asio/post.hpp>
-
-#include <chrono>
-#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -137,41 +134,15 @@ public:
         : _store(store), _partitions(partitions) {}
 
     std::vector<http::log_info> logs() const override {
-        auto s = _store.snapshot();
-        auto& pool = _partitions.pool();
-        std::vector<std::vector<model::topic_partition>> by_shard(pool.shard_count());
-        for (const auto& [name, t] : s->topics) {
-            for (const auto& p : t.partitions) {
-                model::topic_partition tp{name, model::partition_id{p.partition}};
-                by_shard[_partitions.shard_of(tp)].push_back(std::move(tp));
-            }
-        }
-        std::vector<std::future<std::vector<http::log_info>>> pending;
-        for (size_t shard = 0; shard < by_shard.size(); ++shard) {
-            auto done = std::make_shared<std::promise<std::vector<http::log_info>>>();
-            pending.push_back(done->get_future());
-            boost::asio::post(pool.executor(shard), [this, done, tps = std::move(by_shard[shard])] {
-                std::vector<http::log_info> out;
-                for (const auto& tp : tps) {
-                    if (auto* log = _partitions.local(tp)) {
-                        out.push_back({tp, log->log_start_offset(), log->log_end_offset(),
-                                       log->high_watermark(), log->size_bytes(),
-                                       log->segment_count()});
-                    }
+        return gather_from_owner_shards<http::log_info>(
+            _store, _partitions,
+            [this](const model::topic_partition& tp, std::vector<http::log_info>& out) {
+                if (auto* log = _partitions.local(tp)) {
+                    out.push_back({tp, log->log_start_offset(), log->log_end_offset(),
+                                   log->high_watermark(), log->size_bytes(),
+                                   log->segment_count()});
                 }
-                done->set_value(std::move(out));
             });
-        }
-        std::vector<http::log_info> all;
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-        for (auto& f : pending) {
-            if (f.wait_until(deadline) != std::future_status::ready)
-                continue;
-            auto part = f.get();
-            all.insert(all.end(), std::make_move_iterator(part.begin()),
-                       std::make_move_iterator(part.end()));
-        }
-        return all;
     }
 
 private:
