@@ -99,29 +99,33 @@ boost::asio::awaitable<read_response> read(request_ctx& ctx, read_request& req) 
         });
 }
 
-using init_request = protocol::initialize_share_group_state_request;
-using init_response = protocol::initialize_share_group_state_response;
-using init_partition = init_response::initialize_state_result::partition_result;
-
-boost::asio::awaitable<void> initialize_one(request_ctx& ctx, const std::string& group,
-                                            int64_t start, init_partition& out,
-                                            model::topic_partition tp) {
+// A door method returning a result, its Kafka error as the partition's answer.
+template <class Partition, class Op>
+boost::asio::awaitable<void> door_one(request_ctx& ctx, Partition& out, model::topic_partition tp,
+                                      Op op) {
     std::function<int(replication::partition*)> fn = [&](replication::partition* p) {
         if (p == nullptr) {
             out.error_code = code(error_code::not_leader_or_follower);
             return 0;
         }
-        auto r = p->share_initialize(group, start);
+        auto r = op(*p);
         out.error_code = r ? 0 : code(to_kafka_error(r.error()));
         return 0;
     };
     co_await on_partition<int>(ctx.svc.partitions, tp, fn);
 }
 
+using init_request = protocol::initialize_share_group_state_request;
+using init_response = protocol::initialize_share_group_state_response;
+using init_partition = init_response::initialize_state_result::partition_result;
+
 boost::asio::awaitable<init_response> initialize(request_ctx& ctx, init_request& req) {
     co_return co_await each_partition<init_request, init_response>(
         ctx, req, [&](init_partition& out, const auto& in, model::topic_partition tp) {
-            return initialize_one(ctx, req.group_id, in.start_offset, out, std::move(tp));
+            const int64_t start = in.start_offset;
+            return door_one(ctx, out, std::move(tp), [&req, start](replication::partition& p) {
+                return p.share_initialize(req.group_id, start);
+            });
         });
 }
 
@@ -129,24 +133,11 @@ using delete_request = protocol::delete_share_group_state_request;
 using delete_response = protocol::delete_share_group_state_response;
 using delete_partition = delete_response::delete_state_result::partition_result;
 
-boost::asio::awaitable<void> delete_one(request_ctx& ctx, const std::string& group,
-                                        delete_partition& out, model::topic_partition tp) {
-    std::function<int(replication::partition*)> fn = [&](replication::partition* p) {
-        if (p == nullptr) {
-            out.error_code = code(error_code::not_leader_or_follower);
-            return 0;
-        }
-        auto r = p->share_delete(group);
-        out.error_code = r ? 0 : code(to_kafka_error(r.error()));
-        return 0;
-    };
-    co_await on_partition<int>(ctx.svc.partitions, tp, fn);
-}
-
 boost::asio::awaitable<delete_response> delete_state(request_ctx& ctx, delete_request& req) {
     co_return co_await each_partition<delete_request, delete_response>(
         ctx, req, [&](delete_partition& out, const auto&, model::topic_partition tp) {
-            return delete_one(ctx, req.group_id, out, std::move(tp));
+            return door_one(ctx, out, std::move(tp),
+                            [&req](replication::partition& p) { return p.share_delete(req.group_id); });
         });
 }
 

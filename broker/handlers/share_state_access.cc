@@ -25,24 +25,6 @@ using protocol::error_code;
 
 constexpr std::chrono::milliseconds call_timeout{30000};
 
-// Where each partition's state lives: its leader in the current snapshot (-1: none).
-template <class Item, class KeyOf>
-std::map<int32_t, std::vector<Item>> by_leader(const services& svc, const std::vector<Item>& items,
-                                               KeyOf key_of) {
-    auto snap = svc.store.snapshot();
-    std::map<int32_t, std::vector<Item>> out;
-    for (const auto& item : items) {
-        const auto& tp = key_of(item).tp;
-        const auto* topic = snap->find(tp.topic);
-        int32_t leader = -1;
-        if (topic != nullptr && topic->has_partition(tp.partition.value())) {
-            leader = topic->partitions[static_cast<size_t>(tp.partition.value())].leader;
-        }
-        out[leader].push_back(item);
-    }
-    return out;
-}
-
 // Connects `client` to `node`'s inter-broker listener; false when that fails (then its partitions
 // answer COORDINATOR_NOT_AVAILABLE, as Kafka's persister reports an unreachable share
 // coordinator).
@@ -73,6 +55,45 @@ replication::leader_client_options client_options(const services& svc) {
 
 const share_state_key& item_key(const share_state_key& k) { return k; }
 const share_state_key& item_key(const share_start& s) { return s.key; }
+
+// Where each partition's state lives: its leader in the current snapshot (-1: none).
+template <class Item>
+std::map<int32_t, std::vector<Item>> by_leader(const services& svc,
+                                               const std::vector<Item>& items) {
+    auto snap = svc.store.snapshot();
+    std::map<int32_t, std::vector<Item>> out;
+    for (const auto& item : items) {
+        const auto& tp = item_key(item).tp;
+        const auto* topic = snap->find(tp.topic);
+        int32_t leader = -1;
+        if (topic != nullptr && topic->has_partition(tp.partition.value())) {
+            leader = topic->partitions[static_cast<size_t>(tp.partition.value())].leader;
+        }
+        out[leader].push_back(item);
+    }
+    return out;
+}
+
+// The one walk of all three operations: `here(item)` (awaited) for each partition led here,
+// `there(node, items)` (awaited) once per other leader, `leaderless(item)` for the others.
+template <class Item, class Here, class There, class Leaderless>
+boost::asio::awaitable<void> per_leader(services& svc, const std::vector<Item>& items,
+                                        Here here, There there, Leaderless leaderless) {
+    auto grouped = by_leader(svc, items);
+    for (const auto& [leader, part] : grouped) {
+        if (leader < 0) {
+            for (const auto& item : part) {
+                leaderless(item);
+            }
+        } else if (leader == svc.node_id) {
+            for (const auto& item : part) {
+                co_await here(item);
+            }
+        } else {
+            co_await there(leader, part);
+        }
+    }
+}
 
 // The request's topics, by id, with their partitions: the layout of all three requests.
 template <class Topic, class Item, class Fill>
@@ -117,26 +138,40 @@ share_partition_summary summary_from(const replication::partition::share_summary
     return out;
 }
 
-boost::asio::awaitable<share_partition_summary> summary_here(services& svc,
-                                                             const std::string& group,
-                                                             const share_state_key& k) {
+boost::asio::awaitable<void> summary_here(services& svc, const std::string& group,
+                                          const share_state_key& k, share_partition_summary& out) {
     const auto limits = share_limits_of(svc);
     std::function<share_partition_summary(replication::partition*)> fn =
         [&](replication::partition* p) {
-            share_partition_summary out;
+            share_partition_summary s;
             if (p == nullptr) {
-                out.error = error_code::not_leader_or_follower;
-                return out;
+                s.error = error_code::not_leader_or_follower;
+                return s;
             }
             auto r = p->share_summary_of(group, limits);
             if (!r) {
-                out.error = to_kafka_error(r.error());
+                s.error = to_kafka_error(r.error());
             } else if (r.value()) {
-                out = summary_from(*r.value());
+                s = summary_from(*r.value());
             }
-            return out;
+            return s;
         };
-    co_return co_await on_partition<share_partition_summary>(svc.partitions, k.tp, fn);
+    out = co_await on_partition<share_partition_summary>(svc.partitions, k.tp, fn);
+}
+
+// Runs `op(partition&)` (a door method returning a result) on a partition led here; its Kafka
+// error into `out`.
+template <class Op>
+boost::asio::awaitable<void> on_door(services& svc, const model::topic_partition& tp,
+                                     error_code& out, Op op) {
+    std::function<error_code(replication::partition*)> fn = [&](replication::partition* p) {
+        if (p == nullptr) {
+            return error_code::not_leader_or_follower;
+        }
+        auto r = op(*p);
+        return r ? error_code::none : to_kafka_error(r.error());
+    };
+    out = co_await on_partition<error_code>(svc.partitions, tp, fn);
 }
 
 boost::asio::awaitable<void> summaries_from(services& svc, int32_t node, const std::string& group,
@@ -267,94 +302,58 @@ std::vector<share_state_key> share_keys(const metadata::cluster_state& snap,
 boost::asio::awaitable<share_summaries> read_share_summaries(services& svc, const std::string& group,
                                                              const std::vector<share_state_key>& keys) {
     share_summaries out;
-    auto grouped = by_leader(svc, keys, [](const share_state_key& k) -> const share_state_key& {
-        return k;
-    });
-    for (auto& [leader, items] : grouped) {
-        if (leader < 0) {
-            for (const auto& k : items) {
-                out[k.tp].error = error_code::coordinator_not_available;
-            }
-        } else if (leader == svc.node_id) {
-            for (const auto& k : items) {
-                out[k.tp] = co_await summary_here(svc, group, k);
-            }
-        } else {
-            co_await summaries_from(svc, leader, group, items, out);
-        }
-    }
+    co_await per_leader(
+        svc, keys,
+        [&](const share_state_key& k) { return summary_here(svc, group, k, out[k.tp]); },
+        [&](int32_t node, const std::vector<share_state_key>& part) {
+            return summaries_from(svc, node, group, part, out);
+        },
+        [&](const share_state_key& k) { out[k.tp].error = error_code::coordinator_not_available; });
     co_return out;
 }
 
 boost::asio::awaitable<share_errors> initialize_share_state(services& svc, const std::string& group,
                                                             const std::vector<share_start>& starts) {
     share_errors out;
-    auto grouped = by_leader(svc, starts, [](const share_start& s) -> const share_state_key& {
-        return s.key;
-    });
-    for (auto& [leader, items] : grouped) {
-        if (leader < 0) {
-            for (const auto& s : items) {
-                out[s.key.tp] = error_code::coordinator_not_available;
-            }
-        } else if (leader == svc.node_id) {
-            for (const auto& s : items) {
-                std::function<error_code(replication::partition*)> fn =
-                    [&](replication::partition* p) {
-                        if (p == nullptr) {
-                            return error_code::not_leader_or_follower;
-                        }
-                        auto r = p->share_initialize(group, s.start_offset);
-                        return r ? error_code::none : to_kafka_error(r.error());
-                    };
-                out[s.key.tp] = co_await on_partition<error_code>(svc.partitions, s.key.tp, fn);
-            }
-        } else {
+    co_await per_leader(
+        svc, starts,
+        [&](const share_start& s) {
+            return on_door(svc, s.key.tp, out[s.key.tp], [&](replication::partition& p) {
+                return p.share_initialize(group, s.start_offset);
+            });
+        },
+        [&](int32_t node, const std::vector<share_start>& part) {
             using request = protocol::initialize_share_group_state_request;
-            co_await errors_from<request, protocol::initialize_share_group_state_response>(
-                svc, leader, group, items,
+            return errors_from<request, protocol::initialize_share_group_state_response>(
+                svc, node, group, part,
                 [](auto& p, const share_start& s) {
                     p.partition = s.key.tp.partition.value();
                     p.state_epoch = 0;
                     p.start_offset = s.start_offset;
                 },
                 out);
-        }
-    }
+        },
+        [&](const share_start& s) { out[s.key.tp] = error_code::coordinator_not_available; });
     co_return out;
 }
 
 boost::asio::awaitable<share_errors> delete_share_state(services& svc, const std::string& group,
                                                         const std::vector<share_state_key>& keys) {
     share_errors out;
-    auto grouped = by_leader(svc, keys, [](const share_state_key& k) -> const share_state_key& {
-        return k;
-    });
-    for (auto& [leader, items] : grouped) {
-        if (leader < 0) {
-            for (const auto& k : items) {
-                out[k.tp] = error_code::coordinator_not_available;
-            }
-        } else if (leader == svc.node_id) {
-            for (const auto& k : items) {
-                std::function<error_code(replication::partition*)> fn =
-                    [&](replication::partition* p) {
-                        if (p == nullptr) {
-                            return error_code::not_leader_or_follower;
-                        }
-                        auto r = p->share_delete(group);
-                        return r ? error_code::none : to_kafka_error(r.error());
-                    };
-                out[k.tp] = co_await on_partition<error_code>(svc.partitions, k.tp, fn);
-            }
-        } else {
+    co_await per_leader(
+        svc, keys,
+        [&](const share_state_key& k) {
+            return on_door(svc, k.tp, out[k.tp],
+                           [&](replication::partition& p) { return p.share_delete(group); });
+        },
+        [&](int32_t node, const std::vector<share_state_key>& part) {
             using request = protocol::delete_share_group_state_request;
-            co_await errors_from<request, protocol::delete_share_group_state_response>(
-                svc, leader, group, items,
+            return errors_from<request, protocol::delete_share_group_state_response>(
+                svc, node, group, part,
                 [](auto& p, const share_state_key& k) { p.partition = k.tp.partition.value(); },
                 out);
-        }
-    }
+        },
+        [&](const share_state_key& k) { out[k.tp] = error_code::coordinator_not_available; });
     co_return out;
 }
 
