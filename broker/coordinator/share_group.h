@@ -124,8 +124,8 @@ public:
     // ---- the share-group admin APIs (share_offsets.cc) ----
     // DescribeShareGroupOffsets without topics: the group's initialized partitions.
     [[nodiscard]] share_offsets_scope initialized(const std::string& group_id) const;
-    // AlterShareGroupOffsets: only an existing, empty group (Kafka's validateOffsetsAlterable);
-    // the partitions become initialized.
+    // AlterShareGroupOffsets: only an empty group (Kafka's validateOffsetsAlterable), created
+    // when the id names none yet (as Kafka 4.4 does); the partitions become initialized.
     [[nodiscard]] share_offsets_scope alter(const share_alter_request& req);
     // DeleteShareGroupOffsets: only an existing, empty group; the initialized partitions of the
     // topics, whose state the caller then deletes on their leaders.

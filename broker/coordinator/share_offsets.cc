@@ -38,11 +38,9 @@ share_offsets_scope share_groups::initialized(const std::string& group_id) const
 }
 
 share_offsets_scope share_groups::alter(const share_alter_request& req) {
-    auto it = _groups.find(req.group_id);
-    if (it == _groups.end()) {
-        return not_found(req.group_id);
-    }
-    auto& g = it->second;
+    // Kafka 4.4 creates the (empty) group when it does not exist yet: offsets can be set before
+    // any consumer joins.
+    auto& g = _groups[req.group_id];
     if (!g.members.empty()) {
         return not_empty(req.group_id);
     }

@@ -55,13 +55,24 @@ TEST(share_offsets, assigned_partitions_stay_initialized_after_the_members_leave
     EXPECT_EQ(gs.initialized("nope").error, make_error_code(errc::group_id_not_found));
 }
 
+TEST(share_offsets, alter_creates_a_missing_group) {
+    share_groups gs;
+    share_alter_request req;
+    req.group_id = "new";
+    req.partitions[topic_id(1)] = {0, 2};
+    auto s = gs.alter(req);
+    ASSERT_FALSE(s.error);
+    EXPECT_TRUE(gs.contains("new"));
+    EXPECT_EQ(gs.describe("new").state, "Empty");
+    EXPECT_EQ(gs.initialized("new").partitions.at(topic_id(1)), (std::set<int32_t>{0, 2}));
+}
+
 TEST(share_offsets, alter_needs_an_empty_group_and_initializes_the_partitions) {
     share_groups gs;
     share_config cfg;
     share_alter_request req;
     req.group_id = "g";
     req.partitions[topic_id(2)] = {1};
-    EXPECT_EQ(gs.alter(req).error, make_error_code(errc::group_id_not_found));
     ASSERT_FALSE(gs.heartbeat(join("a", {"t"}), time_ms(0), cfg).error);
     auto busy = gs.alter(req);
     EXPECT_EQ(busy.error, make_error_code(errc::non_empty_group));

@@ -4,8 +4,10 @@
 //   - Read on the group (else GROUP_AUTHORIZATION_FAILED for the request), Read on each topic
 //     (else TOPIC_AUTHORIZATION_FAILED on its partitions);
 //   - a topic or partition the metadata does not know: UNKNOWN_TOPIC_OR_PARTITION on it;
-//   - the group must exist and be empty (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP for the request);
-//     the altered partitions become the group's initialized ones (describable, deleted with it).
+//   - the group must be empty (NON_EMPTY_GROUP for the request); a group id nobody used yet
+//     becomes an empty share group (Kafka 4.4 does the same); an id of a classic or consumer
+//     group is GROUP_ID_NOT_FOUND. The altered partitions become the group's initialized ones
+//     (describable, deleted with it).
 // The offsets are taken as given (the tool computed them from the log); a start offset below
 // the log start moves up to it at the next fetch or describe.
 
