@@ -13,8 +13,11 @@ AlterShareGroupOffsets, DeleteShareGroupOffsets, DeleteGroups. Every step checks
   earliest      --reset-offsets --to-earliest --execute: start offsets 0, lag 10
   latest        5 more records, --reset-offsets --to-latest --execute: start offsets 15, lag 0,
                 then 3 more records: lag 3 on the partition that got them
-  delete_offsets  --delete-offsets --topic sq: the group has no offsets left for sq
+  delete_offsets  --delete-offsets --topic sq: the group has no offsets left for sq;
+                --delete-offsets of a topic that does not exist reports it per topic
   delete        --delete: the group is gone from --list
+  new_group     --reset-offsets --to-earliest --execute on a group id nobody used creates the
+                group (Kafka 4.4 does): listed, start offsets 0 with lags 15 and 18; --delete
 
     share_tool.py [--target spool|kafka] [--bin SPOOL_BROKER] --kafka-dir DIR
 """
@@ -220,16 +223,33 @@ def main():
             got, out = offsets(tool)
             expect(all(v[0] in (None, "-") for v in got.values()),
                    f"offsets left after --delete-offsets:\n{out}")
+            missing = tool.share("--delete-offsets", "--topic", "nope", "--group", GROUP).stdout
+            expect(re.search(r"nope\s+Error: This server does not host this topic-partition",
+                             missing), f"--delete-offsets of a missing topic:\n{missing}")
 
         def deleted():
             tool.share("--delete", "--group", GROUP)
             out = tool.share("--list").stdout.split()
             expect(GROUP not in out, f"--list after --delete: {out}")
 
+        def new_group():
+            fresh = GROUP + "-new"
+            tool.share("--reset-offsets", "--to-earliest", "--execute", "--topic", TOPIC,
+                       "--group", fresh)
+            listed_now = tool.share("--list").stdout.split()
+            expect(fresh in listed_now, f"--list after resetting a new group: {listed_now}")
+            out = tool.share("--describe", "--offsets", "--group", fresh).stdout
+            got = {int(r["PARTITION"]): (r.get("START-OFFSET"), r.get("LAG"))
+                   for r in table(out) if r.get("TOPIC") == TOPIC}
+            expect(got == {0: ("0", "15"), 1: ("0", "18")}, f"the new group's offsets:\n{out}")
+            tool.share("--delete", "--group", fresh)
+            expect(fresh not in tool.share("--list").stdout.split(), "the new group stayed")
+
         for name, fn in (("consume", consume), ("list", listed), ("describe", described),
                          ("offsets", all_consumed), ("members", members), ("busy", busy),
                          ("earliest", earliest), ("latest", latest),
-                         ("delete_offsets", delete_offsets), ("delete", deleted)):
+                         ("delete_offsets", delete_offsets), ("delete", deleted),
+                         ("new_group", new_group)):
             step(name, fn)
     except AssertionError as e:
         failures += 1
