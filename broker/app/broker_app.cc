@@ -351,6 +351,11 @@ std::string broker_app::start() {
             std::move(verify), _inter_broker.listener);
         _services->txn_verifier = _txn_verifier.get();
     }
+    // The share-group admin APIs reach the partition leaders' share state the same way.
+    _inter_broker_access.client.self = static_cast<int32_t>(_config->node_id());
+    _inter_broker_access.client.security = _inter_broker.security;
+    _inter_broker_access.listener = _inter_broker.listener;
+    _services->inter_broker = &_inter_broker_access;
     _services->oauthbearer = std::move(oauthbearer);
     _services->authorizer = security::authorizer(authorizer_options.value());
     if (_services->authorizer.enabled()) {

@@ -39,6 +39,7 @@
 #include "broker/handlers/kafka_dispatcher.h"
 #include "broker/handlers/producer_ids.h"
 #include "broker/handlers/services.h"
+#include "broker/handlers/share_state_access.h"
 #include "broker/http/http_service.h"
 #include "broker/http/readiness.h"
 #include "broker/metadata/store.h"
@@ -122,6 +123,7 @@ private:
     std::unique_ptr<txn::network_marker_sender> _txn_markers;
     std::unique_ptr<txn::txn_service> _transactions;
     std::unique_ptr<handlers::coordinator_verifier> _txn_verifier;
+    handlers::inter_broker_access _inter_broker_access;  // services::inter_broker
     std::unique_ptr<handlers::services> _services;
     std::unique_ptr<handlers::kafka_dispatcher> _dispatcher;
     net::probe _probe;

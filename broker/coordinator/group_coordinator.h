@@ -118,6 +118,14 @@ public:
     // ---- KIP-932 share groups (share_group.h; in memory only) ----
     [[nodiscard]] share_heartbeat_result share_heartbeat(share_heartbeat_request req);
     [[nodiscard]] share_group_description describe_share_group(const std::string& group_id);
+    // The share-group admin APIs (share_heartbeat.cc; rules in share_group.h): each checks
+    // availability and that the id is no classic or consumer group (GROUP_ID_NOT_FOUND).
+    [[nodiscard]] share_offsets_scope share_initialized_partitions(std::string group_id);
+    [[nodiscard]] share_offsets_scope share_alter_offsets(share_alter_request req);
+    [[nodiscard]] share_offsets_scope share_offsets_to_delete(share_topics_request req);
+    [[nodiscard]] share_offsets_scope share_forget_offsets(share_topics_request req);
+    [[nodiscard]] share_offsets_scope share_prepare_delete(std::string group_id);
+    [[nodiscard]] share_offsets_scope share_remove_group(std::string group_id);
 
     // ---- offsets ----
     // OffsetCommit, or TxnOffsetCommit when req.producer_id >= 0: then the offsets are written

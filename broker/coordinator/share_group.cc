@@ -61,6 +61,11 @@ void share_groups::reassign(share_group_data& g, const topic_image& topics) {
                 subscribers[static_cast<size_t>(i)]->assigned[topic_id].insert(i % count);
             }
         }
+        // Either way every partition of the topic has a member now.
+        auto& known = g.initialized[topic_id];
+        for (int32_t p = 0; p < count; ++p) {
+            known.insert(p);
+        }
     }
     g.assignment_epoch = g.group_epoch;
 }

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -53,6 +54,12 @@ struct share_group_data {
     std::map<std::string, share_member, std::less<>> members;
     // Subscribed topics with their partition counts as last assigned: a change reassigns.
     std::map<std::string, int32_t, std::less<>> subscribed_metadata;
+    // The partitions whose leaders may hold share state of the group: every partition ever
+    // assigned to a member (its fetches create the state there) or reset by
+    // AlterShareGroupOffsets, until DeleteShareGroupOffsets removes its topic. Kafka's
+    // "initialized" topics of ShareGroupStatePartitionMetadata; what DescribeShareGroupOffsets
+    // without topics and DeleteGroups cover.
+    assignment_map initialized;
 };
 
 struct share_heartbeat_request {
@@ -85,6 +92,24 @@ struct share_group_description {
     std::vector<share_member> members;
 };
 
+// The partitions a share-group admin request covers, or why it may not go on.
+struct share_offsets_scope {
+    std::error_code error;
+    std::string error_message;
+    bool share_group = false;  // the id names a share group (DeleteGroups' first step)
+    assignment_map partitions;
+};
+
+struct share_alter_request {
+    std::string group_id;
+    assignment_map partitions;  // existing partitions only: the handler checked the metadata
+};
+
+struct share_topics_request {
+    std::string group_id;
+    std::set<protocol::uuid> topics;
+};
+
 class share_groups {
 public:
     [[nodiscard]] share_heartbeat_result heartbeat(share_heartbeat_request req, time_ms now,
@@ -95,6 +120,23 @@ public:
     [[nodiscard]] std::vector<std::pair<std::string, std::string>> list() const;
     // Removes members whose session ran out (a changed group gets a new epoch).
     void expire(time_ms now);
+
+    // ---- the share-group admin APIs (share_offsets.cc) ----
+    // DescribeShareGroupOffsets without topics: the group's initialized partitions.
+    [[nodiscard]] share_offsets_scope initialized(const std::string& group_id) const;
+    // AlterShareGroupOffsets: only an empty group (Kafka's validateOffsetsAlterable), created
+    // when the id names none yet (as Kafka 4.4 does); the partitions become initialized.
+    [[nodiscard]] share_offsets_scope alter(const share_alter_request& req);
+    // DeleteShareGroupOffsets: only an existing, empty group; the initialized partitions of the
+    // topics, whose state the caller then deletes on their leaders.
+    [[nodiscard]] share_offsets_scope offsets_of(const share_topics_request& req) const;
+    // Once their state is deleted: the topics are no longer initialized.
+    void forget(const share_topics_request& req);
+    // DeleteGroups: for an empty share group, its initialized partitions (share_group set);
+    // NON_EMPTY_GROUP with members; share_group false when the id names no share group.
+    [[nodiscard]] share_offsets_scope prepare_delete(const std::string& group_id) const;
+    // Removes an empty share group (NON_EMPTY_GROUP if a member joined meanwhile).
+    [[nodiscard]] std::error_code remove(const std::string& group_id);
     // The earliest session deadline, for the coordinator's timer.
     [[nodiscard]] std::optional<time_ms> next_deadline() const;
 

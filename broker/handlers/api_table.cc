@@ -43,6 +43,18 @@ const std::vector<api_entry>& table() {
         {api_key::share_group_describe, 1, 1, 1, groups::handle_share_group_describe},
         {api_key::share_fetch, 1, 1, 1, handle_share_fetch},
         {api_key::share_acknowledge, 1, 1, 1, handle_share_acknowledge},
+        // The share-group admin APIs (kafka-share-groups): v1 of Describe carries the lag.
+        {api_key::describe_share_group_offsets, 0, 1, 0,
+         groups::handle_describe_share_group_offsets},
+        {api_key::alter_share_group_offsets, 0, 0, 0, groups::handle_alter_share_group_offsets},
+        {api_key::delete_share_group_offsets, 0, 0, 0,
+         groups::handle_delete_share_group_offsets},
+        // Inter-broker: the share state a partition leader keeps, for those admin APIs when
+        // another broker coordinates the group (share_state_access.h).
+        {api_key::read_share_group_state_summary, 0, 1, 0,
+         handle_read_share_group_state_summary},
+        {api_key::initialize_share_group_state, 0, 0, 0, handle_initialize_share_group_state},
+        {api_key::delete_share_group_state, 0, 0, 0, handle_delete_share_group_state},
         {api_key::api_versions, 0, 4, 0, handle_api_versions},
         {api_key::create_topics, 0, 7, 0, handle_create_topics},
         {api_key::delete_topics, 0, 6, 0, handle_delete_topics},

@@ -15,6 +15,11 @@ handler_result handle_produce(request_ctx& ctx);
 handler_result handle_fetch(request_ctx& ctx);
 handler_result handle_share_fetch(request_ctx& ctx);
 handler_result handle_share_acknowledge(request_ctx& ctx);
+// Inter-broker (share_group_state.cc): a partition leader's share state for the share-group
+// admin APIs of another broker's coordinator.
+handler_result handle_read_share_group_state_summary(request_ctx& ctx);
+handler_result handle_initialize_share_group_state(request_ctx& ctx);
+handler_result handle_delete_share_group_state(request_ctx& ctx);
 handler_result handle_list_offsets(request_ctx& ctx);
 handler_result handle_offset_for_leader_epoch(request_ctx& ctx);
 handler_result handle_init_producer_id(request_ctx& ctx);

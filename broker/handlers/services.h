@@ -37,6 +37,7 @@ class topic_probe;
 namespace spool::broker::handlers {
 
 class partition_verifier;
+struct inter_broker_access;
 
 struct advertised_endpoint {
     std::string host;
@@ -65,6 +66,10 @@ struct services {
     // in its transaction before its first write there (handlers/txn/partition_verifier.h);
     // nullptr: produce verifies nothing (as transaction.partition.verification.enable=false).
     partition_verifier* txn_verifier = nullptr;
+    // How handlers reach other brokers' inter-broker listener (the share-group admin APIs ask
+    // partition leaders for their share state, share_state_access.h); nullptr: only partitions
+    // led here are reached.
+    const inter_broker_access* inter_broker = nullptr;
     // Per-topic bytes and records in/out (broker/metrics); nullptr counts nothing.
     metrics::topic_probe* topic_traffic = nullptr;
     // authorizer.class.name and its keys (authz.h asks it); disabled by default: every request

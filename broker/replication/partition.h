@@ -335,6 +335,25 @@ public:
     [[nodiscard]] const std::map<std::string, share_partition, std::less<>>& share_states() const {
         return _share;
     }
+    // The share-group admin APIs (DescribeShareGroupOffsets, AlterShareGroupOffsets,
+    // DeleteShareGroupOffsets, DeleteGroups), whoever asks: this leader is the group's "share
+    // coordinator" for the partition (Kafka keeps the same facts in __share_group_state).
+    struct share_summary {
+        int64_t start_offset = -1;
+        // Records in [start, end) the group finished (acknowledged, archived, gaps): Kafka's
+        // deliveryCompleteCount, which its lag subtracts.
+        int64_t delivery_complete_count = 0;
+        int64_t high_watermark = -1;  // the "latest" offset Kafka's lag starts from
+        int32_t leader_epoch = -1;
+    };
+    // nullopt when the group has no state here (it never fetched this partition).
+    result<std::optional<share_summary>> share_summary_of(const std::string& group,
+                                                          const share_limits& limits);
+    // Starts the group over at `start_offset` (AlterShareGroupOffsets): in-flight records are
+    // forgotten, as Kafka's InitializeShareGroupState replaces the state.
+    result<void> share_initialize(const std::string& group, int64_t start_offset);
+    // Forgets the group's state here; false when there was none.
+    result<bool> share_delete(const std::string& group);
 
     // --- follower: the replica fetcher ---------------------------------------------------------
     // Whether the fetcher must truncate (OffsetForLeaderEpoch) before fetching: set on becoming

@@ -161,4 +161,45 @@ void partition::share_release(const std::string& group, const std::string& membe
     }
 }
 
+result<std::optional<partition::share_summary>> partition::share_summary_of(
+    const std::string& group, const share_limits& limits) {
+    if (auto ec = check_leader(-1)) {
+        return ec;
+    }
+    auto it = _share.find(group);
+    if (it == _share.end()) {
+        return std::optional<share_summary>{};
+    }
+    auto& sp = it->second;
+    // What a fetch would see now: records below the log start are gone, expired locks released.
+    sp.log_start_moved(_log->log_start_offset().value());
+    sp.expire_locks(steady_ms(), limits);
+    share_summary s;
+    s.start_offset = sp.start_offset();
+    s.delivery_complete_count = sp.delivery_complete_count();
+    s.high_watermark = _log->high_watermark().value();
+    s.leader_epoch = leader_epoch();
+    return std::optional<share_summary>{s};
+}
+
+result<void> partition::share_initialize(const std::string& group, int64_t start_offset) {
+    if (auto ec = check_leader(-1)) {
+        return ec;
+    }
+    _share.insert_or_assign(group, share_partition(start_offset));
+    return success();
+}
+
+result<bool> partition::share_delete(const std::string& group) {
+    if (auto ec = check_leader(-1)) {
+        return ec;
+    }
+    auto it = _share.find(group);
+    if (it == _share.end()) {
+        return false;
+    }
+    _share.erase(it);
+    return true;
+}
+
 }  // namespace spool::broker::replication

@@ -207,6 +207,12 @@ int64_t share_partition::unfinished(int64_t high_watermark) const {
     return n;
 }
 
+int64_t share_partition::delivery_complete_count() const {
+    // Everything in [start, end) is in flight or a gap; the in-flight records not finished are
+    // unfinished(end)'s count.
+    return (_end - _start) - unfinished(_end);
+}
+
 std::optional<std::pair<share_record_state, int16_t>> share_partition::state_of(int64_t o) const {
     auto it = _in_flight.find(o);
     if (it == _in_flight.end()) {

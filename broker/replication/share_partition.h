@@ -81,6 +81,9 @@ public:
     // ACQUIRED, or not yet delivered at all. The share-group lag (walks the in-flight map: for
     // scrapes, not for the fetch path).
     [[nodiscard]] int64_t unfinished(int64_t high_watermark) const;
+    // Offsets in [start, end) the group finished: acknowledged, archived or gaps (everything in
+    // flight that is neither AVAILABLE nor ACQUIRED). Kafka's deliveryCompleteCount.
+    [[nodiscard]] int64_t delivery_complete_count() const;
 
     // Returns expired locks' records to AVAILABLE (or ARCHIVED at the delivery limit).
     void expire_locks(int64_t now_ms, const share_limits& limits);

@@ -30,5 +30,8 @@ handler_result handle_consumer_group_heartbeat(request_ctx& ctx);
 handler_result handle_consumer_group_describe(request_ctx& ctx);
 handler_result handle_share_group_heartbeat(request_ctx& ctx);
 handler_result handle_share_group_describe(request_ctx& ctx);
+handler_result handle_describe_share_group_offsets(request_ctx& ctx);
+handler_result handle_alter_share_group_offsets(request_ctx& ctx);
+handler_result handle_delete_share_group_offsets(request_ctx& ctx);
 
 }  // namespace spool::broker::handlers::groups

@@ -114,5 +114,26 @@ TEST(share_partition, counters_and_unfinished) {
     EXPECT_EQ(sp.unfinished(4), 0);
 }
 
+TEST(share_partition, delivery_complete_count_counts_finished_records_above_the_start) {
+    share_partition sp(0);
+    std::vector<share_acquired> a;
+    ASSERT_EQ(sp.acquire_batch(0, 5, false, "m", 0, limits(), 100, a), 6);
+    EXPECT_EQ(sp.delivery_complete_count(), 0);
+    // 0 stays acquired, so the start stays at 0; 1 and 2 accepted, 3 rejected, 4 released.
+    std::vector<share_ack_batch> acks{{1, 2, {1}}, {3, 3, {3}}, {4, 4, {2}}};
+    ASSERT_TRUE(sp.acknowledge("m", acks, limits()));
+    EXPECT_EQ(sp.start_offset(), 0);
+    EXPECT_EQ(sp.delivery_complete_count(), 3);
+    // Finishing 0 moves the start past 1-3: they no longer count.
+    std::vector<share_ack_batch> first{{0, 0, {1}}};
+    ASSERT_TRUE(sp.acknowledge("m", first, limits()));
+    EXPECT_EQ(sp.start_offset(), 4);
+    EXPECT_EQ(sp.delivery_complete_count(), 0);
+    // Lag as Kafka computes it, with a high watermark of 10: 10 - 4 - 0 = 6 (4 and 5 in
+    // flight, 6-9 never fetched).
+    EXPECT_EQ(10 - sp.start_offset() - sp.delivery_complete_count(), 6);
+    EXPECT_EQ(sp.unfinished(10), 6) << "the metrics' lag is the same";
+}
+
 }  // namespace
 }  // namespace spool::broker::replication
