@@ -48,12 +48,10 @@ cmake --build --preset "$preset"
 # `upgrade`: the rolling upgrade from the previous release (docs/upgrades.md) first builds that
 # release's spool-broker (about 2 minutes with a warm ccache on two shared cores, once: it is
 # kept in ~/.cache/spool/spool-previous), then runs about a minute: left out, `-L upgrade`.
-# `compat_slow`: compatibility runs of Kafka's CLI tools that start a JVM per command and take
-# well over 30 s (compat_share_tool: kafka-share-groups step by step): left out, `-L compat_slow`.
 full_run=0
 if (($# == 0)); then
     full_run=1
-    set -- -LE "scale|known_gap|kafka_reference|timing|soak|upgrade|compat_slow"
+    set -- -LE "scale|known_gap|kafka_reference|timing|soak|upgrade"
 fi
 # run_ctest ARGS...: ctest, and when a test fails the tail of each failed test's output after
 # CTest's summary (CI keeps only the end of a run's output, where CTest names but does not explain).
