@@ -76,26 +76,6 @@ TEST(cluster_share_groups, offsets_on_partitions_led_elsewhere_are_altered_descr
                   0);
     }
 
-    // __consumer_offsets appears once all three brokers registered: wait for a coordinator.
-    std::pair<int16_t, int32_t> found{-1, -1};
-    for (auto deadline = std::chrono::steady_clock::now() + 60s;
-         std::chrono::steady_clock::now() < deadline;) {
-        found = find_coordinator_via(cluster.port(0), "sg");
-        if (found.first == 0) {
-            break;
-        }
-        std::this_thread::sleep_for(500ms);
-    }
-    ASSERT_EQ(found.first, 0);
-    const int32_t coordinator = found.second;
-    int remote = 0;
-    for (const auto& [p, l] : leader) {
-        remote += l != coordinator ? 1 : 0;
-    }
-    ASSERT_GE(remote, 1) << "every sq partition is led by the coordinator: " << md->describe();
-
-    kafka_client c(cluster.port(static_cast<size_t>(coordinator)));
-    c.set_read_timeout(30s);
     // A new group id: AlterShareGroupOffsets creates the group (as Kafka 4.4 does).
     protocol::alter_share_group_offsets_request alter;
     alter.group_id = "sg";
@@ -106,8 +86,36 @@ TEST(cluster_share_groups, offsets_on_partitions_led_elsewhere_are_altered_descr
         ap.partition_index = p;
         ap.start_offset = p + 1;
     }
-    auto altered = c.call<protocol::alter_share_group_offsets_request,
-                          protocol::alter_share_group_offsets_response>(0, alter);
+    // __consumer_offsets appears once all three brokers registered. The coordinator FindCoordinator
+    // names may not know yet that it leads the group's partition (its metadata trails broker
+    // 0's): it answers COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE
+    // meanwhile, and Kafka's admin client finds the coordinator again and retries, as here.
+    int32_t coordinator = -1;
+    std::unique_ptr<kafka_client> client;
+    std::optional<protocol::alter_share_group_offsets_response> altered;
+    for (auto deadline = std::chrono::steady_clock::now() + 60s;
+         std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(500ms)) {
+        auto found = find_coordinator_via(cluster.port(0), "sg");
+        if (found.first != 0) {
+            continue;
+        }
+        coordinator = found.second;
+        client = std::make_unique<kafka_client>(cluster.port(static_cast<size_t>(coordinator)));
+        client->set_read_timeout(30s);
+        altered = client->call<protocol::alter_share_group_offsets_request,
+                               protocol::alter_share_group_offsets_response>(0, alter);
+        if (altered && altered->error_code != 14 && altered->error_code != 15 &&
+            altered->error_code != 16) {
+            break;
+        }
+    }
+    ASSERT_GE(coordinator, 0);
+    int remote = 0;
+    for (const auto& [p, l] : leader) {
+        remote += l != coordinator ? 1 : 0;
+    }
+    ASSERT_GE(remote, 1) << "every sq partition is led by the coordinator: " << md->describe();
+    auto& c = *client;
     ASSERT_TRUE(altered);
     ASSERT_EQ(altered->error_code, 0);
     ASSERT_EQ(altered->responses.size(), 1u);
