@@ -2,6 +2,7 @@
 
 #include "broker/storage/closed_log_sync.h"
 #include "broker/storage/layout.h"
+#include "broker/storage/partition_metadata.h"
 #include "common/log.h"
 
 #include <boost/asio/async_result.hpp>
@@ -57,9 +58,7 @@ storage::log_config partition_manager::log_config_of(
 
 partition_manager::partition_manager(runtime::shard_pool& pool, const config::broker_config& config,
                                      fs::path log_dir)
-    : _pool(pool),
-      _config(config),
-      _dir(std::make_unique<storage::log_dir>(std::move(log_dir))) {
+    : _pool(pool), _config(config), _dir(std::make_unique<storage::log_dir>(std::move(log_dir))) {
     for (size_t i = 0; i < _pool.shard_count(); ++i) {
         _shards.push_back(std::make_unique<shard_table>(_pool, i));
     }
@@ -81,13 +80,40 @@ storage::open_options partition_manager::options_for(const topic_partition& tp, 
 }
 
 result<std::unique_ptr<storage::partition_log>> partition_manager::open_log(
-    size_t shard, const topic_partition& tp, const storage::log_config& cfg, bool sole_isr) {
-    auto opened =
-        storage::partition_log::open(_dir->path() / tp.dir_name(), tp, cfg, options_for(tp, shard));
+    size_t shard, const topic_partition& tp, const protocol::uuid& topic_id,
+    const storage::log_config& cfg, bool sole_isr) {
+    const auto dir = _dir->path() / tp.dir_name();
+    auto claim = storage::claim_partition_dir(storage::file_ops::posix(), dir, topic_id);
+    if (!claim) {
+        log::get("cluster")->error("cannot check {} belongs to topic id {}: {}", dir.string(),
+                                   topic_id.to_string(), claim.error().message());
+        return claim.error();
+    }
+    if (!claim.value().set_aside.empty()) {
+        log::get("cluster")->warn(
+            "{} held topic id {}'s records, not {}'s (a topic of the same name deleted "
+            "while this broker was away, or metadata restored from an older backup): "
+            "kept aside as {}, never served; {} starts empty here",
+            dir.string(), claim.value().previous_id->to_string(), topic_id.to_string(),
+            claim.value().set_aside.filename().string(), tp.dir_name());
+    } else if (claim.value().unreadable) {
+        log::get("cluster")->warn("{}/{} was unreadable: rewritten for topic id {}", dir.string(),
+                                  storage::layout::partition_metadata_file, topic_id.to_string());
+    }
+    auto opened = storage::partition_log::open(dir, tp, cfg, options_for(tp, shard));
     if (!opened) {
-        log::get("cluster")
-            ->error("cannot open partition {}: {}", tp.dir_name(), opened.error().message());
+        log::get("cluster")->error("cannot open partition {}: {}", tp.dir_name(),
+                                   opened.error().message());
         return opened.error();
+    }
+    if (claim.value().record_after_open) {
+        if (auto w = storage::write_partition_metadata(storage::file_ops::posix(), dir, topic_id);
+            !w) {
+            log::get("cluster")->error("cannot write {}/{}: {}", dir.string(),
+                                       storage::layout::partition_metadata_file,
+                                       w.error().message());
+            return w.error();
+        }
     }
     auto& plog = opened.value();
     // The high watermark this broker last knew (replication-offset-checkpoint, clamped to the
@@ -98,14 +124,12 @@ result<std::unique_ptr<storage::partition_log>> partition_manager::open_log(
     } else {
         // Under the strict min ISR rule a one-member ISR commits nothing when more are asked for.
         const bool commits_alone = sole_isr && cfg.min_insync_replicas <= 1;
-        plog->set_high_watermark(commits_alone ? plog->log_end_offset()
-                                               : plog->log_start_offset());
+        plog->set_high_watermark(commits_alone ? plog->log_end_offset() : plog->log_start_offset());
     }
     const auto& rec = plog->recovery();
     if (!rec.clean && (rec.truncated_bytes > 0 || rec.segments_deleted > 0)) {
-        log::get("cluster")
-            ->warn("partition {} recovered: truncated {} bytes, {} segments deleted", tp.dir_name(),
-                   rec.truncated_bytes, rec.segments_deleted);
+        log::get("cluster")->warn("partition {} recovered: truncated {} bytes, {} segments deleted",
+                                  tp.dir_name(), rec.truncated_bytes, rec.segments_deleted);
     }
     return std::move(opened).value();
 }
@@ -118,7 +142,7 @@ result<void> partition_manager::open_on_shard(size_t shard, const topic_partitio
     if (table.partitions.contains(tp)) {
         return success();
     }
-    SPOOL_TRY(plog, open_log(shard, tp, cfg, sole_isr(state)));
+    SPOOL_TRY(plog, open_log(shard, tp, topic_id, cfg, sole_isr(state)));
     auto& p = *table.partitions.emplace(tp, make_partition(shard, std::move(plog))).first->second;
     table.topic_ids[tp] = topic_id;
     apply_here(p, state);
@@ -242,9 +266,8 @@ result<void> partition_manager::open_all(const metadata::cluster_state& state) {
                       _config.get(config::keys::log_flush_offset_checkpoint_interval_ms),
                       _config.get(config::keys::log_flush_start_offset_checkpoint_interval_ms),
                       _config.get(config::keys::replica_high_watermark_checkpoint_interval_ms)});
-    log::get("cluster")
-        ->info("opened {} partitions in {} ({} start)", total, _dir->path().string(),
-               _dir->clean_start() ? "clean" : "recovering");
+    log::get("cluster")->info("opened {} partitions in {} ({} start)", total, _dir->path().string(),
+                              _dir->clean_start() ? "clean" : "recovering");
     return success();
 }
 
@@ -333,8 +356,8 @@ void partition_manager::close_all() {
                 auto r = plog.close_unsynced(files);
                 if (!r) {
                     all_clean = false;
-                    log::get("cluster")
-                        ->error("closing {} failed: {}", tp.dir_name(), r.error().message());
+                    log::get("cluster")->error("closing {} failed: {}", tp.dir_name(),
+                                               r.error().message());
                 }
                 std::lock_guard lock(mu);
                 add_checkpoint_values(tp, plog, values);

@@ -201,8 +201,11 @@ private:
     storage::log_config log_config_of(const config::topic_overrides& overrides) const;
     // Opens (creating or recovering) a log for `shard`; any thread, before the shard owns it.
     // sole_isr: this broker is the partition's whole ISR (its high watermark is its LEO).
+    // A directory another topic of the same name left (its partition.metadata names another
+    // id) is set aside as stray first, so topic_id's log opens empty (partition_metadata.h).
     result<std::unique_ptr<storage::partition_log>> open_log(size_t shard,
                                                              const model::topic_partition& tp,
+                                                             const protocol::uuid& topic_id,
                                                              const storage::log_config& cfg,
                                                              bool sole_isr);
     result<void> open_on_shard(size_t shard, const model::topic_partition& tp,

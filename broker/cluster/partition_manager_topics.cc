@@ -106,14 +106,14 @@ asio::awaitable<std::error_code> partition_manager::ensure_topic(metadata::topic
             for (const auto& tp : tps) {
                 sole[tp] = sole_isr(topic.partitions[tp.partition.value()]);
             }
-            std::function<opened_logs()> open_all_missing = [this, s = shard, tps = tps, cfg,
-                                                             sole] {
+            std::function<opened_logs()> open_all_missing = [this, s = shard, tps = tps, cfg, sole,
+                                                             id = topic.id] {
                 opened_logs out;
                 for (const auto& tp : tps) {
                     fs::path dir = _dir->path() / tp.dir_name();
                     std::error_code ec;
                     bool existed = fs::exists(dir, ec);
-                    auto plog = open_log(s, tp, cfg, sole.at(tp));
+                    auto plog = open_log(s, tp, id, cfg, sole.at(tp));
                     if (!plog) {
                         // All or nothing: a half-created topic (e.g. out of file descriptors) must
                         // leave no directory behind, or the next start trips over it.
@@ -223,8 +223,8 @@ asio::awaitable<void> partition_manager::remove_on_shard(partition_manager* self
             std::error_code ec;
             fs::rename(r.dir, r.doomed, ec);
             if (ec) {
-                log::get("cluster")
-                    ->warn("cannot rename {} for deletion: {}", r.dir.string(), ec.message());
+                log::get("cluster")->warn("cannot rename {} for deletion: {}", r.dir.string(),
+                                          ec.message());
                 r.doomed = r.dir;
             }
         }
@@ -291,9 +291,8 @@ asio::awaitable<bool> partition_manager::remove_unhosted(metadata::topic_metadat
             continue;
         }
         for (const auto& tp : tps) {
-            log::get("cluster")
-                ->info("{}-{}: this broker is no longer a replica; deleting its log", tp.topic,
-                       tp.partition.value());
+            log::get("cluster")->info("{}-{}: this broker is no longer a replica; deleting its log",
+                                      tp.topic, tp.partition.value());
         }
         removed = true;
         co_await runtime::run_on(_pool.executor(shard),

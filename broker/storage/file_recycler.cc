@@ -160,6 +160,9 @@ void file_recycler::remove_partition_dir(const fs::path& dir, bool give_files_of
     if (give_files_of_empty && _usable.load(std::memory_order_relaxed)) {
         std::vector<fs::path> files;
         bool only_known = true;
+        // partition.metadata names the deleted topic: removed, never another partition's.
+        std::error_code gone;
+        fs::remove(dir / layout::partition_metadata_file, gone);
         for (const auto& de : fs::directory_iterator(dir, ec)) {
             std::error_code st;
             bool regular = de.is_regular_file(st);

@@ -13,7 +13,10 @@
 //       00000000000000000000.txnindex    aborted transactions whose marker is in the segment
 //       00000000000000001234.snapshot    producer state as of offset 1234
 //       leader-epoch-checkpoint          epoch -> start offset
+//       partition.metadata               the topic id the records belong to (KIP-516)
 //     <topic>-<partition>.<uuid>-delete/ a deleted partition awaiting removal
+//     <topic>-<partition>.<uuid>-stray/  another topic's records under a reused name, kept aside
+//                                        (partition_metadata.h)
 //
 // File names carry the base offset as 20 zero-padded decimal digits.
 
@@ -44,6 +47,8 @@ inline constexpr std::string_view high_watermark_checkpoint = "replication-offse
 // Kafka's LogCleaner checkpoint: per partition, the offset below which the log is compacted.
 inline constexpr std::string_view cleaner_checkpoint = "cleaner-offset-checkpoint";
 inline constexpr std::string_view delete_dir_suffix = "-delete";
+inline constexpr std::string_view partition_metadata_file = "partition.metadata";
+inline constexpr std::string_view stray_dir_suffix = "-stray";
 
 // "00000000000000001234" for 1234.
 std::string offset_name(model::offset base);

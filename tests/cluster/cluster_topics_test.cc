@@ -1,7 +1,8 @@
 // Topics in a three-broker cluster: created concurrently through every broker and placed once
 // each, evenly; partitions added through one broker placed once and seen through all; produce and
 // consume with kcat on partitions led by different brokers; a produce sent to a broker that does
-// not lead the partition answers NOT_LEADER_OR_FOLLOWER.
+// not lead the partition answers NOT_LEADER_OR_FOLLOWER; a topic deleted while a broker is down
+// and created again never gets the old topic's records back from that broker.
 
 #include "tests/cluster/cluster_clients.h"
 #include "tests/cluster/cluster_fixture.h"
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <thread>
@@ -201,6 +203,81 @@ TEST_F(cluster_topics, produce_to_a_non_leader_answers_not_leader_and_librdkafka
     ASSERT_TRUE(kcat_produce(stranger, "wrong-door", partition, {"a", "b", "c"}, {}, &out)) << out;
     auto got = kcat_consume(stranger, "wrong-door", partition);
     EXPECT_EQ(got, (std::vector<std::string>{"v", "a", "b", "c"}));
+}
+
+// A broker down while its topic is deleted never hears of the deletion: its directory of the old
+// topic stays. When a topic of the same name is created later, that directory must not become the
+// new topic's replica (the old records at the same offsets and leader epoch 0, where the
+// follower's truncation cannot tell them apart): partition.metadata names the old topic id, so the
+// broker sets the directory aside as stray and replicates the new topic from empty.
+TEST_F(cluster_topics, a_topic_deleted_while_a_broker_is_down_and_created_again_starts_empty) {
+    ASSERT_EQ(create_topic_via(cluster.port(0), "reborn", 1, 30000, nullptr, 3), 0);
+    auto led = cluster.wait_for_metadata(
+        0, [](const metadata_view& m) { return m.all_led("reborn", 1); }, 15s, {"reborn"});
+    ASSERT_TRUE(led);
+    std::string out;
+    ASSERT_TRUE(
+        kcat_produce(cluster.bootstrap(), "reborn", 0, {"old-1", "old-2"}, "-X acks=all", &out))
+        << out;
+    const auto leader = static_cast<size_t>(led->topic("reborn")->partitions[0].leader);
+    const size_t away = (leader + 1) % cluster.size();
+    const size_t other = (leader + 2) % cluster.size();
+    // Both records on the broker about to go away.
+    for (int i = 0; i < 100 && cluster.replica_batches(away, "reborn", 0) !=
+                                   cluster.replica_batches(leader, "reborn", 0);
+         ++i) {
+        std::this_thread::sleep_for(100ms);
+    }
+    ASSERT_EQ(cluster.replica_batches(away, "reborn", 0),
+              cluster.replica_batches(leader, "reborn", 0));
+    cluster.sigterm(away);
+    int rc = 0;
+    out = kafka_topics(cluster.broker(other).bootstrap(), "--delete --topic reborn", &rc);
+    ASSERT_EQ(rc, 0) << out;
+    ASSERT_TRUE(cluster.wait_for_metadata(
+        other, [](const metadata_view& m) { return m.topic("reborn") == nullptr; }, 15s));
+    ASSERT_TRUE(cluster.restart(away));
+    std::string why;
+    ASSERT_TRUE(cluster.wait_for_cluster(30s, 0, &why)) << why;
+    ASSERT_TRUE(std::filesystem::exists(cluster.replica_dir(away, "reborn", 0)))
+        << "the broker that was away removed the old directory itself: nothing left to test";
+
+    // The broker that was away leads the new topic (its first replica): without the check it
+    // would serve the old records and append the new ones after them.
+    out = kafka_topics(cluster.broker(other).bootstrap(),
+                       "--create --topic reborn --replica-assignment " + std::to_string(away) +
+                           ":" + std::to_string(other) + ":" + std::to_string(leader),
+                       &rc);
+    ASSERT_EQ(rc, 0) << out;
+    ASSERT_TRUE(cluster.wait_for_metadata(other,
+                                          [away](const metadata_view& m) {
+                                              return m.all_led("reborn", 1) &&
+                                                     m.topic("reborn")->partitions[0].leader ==
+                                                         static_cast<int32_t>(away);
+                                          },
+                                          15s, {"reborn"}));
+    ASSERT_TRUE(kcat_produce(cluster.bootstrap(), "reborn", 0, {"new-1"}, "-X acks=all", &out))
+        << out;
+    EXPECT_EQ(kcat_consume(cluster.bootstrap(), "reborn", 0), (std::vector<std::string>{"new-1"}));
+    // Every replica holds the new topic's records and nothing else, byte for byte.
+    auto same_everywhere = [&] {
+        auto first = cluster.replica_batches(0, "reborn", 0);
+        return !first.empty() && cluster.replica_batches(1, "reborn", 0) == first &&
+               cluster.replica_batches(2, "reborn", 0) == first;
+    };
+    for (int i = 0; i < 150 && !same_everywhere(); ++i) {
+        std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_TRUE(same_everywhere()) << cluster.log_tails();
+    // The old records are kept aside on that broker, not deleted.
+    size_t stray = 0;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(
+             cluster.replica_dir(away, "reborn", 0).parent_path(), ec)) {
+        const auto name = e.path().filename().string();
+        stray += name.starts_with("reborn-0.") && name.ends_with("-stray") ? 1 : 0;
+    }
+    EXPECT_EQ(stray, 1u);
 }
 
 }  // namespace

@@ -4,14 +4,13 @@
 #include "tests/integration/child_process.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -295,6 +294,74 @@ bool etcd_process::running() {
         _paused = false;
     }
     return _pid > 0;
+}
+
+namespace {
+
+// The etcd tool `name` next to the etcd binary, else on PATH.
+std::string etcd_tool(const std::string& name) {
+    const char* bin = std::getenv("SPOOL_ETCD_BIN");
+    fs::path etcd = bin != nullptr && *bin != '\0' ? fs::path(bin) : fs::path(SPOOL_ETCD_BIN);
+    auto sibling = etcd.parent_path() / name;
+    std::error_code ec;
+    return fs::exists(sibling, ec) ? sibling.string() : name;
+}
+
+// Runs args to completion (at most `timeout`); empty on exit status 0, else its output.
+std::string run_tool(std::vector<std::string> args, const fs::path& log, milliseconds timeout) {
+    pid_t pid = spawn_logged(args, log);
+    auto deadline = steady_clock::now() + timeout;
+    int status = 0;
+    while (!reap_if_exited(pid, &status)) {
+        if (steady_clock::now() >= deadline) {
+            kill_and_reap(pid);
+            return args[2] + ": no exit within the timeout\n" + read_text_file(log);
+        }
+        std::this_thread::sleep_for(milliseconds(20));
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        return {};
+    }
+    auto out = read_text_file(log);
+    return args[2] + " exited with status " + std::to_string(status) + ": " +
+           (out.empty() ? std::string("(no output)") : out);
+}
+
+}  // namespace
+
+std::string etcd_process::snapshot(const fs::path& file) {
+    if (_tls) {
+        return "snapshot(): TLS mode is not supported";
+    }
+    // ETCDCTL_API=3 for etcd 3.4's etcdctl (the default from 3.4 on, said for clarity).
+    return run_tool(
+        {"/usr/bin/env", "ETCDCTL_API=3", etcd_tool("etcdctl"), "--endpoints=" + endpoint(),
+         "--command-timeout=20s", "snapshot", "save", file.string()},
+        _data_dir / "snapshot-save.log", std::chrono::seconds(30));
+}
+
+std::string etcd_process::restore(const fs::path& file) {
+    if (running()) {
+        return "restore(): etcd still runs";
+    }
+    std::error_code ec;
+    fs::remove_all(_data_dir / "member", ec);
+    // etcd 3.5 moved restore to etcdutl (etcdctl's still works there, deprecated); 3.4 has only
+    // etcdctl's.
+    auto tool = etcd_tool("etcdutl");
+    std::vector<std::string> args = {"/usr/bin/env", "ETCDCTL_API=3"};
+    args.push_back(tool == "etcdutl" ? etcd_tool("etcdctl") : tool);
+    const std::string peer_url = "http://127.0.0.1:" + std::to_string(_peer_port);
+    args.insert(args.end(), {"snapshot", "restore", file.string(), "--name=spool-test",
+                             "--data-dir=" + (_data_dir / "member").string(),
+                             "--initial-cluster=spool-test=" + peer_url,
+                             "--initial-advertise-peer-urls=" + peer_url});
+    auto err =
+        run_tool(std::move(args), _data_dir / "snapshot-restore.log", std::chrono::seconds(30));
+    if (err.empty()) {
+        _server_id.clear();  // a restored member serves under a new id
+    }
+    return err;
 }
 
 std::string etcd_process::log_text() const {

@@ -45,6 +45,15 @@ public:
     void pause();
     void resume();
 
+    // Backup and restore as docs/securing-a-cluster.md tells operators to: snapshot() saves a
+    // consistent copy of every key with `etcdctl snapshot save` (etcd running, plain endpoint);
+    // restore() (etcd stopped) replaces the data directory with one `etcdctl snapshot restore`
+    // (`etcdutl` where the etcd build has it) makes from such a file. The restored member has
+    // a new member and cluster id, which the next start() accepts as this etcd's. Both return
+    // an empty string on success, else what the tool printed.
+    std::string snapshot(const std::filesystem::path& file);
+    std::string restore(const std::filesystem::path& file);
+
     // TLS for the client URL: the server certificate and key (PEM; the certificate must name
     // 127.0.0.1), and client_ca non-empty: client certificates required, signed by it.
     struct tls_files {

@@ -26,9 +26,12 @@ TEST(cooperative_turn, test_a_thread_running_past_its_turn_yields_at_most_once_p
 }
 
 TEST(cooperative_turn, test_work_that_waits_within_its_turn_never_yields) {
+    // 1.6 s of running would be 3 turns of 500 ms without the waits; each 10 us piece starts a
+    // new turn, so none runs out. The turn is wall time: 500 ms, not less, so that a preemption
+    // on a loaded machine (a 50 ms turn once ran out that way in a 10 us piece) cannot end one.
     auto yields = yields_on_new_thread([] {
-        cooperative_turn::enable(50ms);
-        busy_pieces(10ms, 10us, true);
+        cooperative_turn::enable(500ms);
+        busy_pieces(1600ms, 10us, true);
     });
     EXPECT_EQ(yields, 0u);
 }
