@@ -1,11 +1,13 @@
 #include "broker/share/share_service.h"
 
 #include "broker/metadata/errc.h"
+#include "broker/share/errc.h"
 #include "broker/share/share_hash.h"
 #include "common/log.h"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include <algorithm>
 
@@ -153,7 +155,7 @@ asio::awaitable<std::error_code> share_service::reconcile(const metadata::cluste
                     co_return std::error_code{};
                 }
                 if (self->_partitions.local(tp) == nullptr) {
-                    co_return make_error_code(coordinator::errc::not_coordinator);
+                    co_return make_error_code(errc::not_coordinator);
                 }
                 co_return s->coordinator->load();
             }(this, sl, tp, ours));
@@ -213,7 +215,7 @@ asio::awaitable<std::error_code> share_service::start() {
         log::get("share")->error(
             "{} has {} partitions but share.coordinator.state.topic.num.partitions is {}",
             share_state_topic, existing->partitions.size(), _config.partitions);
-        co_return make_error_code(coordinator::errc::not_coordinator);
+        co_return make_error_code(errc::not_coordinator);
     }
     for (int32_t p = 0; p < _config.partitions; ++p) {
         auto s = std::make_unique<slot>();
@@ -272,6 +274,14 @@ asio::awaitable<void> share_service::stop() {
             }(s.get()));
         }
     }
+}
+
+std::error_code share_service::start_blocking() {
+    return asio::co_spawn(_partitions.pool().executor(0), start(), asio::use_future).get();
+}
+
+void share_service::stop_blocking() {
+    asio::co_spawn(_partitions.pool().executor(0), stop(), asio::use_future).get();
 }
 
 }  // namespace spool::broker::share

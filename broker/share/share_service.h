@@ -62,6 +62,8 @@ public:
 
     boost::asio::awaitable<std::error_code> start();
     boost::asio::awaitable<void> stop();
+    std::error_code start_blocking();
+    void stop_blocking();
 
     [[nodiscard]] int32_t partitions() const { return _config.partitions; }
     [[nodiscard]] int32_t partition_for(const share_key& key) const;
