@@ -23,7 +23,6 @@
 #include "broker/handlers/share_partitions.h"
 #include "broker/handlers/share_persist.h"
 #include "broker/handlers/share_state_errors.h"
-#include "broker/share/errc.h"
 #include "broker/share/share_service.h"
 #include "protocol/messages/delete_share_group_state.h"
 #include "protocol/messages/initialize_share_group_state.h"
@@ -162,16 +161,7 @@ boost::asio::awaitable<void> state_read_one(services& svc, share::share_key key,
         out.error_code = code(error_code::coordinator_not_available);
         co_return;
     }
-    using r_t = result<share::share_state>;
-    share::share_service::call_fn<r_t> fn = [key, leader_epoch](share::share_coordinator* c,
-                                                                 std::function<void(r_t)> done) {
-        if (c == nullptr) {
-            done(make_error_code(share::errc::not_coordinator));
-            return;
-        }
-        c->read(key, leader_epoch, std::move(done));
-    };
-    auto r = co_await svc.share_state->call<r_t>(key, std::move(fn));
+    auto r = co_await svc.share_state->read(std::move(key), leader_epoch);
     if (!r) {
         out.error_code = code(share_state_error(r.error()));
         co_return;
@@ -215,15 +205,7 @@ boost::asio::awaitable<void> state_write_one(services& svc, share::share_key key
         out.error_code = code(error_code::coordinator_not_available);
         co_return;
     }
-    share::share_service::call_fn<std::error_code> fn =
-        [key, state](share::share_coordinator* c, std::function<void(std::error_code)> done) {
-            if (c == nullptr) {
-                done(make_error_code(share::errc::not_coordinator));
-                return;
-            }
-            c->write(key, state, std::move(done));
-        };
-    auto ec = co_await svc.share_state->call<std::error_code>(key, std::move(fn));
+    auto ec = co_await svc.share_state->write(std::move(key), std::move(state));
     out.error_code = code(share_state_error(ec));
 }
 

@@ -2,7 +2,6 @@
 
 #include "broker/handlers/share_state_errors.h"
 #include "broker/handlers/services.h"
-#include "broker/share/errc.h"
 #include "broker/share/share_service.h"
 #include "common/log.h"
 #include "protocol/messages/read_share_group_state.h"
@@ -84,16 +83,7 @@ share::share_state state_of(const replication::share_persisted& p, int32_t leade
 
 boost::asio::awaitable<share_read_result> read_local(services& svc, share::share_key key,
                                                     int32_t leader_epoch) {
-    using r_t = result<share::share_state>;
-    share::share_service::call_fn<r_t> fn = [key, leader_epoch](share::share_coordinator* c,
-                                                                 std::function<void(r_t)> done) {
-        if (c == nullptr) {
-            done(make_error_code(share::errc::not_coordinator));
-            return;
-        }
-        c->read(key, leader_epoch, std::move(done));
-    };
-    auto r = co_await svc.share_state->call<r_t>(key, std::move(fn));
+    auto r = co_await svc.share_state->read(std::move(key), leader_epoch);
     if (!r) {
         share_read_result out;
         out.error = share_state_error(r.error());
@@ -104,15 +94,7 @@ boost::asio::awaitable<share_read_result> read_local(services& svc, share::share
 
 boost::asio::awaitable<error_code> write_local(services& svc, share::share_key key,
                                                share::share_state state) {
-    share::share_service::call_fn<std::error_code> fn =
-        [key, state](share::share_coordinator* c, std::function<void(std::error_code)> done) {
-            if (c == nullptr) {
-                done(make_error_code(share::errc::not_coordinator));
-                return;
-            }
-            c->write(key, state, std::move(done));
-        };
-    auto ec = co_await svc.share_state->call<std::error_code>(key, std::move(fn));
+    auto ec = co_await svc.share_state->write(std::move(key), std::move(state));
     co_return share_state_error(ec);
 }
 

@@ -276,6 +276,30 @@ asio::awaitable<void> share_service::stop() {
     }
 }
 
+asio::awaitable<result<share_state>> share_service::read(share_key key, int32_t leader_epoch) {
+    using r_t = result<share_state>;
+    call_fn<r_t> fn = [key, leader_epoch](share_coordinator* c, std::function<void(r_t)> done) {
+        if (c == nullptr) {
+            done(make_error_code(errc::not_coordinator));
+            return;
+        }
+        c->read(key, leader_epoch, std::move(done));
+    };
+    co_return co_await call<r_t>(key, std::move(fn));
+}
+
+asio::awaitable<std::error_code> share_service::write(share_key key, share_state state) {
+    call_fn<std::error_code> fn = [key, state](share_coordinator* c,
+                                               std::function<void(std::error_code)> done) {
+        if (c == nullptr) {
+            done(make_error_code(errc::not_coordinator));
+            return;
+        }
+        c->write(key, state, std::move(done));
+    };
+    co_return co_await call<std::error_code>(key, std::move(fn));
+}
+
 std::error_code share_service::start_blocking() {
     return asio::co_spawn(_partitions.pool().executor(0), start(), asio::use_future).get();
 }

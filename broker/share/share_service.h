@@ -72,6 +72,11 @@ public:
     // once. Any thread.
     void ensure_topic();
 
+    // The coordinator of the key's partition, as the persister and the Kafka handlers ask it:
+    // not_coordinator when this broker does not serve that partition.
+    boost::asio::awaitable<result<share_state>> read(share_key key, int32_t leader_epoch);
+    boost::asio::awaitable<std::error_code> write(share_key key, share_state state);
+
     template <class R>
     using call_fn = std::function<void(share_coordinator*, std::function<void(R)>)>;
 
