@@ -5,9 +5,12 @@
 // travels through __share_group_state (broker/share) with WriteShareGroupState /
 // ReadShareGroupState between the leader and the share coordinator.
 
+#include "broker/share/share_hash.h"
 #include "protocol/messages/metadata.h"
+#include "protocol/messages/read_share_group_state.h"
 #include "protocol/messages/share_acknowledge.h"
 #include "protocol/messages/share_fetch.h"
+#include "protocol/messages/write_share_group_state.h"
 #include "tests/cluster/cluster_harness.h"
 #include "tests/integration/kafka_client.h"
 
@@ -225,6 +228,90 @@ TEST(cluster_share_state, test_group_resumes_at_persisted_start_after_restart) {
     for (const auto& [o, count] : after.acquired) {
         EXPECT_EQ(count, 2) << "offset " << o;
     }
+}
+
+// WriteShareGroupState / ReadShareGroupState as another broker's persister sends them: the
+// broker leading the key's __share_group_state partition keeps the state, with Kafka's leader
+// epoch fencing; the others answer NOT_COORDINATOR.
+TEST(cluster_share_state, test_write_and_read_share_group_state_at_the_coordinator) {
+    cluster_harness cluster;
+    auto err = cluster.start();
+    ASSERT_TRUE(err.empty()) << err;
+    ASSERT_EQ(create_topic_via(cluster.port(0), "sp", 1, 30000, nullptr, 3), 0);
+    metadata_view last;
+    ASSERT_TRUE(cluster.wait_for_metadata(
+        0, [](const metadata_view& m) { return m.all_led("sp", 1); }, 30s, {"sp"}, &last))
+        << last.describe();
+    auto id = topic_id_via(cluster.port(0), "sp");
+    ASSERT_TRUE(id);
+    // A first share fetch creates __share_group_state (50 partitions, 3 replicas).
+    std::vector<std::string> values(1, "v");
+    auto leader = cluster.single_partition("sp");
+    ASSERT_TRUE(leader);
+    ASSERT_EQ(produce_when_open(cluster.port(static_cast<size_t>(leader->leader)), "sp", 0,
+                                values),
+              0);
+    share_fetch_via(cluster.port(static_cast<size_t>(leader->leader)), *id, "m0");
+    auto md = cluster.wait_for_metadata(
+        0, [](const metadata_view& m) { return m.all_led("__share_group_state", 50); }, 60s,
+        {"__share_group_state"}, &last);
+    ASSERT_TRUE(md) << last.describe();
+    const broker::share::share_key key{"other", *id, 0};
+    const int32_t p = broker::share::share_partition_for(key, 50);
+    const int32_t coordinator = md->topic("__share_group_state")->partitions[static_cast<size_t>(p)].leader;
+    ASSERT_GE(coordinator, 0);
+
+    auto write = [&](size_t broker, int32_t leader_epoch, int64_t start) -> int16_t {
+        kafka_client c(cluster.port(broker));
+        c.set_read_timeout(30s);
+        protocol::write_share_group_state_request req;
+        req.group_id = "other";
+        auto& t = req.topics.emplace_back();
+        t.topic_id = *id;
+        auto& wp = t.partitions.emplace_back();
+        wp.partition = 0;
+        wp.state_epoch = 0;
+        wp.leader_epoch = leader_epoch;
+        wp.start_offset = start;
+        auto& b = wp.state_batches.emplace_back();
+        b.first_offset = start;
+        b.last_offset = start + 2;
+        b.delivery_state = 2;
+        b.delivery_count = 1;
+        auto resp = c.call<protocol::write_share_group_state_request,
+                           protocol::write_share_group_state_response>(1, req);
+        if (!resp || resp->results.empty() || resp->results[0].partitions.empty()) {
+            return -999;
+        }
+        return resp->results[0].partitions[0].error_code;
+    };
+    const size_t other = static_cast<size_t>((coordinator + 1) % 3);
+    EXPECT_EQ(write(other, 5, 7), 16);  // NOT_COORDINATOR
+    EXPECT_EQ(write(static_cast<size_t>(coordinator), 5, 7), 0);
+    EXPECT_EQ(write(static_cast<size_t>(coordinator), 4, 9), 74);  // FENCED_LEADER_EPOCH
+
+    kafka_client c(cluster.port(static_cast<size_t>(coordinator)));
+    c.set_read_timeout(30s);
+    protocol::read_share_group_state_request req;
+    req.group_id = "other";
+    auto& t = req.topics.emplace_back();
+    t.topic_id = *id;
+    auto& rp = t.partitions.emplace_back();
+    rp.partition = 0;
+    rp.leader_epoch = 5;
+    auto resp =
+        c.call<protocol::read_share_group_state_request, protocol::read_share_group_state_response>(
+            0, req);
+    ASSERT_TRUE(resp);
+    ASSERT_EQ(resp->results.size(), 1u);
+    ASSERT_EQ(resp->results[0].partitions.size(), 1u);
+    const auto& a = resp->results[0].partitions[0];
+    EXPECT_EQ(a.error_code, 0);
+    EXPECT_EQ(a.start_offset, 7);
+    ASSERT_EQ(a.state_batches.size(), 1u);
+    EXPECT_EQ(a.state_batches[0].first_offset, 7);
+    EXPECT_EQ(a.state_batches[0].last_offset, 9);
+    EXPECT_EQ(a.state_batches[0].delivery_state, 2);
 }
 
 }  // namespace
