@@ -351,6 +351,15 @@ std::string broker_app::start() {
             std::move(verify), _inter_broker.listener);
         _services->txn_verifier = _txn_verifier.get();
     }
+    // Share groups' state: __share_group_state, created at a group's first fetch, replayed
+    // for the partitions led here (as __transaction_state).
+    _share_state = std::make_unique<share::share_service>(
+        *_store, *_partitions, share::share_service_config_from(*_config), _group_clock);
+    if (auto ec = _share_state->start_blocking()) {
+        stop();
+        return fmt::format("cannot start the share coordinator: {}", ec.message());
+    }
+    _services->share_state = _share_state.get();
     // The share-group admin APIs reach the partition leaders' share state the same way.
     _inter_broker_access.client.self = static_cast<int32_t>(_config->node_id());
     _inter_broker_access.client.security = _inter_broker.security;
@@ -515,6 +524,9 @@ void broker_app::stop() {
             _http->stop();
             _http.reset();
         });
+    }
+    if (_share_state) {
+        steps.step("stopping the share coordinator", [&] { _share_state->stop_blocking(); });
     }
     if (_transactions) {
         // Markers in flight give up; needs the shards.

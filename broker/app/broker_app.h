@@ -33,6 +33,7 @@
 #include "broker/coordinator/remote_watermarks.h"
 #include "broker/handlers/txn/partition_verifier.h"
 #include "broker/txn/network_marker_sender.h"
+#include "broker/share/share_service.h"
 #include "broker/txn/txn_service.h"
 #include "broker/handlers/api_table.h"
 #include "broker/handlers/fetch_sessions.h"
@@ -123,6 +124,7 @@ private:
     std::unique_ptr<txn::network_marker_sender> _txn_markers;
     std::unique_ptr<txn::txn_service> _transactions;
     std::unique_ptr<handlers::coordinator_verifier> _txn_verifier;
+    std::unique_ptr<share::share_service> _share_state;
     handlers::inter_broker_access _inter_broker_access;  // services::inter_broker
     std::unique_ptr<handlers::services> _services;
     std::unique_ptr<handlers::kafka_dispatcher> _dispatcher;

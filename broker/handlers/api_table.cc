@@ -55,6 +55,8 @@ const std::vector<api_entry>& table() {
          handle_read_share_group_state_summary},
         {api_key::initialize_share_group_state, 0, 0, 0, handle_initialize_share_group_state},
         {api_key::delete_share_group_state, 0, 0, 0, handle_delete_share_group_state},
+        {api_key::read_share_group_state, 0, 0, 0, handle_read_share_group_state},
+        {api_key::write_share_group_state, 0, 1, 0, handle_write_share_group_state},
         {api_key::api_versions, 0, 4, 0, handle_api_versions},
         {api_key::create_topics, 0, 7, 0, handle_create_topics},
         {api_key::delete_topics, 0, 6, 0, handle_delete_topics},

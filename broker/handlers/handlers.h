@@ -20,6 +20,9 @@ handler_result handle_share_acknowledge(request_ctx& ctx);
 handler_result handle_read_share_group_state_summary(request_ctx& ctx);
 handler_result handle_initialize_share_group_state(request_ctx& ctx);
 handler_result handle_delete_share_group_state(request_ctx& ctx);
+// The share coordinator's (share_group_state.cc): a partition leader's state writes and reads.
+handler_result handle_read_share_group_state(request_ctx& ctx);
+handler_result handle_write_share_group_state(request_ctx& ctx);
 handler_result handle_list_offsets(request_ctx& ctx);
 handler_result handle_offset_for_leader_epoch(request_ctx& ctx);
 handler_result handle_init_producer_id(request_ctx& ctx);

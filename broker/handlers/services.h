@@ -30,6 +30,10 @@ namespace spool::broker::txn {
 class txn_service;
 }  // namespace spool::broker::txn
 
+namespace spool::broker::share {
+class share_service;
+}  // namespace spool::broker::share
+
 namespace spool::broker::metrics {
 class topic_probe;
 }  // namespace spool::broker::metrics
@@ -66,6 +70,9 @@ struct services {
     // in its transaction before its first write there (handlers/txn/partition_verifier.h);
     // nullptr: produce verifies nothing (as transaction.partition.verification.enable=false).
     partition_verifier* txn_verifier = nullptr;
+    // The share coordinator (broker/share): share groups' state in __share_group_state, which
+    // partition leaders persist to (share_persist.h); nullptr: share state stays in memory.
+    share::share_service* share_state = nullptr;
     // How handlers reach other brokers' inter-broker listener (the share-group admin APIs ask
     // partition leaders for their share state, share_state_access.h); nullptr: only partitions
     // led here are reached.

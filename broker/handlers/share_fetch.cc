@@ -14,6 +14,7 @@
 #include "broker/handlers/partition_call.h"
 #include "broker/handlers/services.h"
 #include "broker/handlers/share_partitions.h"
+#include "broker/handlers/share_persist.h"
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -96,6 +97,15 @@ boost::asio::awaitable<response> run(request_ctx& ctx, request& req) {
                 out[tip].error = error_code::topic_authorization_failed;
                 continue;
             }
+            if (target.known) {
+                // A group's first fetch of a partition here restores its persisted state.
+                share_state_key key{target.tp, tip.first};
+                auto e = co_await share_ensure_state(svc, std::move(key), group, true);
+                if (e != error_code::none) {
+                    out[tip].error = e;
+                    continue;
+                }
+            }
             targets.push_back(std::move(target));
         }
         const auto deadline = std::chrono::steady_clock::now() +
@@ -155,6 +165,14 @@ boost::asio::awaitable<response> run(request_ctx& ctx, request& req) {
                 share_poll_interval, deadline - now));
             boost::system::error_code ec;
             co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+        }
+        // What the fetch changed that is persisted (released expired locks, a moved start
+        // offset; acquisitions are not), written before the answer.
+        for (const auto& target : targets) {
+            if (target.known && out[target.tip].error == error_code::none) {
+                share_state_key key{target.tp, target.tip.first};
+                co_await share_persist(svc, std::move(key), group);
+            }
         }
     }
     // One entry per partition with news: acquired records, an error or an acknowledgement result.

@@ -4,6 +4,9 @@
 #include "broker/handlers/error_mapping.h"
 #include "broker/handlers/partition_call.h"
 #include "broker/handlers/services.h"
+#include "common/log.h"
+#include "broker/handlers/share_persist.h"
+#include "broker/handlers/share_state_errors.h"
 
 namespace spool::broker::handlers {
 
@@ -61,7 +64,14 @@ boost::asio::awaitable<protocol::error_code> share_acknowledge_on(
             auto r = p->share_acknowledge(group, member, batches, limits);
             return r ? protocol::error_code::none : to_kafka_error(r.error());
         };
-    co_return co_await on_partition<protocol::error_code>(svc.partitions, target.tp, fn);
+    auto e = co_await on_partition<protocol::error_code>(svc.partitions, target.tp, fn);
+    if (e != protocol::error_code::none) {
+        co_return e;
+    }
+    // Answered once the acknowledgements are durable at the share coordinator.
+    share_state_key key{target.tp, target.tip.first};
+    auto persisted = co_await share_persist(svc, std::move(key), std::move(group));
+    co_return share_ack_error(persisted);
 }
 
 boost::asio::awaitable<void> share_release_on(services& svc, const metadata::cluster_state& snap,
@@ -80,6 +90,12 @@ boost::asio::awaitable<void> share_release_on(services& svc, const metadata::clu
             return 0;
         };
         co_await on_partition<int>(svc.partitions, target.tp, fn);
+        share_state_key key{target.tp, target.tip.first};
+        auto persisted = co_await share_persist(svc, std::move(key), group);
+        if (persisted != protocol::error_code::none) {
+            log::get("share")->debug("released records of {} in {} not persisted: {}", group,
+                                     target.tp.dir_name(), protocol::name(persisted));
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 #include "broker/handlers/partition_call.h"
 #include "broker/handlers/services.h"
 #include "broker/handlers/share_partitions.h"
+#include "broker/handlers/share_persist.h"
 #include "common/log.h"
 #include "protocol/messages/delete_share_group_state.h"
 #include "protocol/messages/initialize_share_group_state.h"
@@ -19,17 +20,11 @@
 
 namespace spool::broker::handlers {
 
-namespace {
-
-using protocol::error_code;
-
-constexpr std::chrono::milliseconds call_timeout{30000};
-
 // Connects `client` to `node`'s inter-broker listener; false when that fails (then its partitions
 // answer COORDINATOR_NOT_AVAILABLE, as Kafka's persister reports an unreachable share
 // coordinator).
-boost::asio::awaitable<bool> connect_to(const services& svc, int32_t node,
-                                        replication::leader_client& client) {
+boost::asio::awaitable<bool> connect_inter_broker(const services& svc, int32_t node,
+                                                  replication::leader_client& client) {
     if (svc.inter_broker == nullptr) {
         co_return false;
     }
@@ -48,10 +43,16 @@ boost::asio::awaitable<bool> connect_to(const services& svc, int32_t node,
     co_return true;
 }
 
-replication::leader_client_options client_options(const services& svc) {
+replication::leader_client_options inter_broker_client_options(const services& svc) {
     return svc.inter_broker != nullptr ? svc.inter_broker->client
                                        : replication::leader_client_options{};
 }
+
+namespace {
+
+using protocol::error_code;
+
+constexpr std::chrono::milliseconds call_timeout{30000};
 
 const share_state_key& item_key(const share_state_key& k) { return k; }
 const share_state_key& item_key(const share_start& s) { return s.key; }
@@ -140,6 +141,8 @@ share_partition_summary summary_from(const replication::partition::share_summary
 
 boost::asio::awaitable<void> summary_here(services& svc, const std::string& group,
                                           const share_state_key& k, share_partition_summary& out) {
+    // A group not loaded here since this broker took the partition over: its persisted state.
+    co_await share_ensure_state(svc, k, group, false);
     const auto limits = share_limits_of(svc);
     std::function<share_partition_summary(replication::partition*)> fn =
         [&](replication::partition* p) {
@@ -159,19 +162,15 @@ boost::asio::awaitable<void> summary_here(services& svc, const std::string& grou
     out = co_await on_partition<share_partition_summary>(svc.partitions, k.tp, fn);
 }
 
-// Runs `op(partition&)` (a door method returning a result) on a partition led here; its Kafka
-// error into `out`.
-template <class Op>
-boost::asio::awaitable<void> on_door(services& svc, const model::topic_partition& tp,
-                                     error_code& out, Op op) {
-    std::function<error_code(replication::partition*)> fn = [&](replication::partition* p) {
-        if (p == nullptr) {
-            return error_code::not_leader_or_follower;
-        }
-        auto r = op(*p);
-        return r ? error_code::none : to_kafka_error(r.error());
-    };
-    out = co_await on_partition<error_code>(svc.partitions, tp, fn);
+// A partition led here: the door's change, persisted (share_persist.h).
+boost::asio::awaitable<void> reinitialize_into(services& svc, share_start s, std::string group,
+                                               error_code& out) {
+    out = co_await share_reinitialize(svc, s.key, std::move(group), s.start_offset);
+}
+
+boost::asio::awaitable<void> forget_into(services& svc, share_state_key k, std::string group,
+                                         error_code& out) {
+    out = co_await share_forget(svc, std::move(k), std::move(group));
 }
 
 boost::asio::awaitable<void> summaries_from(services& svc, int32_t node, const std::string& group,
@@ -181,8 +180,8 @@ boost::asio::awaitable<void> summaries_from(services& svc, int32_t node, const s
         out[k.tp].error = error_code::coordinator_not_available;
     }
     auto ex = co_await boost::asio::this_coro::executor;
-    replication::leader_client client(ex, client_options(svc));
-    if (!co_await connect_to(svc, node, client)) {
+    replication::leader_client client(ex, inter_broker_client_options(svc));
+    if (!co_await connect_inter_broker(svc, node, client)) {
         co_return;
     }
     const int16_t version =
@@ -261,8 +260,8 @@ boost::asio::awaitable<void> errors_from(services& svc, int32_t node, const std:
         out[item_key(item).tp] = error_code::coordinator_not_available;
     }
     auto ex = co_await boost::asio::this_coro::executor;
-    replication::leader_client client(ex, client_options(svc));
-    if (!co_await connect_to(svc, node, client)) {
+    replication::leader_client client(ex, inter_broker_client_options(svc));
+    if (!co_await connect_inter_broker(svc, node, client)) {
         co_return;
     }
     Request req;
@@ -317,11 +316,7 @@ boost::asio::awaitable<share_errors> initialize_share_state(services& svc, const
     share_errors out;
     co_await per_leader(
         svc, starts,
-        [&](const share_start& s) {
-            return on_door(svc, s.key.tp, out[s.key.tp], [&](replication::partition& p) {
-                return p.share_initialize(group, s.start_offset);
-            });
-        },
+        [&](const share_start& s) { return reinitialize_into(svc, s, group, out[s.key.tp]); },
         [&](int32_t node, const std::vector<share_start>& part) {
             using request = protocol::initialize_share_group_state_request;
             return errors_from<request, protocol::initialize_share_group_state_response>(
@@ -342,10 +337,7 @@ boost::asio::awaitable<share_errors> delete_share_state(services& svc, const std
     share_errors out;
     co_await per_leader(
         svc, keys,
-        [&](const share_state_key& k) {
-            return on_door(svc, k.tp, out[k.tp],
-                           [&](replication::partition& p) { return p.share_delete(group); });
-        },
+        [&](const share_state_key& k) { return forget_into(svc, k, group, out[k.tp]); },
         [&](int32_t node, const std::vector<share_state_key>& part) {
             using request = protocol::delete_share_group_state_request;
             return errors_from<request, protocol::delete_share_group_state_response>(

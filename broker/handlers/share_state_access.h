@@ -68,6 +68,12 @@ struct share_start {
     int64_t start_offset = 0;
 };
 
+// Connects `client` to `node`'s inter-broker listener with the broker's client options; false
+// when that fails (then Kafka's persister reports COORDINATOR_NOT_AVAILABLE).
+replication::leader_client_options inter_broker_client_options(const services& svc);
+boost::asio::awaitable<bool> connect_inter_broker(const services& svc, int32_t node,
+                                                  replication::leader_client& client);
+
 // The keys of partitions named by topic id and index (a group's initialized partitions), for
 // those the metadata still has.
 std::vector<share_state_key> share_keys(const metadata::cluster_state& snap,

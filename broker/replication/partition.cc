@@ -107,7 +107,7 @@ void partition::become_leader() {
 
 void partition::become_follower() {
     fail_waiters(errc::not_leader_or_follower);
-    _share.clear();  // share-group state is the leader's (not persisted yet)
+    _share.clear();  // a later leadership reads it back from the share coordinator
     _followers.clear();
     // KIP-101/279: the fetcher asks the new leader where our log diverges before fetching.
     _needs_truncation = true;

@@ -308,7 +308,10 @@ public:
     // Each share group's record states of this partition (share_partition.h) live here, on the
     // leader: ShareFetch acquires through share_fetch, ShareAcknowledge finishes through
     // share_acknowledge. Both check leadership like a consumer's read; the state is dropped when
-    // this replica stops leading.
+    // this replica stops leading. It is persisted by the share coordinator (broker/share, in
+    // __share_group_state): the handlers' persister (handlers/share_persist.h) restores a group's
+    // state from it when the group first touches the partition here (share_restore) and writes
+    // each change before the acknowledgement is answered (share_persist_begin/end).
     struct share_fetch_request {
         std::string group;
         std::string member;
@@ -354,6 +357,24 @@ public:
     result<void> share_initialize(const std::string& group, int64_t start_offset);
     // Forgets the group's state here; false when there was none.
     result<bool> share_delete(const std::string& group);
+
+    // Persistence. A new leader's state for the group: `p` as the share coordinator kept it, or
+    // (nullopt: none) a new state at share.auto.offset.reset under `state_epoch`. False, changing
+    // nothing, when the group has state here already (a concurrent first touch restored it).
+    result<bool> share_restore(const std::string& group, const std::optional<share_persisted>& p,
+                               int32_t state_epoch, const share_limits& limits);
+    struct share_persist_view {
+        share_persisted state;
+        uint64_t version = 0;  // the state's version() when taken
+        uint64_t durable = 0;  // its durable_version()
+        bool busy = false;     // another write is in flight: nothing taken
+        int32_t leader_epoch = -1;
+    };
+    // Takes the group's one write slot when the state has changes not yet durable and no write
+    // is in flight; nullopt when the group has no state here.
+    result<std::optional<share_persist_view>> share_persist_begin(const std::string& group);
+    // Gives the slot back; `version` is durable when `ok`.
+    void share_persist_end(const std::string& group, uint64_t version, bool ok);
 
     // --- follower: the replica fetcher ---------------------------------------------------------
     // Whether the fetcher must truncate (OffsetForLeaderEpoch) before fetching: set on becoming

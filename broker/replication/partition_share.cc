@@ -186,7 +186,9 @@ result<void> partition::share_initialize(const std::string& group, int64_t start
     if (auto ec = check_leader(-1)) {
         return ec;
     }
-    _share.insert_or_assign(group, share_partition(start_offset));
+    auto it = _share.find(group);
+    const int32_t epoch = it == _share.end() ? 0 : it->second.state_epoch() + 1;
+    _share.insert_or_assign(group, share_partition(start_offset, epoch));
     return success();
 }
 
@@ -200,6 +202,58 @@ result<bool> partition::share_delete(const std::string& group) {
     }
     _share.erase(it);
     return true;
+}
+
+result<bool> partition::share_restore(const std::string& group,
+                                      const std::optional<share_persisted>& p,
+                                      int32_t state_epoch, const share_limits& limits) {
+    if (auto ec = check_leader(-1)) {
+        return ec;
+    }
+    if (_share.contains(group)) {
+        return false;
+    }
+    if (p) {
+        _share.emplace(group, share_partition::restore(*p));
+    } else {
+        const auto start =
+            limits.reset_earliest ? _log->log_start_offset() : _log->high_watermark();
+        _share.emplace(group, share_partition(start.value(), state_epoch));
+    }
+    return true;
+}
+
+result<std::optional<partition::share_persist_view>> partition::share_persist_begin(
+    const std::string& group) {
+    if (auto ec = check_leader(-1)) {
+        return ec;
+    }
+    auto it = _share.find(group);
+    if (it == _share.end()) {
+        return std::optional<share_persist_view>{};
+    }
+    auto& sp = it->second;
+    share_persist_view v;
+    v.version = sp.version();
+    v.durable = sp.durable_version();
+    v.leader_epoch = leader_epoch();
+    v.busy = sp.writing;
+    if (!v.busy && v.durable < v.version) {
+        sp.writing = true;
+        v.state = sp.persisted();
+    }
+    return std::optional<share_persist_view>{std::move(v)};
+}
+
+void partition::share_persist_end(const std::string& group, uint64_t version, bool ok) {
+    auto it = _share.find(group);
+    if (it == _share.end()) {
+        return;
+    }
+    it->second.writing = false;
+    if (ok) {
+        it->second.mark_durable(version);
+    }
 }
 
 }  // namespace spool::broker::replication

@@ -5,6 +5,7 @@
 namespace spool::broker::replication {
 
 void share_partition::release(record& r, const share_limits& limits) {
+    ++_version;
     if (r.state == share_record_state::acquired) {
         --_acquired;
     }
@@ -30,6 +31,7 @@ void share_partition::advance_start() {
         }
         _start = it->first + 1;
         _in_flight.erase(it);
+        ++_version;
     }
     _start = _end;
 }
@@ -59,6 +61,7 @@ void share_partition::log_start_moved(int64_t log_start) {
     }
     _start = log_start;
     _end = std::max(_end, log_start);
+    ++_version;
     advance_start();
 }
 
@@ -149,6 +152,7 @@ bool share_partition::acknowledge(const std::string& member,
             }
         }
     }
+    ++_version;
     for (const auto& b : batches) {
         for (int64_t o = b.first; o <= b.last; ++o) {
             auto it = _in_flight.find(o);
@@ -211,6 +215,61 @@ int64_t share_partition::delivery_complete_count() const {
     // Everything in [start, end) is in flight or a gap; the in-flight records not finished are
     // unfinished(end)'s count.
     return (_end - _start) - unfinished(_end);
+}
+
+share_partition share_partition::restore(const share_persisted& p) {
+    share_partition sp(p.start_offset, p.state_epoch);
+    for (const auto& b : p.batches) {
+        sp._end = std::max(sp._end, b.last + 1);
+        if (b.state == static_cast<int8_t>(share_record_state::archived) &&
+            b.delivery_count == 0) {
+            continue;  // a gap: absent offsets in [start, end) are finished
+        }
+        for (int64_t o = std::max(b.first, p.start_offset); o <= b.last; ++o) {
+            auto& r = sp._in_flight[o];
+            // ACQUIRED (Kafka may have persisted one) comes back AVAILABLE.
+            r.state = b.state == static_cast<int8_t>(share_record_state::acknowledged) ||
+                              b.state == static_cast<int8_t>(share_record_state::archived)
+                          ? static_cast<share_record_state>(b.state)
+                          : share_record_state::available;
+            r.delivery_count = b.delivery_count;
+            sp._end = std::max(sp._end, o + 1);
+        }
+    }
+    sp.advance_start();
+    sp._version = 0;
+    sp._durable = 0;
+    return sp;
+}
+
+share_persisted share_partition::persisted() const {
+    share_persisted p;
+    p.state_epoch = _state_epoch;
+    p.start_offset = _start;
+    p.delivery_complete_count = static_cast<int32_t>(delivery_complete_count());
+    auto add = [&](int64_t first, int64_t last, share_record_state st, int16_t count) {
+        const auto state = static_cast<int8_t>(st == share_record_state::acquired
+                                                   ? share_record_state::available
+                                                   : st);
+        if (!p.batches.empty() && p.batches.back().last + 1 == first &&
+            p.batches.back().state == state && p.batches.back().delivery_count == count) {
+            p.batches.back().last = last;
+        } else {
+            p.batches.push_back({first, last, state, count});
+        }
+    };
+    int64_t next = _start;
+    for (const auto& [o, r] : _in_flight) {
+        if (next < o) {
+            add(next, o - 1, share_record_state::archived, 0);  // a gap: finished
+        }
+        add(o, o, r.state, r.delivery_count);
+        next = o + 1;
+    }
+    if (next < _end) {
+        add(next, _end - 1, share_record_state::archived, 0);
+    }
+    return p;
 }
 
 std::optional<std::pair<share_record_state, int16_t>> share_partition::state_of(int64_t o) const {

@@ -19,11 +19,19 @@
 // map are gaps (compacted away, control records) and count as finished.
 //
 // Plain data: no I/O; the partition's door (partition_share.cc) reads the log and feeds batches
-// in. Time is the caller's steady milliseconds. Not persisted yet: a new leader (or a restart)
-// starts the group afresh at share.auto.offset.reset.
+// in. Time is the caller's steady milliseconds.
+//
+// Persistence (Kafka's persister): persisted() is what the share coordinator keeps in
+// __share_group_state (broker/share): the start offset, the state epoch and the in-flight records
+// as state batches, an ACQUIRED record as AVAILABLE with its delivery count (acquisitions are not
+// persisted) and a gap as ARCHIVED. version() counts the changes persisted() shows (finishes,
+// releases, lock expiries, a moved start; not acquisitions); the handlers' persister writes it
+// and marks it durable (mark_durable) before an acknowledgement is answered. restore() is the
+// state a new leader reads back: its ACQUIRED records come back AVAILABLE.
 //
 // Threading: owned by its replication::partition, on the owner shard.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -63,6 +71,22 @@ struct share_acquired {
     int16_t delivery_count = 0;
 };
 
+// One run of persisted records (Kafka's PersisterStateBatch).
+struct share_state_batch {
+    int64_t first = 0;
+    int64_t last = 0;
+    int8_t state = 0;  // share_record_state: available, acknowledged or archived
+    int16_t delivery_count = 0;
+    friend bool operator==(const share_state_batch&, const share_state_batch&) = default;
+};
+
+struct share_persisted {
+    int32_t state_epoch = 0;
+    int64_t start_offset = 0;
+    int32_t delivery_complete_count = -1;
+    std::vector<share_state_batch> batches;
+};
+
 struct share_ack_batch {
     int64_t first = 0;
     int64_t last = 0;
@@ -71,7 +95,19 @@ struct share_ack_batch {
 
 class share_partition {
 public:
-    explicit share_partition(int64_t start) : _start(start), _end(start) {}
+    // A new state at `start`, not yet durable (version 1).
+    explicit share_partition(int64_t start, int32_t state_epoch = 0)
+        : _start(start), _end(start), _state_epoch(state_epoch) {}
+    // The state the share coordinator kept, durable as it is.
+    static share_partition restore(const share_persisted& p);
+
+    [[nodiscard]] share_persisted persisted() const;
+    [[nodiscard]] int32_t state_epoch() const { return _state_epoch; }
+    [[nodiscard]] uint64_t version() const { return _version; }
+    [[nodiscard]] uint64_t durable_version() const { return _durable; }
+    void mark_durable(uint64_t v) { _durable = std::max(_durable, v); }
+    // One write of the state at a time (the persister's; see partition::share_persist_begin).
+    bool writing = false;
 
     [[nodiscard]] int64_t start_offset() const { return _start; }
     [[nodiscard]] int64_t end_offset() const { return _end; }
@@ -123,6 +159,9 @@ private:
 
     int64_t _start;
     int64_t _end;
+    int32_t _state_epoch = 0;
+    uint64_t _version = 1;
+    uint64_t _durable = 0;
     std::map<int64_t, record> _in_flight;
     size_t _acquired = 0;
     share_counters _counters;

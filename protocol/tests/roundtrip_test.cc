@@ -86,8 +86,9 @@ TEST(api_table, test_every_api_pair_agrees_on_versions) {
             ...);
     }(all_apis{});
     // + the four share-group APIs (KIP-932), their three admin APIs and the three share-state
-    // requests a partition leader answers another broker (share_state_access.h).
-    EXPECT_EQ(supported_apis.size(), 59u);
+    // requests a partition leader answers another broker (share_state_access.h), and the share
+    // coordinator's ReadShareGroupState / WriteShareGroupState (broker/share).
+    EXPECT_EQ(supported_apis.size(), 61u);
 }
 
 }  // namespace

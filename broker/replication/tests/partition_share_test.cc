@@ -1,5 +1,5 @@
 // The partition's share-state admin door (partition_share.cc): what the share-group admin APIs
-// read, reset and delete on the leader.
+// read, reset and delete on the leader, and what the persister writes and restores.
 
 #include "broker/replication/tests/partition_fixture.h"
 
@@ -84,6 +84,106 @@ TEST_F(partition_test, test_share_admin_is_answered_by_the_leader_only) {
     EXPECT_FALSE(p->share_summary_of("g", limits));
     EXPECT_FALSE(p->share_initialize("g", 0));
     EXPECT_FALSE(p->share_delete("g"));
+}
+
+// Persistence (share_partition.h "Persistence"): what the persister writes, the one write
+// slot, and a new leader's restore.
+
+TEST_F(partition_test, test_share_persisted_state_has_finished_and_released_records) {
+    auto p = make();
+    p->apply(assignment(1, 3, {1}, 0, {1}));
+    produce(*p, 6);
+    const auto limits = fetch_for("m").limits;
+    ASSERT_TRUE(p->share_fetch(fetch_for("m")));
+    // 0 accepted, 2 released, 4 rejected; 1, 3, 5 still acquired.
+    std::vector<share_ack_batch> acks{{0, 0, {1}}, {2, 2, {2}}, {4, 4, {3}}};
+    ASSERT_TRUE(p->share_acknowledge("g", "m", acks, limits));
+    auto v = p->share_persist_begin("g");
+    ASSERT_TRUE(v && v.value());
+    EXPECT_FALSE(v.value()->busy);
+    EXPECT_EQ(v.value()->leader_epoch, 3);
+    const auto& st = v.value()->state;
+    EXPECT_EQ(st.start_offset, 1);
+    // Acquired records are persisted AVAILABLE with their delivery count.
+    const std::vector<share_state_batch> want{
+        {1, 3, 0, 1}, {4, 4, 4, 1}, {5, 5, 0, 1}};
+    EXPECT_EQ(st.batches, want);
+    p->share_persist_end("g", v.value()->version, true);
+    auto again = p->share_persist_begin("g");
+    ASSERT_TRUE(again && again.value());
+    EXPECT_GE(again.value()->durable, again.value()->version) << "nothing left to write";
+}
+
+TEST_F(partition_test, test_share_persist_has_one_write_in_flight) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1}, 0, {1}));
+    produce(*p, 3);
+    const auto limits = fetch_for("m").limits;
+    ASSERT_TRUE(p->share_fetch(fetch_for("m")));
+    auto first = p->share_persist_begin("g");
+    ASSERT_TRUE(first && first.value());
+    ASSERT_FALSE(first.value()->busy);
+    // An acknowledgement while the first write is in flight: a newer version, and the slot busy.
+    std::vector<share_ack_batch> acks{{0, 0, {1}}};
+    ASSERT_TRUE(p->share_acknowledge("g", "m", acks, limits));
+    auto second = p->share_persist_begin("g");
+    ASSERT_TRUE(second && second.value());
+    EXPECT_TRUE(second.value()->busy);
+    EXPECT_GT(second.value()->version, first.value()->version);
+    // The first write lands: its version is durable, the acknowledgement's not yet.
+    p->share_persist_end("g", first.value()->version, true);
+    auto third = p->share_persist_begin("g");
+    ASSERT_TRUE(third && third.value());
+    EXPECT_FALSE(third.value()->busy);
+    EXPECT_LT(third.value()->durable, third.value()->version);
+    EXPECT_EQ(third.value()->state.start_offset, 1) << "the next write carries the acknowledgement";
+    // A failed write leaves it not durable, the slot free.
+    p->share_persist_end("g", third.value()->version, false);
+    auto fourth = p->share_persist_begin("g");
+    ASSERT_TRUE(fourth && fourth.value());
+    EXPECT_FALSE(fourth.value()->busy);
+    EXPECT_LT(fourth.value()->durable, fourth.value()->version);
+}
+
+TEST_F(partition_test, test_share_restore_resumes_where_the_old_leader_was) {
+    auto p = make();
+    p->apply(assignment(1, 5, {1}, 0, {1}));
+    produce(*p, 6);
+    share_persisted kept;
+    kept.state_epoch = 2;
+    kept.start_offset = 2;
+    kept.batches = {{2, 2, 2, 1}, {3, 3, 0, 2}, {4, 4, 4, 1}};  // acked, available, archived
+    const auto limits = fetch_for("m").limits;
+    auto restored = p->share_restore("g", kept, 0, limits);
+    ASSERT_TRUE(restored);
+    EXPECT_TRUE(restored.value());
+    EXPECT_FALSE(p->share_restore("g", std::nullopt, 0, limits).value()) << "restored once";
+    const auto* s = p->share_state("g");
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->start_offset(), 3) << "the acknowledged prefix is behind the start";
+    EXPECT_EQ(s->state_epoch(), 2);
+    // The next fetch redelivers 3 (its third delivery), skips archived 4, then delivers 5.
+    auto f = p->share_fetch(fetch_for("m"));
+    ASSERT_TRUE(f);
+    ASSERT_EQ(f.value().acquired.size(), 2u);
+    EXPECT_EQ(f.value().acquired[0].first, 3);
+    EXPECT_EQ(f.value().acquired[0].delivery_count, 3);
+    EXPECT_EQ(f.value().acquired[1].first, 5);
+    EXPECT_EQ(f.value().acquired[1].delivery_count, 1);
+}
+
+TEST_F(partition_test, test_share_restore_without_state_starts_at_the_reset_offset) {
+    auto p = make();
+    p->apply(assignment(1, 1, {1}, 0, {1}));
+    produce(*p, 4);
+    auto latest = fetch_for("m").limits;
+    latest.reset_earliest = false;
+    ASSERT_TRUE(p->share_restore("g", std::nullopt, 7, latest).value());
+    EXPECT_EQ(p->share_state("g")->start_offset(), 4);
+    EXPECT_EQ(p->share_state("g")->state_epoch(), 7);
+    auto v = p->share_persist_begin("g");
+    ASSERT_TRUE(v && v.value());
+    EXPECT_LT(v.value()->durable, v.value()->version) << "a new start is written at once";
 }
 
 }  // namespace
