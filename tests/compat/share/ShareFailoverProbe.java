@@ -101,7 +101,9 @@ public class ShareFailoverProbe {
     }
 
     static void member(String name) {
-        try (KafkaShareConsumer<String, String> c = consumer(name)) {
+        KafkaShareConsumer<String, String> c = null;
+        try {
+            c = consumer(name);
             while (!stop) {
                 ConsumerRecords<String, String> recs;
                 try {
@@ -156,6 +158,14 @@ public class ShareFailoverProbe {
             }
         } catch (Exception e) {
             log(name + ": " + e);
+        } finally {
+            if (c != null) {
+                try {
+                    c.close(Duration.ofSeconds(5));  // not the default 30 s when a request hangs
+                } catch (Exception e) {
+                    log(name + " close: " + e);
+                }
+            }
         }
     }
 
@@ -253,7 +263,7 @@ public class ShareFailoverProbe {
             failures++;
         }
         if (!lost.isEmpty()) {
-            log("FAIL lost " + lost.size() + ", first: " + new ArrayList<>(lost).subList(0, Math.min(10, lost.size())));
+            log("FAIL lost " + lost.size() + " (by partition " + perPartition(lost) + "), first: " + new ArrayList<>(lost).subList(0, Math.min(10, lost.size())));
             failures++;
         }
         if (!unacked.isEmpty()) {
