@@ -2,7 +2,8 @@
 // KafkaShareConsumer in explicit acknowledgement mode against a Spool cluster of three brokers
 // (share_failover.py starts it and does the killing).
 //
-// A producer (acks=all, idempotent) writes N records to a topic of 3 partitions with replication
+// A producer (acks=all, idempotent) writes N records (the first --burst at once, so the members
+// have a backlog when the leader dies, then ~300/s) to a topic of 3 partitions with replication
 // factor 3 while three members of one share group consume it: each record delivered is ACCEPTed
 // and committed with commitSync. Once a quarter of the records are acknowledged the probe prints
 //   KILL <node id of partition 0's leader>
@@ -17,7 +18,7 @@
 //   lost           produced records never delivered
 // and exits 1 unless redelivered_after_ack == 0, lost == 0 and acked covers produced.
 //
-//   ShareFailoverProbe --bootstrap HOST:PORT,... [--records N] [--wait-s S]
+//   ShareFailoverProbe --bootstrap HOST:PORT,... [--records N] [--burst N] [--wait-s S]
 
 import java.io.*;
 import java.time.Duration;
@@ -62,7 +63,7 @@ public class ShareFailoverProbe {
         return Admin.create(p);
     }
 
-    static void produce(int n) {
+    static void produce(int n, int burst) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -78,7 +79,7 @@ public class ShareFailoverProbe {
                     if (e == null) produced.add(key);
                     else produceFailed.add(key + ": " + e);
                 });
-                if (i % 30 == 29) Thread.sleep(100);  // ~300 records/s: the kill lands mid-stream
+                if (i >= burst && i % 30 == 29) Thread.sleep(100);  // then ~300 records/s: the kill lands mid-stream
             }
             prod.flush();
         } catch (Exception e) {
@@ -184,11 +185,12 @@ public class ShareFailoverProbe {
     }
 
     public static void main(String[] args) throws Exception {
-        int n = 3000, waitS = 60;
+        int n = 3000, waitS = 60, burst = 1500;
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--bootstrap")) bootstrap = args[++i];
             else if (args[i].equals("--records")) n = Integer.parseInt(args[++i]);
             else if (args[i].equals("--wait-s")) waitS = Integer.parseInt(args[++i]);
+            else if (args[i].equals("--burst")) burst = Integer.parseInt(args[++i]);
         }
         try (Admin a = admin()) {
             a.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 3)
@@ -212,8 +214,8 @@ public class ShareFailoverProbe {
             final String name = "member-" + m;
             members.add(pool.submit(() -> member(name)));
         }
-        final int records = n;
-        Future<?> producer = pool.submit(() -> produce(records));
+        final int records = n, first = burst;
+        Future<?> producer = pool.submit(() -> produce(records, first));
 
         // The ending is a hang guard, not a check: what is missing then is reported as lost.
         long deadline = System.currentTimeMillis() + waitS * 1000L;
