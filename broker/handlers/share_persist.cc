@@ -74,7 +74,16 @@ asio::awaitable<error_code> persist_here(services* svc, share_state_key key, std
         if (target == 0) {
             target = view.version;
         }
+        // share_persist_begin hands this call the write slot whenever a change is not durable
+        // yet: it must then write or give the slot back, even when its own change is durable
+        // already (a later change of another call is not). Returning with the slot held left
+        // every later acknowledgement of the partition waiting for good.
+        const bool holds_slot = !view.busy && view.durable < view.version;
         if (view.durable >= target) {
+            if (holds_slot) {
+                p->share_persist_end(group, view.version, false);
+                wake(wkey);
+            }
             co_return error_code::none;
         }
         if (view.busy) {

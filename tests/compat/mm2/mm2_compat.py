@@ -111,6 +111,7 @@ class SpoolCluster:
 
     def start(self, *overrides):
         common = list(overrides)
+        self.overrides = common
         if len(self.brokers) > 1:
             client, peer = free_port(), free_port()
             endpoint = f"http://127.0.0.1:{client}"
@@ -128,6 +129,18 @@ class SpoolCluster:
         for i, broker in enumerate(self.brokers):
             broker.start(f"node.id={i}", *common)
         self.bootstrap = ",".join(b.bootstrap for b in self.brokers)
+
+    def kill(self, i):
+        """kill -9 of broker i (node.id=i): no drain, no clean-shutdown marker."""
+        with open(os.path.join(self.brokers[i].data_dir, "spool.pid")) as f:
+            os.kill(int(f.read().strip()), signal.SIGKILL)
+        exit_file = os.path.join(self.brokers[i].data_dir, "spool.exit")
+        while not os.path.exists(exit_file):  # the fixture's wrapper records the exit
+            time.sleep(0.05)
+
+    def restart(self, i):
+        """Broker i again on its data directory and port, with the settings of start()."""
+        self.brokers[i].start(f"node.id={i}", *self.overrides)
 
     def stop(self):
         try:
