@@ -222,8 +222,10 @@ TEST(etcd_state_test, test_one_change_at_100k_partitions_builds_quickly) {
         "freeing a snapshot %.2f ms\n",
         ms(t1 - t0), per_change, ms(t4 - t3));
     // The budget from the design: ~50 ms per change (here on a shared 2-core machine), scaled in
-    // sanitizer and unoptimized builds (build_flavour.h).
-    EXPECT_LT(per_change, 50.0 * spool::testing::slowdown());
+    // sanitizer and unoptimized builds; asserted only under the `timing` label (build_flavour.h).
+    if (spool::testing::timing_bounds_asserted()) {
+        EXPECT_LT(per_change, 50.0 * spool::testing::slowdown());
+    }
 }
 
 }  // namespace
