@@ -1,10 +1,10 @@
 #pragma once
 
 // Runs one share_coordinator per __share_group_state partition on the shard that owns the
-// partition, following the partition's leadership in the metadata snapshot exactly as
-// txn::txn_service does for __transaction_state (read its header): the topic is created when a
-// partition leader first reads a share group's state (ensure_topic(), as Kafka's share
-// coordinator creates it on first use; in a cluster once
+// partition, following the partition's leadership in the metadata snapshot: the runtime is
+// coordinator::partition_host's (read its header), as txn::txn_service's for
+// __transaction_state. The topic is created when a partition leader first reads a share group's
+// state (ensure_topic(), as Kafka's share coordinator creates it on first use; in a cluster once
 // share.coordinator.state.topic.replication.factor brokers are registered); a partition that
 // becomes ours is replayed on its owner shard in one go, one that moves away is unloaded and
 // answers NOT_COORDINATOR.
@@ -19,36 +19,20 @@
 #include "broker/cluster/partition_manager.h"
 #include "broker/config/broker_config.h"
 #include "broker/coordinator/clock.h"
-#include "broker/coordinator/partition_group_log.h"
+#include "broker/coordinator/partition_host.h"
 #include "broker/metadata/store.h"
-#include "broker/runtime/asio.h"
 #include "broker/share/share_coordinator.h"
 
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
-#include <atomic>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string_view>
-#include <vector>
 
 namespace spool::broker::share {
 
 inline constexpr std::string_view share_state_topic = "__share_group_state";
 
-struct share_service_config {
-    int32_t partitions = 50;         // share.coordinator.state.topic.num.partitions
-    int16_t replication_factor = 3;  // share.coordinator.state.topic.replication.factor
-    int32_t min_isr = 2;             // share.coordinator.state.topic.min.isr
-    int64_t segment_bytes = 104857600;
-    bool wait_for_replicas = false;  // a cluster store: see coordinator::service_config
-    int32_t node_id = 0;
-    int32_t append_timeout_ms = 5000;  // how long a state write waits for its commit
-};
+// share.coordinator.state.topic.{num.partitions, replication.factor, min.isr, segment.bytes}.
+struct share_service_config : coordinator::state_topic_config {};
 
 share_service_config share_service_config_from(const config::broker_config& broker);
 
@@ -56,21 +40,20 @@ class share_service {
 public:
     share_service(metadata::store& store, cluster::partition_manager& partitions,
                   share_service_config config, const coordinator::clock& clk);
-    ~share_service();
     share_service(const share_service&) = delete;
     share_service& operator=(const share_service&) = delete;
 
-    boost::asio::awaitable<std::error_code> start();
-    boost::asio::awaitable<void> stop();
-    std::error_code start_blocking();
-    void stop_blocking();
+    boost::asio::awaitable<std::error_code> start() { return _host.start(); }
+    boost::asio::awaitable<void> stop() { return _host.stop(); }
+    std::error_code start_blocking() { return _host.start_blocking(); }
+    void stop_blocking() { _host.stop_blocking(); }
 
-    [[nodiscard]] int32_t partitions() const { return _config.partitions; }
+    [[nodiscard]] int32_t partitions() const { return _host.partitions(); }
     [[nodiscard]] int32_t partition_for(const share_key& key) const;
-    [[nodiscard]] bool started() const { return _started.load(std::memory_order_acquire); }
+    [[nodiscard]] bool started() const { return _host.started(); }
     // Creates __share_group_state in the background when it does not exist yet; returns at
     // once. Any thread.
-    void ensure_topic();
+    void ensure_topic() { _host.ensure_topic(); }
 
     // The coordinator of the key's partition, as the persister and the Kafka handlers ask it:
     // not_coordinator when this broker does not serve that partition.
@@ -82,64 +65,17 @@ public:
 
     template <class R>
     boost::asio::awaitable<R> call(const share_key& key, call_fn<R> fn) {
-        return run_call<R>(slot_of(partition_for(key)), std::make_shared<call_fn<R>>(std::move(fn)));
+        return _host.call_partition<R>(partition_for(key), std::move(fn));
     }
 
 private:
-    struct slot {
-        int32_t partition = 0;
-        bool leads = false;  // start/reconcile (serialised on shard 0) only
-        boost::asio::any_io_executor executor;
-        size_t shard = 0;
-        std::unique_ptr<coordinator::partition_group_log> log;
-        std::unique_ptr<share_coordinator> coordinator;
-    };
-    struct feed;
+    using host = coordinator::partition_host<share_coordinator>;
 
-    template <class R>
-    boost::asio::awaitable<R> run_call(slot* s, std::shared_ptr<call_fn<R>> fn);
-    slot* slot_of(int32_t partition) const;
-    void run_on_slot(slot* s, std::function<void(share_coordinator*)> work);
-    static boost::asio::awaitable<void> create_when_replicas(std::shared_ptr<feed> f);
-    static boost::asio::awaitable<void> follow(std::shared_ptr<feed> f);
-    boost::asio::awaitable<std::error_code> reconcile(const metadata::cluster_state& s);
+    host::hooks make_hooks();
 
-    metadata::store& _store;
-    cluster::partition_manager& _partitions;
     share_service_config _config;
     const coordinator::clock& _clock;
-    std::vector<std::unique_ptr<slot>> _slots;
-    std::atomic<bool> _started{false};
-    std::shared_ptr<feed> _feed;
+    host _host;  // last: its coordinators reach the members above
 };
-
-// As txn_service::run_call: the result lands on the caller's executor, which the timer wakes.
-template <class R>
-boost::asio::awaitable<R> share_service::run_call(slot* s, std::shared_ptr<call_fn<R>> fn) {
-    namespace asio = boost::asio;
-    struct waiter {
-        explicit waiter(const asio::any_io_executor& ex)
-            : timer(ex, asio::steady_timer::time_point::max()) {}
-        std::optional<R> result;
-        asio::steady_timer timer;
-    };
-    auto here = co_await asio::this_coro::executor;
-    auto w = std::make_shared<waiter>(here);
-    runtime::resume_point home(here);
-    std::function<void(R)> done = [w, home](R r) {
-        home.post([w, r = std::move(r)]() mutable {
-            w->result.emplace(std::move(r));
-            w->timer.cancel();
-        });
-    };
-    run_on_slot(s, [fn, done = std::move(done)](share_coordinator* c) mutable {
-        (*fn)(c, std::move(done));
-    });
-    while (!w->result) {
-        boost::system::error_code ec;
-        co_await w->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    }
-    co_return std::move(*w->result);
-}
 
 }  // namespace spool::broker::share

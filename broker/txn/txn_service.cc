@@ -1,33 +1,13 @@
 #include "broker/txn/txn_service.h"
 
-#include "broker/metadata/errc.h"
 #include "broker/txn/errc.h"
 #include "broker/txn/txn_hash.h"
-#include "common/log.h"
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/use_future.hpp>
 
 #include <algorithm>
 
 namespace spool::broker::txn {
 
 namespace asio = boost::asio;
-
-// What the store's listener shares with the service; shard 0 only but for `stopped`.
-struct txn_service::feed {
-    feed(txn_service* s, asio::io_context::executor_type ex) : self(s), executor(ex) {}
-    txn_service* self;
-    asio::io_context::executor_type executor;
-    std::atomic<bool> stopped{false};
-    bool following = false;
-    bool running = false;
-    bool creating = false;  // a create_when_replicas() is at work
-    metadata::cluster_snapshot applied;
-    metadata::cluster_snapshot target;
-    std::unique_ptr<asio::steady_timer> idle;
-};
 
 txn_service_config txn_service_config_from(const config::broker_config& broker) {
     txn_service_config c;
@@ -36,10 +16,7 @@ txn_service_config txn_service_config_from(const config::broker_config& broker) 
         static_cast<int16_t>(broker.get(config::keys::transaction_state_log_replication_factor));
     c.min_isr = broker.get(config::keys::transaction_state_log_min_isr);
     c.segment_bytes = broker.get(config::keys::transaction_state_log_segment_bytes);
-    c.wait_for_replicas = broker.get(config::keys::metadata_store) == "etcd";
-    c.node_id = static_cast<int32_t>(broker.node_id());
-    c.append_timeout_ms =
-        static_cast<int32_t>(broker.get(config::keys::offsets_commit_timeout_ms).count());
+    coordinator::set_broker_keys(c, broker);
     c.txn.max_timeout_ms =
         static_cast<int32_t>(broker.get(config::keys::transaction_max_timeout_ms).count());
     c.txn.id_expiration_ms = broker.get(config::keys::transactional_id_expiration_ms).count();
@@ -54,21 +31,12 @@ txn_service_config txn_service_config_from(const config::broker_config& broker) 
 
 namespace {
 
-// __transaction_state as this broker creates it: compacted, with exactly the configured
-// replication factor in a cluster and 1 replica on the embedded store's single broker (the same
-// rule as __consumer_offsets, coordinator_service.cc), and min.insync.replicas capped at the
-// factor so the developer broker can write its state.
-metadata::new_topic state_topic_request(const txn_service_config& config) {
-    metadata::new_topic t;
-    t.name = std::string(transaction_state_topic);
-    t.partitions = config.partitions;
-    t.replication_factor = config.wait_for_replicas ? config.replication_factor : int16_t{1};
-    t.configs = {{std::string(config::topic_keys::cleanup_policy.name), "compact"},
-                 {std::string(config::topic_keys::segment_bytes.name),
-                  std::to_string(config.segment_bytes)},
-                 {std::string(config::topic_keys::min_insync_replicas.name),
-                  std::to_string(std::min<int32_t>(config.min_isr, t.replication_factor))}};
-    return t;
+coordinator::partition_host_names host_names() {
+    return {{std::string(transaction_state_topic), "txn"},
+            std::string(config::keys::transaction_state_log_num_partitions.name),
+            "the transactions of",
+            make_error_code(errc::coordinator_not_available),
+            make_error_code(errc::not_coordinator)};
 }
 
 }  // namespace
@@ -76,267 +44,56 @@ metadata::new_topic state_topic_request(const txn_service_config& config) {
 txn_service::txn_service(metadata::store& store, cluster::partition_manager& partitions,
                          txn_service_config config, const coordinator::clock& clk,
                          marker_sender& markers)
-    : _store(store), _partitions(partitions), _config(config), _clock(clk), _markers(markers) {
-    _slots.resize(static_cast<size_t>(_config.partitions));
-    _feed = std::make_shared<feed>(this, _partitions.pool().executor(0));
-    std::shared_ptr<feed> f = _feed;
-    _store.subscribe([f, pool = &_partitions.pool()](const metadata::cluster_snapshot&,
-                                                     const metadata::cluster_snapshot& after) {
-        if (f->stopped.load(std::memory_order_acquire)) {
-            return;
-        }
-        pool->post(0, [f, after] {
-            if (f->stopped.load(std::memory_order_acquire)) {
-                return;
-            }
-            f->target = after;
-            if (f->following && !f->running) {
-                f->running = true;
-                asio::co_spawn(f->executor, follow(f), asio::detached);
-            }
-        });
-    });
-}
-
-txn_service::~txn_service() {
-    _feed->stopped = true;
-}
+    : _config(std::move(config)),
+      _clock(clk),
+      _markers(markers),
+      _host(store, partitions, host_names(), _config, clk, make_hooks()) {}
 
 int32_t txn_service::partition_for(std::string_view transactional_id) const {
     return txn_partition_for(transactional_id, _config.partitions);
 }
 
-txn_service::slot* txn_service::slot_of(int32_t partition) const {
-    return partition >= 0 && static_cast<size_t>(partition) < _slots.size()
-               ? _slots[static_cast<size_t>(partition)].get()
-               : nullptr;
-}
-
-void txn_service::run_on_slot(slot* s, std::function<void(txn_coordinator*)> work) {
-    // A broker that may not lead now (fenced, or its session may have expired) coordinates
-    // nothing: another broker may lead its partitions already.
-    if (!s || !s->coordinator || !_store.may_lead()) {
-        work(nullptr);
-        return;
-    }
-    _partitions.pool().post(s->shard, [this, s, work = std::move(work)] {
-        work(s->coordinator->loaded() ? s->coordinator.get() : nullptr);
-        rearm(*s);
-    });
-}
-
-asio::awaitable<void> txn_service::follow(std::shared_ptr<feed> f) {
-    while (!f->stopped.load(std::memory_order_acquire) &&
-           f->target->version > f->applied->version) {
-        metadata::cluster_snapshot next = f->target;
-        if (auto ec = co_await f->self->reconcile(*next)) {
-            log::get("txn")->error("following the leadership of {} failed: {}",
-                                   transaction_state_topic, ec.message());
+txn_service::host::hooks txn_service::make_hooks() {
+    host::hooks h;
+    h.open = [this](host::slot& s) {
+        s.coordinator =
+            std::make_unique<txn_coordinator>(s.partition, _config.txn, _clock, *s.log, _markers);
+        s.coordinator->set_counters(&_counters);
+        s.extra.timer = std::make_unique<asio::steady_timer>(s.executor);
+    };
+    h.load = [this](host::slot& s, int32_t epoch) {
+        if (auto ec = s.coordinator->load(epoch)) {
+            return ec;
         }
-        f->applied = next;
-    }
-    f->running = false;
-    if (f->idle) {
-        f->idle->cancel();
-    }
-}
-
-asio::awaitable<std::error_code> txn_service::reconcile(const metadata::cluster_state& s) {
-    std::error_code first;
-    const auto* topic = s.find(transaction_state_topic);
-    if (topic) {
-        // Open logs of partitions that became ours and give them their roles from this snapshot
-        // before loading (see coordinator_service::reconcile).
-        metadata::topic_metadata copy = *topic;
-        first = co_await _partitions.ensure_topic(copy);
-        co_await _partitions.apply_assignments(std::move(copy));
-    }
-    for (auto& sp : _slots) {
-        slot* sl = sp.get();
-        const bool ours = topic != nullptr && topic->has_partition(sl->partition) &&
-                          topic->partitions[static_cast<size_t>(sl->partition)].leader ==
-                              _config.node_id;
-        if (ours == sl->leads) {
-            continue;
+        rearm(s);
+        return std::error_code{};
+    };
+    h.unloading = [](host::slot& s) {
+        if (s.extra.timer) {
+            s.extra.timer->cancel();
+            s.extra.armed.reset();
         }
-        if (ours) {
-            const int32_t epoch = topic->partitions[static_cast<size_t>(sl->partition)].leader_epoch;
-            if (auto ec = co_await runtime::run_on(sl->executor, load_on_shard(this, sl, epoch))) {
-                first = first ? first : ec;
-                continue;  // tried again at the next change
-            }
-            log::get("txn")->info("now coordinating the transactions of {}-{}",
-                                  transaction_state_topic, sl->partition);
-        } else {
-            co_await runtime::run_on(sl->executor, unload_on_shard(sl));
-            log::get("txn")->info("no longer coordinating the transactions of {}-{}",
-                                  transaction_state_topic, sl->partition);
-        }
-        sl->leads = ours;
-    }
-    co_return first;
+    };
+    h.after_call = [this](host::slot& s) { rearm(s); };
+    return h;
 }
 
-// Creates the topic in the background: on the embedded store at once; with a cluster store, as
-// coordinator_service::create_when_replicas does, never with fewer replicas than configured,
-// however long the brokers take to register. A topic created meanwhile by another broker ends
-// it (topic_exists); the leadership feed then loads the partitions led here.
-asio::awaitable<void> txn_service::create_when_replicas(std::shared_ptr<feed> f) {
-    asio::steady_timer timer(co_await asio::this_coro::executor);
-    metadata::store& store = f->self->_store;
-    const txn_service_config config = f->self->_config;
-    while (!f->stopped.load(std::memory_order_acquire) &&
-           store.snapshot()->find(transaction_state_topic) == nullptr) {
-        if (!config.wait_for_replicas ||
-            store.snapshot()->eligible_broker_count() >= config.replication_factor) {
-            auto create = store.create_topic(state_topic_request(config));
-            auto created = co_await std::move(create);
-            if (created || created.error() == metadata::errc::topic_exists) {
-                log::get("txn")->info("{} created", transaction_state_topic);
-                break;
-            }
-            log::get("txn")->warn("creating {} failed: {}; trying again",
-                                  transaction_state_topic, created.error().message());
-        }
-        timer.expires_after(std::chrono::milliseconds(500));
-        co_await timer.async_wait(asio::use_awaitable);
-    }
-    f->creating = false;
-}
-
-void txn_service::ensure_topic() {
-    if (!started() || _store.snapshot()->find(transaction_state_topic) != nullptr) {
-        return;
-    }
-    std::shared_ptr<feed> f = _feed;
-    _partitions.pool().post(0, [f] {
-        if (f->creating || f->stopped.load(std::memory_order_acquire)) {
-            return;
-        }
-        f->creating = true;
-        asio::co_spawn(f->executor, create_when_replicas(f), asio::detached);
-    });
-}
-
-asio::awaitable<std::error_code> txn_service::start() {
-    // As Kafka, __transaction_state is created by the first FindCoordinator(TRANSACTION)
-    // (ensure_topic()), not here: a broker that never sees a transaction keeps no such topic.
-    if (const auto* existing = _store.snapshot()->find(transaction_state_topic);
-        existing && static_cast<int32_t>(existing->partitions.size()) != _config.partitions) {
-        // Ids would move partitions: Kafka refuses this too.
-        log::get("txn")->error("{} has {} partitions but transaction.state.log.num.partitions is {}",
-                               transaction_state_topic, existing->partitions.size(),
-                               _config.partitions);
-        co_return make_error_code(errc::coordinator_not_available);
-    }
-    for (int32_t p = 0; p < _config.partitions; ++p) {
-        auto s = std::make_unique<slot>();
-        s->partition = p;
-        model::topic_partition tp{std::string(transaction_state_topic), model::partition_id{p}};
-        s->shard = _partitions.shard_of(tp);
-        s->executor = _partitions.pool().executor(s->shard);
-        coordinator::partition_group_log::commit_options commit;
-        commit.timeout = std::chrono::milliseconds(_config.append_timeout_ms);
-        commit.min_insync = std::min<int32_t>(
-            _config.min_isr, _config.wait_for_replicas ? _config.replication_factor : 1);
-        cluster::partition_manager* partitions = &_partitions;
-        s->log = std::make_unique<coordinator::partition_group_log>(
-            [partitions, tp] { return partitions->partition_here(tp); }, _clock, commit);
-        s->coordinator =
-            std::make_unique<txn_coordinator>(p, _config.txn, _clock, *s->log, _markers);
-        s->coordinator->set_counters(&_counters);
-        s->timer = std::make_unique<asio::steady_timer>(s->executor);
-        _slots[static_cast<size_t>(p)] = std::move(s);
-    }
-    auto snap = _store.snapshot();
-    if (auto ec = co_await reconcile(*snap)) {
-        co_return ec;
-    }
-    co_await runtime::run_on(_feed->executor, [](std::shared_ptr<feed> f,
-                                                 metadata::cluster_snapshot applied)
-                                                  -> asio::awaitable<void> {
-        f->applied = std::move(applied);
-        f->following = true;
-        if (f->target && f->target->version > f->applied->version && !f->running) {
-            f->running = true;
-            asio::co_spawn(f->executor, follow(f), asio::detached);
-        }
-        co_return;
-    }(_feed, snap));
-    _started.store(true, std::memory_order_release);
-    co_return std::error_code{};
-}
-
-asio::awaitable<void> txn_service::stop() {
-    co_await runtime::run_on(_feed->executor,
-                             [](std::shared_ptr<feed> f) -> asio::awaitable<void> {
-                                 f->stopped = true;
-                                 while (f->running) {
-                                     f->idle = std::make_unique<asio::steady_timer>(
-                                         f->executor, asio::steady_timer::time_point::max());
-                                     boost::system::error_code ec;
-                                     co_await f->idle->async_wait(
-                                         asio::redirect_error(asio::use_awaitable, ec));
-                                 }
-                                 f->idle.reset();
-                             }(_feed));
-    _started.store(false, std::memory_order_release);
-    for (auto& s : _slots) {
-        if (s) {
-            co_await runtime::run_on(s->executor, unload_on_shard(s.get()));
-        }
-    }
-}
-
-std::error_code txn_service::start_blocking() {
-    return asio::co_spawn(_partitions.pool().executor(0), start(), asio::use_future).get();
-}
-
-void txn_service::stop_blocking() {
-    asio::co_spawn(_partitions.pool().executor(0), stop(), asio::use_future).get();
-}
-
-asio::awaitable<std::error_code> txn_service::load_on_shard(txn_service* self, slot* s,
-                                                            int32_t epoch) {
-    model::topic_partition tp{std::string(transaction_state_topic),
-                              model::partition_id{s->partition}};
-    if (self->_partitions.local(tp) == nullptr) {
-        co_return make_error_code(errc::not_coordinator);
-    }
-    if (auto ec = s->coordinator->load(epoch)) {
-        log::get("txn")->error("loading {} failed: {}", tp.dir_name(), ec.message());
-        co_return ec;
-    }
-    self->rearm(*s);
-    co_return std::error_code{};
-}
-
-asio::awaitable<void> txn_service::unload_on_shard(slot* s) {
-    if (s->timer) {
-        s->timer->cancel();
-        s->armed.reset();
-    }
-    if (s->coordinator) {
-        s->coordinator->unload();
-    }
-    co_return;
-}
-
-void txn_service::rearm(slot& s) {
-    if (!s.coordinator || !s.timer || !s.coordinator->loaded()) {
+void txn_service::rearm(host::slot& s) {
+    deadline_timer& t = s.extra;
+    if (!s.coordinator || !t.timer || !s.coordinator->loaded()) {
         return;
     }
     auto next = s.coordinator->next_deadline();
-    if (!next || (s.armed && *s.armed <= *next)) {
+    if (!next || (t.armed && *t.armed <= *next)) {
         return;
     }
-    s.armed = *next;
-    s.timer->expires_after(std::max(time_ms(0), *next - _clock.now()));
-    s.timer->async_wait([this, &s](boost::system::error_code ec) {
+    t.armed = *next;
+    t.timer->expires_after(std::max(time_ms(0), *next - _clock.now()));
+    t.timer->async_wait([this, &s](boost::system::error_code ec) {
         if (ec) {
             return;
         }
-        s.armed.reset();
+        s.extra.armed.reset();
         if (s.coordinator) {
             s.coordinator->poll();
         }
