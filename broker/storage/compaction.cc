@@ -4,6 +4,8 @@
 #include "broker/storage/errc.h"
 #include "broker/storage/layout.h"
 #include "common/log.h"
+#include "broker/storage/marker_horizon.h"
+#include "broker/storage/txn_marker.h"
 #include "protocol/records/batch_parser.h"
 #include "protocol/records/batch_rewrite.h"
 #include "protocol/records/record_reader.h"
@@ -13,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <unordered_set>
 #include <vector>
 
 namespace spool::broker::storage {
@@ -79,6 +82,42 @@ bool aborted_batch(const rf::batch_info& info, const aborted_txns* aborted) {
            is_aborted(*aborted, info.producer_id, info.base_offset);
 }
 
+// What one pass has seen of transactions so far, in offset order over the cleaned segments
+// (Kafka's CleanedTransactionMetadata): the producers whose current transaction still has a
+// batch in the log before its marker. A marker none of whose batches the pass met is spent.
+class txn_traversal {
+public:
+    // Every data batch, before the cleaner decides what of it stays.
+    void on_data_batch(const rf::batch_info& info, bool aborted) {
+        if (info.is_transactional()) {
+            (aborted ? _aborted_open : _committed_open).insert(info.producer_id);
+        }
+    }
+    // A marker: true when it is spent. A producer has one transaction at a time, so its batches
+    // met since its last marker are this marker's transaction's.
+    bool marker_spent(const rf::batch_info& info, std::span<const uint8_t> bytes) {
+        auto marker = read_txn_marker(bytes);
+        if (!marker) {
+            return false;  // not a marker this cleaner knows: kept
+        }
+        auto& open = marker->commit ? _committed_open : _aborted_open;
+        return open.erase(info.producer_id) == 0;
+    }
+
+private:
+    std::unordered_set<int64_t> _committed_open;  // producer ids
+    std::unordered_set<int64_t> _aborted_open;
+};
+
+// write_cleaned, deciding markers with txns (none spent without it) and naming the ABORT
+// markers it dropped in *dropped (their .txnindex entries go too).
+result<cleaned_segment> write_cleaned_with(file_ops& ops, const sealed_segment& seg, int fd,
+                                           const offset_map& map, const log_config& cfg,
+                                           model::timestamp now,
+                                           const std::atomic<bool>* cancel,
+                                           const aborted_txns* aborted, txn_traversal* txns,
+                                           std::vector<int64_t>* dropped);
+
 }  // namespace
 
 result<void> build_offset_map(file_ops& ops, const sealed_segment& seg, offset_map& map,
@@ -107,6 +146,17 @@ result<cleaned_segment> write_cleaned(file_ops& ops, const sealed_segment& seg, 
                                       const offset_map& map, const log_config& cfg,
                                       model::timestamp now, const std::atomic<bool>* cancel,
                                       const aborted_txns* aborted) {
+    return write_cleaned_with(ops, seg, fd, map, cfg, now, cancel, aborted, nullptr, nullptr);
+}
+
+namespace {
+
+result<cleaned_segment> write_cleaned_with(file_ops& ops, const sealed_segment& seg, int fd,
+                                           const offset_map& map, const log_config& cfg,
+                                           model::timestamp now,
+                                           const std::atomic<bool>* cancel,
+                                           const aborted_txns* aborted, txn_traversal* txns,
+                                           std::vector<int64_t>* dropped) {
     cleaned_segment out;
     uint64_t written = 0;
     std::vector<uint8_t> kept;   // surviving encoded records
@@ -123,15 +173,42 @@ result<cleaned_segment> write_cleaned(file_ops& ops, const sealed_segment& seg, 
         ops, seg, cancel,
         [&](std::span<const uint8_t> bytes, const rf::batch_info& info,
             std::span<const uint8_t> records, std::error_code& err) {
-            // Markers are kept whole (Kafka drops one, after delete.retention.ms, once its
-            // transaction left no record; keeping it costs a few bytes and never misleads a
-            // read_committed consumer). An aborted transaction's batch goes whole, as in Kafka;
-            // a committed one is compacted below like any other, its header kept.
+            // A marker stays until spent and past its delete horizon (compaction.h). An aborted
+            // transaction's batch goes whole, as in Kafka; a committed one is compacted below
+            // like any other, its header kept.
             if (info.is_control()) {
-                err = write(bytes);
+                if (txns == nullptr || !txns->marker_spent(info, bytes)) {
+                    err = write(bytes);
+                    return !err;
+                }
+                if (has_delete_horizon(info.attributes)) {
+                    if (info.base_timestamp > now.value()) {
+                        err = write(bytes);
+                        return !err;
+                    }
+                    out.records_removed += uint64_t(info.record_count);
+                    out.changed = true;
+                    if (auto m = read_txn_marker(bytes); m && !m->commit && dropped != nullptr) {
+                        dropped->push_back(info.base_offset);
+                    }
+                    return true;
+                }
+                auto marked =
+                    with_delete_horizon(bytes, now.value() + cfg.delete_retention_ms.count());
+                if (!marked) {
+                    err = marked.error();
+                    return false;
+                }
+                batch = std::move(marked).value();
+                out.changed = true;
+                err = write(batch);
                 return !err;
             }
-            if (aborted_batch(info, aborted)) {
+            const bool aborted_here = aborted_batch(info, aborted);
+            if (txns != nullptr) {
+                txns->on_data_batch(info, aborted_here);
+            }
+            if (aborted_here) {
                 out.records_removed += uint64_t(info.record_count);
                 out.changed = true;
                 return true;
@@ -196,6 +273,8 @@ result<cleaned_segment> write_cleaned(file_ops& ops, const sealed_segment& seg, 
     return out;
 }
 
+}  // namespace
+
 void compaction_task::cancel() {
     std::lock_guard lock(_dir_mutex);
     _cancelled = true;
@@ -205,9 +284,38 @@ namespace {
 
 // One cleanable segment: its cleaned copy written, swapped in on disk and reopened with rebuilt
 // indexes. Returns nullptr when nothing in it changed (or the pass was cancelled: task.error).
+// The segment's aborted-transaction index without the entries of the dropped ABORT markers,
+// written under its own name (atomically; removed when nothing is left) before the .log swap.
+result<void> drop_txn_index_entries(file_ops& ops, const sealed_segment& seg,
+                                    const std::vector<int64_t>& dropped) {
+    auto path = layout::segment_path(seg.dir, seg.base, layout::txn_index_suffix);
+    txn_index index(ops, path);  // a reader of its own: the owner's copy stays untouched
+    SPOOL_TRY(entries, index.entries());
+    std::vector<uint8_t> bytes;
+    for (const auto& e : *entries) {
+        if (std::find(dropped.begin(), dropped.end(), e.last_offset.value()) != dropped.end()) {
+            continue;
+        }
+        bytes.resize(bytes.size() + txn_index::entry_bytes);
+        encode_aborted_txn(e, bytes.data() + bytes.size() - txn_index::entry_bytes);
+    }
+    if (bytes.size() == entries->size() * txn_index::entry_bytes) {
+        return success();
+    }
+    if (bytes.empty()) {
+        std::error_code ec;
+        fs::remove(path, ec);
+        if (ec) {
+            return make_error_code(errc::io_error);
+        }
+        return sync_dir(seg.dir);
+    }
+    return write_file_atomic(ops, path, bytes);
+}
+
 std::unique_ptr<segment> clean_one(compaction_task& t, const sealed_segment& seg,
-                                   const offset_map& map, std::mutex& dir_mutex,
-                                   const std::atomic<bool>& cancelled) {
+                                   const offset_map& map, txn_traversal& txns,
+                                   std::mutex& dir_mutex, const std::atomic<bool>& cancelled) {
     auto& ops = *t.ops;
     auto log_path = layout::segment_path(t.dir, seg.base, layout::log_suffix);
     auto cleaned_path = log_path;
@@ -229,7 +337,9 @@ std::unique_ptr<segment> clean_one(compaction_task& t, const sealed_segment& seg
         return stop(make_error_code(errc_from_errno(errno)), "compaction write");
     }
     file_handle closer(fd);
-    auto cleaned = write_cleaned(ops, seg, fd, map, t.cfg, t.now, &cancelled, &t.aborted);
+    std::vector<int64_t> dropped;  // ABORT markers dropped
+    auto cleaned = write_cleaned_with(ops, seg, fd, map, t.cfg, t.now, &cancelled, &t.aborted,
+                                      &txns, &dropped);
     std::lock_guard lock(dir_mutex);
     if (cancelled) {
         // The directory may be gone or renamed; a leftover .cleaned is deleted at open.
@@ -244,6 +354,12 @@ std::unique_ptr<segment> clean_one(compaction_task& t, const sealed_segment& seg
     t.stats.bytes_before += seg.size;
     t.stats.bytes_after += cleaned.value().bytes;
     t.stats.records_removed += cleaned.value().records_removed;
+    if (!dropped.empty()) {
+        if (auto r = drop_txn_index_entries(ops, seg, dropped); !r) {
+            fs::remove(cleaned_path, ec);
+            return stop(r.error(), "compaction txn index");
+        }
+    }
     // Swap: .cleaned -> .swap, drop the old indexes, .swap -> .log, fsync the directory. The
     // owner's segment keeps reading the old file through its open descriptor until the swap.
     auto swap_path = log_path;
@@ -288,8 +404,9 @@ void run_compaction(compaction_task& t) {
         }
     }
     t.replacements.resize(t.segments.size());
+    txn_traversal txns;  // the whole prefix, in order: a marker's batches lie before it
     for (size_t i = 0; i < t.segments.size() && !t.error; ++i) {
-        t.replacements[i] = clean_one(t, t.segments[i], map, t._dir_mutex, t._cancelled);
+        t.replacements[i] = clean_one(t, t.segments[i], map, txns, t._dir_mutex, t._cancelled);
     }
 }
 

@@ -15,11 +15,11 @@
 //               last stable offset too, so every transactional batch in it is decided; a batch
 //               of an aborted transaction (its producer's entry in a .txnindex covers its
 //               offset) is dropped whole and feeds no key into the map; a committed one is
-//               compacted like any batch, keeping its transactional header; control batches
-//               (the markers) are copied whole and feed no key (Kafka also drops a marker
-//               once its transaction left no record and delete.retention.ms passed; here
-//               markers stay). The segment's .txnindex keeps its name and entries, since
-//               offsets never change
+//               compacted like any batch, keeping its transactional header; a marker feeds no
+//               key, and once spent (no batch of its transaction left before it) gets a delete
+//               horizon, then goes in a pass past it, an ABORT's .txnindex entry with it
+//               (KIP-534; txn_traversal in compaction.cc). Otherwise the .txnindex keeps its
+//               name and entries, since offsets never change
 //             - a tombstone (null value) that is the latest for its key stays until its
 //               timestamp is older than delete.retention.ms
 //           then swapped in: .cleaned -> .swap, old indexes removed, .swap -> .log (atomic

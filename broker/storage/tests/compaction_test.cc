@@ -1,4 +1,5 @@
 #include "broker/storage/layout.h"
+#include "broker/storage/marker_horizon.h"
 #include "broker/storage/partition_log.h"
 #include "protocol/records/batch_parser.h"
 #include "protocol/records/record_reader.h"
@@ -141,7 +142,7 @@ TEST_P(compaction, test_keeps_latest_record_per_key_with_original_offsets) {
 
 // Kafka's cleaner on transactions: an aborted transaction's records go (and never supersede the
 // committed value of their key), a committed transaction's records are compacted like any, and
-// the markers and the aborted-transaction index stay.
+// the markers and the aborted-transaction index stay while the pass still met their batches.
 TEST_P(compaction, test_aborted_records_go_committed_ones_compact_and_markers_stay) {
     auto cfg = small_segments(300);
     cfg.cleanup = cleanup_policy::compact;
@@ -202,6 +203,143 @@ TEST_P(compaction, test_aborted_records_go_committed_ones_compact_and_markers_st
     ASSERT_TRUE(aborted);
     ASSERT_EQ(aborted.value().size(), 1u);
     EXPECT_EQ(aborted.value()[0].last_offset.value(), markers[0]);
+}
+
+// The control batches the log returns (offset, base timestamp, delete horizon set), tests only.
+struct control_seen {
+    int64_t offset;
+    int64_t base_timestamp;
+    bool horizon;
+};
+std::vector<control_seen> control_batches(const partition_log& log) {
+    std::vector<control_seen> out;
+    auto r = log.read(log.log_start_offset(), 1 << 30, log.log_end_offset());
+    EXPECT_TRUE(r);
+    rec::decompress_buffer scratch;
+    rec::validate_options vo;
+    vo.origin = rec::batch_origin::log;
+    for (const auto& s : r.value().slices) {
+        auto bytes = slice_bytes(s);
+        rec::batch_walker walker(bytes, vo, scratch);
+        while (!walker.done()) {
+            auto info = walker.next();
+            EXPECT_TRUE(info) << info.error().message();
+            if (!info) {
+                return out;
+            }
+            if (info.value().is_control()) {
+                out.push_back({info.value().base_offset, info.value().base_timestamp,
+                               has_delete_horizon(info.value().attributes)});
+            }
+        }
+    }
+    return out;
+}
+
+// KIP-534 for markers, as Kafka's cleaner: a pass that meets no batch of a marker's transaction
+// before it gives the marker a delete horizon (now + delete.retention.ms); a pass past the
+// horizon drops it, and an ABORT marker's .txnindex entry with it (a stale entry would make a
+// read_committed consumer skip the producer's later batches). A marker whose transaction kept a
+// record stays, and a reopened log agrees.
+TEST_P(compaction, test_spent_markers_get_a_delete_horizon_then_go_with_their_index_entries) {
+    auto cfg = small_segments(300);
+    cfg.cleanup = cleanup_policy::compact;
+    cfg.delete_retention_ms = std::chrono::milliseconds(60'000);
+    open(cfg);
+    auto txn_batch = [&](int64_t pid, int32_t seq, const std::string& key,
+                         const std::string& value) {
+        rec::batch_options o;
+        o.codec = GetParam();
+        o.producer_id = pid;
+        o.producer_epoch = 0;
+        o.base_sequence = seq;
+        o.transactional = true;
+        rec::batch_builder b(o);
+        b.add(_now, rec::nullable_bytes::of(std::string_view(key)),
+              rec::nullable_bytes::of(std::string_view(value)));
+        return b.build();
+    };
+    auto end_txn = [&](int64_t pid, bool commit) {
+        auto m = make_marker(pid, 0, commit);
+        auto at = _log->append(m, model::leader_epoch(0));
+        EXPECT_TRUE(at);
+        _log->set_high_watermark(_log->log_end_offset());
+        return at ? at.value().base_offset.value() : -1;
+    };
+    auto put = [&](std::vector<uint8_t> b) {
+        ASSERT_TRUE(_log->append(b, model::leader_epoch(0)));
+    };
+    put(txn_batch(5, 0, "k", "aborted"));
+    const int64_t abort_at = end_txn(5, false);
+    put(txn_batch(6, 0, "c", "old"));
+    const int64_t spent_commit_at = end_txn(6, true);
+    put(txn_batch(6, 1, "c", "new"));
+    const int64_t live_commit_at = end_txn(6, true);
+    for (int i = 0; i < 8; ++i) {
+        append({{"filler" + std::to_string(i), "x"}, {"filler" + std::to_string(i), "y"}});
+    }
+    ASSERT_GT(_log->segment_count(), 2u);
+    auto find = [](const std::vector<control_seen>& in, int64_t offset) {
+        auto it = std::find_if(in.begin(), in.end(),
+                               [&](const control_seen& c) { return c.offset == offset; });
+        return it == in.end() ? std::optional<control_seen>() : std::optional(*it);
+    };
+    auto aborted_entries = [&] {
+        auto a = _log->aborted_transactions(model::offset(0), _log->log_end_offset());
+        EXPECT_TRUE(a);
+        return a ? a.value().size() : size_t{99};
+    };
+
+    // Pass 1 drops the aborted record and the superseded committed one, but met them before
+    // their markers: every marker stays as it was.
+    ASSERT_TRUE(_log->compact());
+    auto markers = control_batches(*_log);
+    ASSERT_EQ(markers.size(), 3u);
+    for (const auto& m : markers) {
+        EXPECT_FALSE(m.horizon) << m.offset;
+    }
+    EXPECT_EQ(aborted_entries(), 1u);
+
+    // Pass 2 meets no batch of the first two transactions: their markers get a horizon.
+    ASSERT_TRUE(_log->compact());
+    markers = control_batches(*_log);
+    ASSERT_EQ(markers.size(), 3u);
+    for (int64_t spent : {abort_at, spent_commit_at}) {
+        auto m = find(markers, spent);
+        ASSERT_TRUE(m) << spent;
+        EXPECT_TRUE(m->horizon) << spent;
+        EXPECT_EQ(m->base_timestamp, _now + 60'000) << spent;
+    }
+    ASSERT_TRUE(find(markers, live_commit_at));
+    EXPECT_FALSE(find(markers, live_commit_at)->horizon);
+    EXPECT_EQ(aborted_entries(), 1u);
+
+    // Before the horizon nothing goes; past it both spent markers and the index entry go.
+    _now += 59'000;
+    ASSERT_TRUE(_log->compact());
+    EXPECT_EQ(control_batches(*_log).size(), 3u);
+    _now += 2'000;
+    auto r = _log->compact();
+    ASSERT_TRUE(r) << r.error().message();
+    markers = control_batches(*_log);
+    ASSERT_EQ(markers.size(), 1u);
+    EXPECT_EQ(markers[0].offset, live_commit_at);
+    EXPECT_EQ(aborted_entries(), 0u);
+    for (const auto& de : fs::directory_iterator(_dir.path() / "t-0")) {
+        auto name = de.path().filename().string();
+        EXPECT_FALSE(name.ends_with(".txnindex")) << name << " kept an entry of a dropped marker";
+        EXPECT_FALSE(name.ends_with(".cleaned") || name.ends_with(".swap")) << name;
+    }
+    auto after = read_all(*_log);
+    EXPECT_TRUE(std::any_of(after.begin(), after.end(), [](const kv& e) {
+        return e.key == "c" && e.value == "new";
+    }));
+
+    // A reopened log (recovery from the files) agrees.
+    _log.reset();
+    open(cfg);
+    EXPECT_EQ(control_batches(*_log).size(), 1u);
+    EXPECT_EQ(aborted_entries(), 0u);
 }
 
 // The cleaner stops at the last stable offset: a transaction still open supersedes nothing and
