@@ -27,12 +27,14 @@ share_session_step share_session_cache::advance(const key& k, int32_t epoch,
         return step;
     }
     s.next_epoch = s.next_epoch == INT32_MAX ? 1 : s.next_epoch + 1;
-    for (const auto& tip : forgotten) {
-        if (s.partitions.erase(tip) > 0) {
-            step.released.push_back(tip);
-        }
-    }
+    // Kafka's ShareSession.update: the request's partitions first, then the forgotten ones, so
+    // a partition in both (the Java client's way to acknowledge records of a partition it no
+    // longer owns) leaves the session. Forgetting releases nothing: the member may still
+    // acknowledge what it holds, and what it never does comes back when its lock expires.
     s.partitions.insert(added.begin(), added.end());
+    for (const auto& tip : forgotten) {
+        s.partitions.erase(tip);
+    }
     step.partitions.assign(s.partitions.begin(), s.partitions.end());
     return step;
 }

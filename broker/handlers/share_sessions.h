@@ -2,8 +2,8 @@
 
 // Share sessions (KIP-932; Kafka's ShareSessionCache): a member's ShareFetch/ShareAcknowledge
 // requests to this broker form a session keyed by (group, member). The session remembers the
-// partitions the member fetches, so a later request lists only those it adds
-// (Topics) or drops (ForgottenTopicsData). Epochs, as Kafka's ShareSessionContext checks them:
+// partitions the member fetches; a request lists those it adds (Topics), then those it drops
+// (ForgottenTopicsData; releasing nothing, as in Kafka). Epochs, as ShareSessionContext checks:
 //
 //   ShareFetch epoch 0        opens a session (one already open for the key is replaced)
 //   ShareFetch epoch -1       closes it: its acknowledgements apply, nothing is fetched, the
@@ -34,7 +34,7 @@ using share_tip = std::pair<protocol::uuid, int32_t>;  // topic id, partition
 struct share_session_step {
     protocol::error_code error = protocol::error_code::none;
     std::vector<share_tip> partitions;  // the session's partitions after the step
-    std::vector<share_tip> released;    // forgotten or closed: release the member's records
+    std::vector<share_tip> released;    // closed: release the member's records
     bool closed = false;
 };
 
