@@ -7,8 +7,8 @@
 # acknowledgement) and read from the earliest offset. Timed from their start until every record
 # has been seen by some member: records/s and MB/s (1e6 B of values) over that time, the time to
 # the first record (the join), the rate from the first record to the last, each member's count,
-# duplicates (records seen again after some member had them: 0 without failures) and redelivered
-# (deliveryCount above 1).
+# duplicates (records seen again after some member had them: 0 without failures), redelivered
+# (deliveryCount above 1) and ack_failures (acknowledgements the broker refused).
 #
 # The brokers run one at a time (Spool's rounds, then Kafka's), each started once, every round
 # with a new topic and group, after a warm-up round of 10,000 records (warmup_* in raw.jsonl: the
@@ -23,11 +23,12 @@
 # both).
 #
 #   bench/share.sh [ROUNDS] [RECORDS] [PARTITIONS]      (defaults: 3 rounds, 500000, 8)
-#   environment: MEMBERS (4), SIZE (100), SPOOL_KAFKA_VERSION (4.4.0),
+#   environment: MEMBERS (4), SIZE (100), SPOOL_KAFKA_VERSION (4.4.0), BROKERS ("spool kafka"),
 #                SPOOL_BENCH_SPOOL_BIN (build/release/broker/app/spool-broker), NO_HISTORY=1
 #
-# Results: bench/results/<stamp>-share/{raw.jsonl,results.md} (broker and driver logs in logs/,
-# not committed); medians of the rounds with the load average of each run (the machine may be
+# Results: bench/results/<stamp>-share/{raw.jsonl,results.md} (not committed, in logs/: the
+# brokers' and driver's logs, the first duplicates the driver saw, and after each Spool round
+# the group's spool_share_group_* metrics, summed on stderr); medians of the rounds with the load average of each run (the machine may be
 # shared). Appends to bench/results/history.tsv (bench/history.py) unless NO_HISTORY=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,10 +41,11 @@ mkdir -p "$out/logs"
 echo "share.sh: Spool $spool_bin, Kafka $(basename "$kafka_dir"); $rounds rounds, $records records of $size B, $partitions partitions, $members members" >&2
 
 declare -A reset=([spool]=broker [kafka]=group)
-for b in spool kafka; do
+for b in ${BROKERS:-spool kafka}; do
     if [[ $b == spool ]]; then
+        http=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
         addr=$(bash tests/fixtures/start-spool.sh start --bin "$spool_bin" --data-dir "$work/spool" \
-            --override group.share.auto.offset.reset=earliest | tail -1)
+            --override group.share.auto.offset.reset=earliest --override "http.listener=127.0.0.1:$http" | tail -1)
     else
         addr=$(bash tests/fixtures/start-kafka.sh start --data-dir "$work/kafka" | tail -1)
     fi
@@ -61,6 +63,21 @@ for b in spool kafka; do
             tail -5 "$log.err" >&2
         fi
         java_bench_record "$log" $b "$load" $i
+        grep -hE '^(duplicate|acknowledgement failed):' "$log.err" | head -4 >&2 || true
+        if [[ $b == spool ]]; then
+            # The group's share metrics (docs/metrics.md): redeliveries, lock expiries, acks by type.
+            curl -s "http://127.0.0.1:$http/metrics" | grep "^spool_share_group_.*group=\"g-share-$i\"" >"$log.metrics" || true
+            python3 - "$log.metrics" >&2 <<'PY'
+import collections, re, sys
+sums = collections.Counter()
+for line in open(sys.argv[1]):
+    name, value = line.split()[0], float(line.split()[1])
+    kind = re.search(r'type="(\w+)"', name)
+    if name.split("{")[0].endswith("_total"):
+        sums[name.split("{")[0].replace("spool_share_group_", "") + (f"[{kind[1]}]" if kind else "")] += value
+print("  spool metrics:", " ".join(f"{k}={v:.0f}" for k, v in sorted(sums.items())))
+PY
+        fi
         if [[ $b == kafka ]] && grep -q '"share_version": "\(none\|0\)"' "$log"; then
             echo "share.sh: Kafka has no share groups (share.version not finalized)" >&2
             exit 1
@@ -99,7 +116,7 @@ for scenario, metric, label, digits in rows:
     a, b = med(scenario, "spool", metric), med(scenario, "kafka", metric)
     ratio = f"{a / b:.2f}x" if a is not None and b else "-"
     print(f"| {label} | {fmt(a, digits)} | {fmt(b, digits)} | {ratio} |")
-for metric in ("duplicates", "redelivered"):
+for metric in ("duplicates", "redelivered", "ack_failures"):
     total = {c: sum(r[metric] for r in runs.get(("consume", c), [])) for c in ("spool", "kafka")}
     print(f"| {metric}, all rounds | {total['spool']} | {total['kafka']} | |")
 print("\n| run | load1 | seconds | records/s | first record s | per member | duplicates | redelivered |")

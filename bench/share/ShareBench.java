@@ -11,6 +11,7 @@ import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -18,11 +19,12 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.BitSet;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -39,9 +41,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * consume's: records (distinct), seconds, records_per_s and mb_per_s (values' bytes, 1 MB = 1e6 B)
  * over that whole time, first_record_s (start until a member has its first record: the group's
  * join), steady_records_per_s (first record to last), per_member counts, duplicates (deliveries
- * of a record some member had already seen), redelivered (records whose deliveryCount was above 1)
- * and close_s. A consume that does not finish within --timeout-s prints "timed_out": true with
- * what it had.
+ * of a record some member had already seen), redelivered (records whose deliveryCount was above 1),
+ * ack_failures (records whose acknowledgement the broker refused, from the acknowledgement commit
+ * callback) and close_s. The first duplicates and refused acknowledgements go to stderr. A
+ * consume that does not finish within --timeout-s prints "timed_out": true with what it had.
  *
  * The group starts at the earliest offset: --reset group sets the GROUP config
  * share.auto.offset.reset=earliest through the Admin API before any member joins (Kafka; what
@@ -146,17 +149,35 @@ public class ShareBench {
     static final class Member implements Runnable {
         final Properties props;
         final Shared shared;
-        long seen, duplicates, redelivered;
+        long seen, duplicates, redelivered, ackFailures;
         volatile boolean stop;
 
-        Member(Properties props, Shared shared) {
+        final int id;
+
+        Member(Properties props, Shared shared, int id) {
             this.props = props;
             this.shared = shared;
+            this.id = id;
         }
 
         @Override
         public void run() {
             KafkaShareConsumer<byte[], byte[]> consumer = new KafkaShareConsumer<>(props);
+            // Acknowledgements the broker refused (their records go to another member again).
+            consumer.setAcknowledgementCommitCallback((offsets, e) -> {
+                if (e == null) {
+                    return;
+                }
+                long n = 0;
+                for (var o : offsets.values()) {
+                    n += o.size();
+                }
+                ackFailures += n;
+                if (shared.reported.incrementAndGet() <= 10) {
+                    System.err.printf("acknowledgement failed: member-%d at %.3f s, %s: %s%n", id,
+                        (System.nanoTime() - shared.t0) / 1e9, summary(offsets), e);
+                }
+            });
             try {
                 consumer.subscribe(List.of(shared.topic));
                 while (!stop) {
@@ -165,7 +186,7 @@ public class ShareBench {
                         if (r.deliveryCount().orElse((short) 1) > 1) {
                             redelivered++;
                         }
-                        if (!shared.first(r, r.value() == null ? 0 : r.value().length)) {
+                        if (!shared.first(r, r.value() == null ? 0 : r.value().length, id)) {
                             duplicates++;
                         }
                     }
@@ -178,41 +199,62 @@ public class ShareBench {
         }
     }
 
-    // Which (partition, offset) some member has seen: one BitSet per partition, from its start offset.
+    // "topic-partition@first..last (count)" per partition.
+    static String summary(Map<TopicIdPartition, Set<Long>> offsets) {
+        StringBuilder b = new StringBuilder();
+        offsets.forEach((tp, o) -> b.append(b.length() == 0 ? "" : ", ").append(tp.topicPartition())
+            .append('@').append(Collections.min(o)).append("..").append(Collections.max(o))
+            .append(" (").append(o.size()).append(')'));
+        return b.toString();
+    }
+
+    // Which member saw each (partition, offset) first (0: none yet, else member id + 1), from each
+    // partition's start offset. The first duplicates are printed to stderr with who saw them when.
     static final class Shared {
         final String topic;
-        final BitSet[] seen;
+        final byte[][] seenBy;
         final long[] base;
         final long expected;
+        final long t0 = System.nanoTime();
         final AtomicLong distinct = new AtomicLong();
         final AtomicLong bytes = new AtomicLong();
         final AtomicLong firstNs = new AtomicLong();
         final AtomicLong lastNs = new AtomicLong();
         final AtomicLong closeNs = new AtomicLong();
+        final AtomicLong reported = new AtomicLong();
 
         Shared(String topic, int partitions, Map<TopicPartition, Long> start,
                Map<TopicPartition, Long> end, long expected) {
             this.topic = topic;
-            seen = new BitSet[partitions];
+            seenBy = new byte[partitions][];
             base = new long[partitions];
             for (TopicPartition tp : start.keySet()) {
                 base[tp.partition()] = start.get(tp);
-                seen[tp.partition()] = new BitSet((int) (end.get(tp) - start.get(tp)));
+                seenBy[tp.partition()] = new byte[(int) (end.get(tp) - start.get(tp))];
             }
             this.expected = expected;
         }
 
-        // True when this is the first sight of r.
-        boolean first(ConsumerRecord<?, ?> r, int valueBytes) {
-            BitSet b = seen[r.partition()];
+        // True when this is the first sight of r, which member `id` has.
+        boolean first(ConsumerRecord<?, ?> r, int valueBytes, int id) {
+            byte[] b = seenBy[r.partition()];
             int i = (int) (r.offset() - base[r.partition()]);
+            int before;
             synchronized (b) {
-                if (b.get(i)) {
-                    return false;
+                before = b[i];
+                if (before == 0) {
+                    b[i] = (byte) (id + 1);
                 }
-                b.set(i);
             }
             long now = System.nanoTime();
+            if (before != 0) {
+                if (reported.incrementAndGet() <= 10) {
+                    System.err.printf("duplicate: %s-%d@%d (deliveryCount %d) to member-%d at %.3f s, "
+                        + "first seen by member-%d%n", topic, r.partition(), r.offset(),
+                        r.deliveryCount().orElse((short) -1), id, (now - t0) / 1e9, before - 1);
+                }
+                return false;
+            }
             firstNs.compareAndSet(0, now);
             bytes.addAndGet(valueBytes);
             if (distinct.incrementAndGet() == expected) {
@@ -234,12 +276,12 @@ public class ShareBench {
         Shared shared = new Shared(topic, partitions, start, end, expected);
         List<Member> live = new ArrayList<>();
         List<Thread> threads = new ArrayList<>();
-        long t0 = System.nanoTime();
+        long t0 = shared.t0;
         for (int i = 0; i < members; i++) {
             Properties p = new Properties();
             p.putAll(cp);
             p.put(ConsumerConfig.CLIENT_ID_CONFIG, "member-" + i);
-            live.add(new Member(p, shared));
+            live.add(new Member(p, shared, i));
             threads.add(new Thread(live.get(i), "member-" + i));
         }
         for (Thread t : threads) {
@@ -264,21 +306,22 @@ public class ShareBench {
         long firstNs = shared.firstNs.get();
         double first = firstNs == 0 ? -1 : (firstNs - t0) / 1e9;
         double steady = firstNs == 0 || t1 == firstNs ? 0 : got / ((t1 - firstNs) / 1e9);
-        long duplicates = 0, redelivered = 0;
+        long duplicates = 0, redelivered = 0, ackFailures = 0;
         StringBuilder per = new StringBuilder();
         for (Member m : live) {
             duplicates += m.duplicates;
             redelivered += m.redelivered;
+            ackFailures += m.ackFailures;
             per.append(per.length() == 0 ? "" : ", ").append(m.seen);
         }
-        System.out.printf("{\"phase\": \"consume\", \"scenario\": \"%sconsume\", \"records\": %d, \"expected\": %d, \"seconds\": %.3f, "
-            + "\"records_per_s\": %.0f, \"mb_per_s\": %.2f, \"first_record_s\": %.3f, "
-            + "\"steady_records_per_s\": %.0f, \"per_member\": [%s], \"duplicates\": %d, "
-            + "\"redelivered\": %d, \"close_s\": %.3f, \"members\": %d, \"partitions\": %d, "
-            + "\"size\": %d, \"share_version\": \"%s\"%s}%n",
-            label, got, expected, s, got / s, shared.bytes.get() / 1e6 / s, first, steady, per, duplicates,
-            redelivered, shared.closeNs.get() / 1e9, members, partitions, size, shareVersion,
-            done ? "" : ", \"timed_out\": true");
+        System.out.printf("{\"phase\": \"consume\", \"scenario\": \"%sconsume\", \"records\": %d, "
+            + "\"expected\": %d, \"seconds\": %.3f, \"records_per_s\": %.0f, \"mb_per_s\": %.2f, "
+            + "\"first_record_s\": %.3f, \"steady_records_per_s\": %.0f, \"per_member\": [%s], "
+            + "\"duplicates\": %d, \"redelivered\": %d, \"ack_failures\": %d, \"close_s\": %.3f, "
+            + "\"members\": %d, \"partitions\": %d, \"size\": %d, \"share_version\": \"%s\"%s}%n",
+            label, got, expected, s, got / s, shared.bytes.get() / 1e6 / s, first, steady, per,
+            duplicates, redelivered, ackFailures, shared.closeNs.get() / 1e9, members, partitions,
+            size, shareVersion, done ? "" : ", \"timed_out\": true");
         System.out.flush();
         return done;
     }
