@@ -63,7 +63,9 @@ for b in ${BROKERS:-spool kafka}; do
             tail -5 "$log.err" >&2
         fi
         java_bench_record "$log" $b "$load" $i
-        grep -hE '^(duplicate|acknowledgement failed):' "$log.err" | head -4 >&2 || true
+        for what in duplicate 'acknowledgement failed'; do
+            grep -h "^$what:" "$log.err" | head -2 >&2 || true
+        done
         if [[ $b == spool ]]; then
             # The group's share metrics (docs/metrics.md): redeliveries, lock expiries, acks by type.
             curl -s "http://127.0.0.1:$http/metrics" | grep "^spool_share_group_.*group=\"g-share-$i\"" >"$log.metrics" || true

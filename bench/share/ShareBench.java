@@ -173,7 +173,7 @@ public class ShareBench {
                     n += o.size();
                 }
                 ackFailures += n;
-                if (shared.reported.incrementAndGet() <= 10) {
+                if (shared.reportedAckFailures.incrementAndGet() <= 10) {
                     System.err.printf("acknowledgement failed: member-%d at %.3f s, %s: %s%n", id,
                         (System.nanoTime() - shared.t0) / 1e9, summary(offsets), e);
                 }
@@ -221,7 +221,8 @@ public class ShareBench {
         final AtomicLong firstNs = new AtomicLong();
         final AtomicLong lastNs = new AtomicLong();
         final AtomicLong closeNs = new AtomicLong();
-        final AtomicLong reported = new AtomicLong();
+        final AtomicLong reportedDuplicates = new AtomicLong();
+        final AtomicLong reportedAckFailures = new AtomicLong();
 
         Shared(String topic, int partitions, Map<TopicPartition, Long> start,
                Map<TopicPartition, Long> end, long expected) {
@@ -248,7 +249,7 @@ public class ShareBench {
             }
             long now = System.nanoTime();
             if (before != 0) {
-                if (reported.incrementAndGet() <= 10) {
+                if (reportedDuplicates.incrementAndGet() <= 10) {
                     System.err.printf("duplicate: %s-%d@%d (deliveryCount %d) to member-%d at %.3f s, "
                         + "first seen by member-%d%n", topic, r.partition(), r.offset(),
                         r.deliveryCount().orElse((short) -1), id, (now - t0) / 1e9, before - 1);
