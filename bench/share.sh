@@ -6,7 +6,8 @@
 # (threads of that JVM) of a new share group start at once with the client's defaults (implicit
 # acknowledgement) and read from the earliest offset. Timed from their start until every record
 # has been seen by some member: records/s and MB/s (1e6 B of values) over that time, the time to
-# the first record (the join), the rate from the first record to the last, each member's count,
+# the first record (the join), the rate from the first record to the last, stalls (gaps of 100 ms
+# or more between new records), each member's count,
 # duplicates (records seen again after some member had them: 0 without failures), redelivered
 # (deliveryCount above 1) and ack_failures (acknowledgements the broker refused).
 #
@@ -107,6 +108,7 @@ rows = [("consume", "seconds", "seconds until all consumed (lower is better)", 2
         ("consume", "mb_per_s", "MB/s", 2),
         ("consume", "first_record_s", "first record, s (the join)", 2),
         ("consume", "steady_records_per_s", "records/s, first record to last", 0),
+        ("consume", "max_gap_s", "longest gap between new records, s", 2),
         ("consume", "close_s", "close of the members, s", 2),
         ("produce", "records_per_s", "produce beforehand, records/s", 0),
         ("warmup_consume", "first_record_s", "cold join (warm-up round), s", 2)]

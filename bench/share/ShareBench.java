@@ -40,11 +40,13 @@ import java.util.concurrent.atomic.AtomicReference;
  * Each phase prints one JSON line, its scenario the phase (LABEL_phase with --label LABEL).
  * consume's: records (distinct), seconds, records_per_s and mb_per_s (values' bytes, 1 MB = 1e6 B)
  * over that whole time, first_record_s (start until a member has its first record: the group's
- * join), steady_records_per_s (first record to last), per_member counts, duplicates (deliveries
- * of a record some member had already seen), redelivered (records whose deliveryCount was above 1),
- * ack_failures (records whose acknowledgement the broker refused, from the acknowledgement commit
- * callback) and close_s. The first duplicates and refused acknowledgements go to stderr. A
- * consume that does not finish within --timeout-s prints "timed_out": true with what it had.
+ * join), steady_records_per_s (first record to last), stalls, stall_s and max_gap_s (gaps of
+ * 100 ms or more between new records after the first, each printed to stderr), per_member
+ * counts, duplicates (deliveries of a record some member had already seen), redelivered (records
+ * whose deliveryCount was above 1), ack_failures (records whose acknowledgement the broker
+ * refused, from the acknowledgement commit callback) and close_s. The first duplicates and
+ * refused acknowledgements go to stderr. A consume that does not finish within --timeout-s prints
+ * "timed_out": true with what it had.
  *
  * The group starts at the earliest offset: --reset group sets the GROUP config
  * share.auto.offset.reset=earliest through the Admin API before any member joins (Kafka; what
@@ -211,6 +213,7 @@ public class ShareBench {
     // Which member saw each (partition, offset) first (0: none yet, else member id + 1), from each
     // partition's start offset. The first duplicates are printed to stderr with who saw them when.
     static final class Shared {
+        static final long STALL_NS = 100_000_000;  // a gap between new records that counts as a stall
         final String topic;
         final byte[][] seenBy;
         final long[] base;
@@ -221,6 +224,10 @@ public class ShareBench {
         final AtomicLong firstNs = new AtomicLong();
         final AtomicLong lastNs = new AtomicLong();
         final AtomicLong closeNs = new AtomicLong();
+        final AtomicLong lastSeenNs = new AtomicLong();
+        final AtomicLong stalls = new AtomicLong();
+        final AtomicLong stallNs = new AtomicLong();
+        final AtomicLong maxGapNs = new AtomicLong();
         final AtomicLong reportedDuplicates = new AtomicLong();
         final AtomicLong reportedAckFailures = new AtomicLong();
 
@@ -257,6 +264,14 @@ public class ShareBench {
                 return false;
             }
             firstNs.compareAndSet(0, now);
+            long gap = now - lastSeenNs.getAndAccumulate(now, Math::max);
+            if (gap >= STALL_NS && gap < now - t0) {
+                stalls.incrementAndGet();
+                stallNs.addAndGet(gap);
+                maxGapNs.accumulateAndGet(gap, Math::max);
+                System.err.printf("stall: no new record for %.3f s before %s-%d@%d (member-%d) at "
+                    + "%.3f s%n", gap / 1e9, topic, r.partition(), r.offset(), id, (now - t0) / 1e9);
+            }
             bytes.addAndGet(valueBytes);
             if (distinct.incrementAndGet() == expected) {
                 lastNs.set(now);
@@ -317,10 +332,12 @@ public class ShareBench {
         }
         System.out.printf("{\"phase\": \"consume\", \"scenario\": \"%sconsume\", \"records\": %d, "
             + "\"expected\": %d, \"seconds\": %.3f, \"records_per_s\": %.0f, \"mb_per_s\": %.2f, "
-            + "\"first_record_s\": %.3f, \"steady_records_per_s\": %.0f, \"per_member\": [%s], "
-            + "\"duplicates\": %d, \"redelivered\": %d, \"ack_failures\": %d, \"close_s\": %.3f, "
-            + "\"members\": %d, \"partitions\": %d, \"size\": %d, \"share_version\": \"%s\"%s}%n",
-            label, got, expected, s, got / s, shared.bytes.get() / 1e6 / s, first, steady, per,
+            + "\"first_record_s\": %.3f, \"steady_records_per_s\": %.0f, \"stalls\": %d, "
+            + "\"stall_s\": %.3f, \"max_gap_s\": %.3f, \"per_member\": [%s], \"duplicates\": %d, "
+            + "\"redelivered\": %d, \"ack_failures\": %d, \"close_s\": %.3f, \"members\": %d, "
+            + "\"partitions\": %d, \"size\": %d, \"share_version\": \"%s\"%s}%n",
+            label, got, expected, s, got / s, shared.bytes.get() / 1e6 / s, first, steady,
+            shared.stalls.get(), shared.stallNs.get() / 1e9, shared.maxGapNs.get() / 1e9, per,
             duplicates, redelivered, ackFailures, shared.closeNs.get() / 1e9, members, partitions,
             size, shareVersion, done ? "" : ", \"timed_out\": true");
         System.out.flush();
