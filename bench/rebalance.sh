@@ -19,23 +19,10 @@
 # (bench/history.py) unless NO_HISTORY=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
+bench=rebalance
+source bench/java_bench.sh
 rounds=${1:-3} members=${2:-20} partitions=${3:-200}
-export BENCH_COMMIT=${BENCH_COMMIT:-$(python3 bench/history.py commit)}
-spool_bin=${SPOOL_BENCH_SPOOL_BIN:-$root/build/release/broker/app/spool-broker}
-[[ -x $spool_bin ]] || { echo "rebalance.sh: no spool-broker at $spool_bin (cmake --build --preset release)" >&2; exit 1; }
-for tool in java javac; do
-    command -v $tool >/dev/null || { echo "rebalance.sh: $tool is missing (scripts/setup.sh --with-tests)" >&2; exit 1; }
-done
-kafka_dir=$(bash scripts/peers/fetch-kafka.sh --jars-only)
-out=$root/bench/results/$(date -u +%Y%m%dT%H%M%SZ)-rebalance
-mkdir -p "$out"
-work=$(mktemp -d /tmp/spool-rebalance.XXXXXX)
-trap 'bash tests/fixtures/start-spool.sh stop --data-dir "$work/spool" >/dev/null 2>&1 || true
-      bash tests/fixtures/start-kafka.sh stop --data-dir "$work/kafka" >/dev/null 2>&1 || true
-      rm -rf "$work"' EXIT
-
-javac -nowarn -d "$work/classes" -cp "$kafka_dir/libs/*" bench/rebalance/RebalanceBench.java
+java_bench_setup bench/rebalance/RebalanceBench.java
 declare -A addr
 addr[spool]=$(bash tests/fixtures/start-spool.sh start --bin "$spool_bin" --data-dir "$work/spool" \
     --override group.initial.rebalance.delay.ms=0 | tail -1)
@@ -47,20 +34,13 @@ for ((i = 1; i <= rounds; i++)); do
         for protocol in classic consumer; do
             log=$work/$b-$protocol-$i.log
             load=$(cut -d' ' -f1 /proc/loadavg)
-            if ! java -Xmx512m -XX:TieredStopAtLevel=1 -Djava.net.preferIPv4Stack=true \
-                    -Dlog4j2.configurationFile="$root/tests/fixtures/log4j2.properties" \
-                    -cp "$work/classes:$kafka_dir/libs/*" RebalanceBench --bootstrap "${addr[$b]}" \
+            if ! java_bench_run RebalanceBench --bootstrap "${addr[$b]}" \
                     --topic "rebalance-p$partitions" --group "g-$protocol-$i" --protocol $protocol \
                     --members "$members" --partitions "$partitions" >"$log" 2>"$log.err"; then
                 echo "rebalance.sh: $b $protocol round $i did not settle (see below)" >&2
                 tail -5 "$log.err" >&2
             fi
-            while read -r line; do
-                [[ $line == \{* ]] || continue
-                echo "$b round $i: $line load=$load" >&2
-                python3 -c 'import json, sys; d = json.loads(sys.argv[1]); d.update(cluster=sys.argv[2], scenario=d["protocol"] + "_" + d["phase"], load1=float(sys.argv[3]), failed=bool(d.get("timed_out"))); print(json.dumps(d))' \
-                    "$line" "$b" "$load" >>"$out/raw.jsonl"
-            done <"$log"
+            java_bench_record "$log" $b "$load" $i
         done
     done
 done

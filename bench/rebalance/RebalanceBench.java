@@ -62,23 +62,12 @@ public class RebalanceBench {
         }
     }
 
-    static Map<String, String> opts = new HashMap<>();
-
-    static String opt(String k, String dflt) {
-        return opts.getOrDefault(k, dflt);
-    }
-
     public static void main(String[] args) throws Exception {
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-        }
-        String bootstrap = opt("bootstrap", "localhost:9092");
-        String topic = opt("topic", "rebalance");
-        String group = opt("group", "rebalance-bench");
-        String protocol = opt("protocol", "classic");
-        int members = Integer.parseInt(opt("members", "20"));
-        int partitions = Integer.parseInt(opt("partitions", "200"));
-        long timeoutNs = Long.parseLong(opt("timeout-s", "120")) * 1_000_000_000L;
+        BenchOpts o = new BenchOpts(args, "rebalance", 20, 200, 120);
+        String bootstrap = o.bootstrap, topic = o.topic, group = o.group;
+        String protocol = o.get("protocol", "classic");
+        int members = o.members, partitions = o.partitions;
+        long timeoutNs = o.timeoutNs;
 
         Properties ap = new Properties();
         ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
