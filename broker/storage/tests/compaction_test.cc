@@ -21,9 +21,9 @@ struct kv {
     std::optional<std::string> value;
 };
 
-// Decodes every record the log returns (tests only).
-std::vector<kv> read_all(const partition_log& log) {
-    std::vector<kv> out;
+// Hands f each batch the log returns, with its records section (tests only).
+template <class F>
+void for_each_batch(const partition_log& log, F&& f) {
     auto r = log.read(log.log_start_offset(), 1 << 30, log.log_end_offset());
     EXPECT_TRUE(r);
     rec::decompress_buffer scratch;
@@ -36,20 +36,27 @@ std::vector<kv> read_all(const partition_log& log) {
             auto info = walker.next();
             EXPECT_TRUE(info) << info.error().message();
             if (!info) {
-                return out;
+                return;
             }
-            auto records = info.value().is_compressed() ? scratch.data()
-                                                        : rec::records_section(bytes, info.value());
-            rec::record_reader reader(records, info.value().record_count);
-            rec::record_view v;
-            while (reader.next(v)) {
-                out.push_back({info.value().base_offset + v.offset_delta,
-                               std::string(v.key.as_string()),
-                               v.value.is_null ? std::nullopt
-                                               : std::optional(std::string(v.value.as_string()))});
-            }
+            f(info.value(), info.value().is_compressed()
+                                ? std::span<const uint8_t>(scratch.data())
+                                : rec::records_section(bytes, info.value()));
         }
     }
+}
+
+// Decodes every record the log returns (tests only).
+std::vector<kv> read_all(const partition_log& log) {
+    std::vector<kv> out;
+    for_each_batch(log, [&](const rec::batch_info& info, std::span<const uint8_t> records) {
+        rec::record_reader reader(records, info.record_count);
+        rec::record_view v;
+        while (reader.next(v)) {
+            out.push_back({info.base_offset + v.offset_delta, std::string(v.key.as_string()),
+                           v.value.is_null ? std::nullopt
+                                           : std::optional(std::string(v.value.as_string()))});
+        }
+    });
     return out;
 }
 
@@ -213,26 +220,12 @@ struct control_seen {
 };
 std::vector<control_seen> control_batches(const partition_log& log) {
     std::vector<control_seen> out;
-    auto r = log.read(log.log_start_offset(), 1 << 30, log.log_end_offset());
-    EXPECT_TRUE(r);
-    rec::decompress_buffer scratch;
-    rec::validate_options vo;
-    vo.origin = rec::batch_origin::log;
-    for (const auto& s : r.value().slices) {
-        auto bytes = slice_bytes(s);
-        rec::batch_walker walker(bytes, vo, scratch);
-        while (!walker.done()) {
-            auto info = walker.next();
-            EXPECT_TRUE(info) << info.error().message();
-            if (!info) {
-                return out;
-            }
-            if (info.value().is_control()) {
-                out.push_back({info.value().base_offset, info.value().base_timestamp,
-                               has_delete_horizon(info.value().attributes)});
-            }
+    for_each_batch(log, [&](const rec::batch_info& info, std::span<const uint8_t>) {
+        if (info.is_control()) {
+            out.push_back({info.base_offset, info.base_timestamp,
+                           has_delete_horizon(info.attributes)});
         }
-    }
+    });
     return out;
 }
 
