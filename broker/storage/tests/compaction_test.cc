@@ -88,6 +88,21 @@ protected:
         _log->set_high_watermark(_log->log_end_offset());
     }
 
+    // One transactional record of producer pid (epoch 0) at sequence seq.
+    std::vector<uint8_t> txn_batch(int64_t pid, int32_t seq, const std::string& key,
+                                   const std::string& value) const {
+        rec::batch_options o;
+        o.codec = GetParam();
+        o.producer_id = pid;
+        o.producer_epoch = 0;
+        o.base_sequence = seq;
+        o.transactional = true;
+        rec::batch_builder b(o);
+        b.add(_now, rec::nullable_bytes::of(std::string_view(key)),
+              rec::nullable_bytes::of(std::string_view(value)));
+        return b.build();
+    }
+
     temp_dir _dir;
     int64_t _now = 1'000'000;
     std::unique_ptr<partition_log> _log;
@@ -155,19 +170,6 @@ TEST_P(compaction, test_aborted_records_go_committed_ones_compact_and_markers_st
     cfg.cleanup = cleanup_policy::compact;
     open(cfg);
     append({{"k", "committed"}});
-    auto txn_batch = [&](int64_t pid, int32_t seq, const std::string& key,
-                         const std::string& value) {
-        rec::batch_options o;
-        o.codec = GetParam();
-        o.producer_id = pid;
-        o.producer_epoch = 0;
-        o.base_sequence = seq;
-        o.transactional = true;
-        rec::batch_builder b(o);
-        b.add(_now, rec::nullable_bytes::of(std::string_view(key)),
-              rec::nullable_bytes::of(std::string_view(value)));
-        return b.build();
-    };
     std::vector<int64_t> markers;
     auto end_txn = [&](int64_t pid, bool commit) {
         auto m = make_marker(pid, 0, commit);
@@ -239,19 +241,6 @@ TEST_P(compaction, test_spent_markers_get_a_delete_horizon_then_go_with_their_in
     cfg.cleanup = cleanup_policy::compact;
     cfg.delete_retention_ms = std::chrono::milliseconds(60'000);
     open(cfg);
-    auto txn_batch = [&](int64_t pid, int32_t seq, const std::string& key,
-                         const std::string& value) {
-        rec::batch_options o;
-        o.codec = GetParam();
-        o.producer_id = pid;
-        o.producer_epoch = 0;
-        o.base_sequence = seq;
-        o.transactional = true;
-        rec::batch_builder b(o);
-        b.add(_now, rec::nullable_bytes::of(std::string_view(key)),
-              rec::nullable_bytes::of(std::string_view(value)));
-        return b.build();
-    };
     auto end_txn = [&](int64_t pid, bool commit) {
         auto m = make_marker(pid, 0, commit);
         auto at = _log->append(m, model::leader_epoch(0));
