@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <unordered_set>
 #include <vector>
 
@@ -93,15 +94,17 @@ public:
             (aborted ? _aborted_open : _committed_open).insert(info.producer_id);
         }
     }
-    // A marker: true when it is spent. A producer has one transaction at a time, so its batches
-    // met since its last marker are this marker's transaction's.
-    bool marker_spent(const rf::batch_info& info, std::span<const uint8_t> bytes) {
+    // A marker: what it says when it is spent, nullopt when it stays (a marker this cleaner
+    // does not know stays too). A producer has one transaction at a time, so its batches met
+    // since its last marker are this marker's transaction's.
+    std::optional<txn_marker> spent_marker(const rf::batch_info& info,
+                                           std::span<const uint8_t> bytes) {
         auto marker = read_txn_marker(bytes);
         if (!marker) {
-            return false;  // not a marker this cleaner knows: kept
+            return std::nullopt;
         }
         auto& open = marker->commit ? _committed_open : _aborted_open;
-        return open.erase(info.producer_id) == 0;
+        return open.erase(info.producer_id) == 0 ? marker : std::nullopt;
     }
 
 private:
@@ -177,7 +180,8 @@ result<cleaned_segment> write_cleaned_with(file_ops& ops, const sealed_segment& 
             // transaction's batch goes whole, as in Kafka; a committed one is compacted below
             // like any other, its header kept.
             if (info.is_control()) {
-                if (txns == nullptr || !txns->marker_spent(info, bytes)) {
+                auto spent = txns != nullptr ? txns->spent_marker(info, bytes) : std::nullopt;
+                if (!spent) {
                     err = write(bytes);
                     return !err;
                 }
@@ -188,7 +192,7 @@ result<cleaned_segment> write_cleaned_with(file_ops& ops, const sealed_segment& 
                     }
                     out.records_removed += uint64_t(info.record_count);
                     out.changed = true;
-                    if (auto m = read_txn_marker(bytes); m && !m->commit && dropped != nullptr) {
+                    if (!spent->commit && dropped != nullptr) {
                         dropped->push_back(info.base_offset);
                     }
                     return true;
@@ -282,8 +286,6 @@ void compaction_task::cancel() {
 
 namespace {
 
-// One cleanable segment: its cleaned copy written, swapped in on disk and reopened with rebuilt
-// indexes. Returns nullptr when nothing in it changed (or the pass was cancelled: task.error).
 // The segment's aborted-transaction index without the entries of the dropped ABORT markers,
 // written under its own name (atomically; removed when nothing is left) before the .log swap.
 result<void> drop_txn_index_entries(file_ops& ops, const sealed_segment& seg,
@@ -313,6 +315,8 @@ result<void> drop_txn_index_entries(file_ops& ops, const sealed_segment& seg,
     return write_file_atomic(ops, path, bytes);
 }
 
+// One cleanable segment: its cleaned copy written, swapped in on disk and reopened with rebuilt
+// indexes. Returns nullptr when nothing in it changed (or the pass was cancelled: task.error).
 std::unique_ptr<segment> clean_one(compaction_task& t, const sealed_segment& seg,
                                    const offset_map& map, txn_traversal& txns,
                                    std::mutex& dir_mutex, const std::atomic<bool>& cancelled) {

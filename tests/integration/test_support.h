@@ -9,6 +9,7 @@
 #include "protocol/messages/fetch.h"
 #include "protocol/messages/list_offsets.h"
 #include "protocol/messages/produce.h"
+#include "common/testing/build_flavour.h"
 #include "protocol/records/batch_builder.h"
 #include "tests/integration/broker_process.h"
 #include "tests/integration/kafka_client.h"
@@ -26,12 +27,8 @@
 
 namespace spool::tests {
 
-// Whether timing bounds are asserted: SPOOL_ASSERT_TIMING_BOUNDS=1, set by the `timing` label's
-// entries, which the full run leaves out (it prints the figures instead).
-inline bool timing_bounds_asserted() {
-    const char* v = std::getenv("SPOOL_ASSERT_TIMING_BOUNDS");
-    return v != nullptr && std::string_view(v) == "1";
-}
+// Whether timing bounds are asserted (the `timing` label's entries; common/testing/build_flavour.h).
+using spool::testing::timing_bounds_asserted;
 
 inline std::vector<uint8_t> make_batch(
     const std::vector<std::string>& values,

@@ -15,6 +15,7 @@
 //     and its lease has 8 s left: the leadership must not move (same leader, same leader epoch,
 //     seen from every broker for 3 s after), and the producer goes on.
 
+#include "common/testing/build_flavour.h"
 #include "tests/cluster/cluster_harness.h"
 #include "tests/replication/replication_harness.h"
 
@@ -27,11 +28,6 @@ namespace spool::tests::replication {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-bool assert_timing() {
-    const char* v = std::getenv("SPOOL_ASSERT_TIMING_BOUNDS");
-    return v != nullptr && std::string(v) == "1";
-}
 
 long ms_since(clock_type::time_point t0) {
     return static_cast<long>(
@@ -92,7 +88,7 @@ protected:
         }
         EXPECT_NE(logs.find("its process is gone; ending its session"), std::string::npos)
             << cluster.log_tails();
-        if (assert_timing()) {
+        if (spool::testing::timing_bounds_asserted()) {
             EXPECT_LE(stall, 2000) << what << ": issue #36 bounds the stall at 2 s";
         }
         ASSERT_TRUE(cluster.restart(victim)) << cluster.broker(victim).log_text();
