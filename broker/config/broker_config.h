@@ -35,6 +35,7 @@ enum class config_source : int8_t {
     dynamic_default_broker = 3,
     static_broker = 4,
     default_config = 5,
+    dynamic_group = 8,  // DYNAMIC_GROUP_CONFIG: a GROUP resource's own value (group_config.h)
 };
 
 struct synonym {

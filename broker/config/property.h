@@ -25,7 +25,7 @@ namespace spool::broker::config {
 
 enum class property_type : uint8_t { boolean, int32, int64, double_, string, list, password };
 
-enum class property_scope : uint8_t { broker, topic };
+enum class property_scope : uint8_t { broker, topic, group };
 
 // A parsed value. monostate is "null" (e.g. advertised.listeners when unset).
 using value =

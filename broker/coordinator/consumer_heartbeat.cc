@@ -288,6 +288,7 @@ consumer_heartbeat_result group_coordinator::consumer_heartbeat(consumer_heartbe
     }
     auto& cg = *g->consumer();
     const time_ms now = _clock.now();
+    const auto settings = settings_of(req.group_id);
 
     // ---- leaving ----
     if (req.member_epoch == leave_epoch || req.member_epoch == static_leave_epoch) {
@@ -312,7 +313,7 @@ consumer_heartbeat_result group_coordinator::consumer_heartbeat(consumer_heartbe
             // A static member that leaves temporarily keeps its assignment until its session
             // expires; the instance coming back takes it over (KIP-345 semantics).
             it->second.member_epoch = static_leave_epoch;
-            it->second.session_deadline = now + time_ms(_config.consumer_session_timeout_ms);
+            it->second.session_deadline = now + time_ms(settings.consumer_session_timeout_ms);
             arm_consumer_timer(*g, it->second);
             store_consumer_group(*g, {id}, {});
         } else {
@@ -455,7 +456,7 @@ consumer_heartbeat_result group_coordinator::consumer_heartbeat(consumer_heartbe
             bump = true;
         }
     }
-    m->session_deadline = now + time_ms(_config.consumer_session_timeout_ms);
+    m->session_deadline = now + time_ms(settings.consumer_session_timeout_ms);
 
     // ---- what the subscriptions resolve to now ----
     static const topic_image no_topics;
@@ -536,7 +537,7 @@ consumer_heartbeat_result group_coordinator::consumer_heartbeat(consumer_heartbe
     consumer_heartbeat_result r;
     r.member_id = m->id;
     r.member_epoch = m->member_epoch;
-    r.heartbeat_interval_ms = _config.consumer_heartbeat_interval_ms;
+    r.heartbeat_interval_ms = settings.consumer_heartbeat_interval_ms;
     if (full_request || m->assigned != before) {
         r.assignment = m->assigned;
     }

@@ -169,7 +169,7 @@ size_t group_coordinator::restore_consumer_groups(consumer_replay& replay) {
                 cg.static_members[*m.instance_id] = member_id;
             }
             // The members get a full session to find the (possibly new) coordinator.
-            m.session_deadline = now + time_ms(_config.consumer_session_timeout_ms);
+            m.session_deadline = now + time_ms(settings_of(id).consumer_session_timeout_ms);
             auto& added = cg.members.emplace(member_id, std::move(m)).first->second;
             arm_consumer_timer(g, added);
         }

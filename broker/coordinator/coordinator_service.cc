@@ -100,6 +100,12 @@ coordinator_service::coordinator_service(metadata::store& store,
                                          service_config config, const clock& clk,
                                          metrics::group_probe* probe)
     : _store(store), _partitions(partitions), _config(config), _clock(clk) {
+    // Read at each heartbeat, so a group config changed anywhere applies from the next one.
+    _config.coordinator.group_configs = [&store](const std::string& group) {
+        auto snap = store.snapshot();
+        auto it = snap->group_configs.find(group);
+        return it == snap->group_configs.end() ? config::group_overrides{} : it->second;
+    };
     if (probe) {
         _listener = std::make_unique<probe_listener>(*probe);
     }

@@ -37,6 +37,19 @@ std::error_code group_coordinator::availability() const {
     return errc::not_coordinator;
 }
 
+config::group_settings group_coordinator::settings_of(const std::string& group) const {
+    config::group_settings s;
+    s.consumer_session_timeout_ms = _config.consumer_session_timeout_ms;
+    s.consumer_heartbeat_interval_ms = _config.consumer_heartbeat_interval_ms;
+    s.share_session_timeout_ms = _config.share.session_timeout_ms;
+    s.share_heartbeat_interval_ms = _config.share.heartbeat_interval_ms;
+    if (!_config.group_configs) {
+        return s;
+    }
+    auto overrides = _config.group_configs(group);
+    return overrides.empty() ? s : config::resolve_group(std::move(s), overrides);
+}
+
 group* group_coordinator::find(std::string_view id) {
     auto it = _groups.find(id);
     return it == _groups.end() ? nullptr : it->second.get();

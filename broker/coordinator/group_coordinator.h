@@ -22,6 +22,7 @@
 // not_coordinator when leadership moves away. Threading: single-threaded; owned by the shard
 // that owns the partition, every call on that shard (no locks). Callbacks may re-enter.
 
+#include "broker/config/group_config.h"
 #include "broker/coordinator/clock.h"
 #include "broker/coordinator/group.h"
 #include "broker/coordinator/group_listener.h"
@@ -30,6 +31,7 @@
 #include "broker/coordinator/types.h"
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,6 +58,10 @@ struct coordinator_config {
     int32_t consumer_max_size = 2147483647;          // group.consumer.max.size
     std::vector<std::string> consumer_assignors = {"uniform", "range"};  // first is default
     share_config share;  // KIP-932 share groups (group.share.*)
+    // A group's GROUP resource configs as the metadata store has them now (empty: none); its
+    // consumer.* and share.* session timeouts and heartbeat intervals override the fields
+    // above. Unset (tests): no group has any.
+    std::function<config::group_overrides(const std::string& group)> group_configs;
 };
 
 // One committed offset, as the read-only lag view sees it.
@@ -192,6 +198,8 @@ private:
     };
 
     [[nodiscard]] std::error_code availability() const;
+    // The session timeouts and heartbeat intervals of `group`: its GROUP configs over _config's.
+    [[nodiscard]] config::group_settings settings_of(const std::string& group) const;
     group& get_or_create(const std::string& id);
     group* find(std::string_view id);
 

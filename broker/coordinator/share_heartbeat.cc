@@ -18,7 +18,11 @@ share_heartbeat_result group_coordinator::share_heartbeat(share_heartbeat_reques
         r.error_message = "Group " + req.group_id + " is not a share group.";
         return r;
     }
-    return _share_groups.heartbeat(std::move(req), _clock.now(), _config.share);
+    auto cfg = _config.share;
+    const auto settings = settings_of(req.group_id);
+    cfg.session_timeout_ms = settings.share_session_timeout_ms;
+    cfg.heartbeat_interval_ms = settings.share_heartbeat_interval_ms;
+    return _share_groups.heartbeat(std::move(req), _clock.now(), cfg);
 }
 
 share_group_description group_coordinator::describe_share_group(const std::string& group_id) {

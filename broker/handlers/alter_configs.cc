@@ -1,5 +1,6 @@
 #include "protocol/messages/alter_configs.h"
 
+#include "broker/config/group_config.h"
 #include "broker/handlers/config_ops.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
@@ -78,6 +79,12 @@ std::string effective(services& svc, int8_t type, const std::map<std::string, st
                       const std::string& key) {
     if (auto it = cur.find(key); it != cur.end()) {
         return it->second;
+    }
+    if (type == resource_group) {
+        if (const auto* g = config::find_group_property(key)) {
+            return config::describe_group_key(svc.config, *g, {}, false).value.value_or("");
+        }
+        return {};
     }
     if (type == resource_topic) {
         if (const auto* p = config::find_topic_property(key)) {

@@ -1,6 +1,7 @@
 #include "broker/handlers/config_ops.h"
 
 #include "broker/cluster/replica_sync.h"
+#include "broker/config/group_config.h"
 #include "broker/config/listener_keys.h"
 #include "broker/handlers/topic_ops.h"
 #include "broker/metadata/errc.h"
@@ -25,6 +26,34 @@ std::optional<config::dynamic_layer> broker_layer(const services& svc, const std
     return std::nullopt;
 }
 
+// A group's configs as a whole: Kafka's GroupConfig.validate, then the store; every broker reads
+// them from its snapshot where it uses them (nothing to apply here).
+boost::asio::awaitable<config_op_result> replace_group_configs(
+    services& svc, std::string name, std::map<std::string, std::string> configs,
+    bool validate_only) {
+    config_op_result out;
+    if (name.empty()) {
+        out.error = error_code::invalid_request;
+        out.message = "Default group resources are not allowed.";
+        co_return out;
+    }
+    if (auto err = config::validate_group_configs(svc.config, configs); !err.empty()) {
+        out.error = error_code::invalid_config;
+        out.message = std::move(err);
+        co_return out;
+    }
+    if (validate_only) {
+        co_return out;
+    }
+    auto set = svc.store.set_group_configs(name, std::move(configs));
+    if (auto r = co_await std::move(set); !r) {
+        auto failed = from_store(r.error());
+        out.error = failed.error;
+        out.message = failed.message;
+    }
+    co_return out;
+}
+
 }  // namespace
 
 std::map<std::string, std::string> current_dynamic_configs(services& svc, int8_t type,
@@ -38,6 +67,16 @@ std::map<std::string, std::string> current_dynamic_configs(services& svc, int8_t
             return {};
         }
         return {t->configs.begin(), t->configs.end()};
+    }
+    if (type == resource_group) {
+        if (name.empty()) {
+            error.error = error_code::invalid_request;
+            error.message = "Default group resources are not allowed.";
+            return {};
+        }
+        // A group need not exist: Kafka keeps configs for groups not created yet.
+        auto it = snap->group_configs.find(name);
+        return it == snap->group_configs.end() ? std::map<std::string, std::string>{} : it->second;
     }
     if (type == resource_broker) {
         if (!broker_layer(svc, name)) {
@@ -86,6 +125,10 @@ boost::asio::awaitable<config_op_result> replace_dynamic_configs(
             co_await svc.partitions.update_topic_config(*t);
         }
         co_return out;
+    }
+    if (type == resource_group) {
+        co_return co_await replace_group_configs(svc, std::move(name), std::move(configs),
+                                                 validate_only);
     }
     if (type != resource_broker) {
         out.error = error_code::invalid_request;

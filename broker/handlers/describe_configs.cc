@@ -1,5 +1,6 @@
 #include "protocol/messages/describe_configs.h"
 
+#include "broker/config/group_config.h"
 #include "broker/handlers/config_ops.h"
 #include "broker/handlers/handler_util.h"
 #include "broker/handlers/handlers.h"
@@ -126,6 +127,26 @@ boost::asio::awaitable<response> run(request_ctx& ctx, protocol::describe_config
                 }
                 r.configs.push_back(
                     entry(p, svc.config.describe(p, synonyms), synonyms, docs, p.needs_restart));
+            }
+            continue;
+        }
+        if (res.resource_type == resource_group) {
+            if (res.resource_name.empty()) {
+                r.error_code = code(error_code::invalid_request);
+                r.error_message = "Group name must not be empty";
+                continue;
+            }
+            // Kafka answers for any group id, existing or not: every key but its internal ones
+            // (those only when set), the overrides over the broker's defaults.
+            auto it = snap->group_configs.find(res.resource_name);
+            const auto& overrides =
+                it == snap->group_configs.end() ? config::group_overrides{} : it->second;
+            for (const auto& g : config::group_properties()) {
+                if ((!g.internal || overrides.contains(std::string(g.prop.name))) &&
+                    wanted(res.configuration_keys, g.prop.name)) {
+                    auto d = config::describe_group_key(svc.config, g, overrides, synonyms);
+                    r.configs.push_back(entry(g.prop, d, synonyms, docs, false));
+                }
             }
             continue;
         }

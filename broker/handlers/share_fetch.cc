@@ -41,7 +41,7 @@ struct fetched {
 boost::asio::awaitable<response> run(request_ctx& ctx, request& req) {
     response resp;
     auto& svc = ctx.svc;
-    const auto limits = share_limits_of(svc);
+    const auto limits = share_limits_of(svc, req.group_id.value_or(""));
     resp.acquisition_lock_timeout_ms = static_cast<int32_t>(limits.lock_duration_ms);
     auto snap = svc.store.snapshot();
     request_authz authz(ctx, *snap);

@@ -82,7 +82,7 @@ boost::asio::awaitable<void> read_one(request_ctx& ctx, const std::string& group
                                       read_partition& out, share_state_key key) {
     // A group not loaded here since this broker took the partition over: its persisted state.
     co_await share_ensure_state(ctx.svc, key, group, false);
-    const auto limits = share_limits_of(ctx.svc);
+    const auto limits = share_limits_of(ctx.svc, group);
     std::function<int(replication::partition*)> fn = [&](replication::partition* p) {
         out.start_offset = -1;
         out.delivery_complete_count = -1;

@@ -1,8 +1,9 @@
 #pragma once
 
-// What ShareFetch and ShareAcknowledge share: the limits from the broker's group.share.* keys,
-// resolving a session's (topic id, partition) against the metadata, and the hops to a
-// partition's door (replication::partition's share methods) on its owner shard.
+// What ShareFetch and ShareAcknowledge share: a group's limits (its GROUP configs over the
+// broker's group.share.* keys), resolving a session's (topic id, partition) against the
+// metadata, and the hops to a partition's door (replication::partition's share methods) on its
+// owner shard.
 
 #include "broker/handlers/authz.h"
 #include "broker/handlers/request_context.h"
@@ -17,7 +18,9 @@
 
 namespace spool::broker::handlers {
 
-replication::share_limits share_limits_of(const services& svc);
+// The share limits of `group`: its share.* group configs (config/group_config.h) over the
+// broker's keys, as the metadata snapshot has them now.
+replication::share_limits share_limits_of(const services& svc, const std::string& group);
 
 // The checks both requests start with: a group and member id (INVALID_REQUEST), share sessions
 // wired (COORDINATOR_NOT_AVAILABLE in a test's services), Read on the group.

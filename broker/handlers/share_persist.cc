@@ -123,7 +123,7 @@ asio::awaitable<error_code> ensure_here(services* svc, share_state_key key, std:
     if (p == nullptr || p->leader_epoch() != epoch) {
         co_return error_code::not_leader_or_follower;
     }
-    auto restored = p->share_restore(group, read.state, read.state_epoch, share_limits_of(*svc));
+    auto restored = p->share_restore(group, read.state, read.state_epoch, share_limits_of(*svc, group));
     if (!restored) {
         co_return to_kafka_error(restored.error());
     }

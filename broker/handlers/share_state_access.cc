@@ -143,7 +143,7 @@ boost::asio::awaitable<void> summary_here(services& svc, const std::string& grou
                                           const share_state_key& k, share_partition_summary& out) {
     // A group not loaded here since this broker took the partition over: its persisted state.
     co_await share_ensure_state(svc, k, group, false);
-    const auto limits = share_limits_of(svc);
+    const auto limits = share_limits_of(svc, group);
     std::function<share_partition_summary(replication::partition*)> fn =
         [&](replication::partition* p) {
             share_partition_summary s;

@@ -166,6 +166,9 @@ struct cluster_state {
     // SCRAM credentials (AlterUserScramCredentials): user -> mechanism ("SCRAM-SHA-256") ->
     // Kafka's credential text (broker/security/scram.h: salt, stored and server keys, iterations).
     std::map<std::string, std::map<std::string, std::string>> user_scram;
+    // Dynamic group configs (resource type GROUP, KIP-848/KIP-932): group id -> key -> value, as
+    // set; a group may have configs before it exists, and they outlive its deletion (Kafka).
+    std::map<std::string, std::map<std::string, std::string>> group_configs;
     // Next producer id to hand out.
     int64_t next_producer_id = 0;
     // Live brokers by node id, and the current controller (-1: none elected right now).

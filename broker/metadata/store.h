@@ -100,6 +100,9 @@ public:
     // Replaces the dynamic configs of one broker entity ("" = cluster default).
     virtual op<void> set_broker_configs(std::string entity,
                                         std::map<std::string, std::string> c) = 0;
+    // Replaces the dynamic configs of one group as a whole (empty: the group has none left).
+    virtual op<void> set_group_configs(std::string group,
+                                       std::map<std::string, std::string> c) = 0;
     // CreateAcls: adds the bindings (each one security::invalid_binding accepts) that are not
     // there yet; DeleteAcls: removes those of `bindings` that are there. Both return once every
     // shard's snapshot shows the change (cluster_state::acls); errc::unavailable when the store

@@ -274,6 +274,29 @@ TEST_F(consumer_group_test, test_session_expiry_frees_partitions) {
     EXPECT_EQ(coord->describe_consumer_group(group_id).state, "Empty");
 }
 
+// GROUP configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms) override the
+// broker's for that group only, read at every heartbeat.
+TEST_F(consumer_group_test, test_group_configs_set_the_groups_session_and_heartbeat) {
+    std::map<std::string, config::group_overrides> configs;
+    cfg.group_configs = [&configs](const std::string& group) {
+        auto it = configs.find(group);
+        return it == configs.end() ? config::group_overrides{} : it->second;
+    };
+    make();
+    configs[group_id] = {{"consumer.session.timeout.ms", "50000"},
+                         {"consumer.heartbeat.interval.ms", "7000"}};
+    auto r = beat(hb("m1", 0));
+    ASSERT_EQ(r.member_epoch, 1);
+    EXPECT_EQ(r.heartbeat_interval_ms, 7000);
+    tick(45001);  // past the broker's 45 s, within the group's 50 s
+    ASSERT_FALSE(beat(hb("m1", 1)).error);
+    tick(50001);
+    EXPECT_EQ(beat(hb("m1", 1)).error, make_error_code(errc::unknown_member_id));
+    // Another group keeps the broker's; a change applies from the next heartbeat.
+    configs.erase(group_id);
+    EXPECT_EQ(beat(hb("m2", 0)).heartbeat_interval_ms, 5000);
+}
+
 TEST_F(consumer_group_test, test_static_member_rejoin_keeps_its_assignment) {
     auto s1 = hb("a", 0);
     s1.instance_id = "i1";

@@ -90,7 +90,7 @@ void remove_journals_up_to(const fs::path& dir, int64_t seq) {
 }
 
 // A change that sets one entry of a map-of-maps in the state (an empty value removes it):
-// broker_configs and user_scram.
+// broker_configs, user_scram and group_configs.
 using nested_map = std::map<std::string, std::map<std::string, std::string>>;
 std::function<result<std::monostate>(cluster_state&)> replace_entry(
     nested_map cluster_state::*member, std::string key, std::map<std::string, std::string> value) {
@@ -422,6 +422,12 @@ store::op<void> embedded_store::set_user_scram_credentials(std::string user,
                                                            std::map<std::string, std::string> c) {
     co_return co_await commit_void(
         replace_entry(&cluster_state::user_scram, std::move(user), std::move(c)));
+}
+
+store::op<void> embedded_store::set_group_configs(std::string group,
+                                                  std::map<std::string, std::string> c) {
+    co_return co_await commit_void(
+        replace_entry(&cluster_state::group_configs, std::move(group), std::move(c)));
 }
 
 store::op<void> embedded_store::create_acls(std::vector<security::acl_binding> bindings) {

@@ -82,6 +82,7 @@ public:
     op<void> write_features(finalized_features current, finalized_features next) override;
     op<void> create_acls(std::vector<security::acl_binding> bindings) override;
     op<void> delete_acls(std::vector<security::acl_binding> bindings) override;
+    op<void> set_group_configs(std::string group, std::map<std::string, std::string> c) override;
     op<void> set_user_scram_credentials(std::string user,
                                         std::map<std::string, std::string> c) override;
     // From a reserved chunk (producer_id_reserve.h): one commit per million ids, not per block.

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <iterator>
 #include <limits>
+#include <optional>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 namespace spool::broker::metadata::journal {
@@ -67,6 +69,31 @@ result<topic_metadata> topic_from_json(const json& j) {
     return t;
 }
 
+// {"<name_key>": name, "<map_key>": {"k": "v"}}: one entity's string map as it is now.
+json named_map_json(const char* name_key, const std::string& name, const char* map_key,
+                    const std::map<std::string, std::string>& m) {
+    json values = json::object();
+    for (const auto& [k, value] : m) {
+        values[k] = value;
+    }
+    return json{{name_key, name}, {map_key, std::move(values)}};
+}
+
+// The reverse of named_map_json; nullopt when either member is missing or of the wrong type.
+std::optional<std::pair<std::string, std::map<std::string, std::string>>> named_map_from_json(
+    const json& j, const char* name_key, const char* map_key) {
+    auto name = json_fields::string_member(j, name_key);
+    auto map_it = j.find(map_key);
+    if (!name || map_it == j.end()) {
+        return std::nullopt;
+    }
+    auto values = json_fields::string_map<std::map<std::string, std::string>>(*map_it);
+    if (!values) {
+        return std::nullopt;
+    }
+    return std::pair{std::move(*name), std::move(*values)};
+}
+
 json to_json(const change& c) {
     return std::visit(
         [](const auto& v) -> json {
@@ -80,17 +107,11 @@ json to_json(const change& c) {
             } else if constexpr (std::is_same_v<T, acl_delete>) {
                 return json{{"delete_acl", metadata::to_json(v.binding)}};
             } else if constexpr (std::is_same_v<T, broker_configs_put>) {
-                json configs = json::object();
-                for (const auto& [k, value] : v.configs) {
-                    configs[k] = value;
-                }
-                return json{{"broker_configs", v.entity}, {"configs", std::move(configs)}};
+                return named_map_json("broker_configs", v.entity, "configs", v.configs);
             } else if constexpr (std::is_same_v<T, user_scram_put>) {
-                json credentials = json::object();
-                for (const auto& [k, value] : v.credentials) {
-                    credentials[k] = value;
-                }
-                return json{{"user_scram", v.user}, {"credentials", std::move(credentials)}};
+                return named_map_json("user_scram", v.user, "credentials", v.credentials);
+            } else if constexpr (std::is_same_v<T, group_configs_put>) {
+                return named_map_json("group_configs", v.group, "configs", v.configs);
             } else if constexpr (std::is_same_v<T, features_put>) {
                 return json{{"features", metadata::to_json(v.features)}};
             } else {
@@ -124,29 +145,25 @@ result<change> change_from_json(const json& j) {
         return change{acl_delete{std::move(b)}};
     }
     if (j.contains("broker_configs")) {
-        auto entity = json_fields::string_member(j, "broker_configs");
-        auto configs_it = j.find("configs");
-        if (!entity || configs_it == j.end()) {
+        auto m = named_map_from_json(j, "broker_configs", "configs");
+        if (!m) {
             return bad();
         }
-        auto configs = json_fields::string_map<std::map<std::string, std::string>>(*configs_it);
-        if (!configs) {
-            return bad();
-        }
-        return change{broker_configs_put{std::move(*entity), std::move(*configs)}};
+        return change{broker_configs_put{std::move(m->first), std::move(m->second)}};
     }
     if (j.contains("user_scram")) {
-        auto user = json_fields::string_member(j, "user_scram");
-        auto credentials_it = j.find("credentials");
-        if (!user || credentials_it == j.end()) {
+        auto m = named_map_from_json(j, "user_scram", "credentials");
+        if (!m) {
             return bad();
         }
-        auto credentials =
-            json_fields::string_map<std::map<std::string, std::string>>(*credentials_it);
-        if (!credentials) {
+        return change{user_scram_put{std::move(m->first), std::move(m->second)}};
+    }
+    if (j.contains("group_configs")) {
+        auto m = named_map_from_json(j, "group_configs", "configs");
+        if (!m) {
             return bad();
         }
-        return change{user_scram_put{std::move(*user), std::move(*credentials)}};
+        return change{group_configs_put{std::move(m->first), std::move(m->second)}};
     }
     if (auto it = j.find("features"); it != j.end()) {
         SPOOL_TRY(f, features_from_json(*it));
@@ -204,6 +221,12 @@ record diff(const cluster_state& before, const cluster_state& after, int64_t seq
         [&](const std::string& user) { puts.emplace_back(user_scram_put{user, {}}); },
         [&](const std::string& user, const std::map<std::string, std::string>& credentials) {
             puts.emplace_back(user_scram_put{user, credentials});
+        });
+    compare_sorted(
+        before.group_configs, after.group_configs,
+        [&](const std::string& group) { puts.emplace_back(group_configs_put{group, {}}); },
+        [&](const std::string& group, const std::map<std::string, std::string>& configs) {
+            puts.emplace_back(group_configs_put{group, configs});
         });
     if (!(before.features == after.features)) {
         puts.emplace_back(features_put{after.features});
@@ -270,6 +293,12 @@ result<void> apply(cluster_state& s, const record& r) {
                 s.user_scram.erase(scram->user);
             } else {
                 s.user_scram[scram->user] = scram->credentials;
+            }
+        } else if (const auto* group = std::get_if<group_configs_put>(&c)) {
+            if (group->configs.empty()) {
+                s.group_configs.erase(group->group);
+            } else {
+                s.group_configs[group->group] = group->configs;
             }
         } else if (const auto* f = std::get_if<features_put>(&c)) {
             s.features = f->features;

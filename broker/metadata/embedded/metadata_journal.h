@@ -13,6 +13,8 @@
 //                  the entity's dynamic configs as they are now ({}: none left)
 //              {"user_scram": "<user>", "credentials": {"SCRAM-SHA-256": "<credential>"}}
 //                  the user's SCRAM credentials as they are now ({}: none left)
+//              {"group_configs": "<group>", "configs": {"k": "v"}}
+//                  the group's dynamic configs as they are now ({}: none left)
 //              {"next_producer_id": N}
 //              {"acl": <acl binding, records.h>}          a binding created
 //              {"delete_acl": <acl binding>}              a binding deleted
@@ -54,6 +56,11 @@ struct user_scram_put {
     std::map<std::string, std::string> credentials;
     bool operator==(const user_scram_put&) const = default;
 };
+struct group_configs_put {
+    std::string group;
+    std::map<std::string, std::string> configs;
+    bool operator==(const group_configs_put&) const = default;
+};
 struct producer_id_put {
     int64_t next_producer_id = 0;
     bool operator==(const producer_id_put&) const = default;
@@ -72,7 +79,7 @@ struct features_put {
     bool operator==(const features_put&) const = default;
 };
 using change = std::variant<topic_put, topic_delete, broker_configs_put, user_scram_put,
-                            producer_id_put, acl_put, acl_delete, features_put>;
+                            group_configs_put, producer_id_put, acl_put, acl_delete, features_put>;
 
 struct record {
     int64_t seq = 0;
@@ -80,7 +87,8 @@ struct record {
     bool operator==(const record&) const = default;
 };
 
-// What turns `before` into `after` (topics, broker configs, next producer id, ACL bindings),
+// What turns `before` into `after` (topics, broker, user and group configs, next producer id,
+// ACL bindings, features),
 // numbered seq.
 // No changes: nothing that is persisted differs.
 record diff(const cluster_state& before, const cluster_state& after, int64_t seq);

@@ -22,7 +22,7 @@ namespace {
 
 using nested_map = std::map<std::string, std::map<std::string, std::string>>;
 
-// `key: {"<outer>": {k: "v"}}`: broker_configs and user_scram.
+// `key: {"<outer>": {k: "v"}}`: broker_configs, user_scram and group_configs.
 void emit_nested(YAML::Emitter& out, const char* key, const nested_map& m) {
     out << YAML::Key << key << YAML::Value << YAML::BeginMap;
     for (const auto& [outer, values] : m) {
@@ -106,6 +106,7 @@ std::string serialize(const cluster_state& s, int64_t journal_seq) {
     out << YAML::EndSeq;
     emit_nested(out, "broker_configs", s.broker_configs);
     emit_nested(out, "user_scram", s.user_scram);
+    emit_nested(out, "group_configs", s.group_configs);
     out << YAML::EndMap;
     return std::string(out.c_str()) + "\n";
 }
@@ -186,6 +187,8 @@ result<metadata_snapshot> deserialize(std::string_view yaml) {
         read_nested(root["broker_configs"], s.broker_configs);
         // Absent in snapshots written before SCRAM credentials existed.
         read_nested(root["user_scram"], s.user_scram);
+        // Absent in snapshots written before group configs existed.
+        read_nested(root["group_configs"], s.group_configs);
     } catch (const YAML::Exception&) {
         return errc::invalid_config;
     }

@@ -14,6 +14,7 @@
 //            leader_epoch: 0, partition_epoch: 0, replicas: [0], isr: [0]}]}
 //       broker_configs: {"": {k: v}, "0": {k: v}}
 //       user_scram: {"alice": {SCRAM-SHA-256: "salt=...,iterations=4096"}}
+//       group_configs: {"g": {share.auto.offset.reset: "earliest"}}
 //
 // Plain functions; no state, no threading concerns.
 

@@ -49,6 +49,46 @@ std::optional<Int> parse_decimal(std::string_view text, bool allow_negative) {
     return v;
 }
 
+// A free-form name (a user, a group id) as one key segment: '%' and '/' written %25 and %2F.
+std::string escape_name(std::string_view name) {
+    std::string out;
+    out.reserve(name.size());
+    for (char c : name) {
+        if (c == '%') {
+            out += "%25";
+        } else if (c == '/') {
+            out += "%2F";
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+// The reverse of escape_name; nullopt for an empty name or anything escape_name never writes.
+std::optional<std::string> unescape_name(std::string_view segment) {
+    std::string name;
+    for (size_t i = 0; i < segment.size(); ++i) {
+        if (segment[i] == '/') {
+            return std::nullopt;
+        }
+        if (segment[i] != '%') {
+            name += segment[i];
+            continue;
+        }
+        auto code = segment.substr(i + 1, 2);
+        if (code != "25" && code != "2F") {
+            return std::nullopt;
+        }
+        name += code == "25" ? '%' : '/';
+        i += 2;
+    }
+    if (name.empty()) {
+        return std::nullopt;
+    }
+    return name;
+}
+
 }  // namespace
 
 // ---- keys ----
@@ -90,17 +130,13 @@ std::string keys::all_user_scram() const {
     return prefix + "/user_scram/";
 }
 std::string keys::user_scram(std::string_view user) const {
-    std::string out = all_user_scram();
-    for (char c : user) {
-        if (c == '%') {
-            out += "%25";
-        } else if (c == '/') {
-            out += "%2F";
-        } else {
-            out += c;
-        }
-    }
-    return out;
+    return all_user_scram() + escape_name(user);
+}
+std::string keys::all_group_configs() const {
+    return prefix + "/group_configs/";
+}
+std::string keys::group_configs(std::string_view group) const {
+    return all_group_configs() + escape_name(group);
 }
 std::string keys::broker_configs(std::string_view entity) const {
     return all_broker_configs().append(entity.empty() ? default_entity : entity);
@@ -549,26 +585,16 @@ parsed_key parse(const keys& k, std::string_view key) {
         return {kind::partition, std::string(topic), *p};
     }
     if (segment("user_scram")) {
-        std::string user;
-        for (size_t i = 0; i < rest.size(); ++i) {
-            if (rest[i] == '/') {
-                return {};
-            }
-            if (rest[i] != '%') {
-                user += rest[i];
-                continue;
-            }
-            auto code = rest.substr(i + 1, 2);
-            if (code != "25" && code != "2F") {
-                return {};
-            }
-            user += code == "25" ? '%' : '/';
-            i += 2;
+        if (auto user = unescape_name(rest)) {
+            return {kind::user_scram, std::move(*user), -1};
         }
-        if (user.empty()) {
-            return {};
+        return {};
+    }
+    if (segment("group_configs")) {
+        if (auto group = unescape_name(rest)) {
+            return {kind::group_config, std::move(*group), -1};
         }
-        return {kind::user_scram, std::move(user), -1};
+        return {};
     }
     if (segment("broker_configs")) {
         if (rest == default_entity) {

@@ -26,6 +26,8 @@
 //     P/broker_configs/<entity>   {"k":"v"}; entity "_default" = cluster default, else node id
 //     P/user_scram/<user>         {"SCRAM-SHA-256":"<credential>"}; the user name with '%' and
 //                                 '/' written %25 and %2F
+//     P/group_configs/<group>     {"k":"v"}: a group's dynamic configs (resource type GROUP);
+//                                 the group id with '%' and '/' written %25 and %2F
 //     P/producer_ids              next free producer id, decimal text
 //     P/shutdown/<node id>        shutdown_record JSON {"incarnation_id"}, under the broker's
 //                                 session lease: the broker is in controlled shutdown
@@ -98,6 +100,8 @@ struct keys {
     std::string broker_configs(std::string_view entity) const;  // "" = cluster default
     std::string all_user_scram() const;                          // "P/user_scram/"
     std::string user_scram(std::string_view user) const;
+    std::string all_group_configs() const;  // "P/group_configs/"
+    std::string group_configs(std::string_view group) const;
     std::string producer_ids() const;
     std::string shutdowns() const;  // "P/shutdown/"
     std::string shutdown(int32_t id) const;
@@ -170,7 +174,8 @@ result<std::string> decode_cluster_id(std::string_view value);
 // "P/broker_configs/4" -> {broker_config, "4", 4}; "P/shutdown/2" -> {shutdown, "", 2};
 // "P/elections/<id>" -> {election, "<id>"} (id: 1..64 of [A-Za-z0-9_-]);
 // "P/decommission/2" -> {decommission, "", 2}; "P/acls/<hex>" -> {acl, "<hex>"};
-// "P/user_scram/a%2Fb" -> {user_scram, "a/b"}. Anything else under P, outside P, or with a
+// "P/user_scram/a%2Fb" -> {user_scram, "a/b"}; "P/group_configs/g%25" -> {group_config, "g%"}.
+// Anything else under P, outside P, or with a
 // non-canonical number or an invalid topic name -> unknown.
 struct parsed_key {
     enum class kind {
@@ -186,6 +191,7 @@ struct parsed_key {
         decommission,
         acl,
         user_scram,
+        group_config,
         features,
         supported_features,
         unknown

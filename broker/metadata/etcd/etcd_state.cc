@@ -16,6 +16,21 @@ void log_undecodable(std::string_view key, int64_t revision) {
                revision);
 }
 
+// A {"k":"v"} value (etcd_layout::encode_broker_configs) into entry `name` of `m`: an empty map
+// or one that does not decode removes the entry.
+void put_string_map(std::map<std::string, std::map<std::string, std::string>>& m,
+                    const std::string& name, const etcd::key_value& kv) {
+    auto r = etcd_layout::decode_broker_configs(kv.value);
+    if (!r || r.value().empty()) {
+        if (!r) {
+            log_undecodable(kv.key, kv.mod_revision);
+        }
+        m.erase(name);
+        return;
+    }
+    m[name] = std::move(r).value();
+}
+
 }  // namespace
 
 void etcd_state::reset(const std::vector<etcd::key_value>& kvs, int64_t revision) {
@@ -119,18 +134,12 @@ void etcd_state::apply_put(const etcd::key_value& kv) {
             }
             return;
         }
-        case kind::user_scram: {
-            auto r = etcd_layout::decode_broker_configs(kv.value);  // the same {"k":"v"} form
-            if (!r || r.value().empty()) {
-                if (!r) {
-                    log_undecodable(kv.key, kv.mod_revision);
-                }
-                _state.user_scram.erase(key.name);
-                return;
-            }
-            _state.user_scram[key.name] = std::move(r).value();
+        case kind::user_scram:
+            put_string_map(_state.user_scram, key.name, kv);
             return;
-        }
+        case kind::group_config:
+            put_string_map(_state.group_configs, key.name, kv);
+            return;
         case kind::producer_ids:
             if (auto next = etcd_layout::decode_producer_id(kv.value)) {
                 _state.next_producer_id = next.value();
@@ -240,6 +249,9 @@ void etcd_state::apply_delete(std::string_view key_text, int64_t revision) {
             return;
         case kind::user_scram:
             _state.user_scram.erase(key.name);
+            return;
+        case kind::group_config:
+            _state.group_configs.erase(key.name);
             return;
         case kind::supported_features:
             _state.broker_support.erase(key.number);

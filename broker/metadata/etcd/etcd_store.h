@@ -19,6 +19,7 @@
 //   create_partitions  modified_at -> put record with the new count
 //   set_topic_configs  modified_at -> put record with the new configs
 //   set_broker_configs put / delete P/broker_configs/<entity>
+//   set_group_configs  put / delete P/group_configs/<group>
 //   create_acls / delete_acls  put / delete (if present) P/acls/<hex>, one txn per binding
 //   allocate_producer_ids  CAS loop on P/producer_ids, a chunk of a million ids at a time,
 //                      handed out in blocks from memory (producer_id_reserve.h)
@@ -112,6 +113,7 @@ public:
     op<void> set_broker_configs(std::string entity, std::map<std::string, std::string> c) override;
     op<void> create_acls(std::vector<security::acl_binding> bindings) override;
     op<void> delete_acls(std::vector<security::acl_binding> bindings) override;
+    op<void> set_group_configs(std::string group, std::map<std::string, std::string> c) override;
     op<void> set_user_scram_credentials(std::string user,
                                         std::map<std::string, std::string> c) override;
     op<producer_id_block> allocate_producer_ids(int32_t count) override;

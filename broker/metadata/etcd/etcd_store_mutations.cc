@@ -343,6 +343,20 @@ store::op<void> etcd_store::set_user_scram_credentials(std::string user,
     co_return as_void(r);
 }
 
+// ---- group configs ----
+
+store::op<void> etcd_store::set_group_configs(std::string group,
+                                              std::map<std::string, std::string> c) {
+    if (group.empty()) {
+        co_return errc::invalid_config;  // no key names it (etcd_layout::parse)
+    }
+    auto key = _keys.group_configs(group);
+    auto value = c.empty() ? std::string() : etcd_layout::encode_broker_configs(c);
+    auto op = finish(lift(put_or_delete_here(this, std::move(key), std::move(value)), this));
+    auto r = co_await std::move(op);
+    co_return as_void(r);
+}
+
 // ---- producer ids ----
 
 asio::awaitable<etcd_store::committed<producer_id_block>> etcd_store::allocate_here(

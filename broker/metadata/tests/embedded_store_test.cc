@@ -111,6 +111,7 @@ TEST_F(embedded_store_test, test_state_survives_reopen) {
                  .id;
         ASSERT_TRUE(wait_for(s->create_partitions("a.b_c-d", 4)));
         ASSERT_TRUE(wait_for(s->set_broker_configs("", {{"num.partitions", "3"}})));
+        ASSERT_TRUE(wait_for(s->set_group_configs("g", {{"share.auto.offset.reset", "earliest"}})));
         ASSERT_TRUE(wait_for(s->allocate_producer_ids(1000)));
         cluster = s->snapshot()->cluster_id;
     }
@@ -123,6 +124,7 @@ TEST_F(embedded_store_test, test_state_survives_reopen) {
     EXPECT_EQ(t->partitions.size(), 4u);
     EXPECT_EQ(t->configs.at("cleanup.policy"), "compact");
     EXPECT_EQ(snap->broker_configs.at("").at("num.partitions"), "3");
+    EXPECT_EQ(snap->group_configs.at("g").at("share.auto.offset.reset"), "earliest");
     EXPECT_GE(snap->next_producer_id, 1000);  // the end of the reserved chunk
 }
 
@@ -299,6 +301,7 @@ void expect_same_persisted_state(const cluster_state& a, const cluster_state& b)
     EXPECT_EQ(a.topics, b.topics);
     EXPECT_EQ(a.topic_names, b.topic_names);
     EXPECT_EQ(a.broker_configs, b.broker_configs);
+    EXPECT_EQ(a.group_configs, b.group_configs);
     EXPECT_EQ(a.next_producer_id, b.next_producer_id);
 }
 
@@ -311,6 +314,26 @@ TEST_F(embedded_store_test, test_every_returned_commit_survives_a_kill) {
     expect_same_persisted_state(*reopened.value()->snapshot(), *s->snapshot());
     EXPECT_EQ(s->snapshot()->find("b"), nullptr);
     EXPECT_EQ(s->snapshot()->find("c")->partitions.size(), 3u);
+}
+
+TEST_F(embedded_store_test, test_group_configs_survive_a_kill_and_a_clean_stop) {
+    auto s = open_store();
+    ASSERT_TRUE(wait_for(s->set_group_configs("g", {{"consumer.session.timeout.ms", "50000"}})));
+    ASSERT_TRUE(wait_for(s->set_group_configs("a/b", {{"share.auto.offset.reset", "earliest"}})));
+    ASSERT_TRUE(wait_for(s->set_group_configs("h", {{"share.auto.offset.reset", "earliest"}})));
+    ASSERT_TRUE(wait_for(s->set_group_configs("h", {})));  // none left: gone
+    const std::map<std::string, std::map<std::string, std::string>> want = {
+        {"a/b", {{"share.auto.offset.reset", "earliest"}}},
+        {"g", {{"consumer.session.timeout.ms", "50000"}}}};
+    EXPECT_EQ(s->snapshot()->group_configs, want);
+    auto reopened = embedded_store::open(crash_image());  // from the journal
+    ASSERT_TRUE(reopened) << reopened.error().message();
+    EXPECT_EQ(reopened.value()->snapshot()->group_configs, want);
+    reopened.value().reset();
+    s.reset();  // folded into the snapshot
+    auto snap = read_snapshot(dir / "spool-metadata.yaml");
+    ASSERT_TRUE(snap);
+    EXPECT_EQ(snap.value().state.group_configs, want);
 }
 
 TEST_F(embedded_store_test, test_a_clean_stop_folds_the_journal_into_the_snapshot) {

@@ -29,6 +29,16 @@ TEST(etcd_layout_test, test_keys_follow_the_documented_layout) {
     EXPECT_EQ(k.user_scram("a/b%c"), "/spool/c1/user_scram/a%2Fb%25c");
 }
 
+TEST(etcd_layout_test, test_group_config_keys_escape_and_parse_back_to_the_group_id) {
+    EXPECT_EQ(k.group_configs("g1"), "/spool/c1/group_configs/g1");
+    EXPECT_EQ(k.group_configs("a/b%c"), "/spool/c1/group_configs/a%2Fb%25c");
+    EXPECT_EQ(parse(k, k.group_configs("g1")), (parsed_key{kind::group_config, "g1", -1}));
+    EXPECT_EQ(parse(k, k.group_configs("a/b%c")), (parsed_key{kind::group_config, "a/b%c", -1}));
+    EXPECT_EQ(parse(k, "/spool/c1/group_configs/").what, kind::unknown);
+    EXPECT_EQ(parse(k, "/spool/c1/group_configs/a/b").what, kind::unknown);
+    EXPECT_EQ(parse(k, "/spool/c1/group_configs/a%41").what, kind::unknown);
+}
+
 TEST(etcd_layout_test, test_user_scram_keys_parse_back_to_the_user_name) {
     EXPECT_EQ(parse(k, k.user_scram("alice")), (parsed_key{kind::user_scram, "alice", -1}));
     EXPECT_EQ(parse(k, k.user_scram("a/b%c")), (parsed_key{kind::user_scram, "a/b%c", -1}));

@@ -135,13 +135,19 @@ TEST(etcd_state_test, test_deletes_remove_topics_brokers_controller_and_configs)
     st.reset({kv(k.topic("t"), topic_value(id, 1), 5), kv(k.partition("t", 0), placed_on(2), 6),
               kv(k.broker(2), etcd_layout::encode(b), 7),
               kv(k.controller(), etcd_layout::encode(etcd_layout::controller_record{2, "i"}), 8),
-              kv(k.broker_configs("2"), R"({"a":"b"})", 9)},
+              kv(k.broker_configs("2"), R"({"a":"b"})", 9),
+              kv(k.group_configs("g/1"), R"({"share.auto.offset.reset":"earliest"})", 9)},
              9);
-    ASSERT_NE(st.build()->find("t"), nullptr);
+    auto loaded = st.build();
+    ASSERT_NE(loaded->find("t"), nullptr);
+    EXPECT_EQ(loaded->group_configs.at("g/1").at("share.auto.offset.reset"), "earliest");
     st.apply({del(k.topic("t"), 10), del(k.partition("t", 0), 10), del(k.broker(2), 11),
-              del(k.controller(), 12), del(k.broker_configs("2"), 13)});
+              del(k.controller(), 12), del(k.broker_configs("2"), 13),
+              del(k.group_configs("g/1"), 13)});
     auto s = st.build();
     EXPECT_EQ(s->version, 13);
+    EXPECT_TRUE(s->group_configs.empty());
+    EXPECT_EQ(loaded->group_configs.size(), 1u);  // an old snapshot stays as it was
     EXPECT_EQ(s->find("t"), nullptr);
     EXPECT_EQ(s->find(id), nullptr);
     EXPECT_TRUE(s->brokers.empty());

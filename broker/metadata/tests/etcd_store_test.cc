@@ -283,6 +283,16 @@ TEST_F(etcd_store_test, test_topic_and_broker_configs_reach_every_broker) {
     ASSERT_TRUE(on_shard(*b.pool, b->set_broker_configs("1", {})));  // nothing left to delete
     EXPECT_EQ(on_shard(*b.pool, b->set_broker_configs("x/y", {{"a", "b"}})).error(),
               make_error_code(errc::invalid_config));
+
+    // Group configs: any group id (escaped in the key), seen by every broker, deleted by {}.
+    ASSERT_TRUE(on_shard(*a.pool, a->set_group_configs("g/1%", {{"share.auto.offset.reset",
+                                                                 "earliest"}})));
+    EXPECT_TRUE(eventually([&] { return b->snapshot()->group_configs.contains("g/1%"); }));
+    EXPECT_EQ(b->snapshot()->group_configs.at("g/1%").at("share.auto.offset.reset"), "earliest");
+    ASSERT_TRUE(on_shard(*b.pool, b->set_group_configs("g/1%", {})));
+    EXPECT_TRUE(eventually([&] { return a->snapshot()->group_configs.empty(); }));
+    EXPECT_EQ(on_shard(*b.pool, b->set_group_configs("", {{"a", "b"}})).error(),
+              make_error_code(errc::invalid_config));
 }
 
 asio::awaitable<std::optional<std::vector<producer_id_block>>> allocate_n(etcd_store* s, int n) {

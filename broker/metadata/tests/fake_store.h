@@ -154,6 +154,16 @@ public:
             return 0;
         }));
     }
+    op<void> set_group_configs(std::string group, std::map<std::string, std::string> c) override {
+        co_return done(mutate<int>([&](cluster_state& next) -> result<int> {
+            if (c.empty()) {
+                next.group_configs.erase(group);
+            } else {
+                next.group_configs[group] = c;
+            }
+            return 0;
+        }));
+    }
     op<void> set_user_scram_credentials(std::string user,
                                         std::map<std::string, std::string> c) override {
         co_return done(mutate<int>([&](cluster_state& next) -> result<int> {

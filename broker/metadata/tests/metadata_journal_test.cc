@@ -42,7 +42,34 @@ void expect_same_persisted_state(const cluster_state& a, const cluster_state& b)
     EXPECT_EQ(a.topic_names, b.topic_names);
     EXPECT_EQ(a.broker_configs, b.broker_configs);
     EXPECT_EQ(a.user_scram, b.user_scram);
+    EXPECT_EQ(a.group_configs, b.group_configs);
     EXPECT_EQ(a.next_producer_id, b.next_producer_id);
+}
+
+// r, encoded and decoded again, is r, and replayed onto `before` gives `after`.
+void expect_round_trip(const cluster_state& before, const cluster_state& after,
+                       const record& r) {
+    auto line = encode(r);
+    auto decoded = decode(std::string_view(line).substr(0, line.size() - 1));
+    ASSERT_TRUE(decoded) << decoded.error().message();
+    EXPECT_EQ(decoded.value(), r);
+    cluster_state replayed = before;
+    ASSERT_TRUE(apply(replayed, decoded.value()));
+    expect_same_persisted_state(replayed, after);
+}
+
+TEST(metadata_journal, test_group_configs_are_journalled_per_group) {
+    cluster_state before;
+    before.group_configs["g1"] = {{"share.auto.offset.reset", "earliest"}};
+    before.group_configs["gone"] = {{"consumer.session.timeout.ms", "50000"}};
+    cluster_state after = before;
+    after.group_configs.erase("gone");
+    after.group_configs["g1"]["share.record.lock.duration.ms"] = "20000";
+    after.group_configs["a/b%c"] = {{"share.delivery.count.limit", "3"}};
+    auto r = diff(before, after, 7);
+    EXPECT_EQ(r.changes.size(), 3u);  // a/b%c, g1, gone
+    EXPECT_NE(encode(r).find(R"("group_configs":"g1")"), std::string::npos) << encode(r);
+    expect_round_trip(before, after, r);
 }
 
 TEST(metadata_journal, test_scram_credentials_are_journalled_per_user) {
@@ -59,13 +86,7 @@ TEST(metadata_journal, test_scram_credentials_are_journalled_per_user) {
                                                    "iterations=4096"}};
     auto r = diff(before, after, 3);
     EXPECT_EQ(r.changes.size(), 3u);  // alice, b/o=b, gone
-    auto line = encode(r);
-    auto decoded = decode(std::string_view(line).substr(0, line.size() - 1));
-    ASSERT_TRUE(decoded) << decoded.error().message();
-    EXPECT_EQ(decoded.value(), r);
-    cluster_state replayed = before;
-    ASSERT_TRUE(apply(replayed, decoded.value()));
-    expect_same_persisted_state(replayed, after);
+    expect_round_trip(before, after, r);
 }
 
 TEST(metadata_journal, test_diff_then_apply_turns_before_into_after) {

@@ -40,17 +40,16 @@ from acl_compat import LOG4J, Broker  # noqa: E402  (the shared broker fixture w
 
 PROBE_SRC = os.path.join(HERE, "ShareProbe.java")
 
-# The same share settings on both targets. Kafka checks the lock duration against its
-# group.share.min.record.lock.duration.ms (15 s by default); Spool has the key and ignores it.
-# share.auto.offset.reset=earliest: a GROUP config on Kafka (the probe sets it), the broker-wide
-# group.share.auto.offset.reset on Spool (no GROUP configs).
+# The same share settings on both targets. group.share.min.record.lock.duration.ms bounds the
+# groups' share.record.lock.duration.ms (15 s by default). share.auto.offset.reset=earliest is a
+# GROUP config on both (the probe sets it per group).
 OVERRIDES = [
     "auto.create.topics.enable=false",
     "group.share.record.lock.duration.ms=3000",
     "group.share.min.record.lock.duration.ms=1000",
     "group.share.delivery.count.limit=3",
 ]
-SPOOL_ONLY = ["group.share.auto.offset.reset=earliest"]
+SPOOL_ONLY = []
 
 
 def free_port():

@@ -118,18 +118,15 @@ def main():
     started = time.monotonic()
     failures = 0
     overrides = ["auto.create.topics.enable=false"]
-    if args.target == "spool":
-        overrides.append("group.share.auto.offset.reset=earliest")
     background = None
     try:
         broker.start(*overrides)
         tool = Tool(broker, args.kafka_dir)
         tool.run(TOPICS, "--create", "--topic", TOPIC, "--partitions", "2",
                  "--replication-factor", "1")
-        if args.target == "kafka":
-            # share.auto.offset.reset is a GROUP config on Kafka (Spool: the broker-wide key).
-            tool.run(CONFIGS, "--alter", "--entity-type", "groups", "--entity-name", GROUP,
-                     "--add-config", "share.auto.offset.reset=earliest")
+        # share.auto.offset.reset is a GROUP config (the broker default is latest).
+        tool.run(CONFIGS, "--alter", "--entity-type", "groups", "--entity-name", GROUP,
+                 "--add-config", "share.auto.offset.reset=earliest")
         for p in (0, 1):
             produce(broker.bootstrap, p, 10)
 
