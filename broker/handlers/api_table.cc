@@ -82,6 +82,7 @@ const std::vector<api_entry>& table() {
          handle_describe_user_scram_credentials},
         {api_key::alter_user_scram_credentials, 0, 0, 0, handle_alter_user_scram_credentials},
         {api_key::describe_client_quotas, 0, 1, 0, handle_describe_client_quotas},
+        {api_key::list_config_resources, 0, 1, 0, handle_list_config_resources},
         // Produce v12, TxnOffsetCommit v5 and EndTxn v5 are transaction.version 2's (KIP-890
         // part 2); ApiVersions advertises them only when spool.transaction.version is 2.
         {api_key::add_partitions_to_txn, 0, 5, 0, txn::handle_add_partitions_to_txn},

@@ -46,6 +46,7 @@ handler_result handle_sasl_handshake(request_ctx& ctx);
 handler_result handle_sasl_authenticate(request_ctx& ctx);
 handler_result handle_describe_user_scram_credentials(request_ctx& ctx);
 handler_result handle_describe_client_quotas(request_ctx& ctx);
+handler_result handle_list_config_resources(request_ctx& ctx);
 handler_result handle_alter_user_scram_credentials(request_ctx& ctx);
 handler_result handle_write_txn_markers(request_ctx& ctx);
 handler_result handle_describe_producers(request_ctx& ctx);

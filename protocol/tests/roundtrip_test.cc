@@ -87,8 +87,9 @@ TEST(api_table, test_every_api_pair_agrees_on_versions) {
     }(all_apis{});
     // + the four share-group APIs (KIP-932), their three admin APIs and the three share-state
     // requests a partition leader answers another broker (share_state_access.h), and the share
-    // coordinator's ReadShareGroupState / WriteShareGroupState (broker/share).
-    EXPECT_EQ(supported_apis.size(), 61u);
+    // coordinator's ReadShareGroupState / WriteShareGroupState (broker/share), and
+    // ListConfigResources (KIP-1142).
+    EXPECT_EQ(supported_apis.size(), 62u);
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
 // GROUP config resources (type 32, Kafka's GroupConfig) against a real spool-broker process:
 // IncrementalAlterConfigs and AlterConfigs set them on a group that does not exist yet,
 // DescribeConfigs answers as Kafka 4.4 does, bad names and values get Kafka's INVALID_CONFIG
-// messages, they survive a restart, and the coordinator hands a group its own heartbeat interval.
+// messages, they survive a restart, the coordinator hands a group its own heartbeat interval, and
+// ListConfigResources lists the groups that have configs beside the topics and brokers.
 
 #include "protocol/messages/alter_configs.h"
 #include "protocol/messages/consumer_group_heartbeat.h"
 #include "protocol/messages/describe_configs.h"
 #include "protocol/messages/incremental_alter_configs.h"
+#include "protocol/messages/list_config_resources.h"
 #include "protocol/messages/share_group_heartbeat.h"
 #include "tests/integration/broker_process.h"
 #include "tests/integration/kafka_client.h"
@@ -202,6 +204,68 @@ TEST_F(group_configs_test, test_the_coordinator_gives_each_group_its_own_heartbe
     ASSERT_EQ(alter("slow-share", {{"share.heartbeat.interval.ms", op_set, "9000"}}).first, none);
     // A change applies from the next heartbeat: a second member is told the group's interval.
     EXPECT_EQ(join_share_group("slow-share", "s2", "hb"), 9000);
+}
+
+// Kafka's KafkaApis.handleListConfigResources: v1 lists the requested types in Kafka's order
+// (GROUP, CLIENT_METRICS, BROKER_LOGGER, BROKER, TOPIC), every type when none is named; GROUP is
+// the groups with configs, whether or not they exist; v0 is client metrics only (Spool stores
+// none); a type v1 does not know fails the whole request.
+TEST_F(group_configs_test, test_list_config_resources_lists_groups_with_configs_as_kafka_does) {
+    constexpr int16_t unsupported_version = 35;
+    constexpr int8_t topic_resource = 2, broker_resource = 4, logger_resource = 8;
+    kafka_client c(broker->port());
+    ASSERT_EQ(create_topic(c, "listed", 1), none);
+    ASSERT_EQ(alter("configured", {{"share.auto.offset.reset", op_set, "earliest"}}).first, none);
+    ASSERT_EQ(alter("emptied", {{"share.auto.offset.reset", op_set, "earliest"}}).first, none);
+    ASSERT_EQ(alter("emptied", {{"share.auto.offset.reset", op_delete, ""}}).first, none);
+    ASSERT_GT(join_share_group("used-without-configs", "m", "listed"), 0);
+
+    using resp_t = pr::list_config_resources_response;
+    auto list = [&](int16_t version, std::vector<int8_t> types) {
+        pr::list_config_resources_request req;
+        req.resource_types = std::move(types);
+        auto resp = c.call<pr::list_config_resources_request, resp_t>(version, req);
+        EXPECT_TRUE(resp.has_value());
+        return resp.value_or(resp_t{});
+    };
+    auto names = [](const resp_t& r, int8_t type) {
+        std::vector<std::string> out;
+        for (const auto& e : r.config_resources) {
+            if (e.resource_type == type) {
+                out.push_back(e.resource_name);
+            }
+        }
+        return out;
+    };
+
+    auto groups = list(1, {group_resource});
+    EXPECT_EQ(groups.error_code, none);
+    EXPECT_EQ(names(groups, group_resource), std::vector<std::string>{"configured"});
+    EXPECT_EQ(groups.config_resources.size(), 1u);
+
+    auto all = list(1, {});
+    ASSERT_EQ(all.error_code, none);
+    std::vector<int8_t> order;
+    for (const auto& e : all.config_resources) {
+        if (order.empty() || order.back() != e.resource_type) {
+            order.push_back(e.resource_type);
+        }
+    }
+    EXPECT_EQ(order, (std::vector<int8_t>{group_resource, logger_resource, broker_resource,
+                                          topic_resource}));
+    EXPECT_EQ(names(all, broker_resource), std::vector<std::string>{"1"});
+    EXPECT_EQ(names(all, logger_resource), std::vector<std::string>{"1"});
+    auto topics = names(all, topic_resource);
+    EXPECT_NE(std::find(topics.begin(), topics.end(), "listed"), topics.end());
+    EXPECT_NE(std::find(topics.begin(), topics.end(), "__consumer_offsets"), topics.end());
+
+    auto v0 = list(0, {});
+    EXPECT_EQ(v0.error_code, none);
+    EXPECT_TRUE(v0.config_resources.empty());
+
+    auto bad = list(1, {topic_resource, 64});
+    EXPECT_EQ(bad.error_code, unsupported_version);
+    EXPECT_TRUE(bad.config_resources.empty());
 }
 
 }  // namespace
