@@ -253,8 +253,9 @@ TEST_F(group_configs_test, test_list_config_resources_lists_groups_with_configs_
     }
     EXPECT_EQ(order, (std::vector<int8_t>{group_resource, logger_resource, broker_resource,
                                           topic_resource}));
-    EXPECT_EQ(names(all, broker_resource), std::vector<std::string>{"1"});
-    EXPECT_EQ(names(all, logger_resource), std::vector<std::string>{"1"});
+    // The one broker (node.id 0, the broker's default) as a broker and as a logger resource.
+    EXPECT_EQ(names(all, broker_resource), std::vector<std::string>{"0"});
+    EXPECT_EQ(names(all, logger_resource), std::vector<std::string>{"0"});
     auto topics = names(all, topic_resource);
     EXPECT_NE(std::find(topics.begin(), topics.end(), "listed"), topics.end());
     EXPECT_NE(std::find(topics.begin(), topics.end(), "__consumer_offsets"), topics.end());

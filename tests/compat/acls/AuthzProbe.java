@@ -282,6 +282,9 @@ public class AuthzProbe {
                         .all().get());
                 cell(who, "DescribeClientQuotas", r, () -> a.describeClientQuotas(
                         org.apache.kafka.common.quota.ClientQuotaFilter.all()).entities().get());
+                cell(who, "ListConfigResources", r, () -> a.listConfigResources(
+                        Set.of(ConfigResource.Type.GROUP, ConfigResource.Type.TOPIC),
+                        new ListConfigResourcesOptions()).all().get());
                 cell(who, "DescribeAcls", r, () -> a.describeAcls(AclBindingFilter.ANY).values().get());
                 AclBinding mine = new AclBinding(new ResourcePattern(ResourceType.TOPIC, "zz-" + who, PatternType.LITERAL),
                         new AccessControlEntry("User:zed", "*", AclOperation.READ, AclPermissionType.ALLOW));

@@ -12,11 +12,12 @@ compiled here with javac against the Kafka jars) creates the topics and groups a
 every API against every resource, one line per cell: "principal api resource -> OUTCOME" (OK,
 LISTED/HIDDEN for listings, else the Kafka error name).
 
-31 operations: Metadata (describe, list), CreateTopics, DeleteTopics, CreatePartitions,
+32 operations: Metadata (describe, list), CreateTopics, DeleteTopics, CreatePartitions,
 Describe/IncrementalAlterConfigs, Produce (plain, idempotent), Fetch, ListOffsets, DeleteRecords,
 OffsetCommit, OffsetFetch (Admin and consumer), OffsetDelete, JoinGroup, Describe/List/DeleteGroups,
 Describe/Create/DeleteAcls, DescribeCluster, DescribeLogDirs, ElectLeaders,
-List/AlterPartitionReassignments, Describe/AlterUserScramCredentials, DescribeClientQuotas.
+List/AlterPartitionReassignments, Describe/AlterUserScramCredentials, DescribeClientQuotas,
+ListConfigResources.
 Cells of an API in KNOWN_DIFFERENCES (one Spool does not serve yet; none today) that differ are
 printed as KNOWN and counted apart; any other differing cell is a MISMATCH and fails the run.
 

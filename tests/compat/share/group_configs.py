@@ -2,15 +2,14 @@
 """GROUP config resources (Kafka's GroupConfig, resource type 32) through Kafka 4.4.0's
 kafka-configs (ConfigCommand --entity-type groups) against one broker: spool-broker, or with
 --target kafka Apache Kafka itself (tests/fixtures/start-kafka.sh), the reference. Both targets
-must print the same lines for every step but one (defaults: Spool does not serve
-ListConfigResources yet, so the tool does not learn that an unused group has no config):
+must print the same lines for every step:
 
   defaults      --describe --all of a group nobody used: Kafka's 21 non-internal keys at their
                 defaults (DEFAULT_CONFIG, under the broker synonym's name), and --describe says
-                it has no dynamic config
+                it has no dynamic config (the tool asks ListConfigResources, API 74)
   alter         --alter --add-config share.auto.offset.reset=earliest,consumer.session.timeout.ms=50000
                 on that group (it does not exist yet), then --describe shows exactly those two as
-                DYNAMIC_GROUP_CONFIG
+                DYNAMIC_GROUP_CONFIG, and --describe without --entity-name lists that group
   refusals      an unknown key, a bad share.auto.offset.reset, a session timeout below
                 group.consumer.min.session.timeout.ms, a heartbeat interval above
                 group.consumer.max.heartbeat.interval.ms, a non-number: each refused with Kafka
@@ -141,15 +140,8 @@ def main():
             out = describe(GROUP, "--all")
             expect(entries(out) == DEFAULTS, f"--describe --all:\n{out}")
             out = describe()
-            if args.target == "kafka":
-                expect(f"The group '{GROUP}' doesn't exist and doesn't have dynamic config."
-                       in out, f"--describe of an unused group:\n{out}")
-            else:
-                # The one difference: the tool asks ListConfigResources (KIP-1142, API 74),
-                # which Spool does not serve yet, whether the group has configs; without an
-                # answer it describes the group, which has no dynamic config.
-                expect(f"Dynamic configs for group {GROUP} are:" in out and not entries(out),
-                       f"--describe of an unused group:\n{out}")
+            expect(f"The group '{GROUP}' doesn't exist and doesn't have dynamic config." in out,
+                   f"--describe of an unused group:\n{out}")
 
         def alter():
             out = configs("--alter", "--entity-name", GROUP, "--add-config",
@@ -162,6 +154,12 @@ def main():
             listed = entries(describe(GROUP, "--all"))
             expect(SESSION in listed and RESET in listed and len(listed) == len(DEFAULTS),
                    f"--describe --all: {listed}")
+            # Without --entity-name the tool describes every group that has configs (asked with
+            # ListConfigResources) or exists: here only the one just configured.
+            out = configs("--describe").stdout
+            expect(out.count("Dynamic configs for group ") == 1 and
+                   f"Dynamic configs for group {GROUP} are:" in out and
+                   entries(out) == [SESSION, RESET], f"--describe of every group:\n{out}")
 
         def refusals():
             refused("bogus.key=1", "Unknown group config name: bogus.key")

@@ -14,6 +14,10 @@ check; the exit status is the number of failures.
                      (3 here) times, then archived
   admin_list_describe  Admin.listGroups(forShareGroups) and describeShareGroups: a live
                      member owns the topic's 3 partitions, the group is Stable
+  growing_group      one member on a 12,000-record backlog of 6 partitions (implicit
+                     acknowledgement), three more join while it consumes: no record reaches the
+                     application twice, no acknowledgement is refused, every member gets some,
+                     and listShareGroupOffsets shows every partition accepted (lag 0)
 
 On Spool, after a full probe run, the broker's share-group metrics (docs/metrics.md "Broker:
 share groups") are checked against what the probe did: every count the probe determines
@@ -101,6 +105,10 @@ def check_metrics(port):
          "g-share-lim", {"reason": "delivery_limit"}, 1, True),
         ("deliveries up to the limit (3)", "spool_share_group_deliveries_total", "g-share-lim",
          {}, 3, True),
+        ("accepted while the group grew", "spool_share_group_acknowledgements_total",
+         "g-share-grow", {"type": "accept"}, 12000, True),
+        ("lag once the grown group is done", "spool_share_group_lag", "g-share-grow", {}, 0,
+         True),
     ]
     failures = 0
     for what, family, group, extra, want, exact in checks:
