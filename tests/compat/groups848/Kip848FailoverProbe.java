@@ -33,6 +33,8 @@ import org.apache.kafka.clients.admin.*;
 import org.apache.kafka.clients.consumer.*;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.GroupType;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.serialization.*;
@@ -74,6 +76,8 @@ public class Kip848FailoverProbe extends FailoverSupport {
         volatile String memberId = "";
         volatile int epochAtKill = -1;
         volatile int minEpochAfterKill = Integer.MAX_VALUE;
+        // The client's count of heartbeats sent: those after the kill went to the next coordinator.
+        volatile double heartbeats = -1, heartbeatsAtKill = -1;
         final AtomicInteger lostAfterKill = new AtomicInteger();
         final AtomicInteger revokedAfterKill = new AtomicInteger();
         final List<String> callbacks = Collections.synchronizedList(new ArrayList<>());
@@ -88,8 +92,8 @@ public class Kip848FailoverProbe extends FailoverSupport {
         }
 
         void callback(String what, Collection<TopicPartition> tps) {
-            callbacks.add("+" + now() + "ms " + what + " " + parts(tps));
-            if (killedAt > 0) {
+            callbacks.add("+" + now() + "ms " + what + " " + parts(tps) + (stop ? " (closing)" : ""));
+            if (killedAt > 0 && !stop) {
                 if (what.equals("lost")) lostAfterKill.incrementAndGet();
                 if (what.equals("revoked")) revokedAfterKill.incrementAndGet();
             }
@@ -152,6 +156,7 @@ public class Kip848FailoverProbe extends FailoverSupport {
                     ConsumerGroupMetadata md = consumer.groupMetadata();
                     epoch = md.generationId();
                     memberId = md.memberId();
+                    heartbeats = metric(consumer, "heartbeat-total");
                     if (killedAt > 0) minEpochAfterKill = Math.min(minEpochAfterKill, epoch);
                     for (ConsumerRecord<String, String> r : recs) {
                         deliveries.incrementAndGet();
@@ -193,6 +198,15 @@ public class Kip848FailoverProbe extends FailoverSupport {
                 }
             }
         }
+    }
+
+    static double metric(KafkaConsumer<?, ?> c, String name) {
+        for (Map.Entry<MetricName, ? extends Metric> e : c.metrics().entrySet()) {
+            if (e.getKey().name().equals(name) && e.getKey().group().equals("consumer-coordinator-metrics")) {
+                return ((Number) e.getValue().metricValue()).doubleValue();
+            }
+        }
+        return -1;
     }
 
     static ConsumerGroupDescription describe(Admin a) throws Exception {
@@ -296,7 +310,10 @@ public class Kip848FailoverProbe extends FailoverSupport {
                     failures++;
                     break;
                 }
-                for (Member m : members) m.epochAtKill = m.epoch;
+                for (Member m : members) {
+                    m.epochAtKill = m.epoch;
+                    m.heartbeatsAtKill = m.heartbeats;
+                }
                 killedAt = System.currentTimeMillis();
                 groupEpochBefore = before.groupEpoch().orElse(null);
                 log("before the kill: " + show(before));
@@ -338,7 +355,8 @@ public class Kip848FailoverProbe extends FailoverSupport {
         for (Member m : members) {
             log("epochs: " + m.name + " " + m.memberId + " before=" + m.epochAtKill + " min_after="
                 + (m.minEpochAfterKill == Integer.MAX_VALUE ? "-" : String.valueOf(m.minEpochAfterKill))
-                + " end=" + m.epoch + " lost_after_kill=" + m.lostAfterKill.get() + " revoked_after_kill="
+                + " end=" + m.epoch + " heartbeats_after_kill=" + (int) (m.heartbeats - m.heartbeatsAtKill)
+                + " lost_after_kill=" + m.lostAfterKill.get() + " revoked_after_kill="
                 + m.revokedAfterKill.get() + " assigned " + parts(m.assignment));
             log("  callbacks: " + String.join("; ", m.callbacks));
         }
