@@ -14,14 +14,17 @@
 //   RESTARTED
 // on the probe's stdin. The probe ends once every produced record is committed and the broker
 // is back, polls a little longer for late redeliveries, and exits 1 on any of:
+//   not stable           the group never showed STABLE with each partition owned once before
 //   lost                 a produced (acknowledged) record never delivered
+//   never committed      a produced record no successful commitSync covered by the end
 //   redelivered_after_commit  a record delivered again after a commitSync covering it returned
 //                        (duplicates of records not committed yet are at-least-once, counted only)
 //   lost_after_kill      onPartitionsLost on a member after the kill: it was fenced
 //   epoch went down      a member's epoch below its value before the kill at any poll after it,
 //                        or the group epoch lower afterwards: the group was rebuilt, not reloaded
 //   final describe       not type CONSUMER, state STABLE, 3 members, 6 partitions owned once
-// commitSync and poll errors are counted and printed; the failover is expected to cause some.
+// commitSync and poll errors are counted and printed, not failures: while the coordinator moves
+// the client may surface retriable ones.
 //
 //   Kip848FailoverProbe --bootstrap HOST:PORT,... [--records N] [--burst N] [--wait-s S]
 
