@@ -58,10 +58,11 @@ def arg_parser(doc, records):
 def run_failover(name, args, probe_src, overrides):
     """Compiles probe_src (class = file name) with FailoverSupport.java against the Kafka jars,
     starts three spool-brokers with overrides and runs the probe with --bootstrap and --records.
-    Each `KILL <node>` line the probe prints kills that broker with SIGKILL; it is restarted after
-    args.restart_after_s on its data directory and the probe gets `RESTARTED` on its stdin.
-    Returns the exit status: 2 when a tool or the jars are missing, else the failures (the
-    probe's exit, an unclean stop); the work directory is kept when there are any."""
+    Each `KILL <node>` line the probe prints (as many as it prints) kills that broker with
+    SIGKILL; it is restarted after args.restart_after_s on its data directory and the probe gets
+    `RESTARTED` on its stdin. Returns the exit status: 2 when a tool or the jars are missing, else
+    the failures (the probe's exit, an unclean stop); the work directory is kept when there are
+    any."""
     for tool in ("java", "javac", "etcd"):
         if shutil.which(tool) is None:
             print(f"{name}: {tool} is missing (scripts/setup.sh --with-tests)", file=sys.stderr)
@@ -82,7 +83,6 @@ def run_failover(name, args, probe_src, overrides):
     cluster = SpoolCluster(args.bin, work, 3)
     started = time.monotonic()
     failures = 0
-    killed = None
     try:
         cluster.start(*overrides)
         print(f"{name}: 3 brokers at {cluster.bootstrap}", flush=True)
@@ -100,13 +100,13 @@ def run_failover(name, args, probe_src, overrides):
             for line in probe.stdout:
                 print(f"  probe: {line}", end="", flush=True)
                 m = re.match(r"KILL (\d+)", line)
-                if m and killed is None:
-                    killed = int(m.group(1))
-                    cluster.kill(killed)
-                    print(f"{name}: killed broker {killed} (SIGKILL)", flush=True)
+                if m:
+                    victim = int(m.group(1))
+                    cluster.kill(victim)
+                    print(f"{name}: killed broker {victim} (SIGKILL)", flush=True)
                     time.sleep(args.restart_after_s)
-                    cluster.restart(killed)
-                    print(f"{name}: restarted broker {killed}", flush=True)
+                    cluster.restart(victim)
+                    print(f"{name}: restarted broker {victim}", flush=True)
                     probe.stdin.write("RESTARTED\n")
                     probe.stdin.flush()
             rc = probe.wait()
