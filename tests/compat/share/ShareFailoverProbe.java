@@ -20,26 +20,21 @@
 //
 //   ShareFailoverProbe --bootstrap HOST:PORT,... [--records N] [--burst N] [--wait-s S]
 
-import java.io.*;
 import java.time.Duration;
 import java.util.*;
 import java.util.concurrent.*;
 import java.util.concurrent.atomic.*;
 import org.apache.kafka.clients.admin.*;
 import org.apache.kafka.clients.consumer.*;
-import org.apache.kafka.clients.producer.*;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.*;
 
-public class ShareFailoverProbe {
+public class ShareFailoverProbe extends FailoverSupport {
     static final String TOPIC = "share-failover", GROUP = "g-share-failover";
     static final int PARTITIONS = 3, MEMBERS = 3;
 
-    static String bootstrap;
-    static final Set<String> produced = ConcurrentHashMap.newKeySet();
-    static final Set<String> produceFailed = ConcurrentHashMap.newKeySet();
     static final Set<String> delivered = ConcurrentHashMap.newKeySet();
     static final Set<String> acked = ConcurrentHashMap.newKeySet();
     static final AtomicInteger deliveries = new AtomicInteger();
@@ -48,45 +43,7 @@ public class ShareFailoverProbe {
     static final AtomicInteger commitErrors = new AtomicInteger();
     static final AtomicInteger pollErrors = new AtomicInteger();
     static final List<String> violations = Collections.synchronizedList(new ArrayList<>());
-    static volatile boolean producerDone = false, restarted = false, stop = false;
-
-    static void log(String s) {
-        synchronized (System.out) {
-            System.out.println(s);
-            System.out.flush();
-        }
-    }
-
-    static Admin admin() {
-        Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        return Admin.create(p);
-    }
-
-    static void produce(int n, int burst) {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
-        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "60000");
-        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        try (KafkaProducer<String, String> prod = new KafkaProducer<>(p)) {
-            for (int i = 0; i < n; i++) {
-                final String key = "k" + i;
-                prod.send(new ProducerRecord<>(TOPIC, i % PARTITIONS, key, "v" + i), (md, e) -> {
-                    if (e == null) produced.add(key);
-                    else produceFailed.add(key + ": " + e);
-                });
-                if (i >= burst && i % 30 == 29) Thread.sleep(100);  // then ~300 records/s: the kill lands mid-stream
-            }
-            prod.flush();
-        } catch (Exception e) {
-            log("producer: " + e);
-        }
-        producerDone = true;
-    }
+    static volatile boolean stop = false;
 
     static KafkaShareConsumer<String, String> consumer(String client) {
         Properties p = new Properties();
@@ -185,28 +142,11 @@ public class ShareFailoverProbe {
     }
 
     public static void main(String[] args) throws Exception {
-        int n = 3000, waitS = 60, burst = 1500;
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--bootstrap")) bootstrap = args[++i];
-            else if (args[i].equals("--records")) n = Integer.parseInt(args[++i]);
-            else if (args[i].equals("--wait-s")) waitS = Integer.parseInt(args[++i]);
-            else if (args[i].equals("--burst")) burst = Integer.parseInt(args[++i]);
-        }
-        try (Admin a = admin()) {
-            a.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 3)
-                    .configs(Map.of("min.insync.replicas", "2")))).all().get();
-        }
-        Thread stdin = new Thread(() -> {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in))) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                    if (line.trim().equals("RESTARTED")) restarted = true;
-                }
-            } catch (IOException ignored) {
-            }
-        });
-        stdin.setDaemon(true);
-        stdin.start();
+        bootstrap = option(args, "--bootstrap", null);
+        int n = option(args, "--records", 3000), waitS = option(args, "--wait-s", 60);
+        int burst = option(args, "--burst", 1500);
+        createTopic(TOPIC, PARTITIONS);
+        watchForRestarted();
 
         ExecutorService pool = Executors.newFixedThreadPool(MEMBERS + 1);
         List<Future<?>> members = new ArrayList<>();
@@ -215,7 +155,7 @@ public class ShareFailoverProbe {
             members.add(pool.submit(() -> member(name)));
         }
         final int records = n, first = burst;
-        Future<?> producer = pool.submit(() -> produce(records, first));
+        Future<?> producer = pool.submit(() -> produce(TOPIC, PARTITIONS, records, first));
 
         // The ending is a hang guard, not a check: what is missing then is reported as lost.
         long deadline = System.currentTimeMillis() + waitS * 1000L;
@@ -259,20 +199,9 @@ public class ShareFailoverProbe {
         if (!killed) { log("FAIL the leader was never killed"); failures++; }
         if (!restarted) { log("FAIL the broker was not restarted"); failures++; }
         if (produced.size() < n / 2) { log("FAIL only " + produced.size() + " of " + n + " produced"); failures++; }
-        if (!violations.isEmpty()) {
-            log("FAIL " + violations.size() + " violations, first: "
-                + violations.subList(0, Math.min(10, violations.size())));
-            failures++;
-        }
-        if (!lost.isEmpty()) {
-            log("FAIL lost " + lost.size() + " (by partition " + perPartition(lost) + "), first: " + new ArrayList<>(lost).subList(0, Math.min(10, lost.size())));
-            failures++;
-        }
-        if (!unacked.isEmpty()) {
-            log("FAIL never acknowledged " + unacked.size() + ", first: "
-                + new ArrayList<>(unacked).subList(0, Math.min(10, unacked.size())));
-            failures++;
-        }
+        failures += failIfAny("violations:", violations);
+        failures += failIfAny("lost (by partition " + perPartition(lost) + "):", lost);
+        failures += failIfAny("never acknowledged:", unacked);
         if (!produceFailed.isEmpty()) {
             log("note: " + produceFailed.size() + " sends failed, first: " + produceFailed.iterator().next());
         }

@@ -27,6 +27,8 @@ from mm2_compat import SpoolCluster  # noqa: E402  (3 spool-brokers on one etcd)
 from acl_compat import LOG4J  # noqa: E402  (on the path through mm2_compat)
 
 PROBE_SRC = os.path.join(HERE, "ShareFailoverProbe.java")
+# The producer, topic and RESTARTED handling the failover probes extend.
+SUPPORT_SRC = os.path.join(HERE, "FailoverSupport.java")
 
 OVERRIDES = [
     "auto.create.topics.enable=false",
@@ -41,43 +43,53 @@ OVERRIDES = [
 ]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+def arg_parser(doc, records):
+    """The options of a failover driver: the broker binary, the Kafka jars, the probe's record
+    count and how long the killed broker stays down."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--bin", required=True, help="spool-broker")
     ap.add_argument("--kafka-dir", required=True, help="scripts/peers/fetch-kafka.sh --jars-only")
-    ap.add_argument("--records", type=int, default=3000)
+    ap.add_argument("--records", type=int, default=records)
     ap.add_argument("--restart-after-s", type=float, default=2.0,
                     help="how long the killed broker stays down")
-    args = ap.parse_args()
+    return ap
+
+
+def run_failover(name, args, probe_src, overrides):
+    """Compiles probe_src (class = file name) with FailoverSupport.java against the Kafka jars,
+    starts three spool-brokers with overrides and runs the probe with --bootstrap and --records.
+    Each `KILL <node>` line the probe prints (as many as it prints) kills that broker with
+    SIGKILL; it is restarted after args.restart_after_s on its data directory and the probe gets
+    `RESTARTED` on its stdin. Returns the exit status: 2 when a tool or the jars are missing, else
+    the failures (the probe's exit, an unclean stop); the work directory is kept when there are
+    any."""
     for tool in ("java", "javac", "etcd"):
         if shutil.which(tool) is None:
-            print(f"share_failover: {tool} is missing (scripts/setup.sh --with-tests)",
-                  file=sys.stderr)
+            print(f"{name}: {tool} is missing (scripts/setup.sh --with-tests)", file=sys.stderr)
             return 2
     if not os.path.isdir(os.path.join(args.kafka_dir, "libs")):
-        print(f"share_failover: no Kafka jars in {args.kafka_dir}/libs", file=sys.stderr)
+        print(f"{name}: no Kafka jars in {args.kafka_dir}/libs", file=sys.stderr)
         return 2
-    work = tempfile.mkdtemp(prefix="share-failover-")
+    work = tempfile.mkdtemp(prefix=name.replace("_", "-") + "-")
     classes = os.path.join(work, "classes")
     os.makedirs(classes)
     cp = classes + os.pathsep + os.path.join(args.kafka_dir, "libs", "*")
     proc = subprocess.run(["javac", "-nowarn", "-encoding", "UTF-8", "-d", classes, "-cp", cp,
-                           PROBE_SRC], capture_output=True, text=True, timeout=300)
+                           SUPPORT_SRC, probe_src], capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
-        print(f"share_failover: javac failed:\n{proc.stdout}{proc.stderr}", file=sys.stderr)
+        print(f"{name}: javac failed:\n{proc.stdout}{proc.stderr}", file=sys.stderr)
         return 2
 
     cluster = SpoolCluster(args.bin, work, 3)
     started = time.monotonic()
     failures = 0
-    killed = None
     try:
-        cluster.start(*OVERRIDES)
-        print(f"share_failover: 3 brokers at {cluster.bootstrap}", flush=True)
+        cluster.start(*overrides)
+        print(f"{name}: 3 brokers at {cluster.bootstrap}", flush=True)
         cmd = ["java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-Xmx384m",
                "-Djava.net.preferIPv4Stack=true", f"-Dlog4j2.configurationFile={LOG4J}",
-               "-cp", cp, "ShareFailoverProbe", "--bootstrap", cluster.bootstrap,
-               "--records", str(args.records)]
+               "-cp", cp, os.path.splitext(os.path.basename(probe_src))[0],
+               "--bootstrap", cluster.bootstrap, "--records", str(args.records)]
         stderr = open(os.path.join(work, "probe.stderr"), "w+")
         probe = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=stderr, text=True)
@@ -88,13 +100,13 @@ def main():
             for line in probe.stdout:
                 print(f"  probe: {line}", end="", flush=True)
                 m = re.match(r"KILL (\d+)", line)
-                if m and killed is None:
-                    killed = int(m.group(1))
-                    cluster.kill(killed)
-                    print(f"share_failover: killed broker {killed} (SIGKILL)", flush=True)
+                if m:
+                    victim = int(m.group(1))
+                    cluster.kill(victim)
+                    print(f"{name}: killed broker {victim} (SIGKILL)", flush=True)
                     time.sleep(args.restart_after_s)
-                    cluster.restart(killed)
-                    print(f"share_failover: restarted broker {killed}", flush=True)
+                    cluster.restart(victim)
+                    print(f"{name}: restarted broker {victim}", flush=True)
                     probe.stdin.write("RESTARTED\n")
                     probe.stdin.flush()
             rc = probe.wait()
@@ -103,20 +115,24 @@ def main():
         if rc != 0:
             failures += 1
             stderr.seek(0)
-            print(f"share_failover: the probe exited {rc}\n{stderr.read()[-3000:]}",
-                  file=sys.stderr)
+            print(f"{name}: the probe exited {rc}\n{stderr.read()[-3000:]}", file=sys.stderr)
     finally:
         try:
             cluster.stop()
         except AssertionError as e:
-            print(f"share_failover: {e}", file=sys.stderr)
+            print(f"{name}: {e}", file=sys.stderr)
             failures += 1
-    print(f"share_failover: {failures} failed in {time.monotonic() - started:.0f} s")
+    print(f"{name}: {failures} failed in {time.monotonic() - started:.0f} s")
     if failures == 0:
         shutil.rmtree(work, ignore_errors=True)
     else:
-        print(f"share_failover: logs kept in {work} (spool-N/spool.log, probe.stderr)")
+        print(f"{name}: logs kept in {work} (spool-N/spool.log, probe.stderr)")
     return failures
+
+
+def main():
+    args = arg_parser(__doc__, 3000).parse_args()
+    return run_failover("share_failover", args, PROBE_SRC, OVERRIDES)
 
 
 if __name__ == "__main__":
