@@ -77,7 +77,15 @@ boost::asio::awaitable<protocol::error_code> share_acknowledge_on(
     }
     // Answered once the acknowledgements are durable at the share coordinator.
     share_state_key key{target.tp, target.tip.first};
-    auto persisted = co_await share_persist(svc, std::move(key), std::move(group));
+    auto persisted = co_await share_persist(svc, key, group);
+    if (persisted != protocol::error_code::none) {
+        // The member is told the acknowledgement failed, but the records stay acknowledged
+        // here (Kafka rolls them back to acquired): named, so a failover test's report can be
+        // traced to the persister's error.
+        log::get("share")->warn("acknowledgements of {} in {} not persisted: {} (answered {})",
+                                group, target.tp.dir_name(), protocol::name(persisted),
+                                protocol::name(share_ack_error(persisted)));
+    }
     co_return share_ack_error(persisted);
 }
 

@@ -14,6 +14,8 @@ public class FailoverSupport {
     static final Set<String> produced = ConcurrentHashMap.newKeySet();
     static final Set<String> produceFailed = ConcurrentHashMap.newKeySet();
     static volatile boolean producerDone = false, restarted = false;
+    static final java.util.concurrent.atomic.AtomicInteger restarts =
+        new java.util.concurrent.atomic.AtomicInteger();
 
     static void log(String s) {
         synchronized (System.out) {
@@ -49,13 +51,16 @@ public class FailoverSupport {
         }
     }
 
-    // Sets restarted once the driver writes RESTARTED on stdin.
+    // Sets restarted once the driver writes RESTARTED on stdin; restarts counts them.
     static void watchForRestarted() {
         Thread stdin = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in))) {
                 String line;
                 while ((line = in.readLine()) != null) {
-                    if (line.trim().equals("RESTARTED")) restarted = true;
+                    if (line.trim().equals("RESTARTED")) {
+                        restarts.incrementAndGet();
+                        restarted = true;
+                    }
                 }
             } catch (IOException ignored) {
             }

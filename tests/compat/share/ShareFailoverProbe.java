@@ -1,5 +1,5 @@
-// KIP-932 share groups across a partition leader's kill -9 (issue #35), with Apache Kafka's Java
-// KafkaShareConsumer in explicit acknowledgement mode against a Spool cluster of three brokers
+// KIP-932 share groups across a partition leader's and then the group coordinator's kill -9
+// (issue #35), with Apache Kafka's Java KafkaShareConsumer in explicit acknowledgement mode against a Spool cluster of three brokers
 // (share_failover.py starts it and does the killing).
 //
 // A producer (acks=all, idempotent) writes N records (the first --burst at once, so the members
@@ -9,8 +9,11 @@
 //   KILL <node id of partition 0's leader>
 // and keeps consuming; the driver kills that broker with SIGKILL, restarts it and writes
 //   RESTARTED
-// on the probe's stdin. The probe ends once every produced record is acknowledged and the broker
-// is back, then polls a little longer for late redeliveries, and prints the counts:
+// on the probe's stdin. Then, while the producer still writes, the probe prints
+//   KILL <node id of the share group's coordinator>
+// (Admin.describeShareGroups: the broker that holds the group's members and assignment) and the
+// driver does the same to it. The probe ends once every produced record is acknowledged and both
+// brokers are back, then polls a little longer for late redeliveries, and prints the counts:
 //   produced       records the producer got acks=all for
 //   processed      distinct produced records delivered to a member at least once
 //   acked          distinct records whose ACCEPT commitSync reported done (no error)
@@ -141,6 +144,12 @@ public class ShareFailoverProbe extends FailoverSupport {
         }
     }
 
+    static int coordinatorOf() throws Exception {
+        try (Admin a = admin()) {
+            return a.describeShareGroups(List.of(GROUP)).all().get().get(GROUP).coordinator().id();
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         bootstrap = option(args, "--bootstrap", null);
         int n = option(args, "--records", 3000), waitS = option(args, "--wait-s", 60);
@@ -159,7 +168,7 @@ public class ShareFailoverProbe extends FailoverSupport {
 
         // The ending is a hang guard, not a check: what is missing then is reported as lost.
         long deadline = System.currentTimeMillis() + waitS * 1000L;
-        boolean killed = false;
+        boolean killed = false, coordinatorKilled = false;
         long nextProgress = 0;
         while (System.currentTimeMillis() < deadline) {
             if (!killed && acked.size() >= n / 4) {
@@ -168,12 +177,18 @@ public class ShareFailoverProbe extends FailoverSupport {
                     + acked.size() + " acknowledged so far)");
                 killed = true;
             }
+            if (killed && restarts.get() == 1 && !coordinatorKilled) {
+                int coordinator = coordinatorOf();
+                log("KILL " + coordinator + " (the group's coordinator; " + produced.size()
+                    + " produced, " + acked.size() + " acknowledged so far)");
+                coordinatorKilled = true;
+            }
             if (System.currentTimeMillis() >= nextProgress) {
                 nextProgress = System.currentTimeMillis() + 2000;
                 log("progress: produced " + perPartition(produced) + " delivered " + perPartition(delivered)
                     + " acked " + perPartition(acked) + " ack_failed " + ackFailed.get());
             }
-            if (killed && restarted && producerDone && acked.containsAll(produced)) break;
+            if (killed && restarts.get() == 2 && producerDone && acked.containsAll(produced)) break;
             Thread.sleep(100);
         }
         // Late redeliveries of acknowledged records would show up now.
@@ -194,10 +209,12 @@ public class ShareFailoverProbe extends FailoverSupport {
             + " | acked=" + acked.size() + " unacked=" + unacked.size() + " deliveries="
             + deliveries.get() + " ack_failed=" + ackFailed.get() + " commit_errors="
             + commitErrors.get() + " poll_errors=" + pollErrors.get() + " produce_failed="
-            + produceFailed.size() + " killed=" + killed + " restarted=" + restarted);
+            + produceFailed.size() + " killed=" + killed + " coordinator_killed="
+            + coordinatorKilled + " restarts=" + restarts.get());
         int failures = 0;
         if (!killed) { log("FAIL the leader was never killed"); failures++; }
-        if (!restarted) { log("FAIL the broker was not restarted"); failures++; }
+        if (!coordinatorKilled) { log("FAIL the coordinator was never killed"); failures++; }
+        if (restarts.get() != 2) { log("FAIL " + restarts.get() + " of the 2 killed brokers restarted"); failures++; }
         if (produced.size() < n / 2) { log("FAIL only " + produced.size() + " of " + n + " produced"); failures++; }
         failures += failIfAny("violations:", violations);
         failures += failIfAny("lost (by partition " + perPartition(lost) + "):", lost);

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""KIP-932 share groups across a kill -9 of a partition's leader (issue #35), with Apache Kafka's
-Java KafkaShareConsumer (ShareFailoverProbe.java): three members of one share group consume a
+"""KIP-932 share groups across a kill -9 of a partition's leader and then of the group's
+coordinator (issue #35), with Apache Kafka's Java KafkaShareConsumer (ShareFailoverProbe.java): three members of one share group consume a
 topic of 3 partitions with replication factor 3 on a Spool cluster of three brokers on one etcd
 (mm2_compat.SpoolCluster) while a producer writes it with acks=all. Once a quarter of the records
 are acknowledged the probe names partition 0's leader; this script kills it with SIGKILL, restarts
-it on its data directory, and tells the probe. Every produced record must be processed at least
+it on its data directory, and tells the probe. The probe then names the share group's
+coordinator, which goes the same way while the producer still writes. Every produced record must be processed at least
 once, none lost, and no record whose ACCEPT commitSync reported done delivered again. Prints the
 counts (produced, processed, redelivered_after_ack, lost); the exit status is the failures.
 
@@ -131,7 +132,8 @@ def run_failover(name, args, probe_src, overrides):
 
 
 def main():
-    args = arg_parser(__doc__, 3000).parse_args()
+    # 1,500 at once, then ~300/s: the producer still writes when the second broker dies.
+    args = arg_parser(__doc__, 6000).parse_args()
     return run_failover("share_failover", args, PROBE_SRC, OVERRIDES)
 
 
