@@ -44,12 +44,15 @@ public class ShareProbe {
     // share.auto.offset.reset=earliest as a group config, on both targets (a refusal fails the
     // check that asked for it). Returns what set it, for the checks' messages.
     static String earliest(String group) throws Exception {
+        setGroupConfig(group, "share.auto.offset.reset", "earliest");
+        return "group config";
+    }
+
+    static void setGroupConfig(String group, String key, String value) throws Exception {
         try (Admin a = admin()) {
             ConfigResource r = new ConfigResource(ConfigResource.Type.GROUP, group);
-            AlterConfigOp op = new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", "earliest"),
-                                                 AlterConfigOp.OpType.SET);
+            AlterConfigOp op = new AlterConfigOp(new ConfigEntry(key, value), AlterConfigOp.OpType.SET);
             a.incrementalAlterConfigs(Map.of(r, List.of(op))).all().get();
-            return "group config";
         }
     }
 
@@ -163,12 +166,7 @@ public class ShareProbe {
         final int n = 12000, partitions = 6, members = 4;
         createTopic(topic, partitions);
         earliest(group);
-        try (Admin a = admin()) {
-            ConfigResource r = new ConfigResource(ConfigResource.Type.GROUP, group);
-            AlterConfigOp op = new AlterConfigOp(
-                new ConfigEntry("share.record.lock.duration.ms", "30000"), AlterConfigOp.OpType.SET);
-            a.incrementalAlterConfigs(Map.of(r, List.of(op))).all().get();
-        }
+        setGroupConfig(group, "share.record.lock.duration.ms", "30000");
         produce(topic, partitions, 0, n);
         ConcurrentHashMap<String, String> firstSeenBy = new ConcurrentHashMap<>();
         ConcurrentHashMap<String, Integer> perMember = new ConcurrentHashMap<>();
