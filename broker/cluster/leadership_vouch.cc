@@ -72,7 +72,7 @@ asio::awaitable<bool> leadership_vouch::followers_vouch(const metadata::session_
 asio::awaitable<bool> leadership_vouch::check(state& st, metadata::session_lease lease,
                                               steady_clock::time_point now) {
     const auto since = lease.renewed_at + 2 * lease.timeout + st.options.margin;
-    if (now < since) {
+    if (now < since || !lease.etcd_unreachable_across_lapse()) {
         co_return false;
     }
     const auto snap = st.store.snapshot();

@@ -19,6 +19,15 @@
 // `interval`, and its word lasts two intervals: a follower that stops fetching (it heard of a
 // new leader after etcd came back for it) ends it.
 //
+// Followers are the only witnesses that can tell an outage for everyone from one for this
+// broker alone. A partition with no other electable replica (RF=1, or an ISR shrunk to this
+// broker) has none, and would vouch for itself. What else must hold is this broker's own view
+// of etcd: it stopped answering while the lease still held and still does not answer a renewal
+// sent after the lapse (metadata::session_lease::etcd_unreachable_across_lapse). A process
+// paused past its lease (SIGSTOP) has no such view: its first renewal after resuming is
+// answered "lease not found", so it never leads on a vouch, even where no follower could
+// object; it leads again once it registered and the controller gave its partitions back.
+//
 // So during an etcd outage for everyone leaders pause between one and two session timeouts
 // after their last renewal and then serve again; a broker cut off alone never does.
 //

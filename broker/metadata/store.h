@@ -74,9 +74,23 @@ struct session_lease {
     // renewed_at + timeout.
     std::chrono::steady_clock::time_point renewed_at;
     std::chrono::milliseconds timeout{0};
+    // Renewals etcd did not answer (unreachable or timed out; not "lease not found"): when the
+    // first of the current run of them was sent, and the latest; both epoch (none) once etcd
+    // answers again.
+    std::chrono::steady_clock::time_point unanswered_since;
+    std::chrono::steady_clock::time_point last_unanswered;
 
     bool lapsed(std::chrono::steady_clock::time_point now) const {
         return now >= renewed_at + timeout;
+    }
+    // etcd stopped answering this broker while it ran, before the lease lapsed, and still did
+    // not answer a renewal sent after it lapsed. A process that was merely paused (SIGSTOP)
+    // past its lease has no such run: its first renewal after resuming is answered (with "lease
+    // not found"), and one in flight across the pause was sent before the lapse.
+    bool etcd_unreachable_across_lapse() const {
+        const auto lapse = renewed_at + timeout;
+        return unanswered_since != std::chrono::steady_clock::time_point{} &&
+               unanswered_since < lapse && last_unanswered >= lapse;
     }
 };
 

@@ -46,14 +46,16 @@ protected:
         fs::remove_all(dir);
     }
 
-    // Topic "led" (this broker leads, epoch 4, ISR {self, 11}, ELR elr) and topic "followed"
-    // (broker 11 leads: this broker's own standing there does not matter).
-    void open(std::vector<int32_t> elr) {
+    // Topic "led" (this broker leads, epoch 4, ISR {self, 11} unless `alone`: {self}, ELR elr)
+    // and topic "followed" (broker 11 leads: this broker's own standing there does not matter).
+    void open(std::vector<int32_t> elr, bool alone = false) {
         metadata::cluster_state state;
+        std::vector<int32_t> isr = alone ? std::vector<int32_t>{self}
+                                         : std::vector<int32_t>{self, 11};
         state.topics.emplace(
             "led",
             metadata::topic_metadata{
-                "led", protocol::uuid(), {{0, self, 4, 4, {self, 11, 12}, {self, 11}}}, 3, {}});
+                "led", protocol::uuid(), {{0, self, 4, 4, {self, 11, 12}, isr}}, 3, {}});
         state.topics.at("led").partitions[0].elr = std::move(elr);
         state.topics.emplace(
             "followed",
@@ -79,8 +81,16 @@ protected:
             .get();
     }
     // A lease renewed last at `renewed`, timeout 2 s: followers may vouch from renewed + 5 s.
-    static metadata::session_lease lease_at(steady_clock::time_point renewed) {
-        return {.standing = true, .renewed_at = renewed, .timeout = 2000ms};
+    // etcd stopped answering this broker half a second after that renewal and did not answer
+    // the one sent as it lapsed either, unless `etcd_answers`.
+    static metadata::session_lease lease_at(steady_clock::time_point renewed,
+                                            bool etcd_answers = false) {
+        metadata::session_lease l{.standing = true, .renewed_at = renewed, .timeout = 2000ms};
+        if (!etcd_answers) {
+            l.unanswered_since = renewed + 500ms;
+            l.last_unanswered = renewed + 2000ms;
+        }
+        return l;
     }
 
     fs::path dir;
@@ -123,6 +133,36 @@ TEST_F(leadership_vouch_test, test_an_eligible_leader_replica_must_fetch_too) {
     EXPECT_FALSE(vouches(lease_at(before_fetch - 6s), steady_clock::now()));
     ASSERT_EQ(fetch(12, 4), 0);
     EXPECT_TRUE(vouches(lease_at(before_fetch - 6s), steady_clock::now()));
+}
+
+TEST_F(leadership_vouch_test, test_no_vouch_while_etcd_answered_this_broker_across_the_lapse) {
+    open({});
+    const auto before_fetch = steady_clock::now();
+    ASSERT_EQ(fetch(11, 4), 0);
+    const auto now = steady_clock::now();
+    // A process paused past its lease: every renewal it sent was answered.
+    EXPECT_FALSE(vouches(lease_at(before_fetch - 5s - 1ms, true), now));
+    // Unanswered only from after the lapse (a connection that broke while it was paused): etcd
+    // did not fail it while the lease held.
+    auto lease = lease_at(before_fetch - 5s - 1ms, true);
+    lease.unanswered_since = lease.renewed_at + 2500ms;
+    lease.last_unanswered = lease.unanswered_since;
+    EXPECT_FALSE(vouches(lease, now));
+    // Unanswered from before the lapse, but none sent after it (one in flight across a pause).
+    lease.unanswered_since = lease.renewed_at + 500ms;
+    lease.last_unanswered = lease.unanswered_since;
+    EXPECT_FALSE(vouches(lease, now));
+    EXPECT_TRUE(vouches(lease_at(before_fetch - 5s - 1ms), now));
+}
+
+TEST_F(leadership_vouch_test, test_a_partition_nobody_else_could_lead_rests_on_the_etcd_view_alone) {
+    open({}, true);  // ISR {self}, no ELR: no follower can say anything
+    const auto now = steady_clock::now();
+    // The paused process of cluster_faults: nothing but its own view of etcd could object.
+    EXPECT_FALSE(vouches(lease_at(now - 6s, true), now));
+    // etcd down for it since before the lapse: as likely down for everyone; nobody could have
+    // been elected in its place.
+    EXPECT_TRUE(vouches(lease_at(now - 6s), now));
 }
 
 }  // namespace

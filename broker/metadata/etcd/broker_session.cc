@@ -5,6 +5,8 @@
 #include "common/log.h"
 #include "protocol/wire/uuid.h"
 
+#include <algorithm>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -104,6 +106,21 @@ session_lease broker_session::lease() const {
     l.renewed_at = std::chrono::steady_clock::time_point(
         std::chrono::nanoseconds(_last_renewed.load(std::memory_order_acquire)));
     l.timeout = _options.session_timeout;
+    const auto at = [](int64_t ns) {
+        return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+    };
+    int64_t since = _unanswered_since.load(std::memory_order_acquire);
+    int64_t last = since == 0 ? 0 : _last_unanswered.load(std::memory_order_acquire);
+    const int64_t in_flight = _in_flight_sent.load(std::memory_order_acquire);
+    if (in_flight != 0 && now_ns() - in_flight >=
+                              std::chrono::nanoseconds(_options.heartbeat_interval).count()) {
+        since = since == 0 ? in_flight : since;
+        last = std::max(last, in_flight);
+    }
+    if (since != 0) {
+        l.unanswered_since = at(since);
+        l.last_unanswered = at(last);
+    }
     return l;
 }
 
@@ -117,6 +134,7 @@ void broker_session::mark_renewed(int64_t sent_ns) {
     // From when the request was sent, not answered: etcd extended the lease at some moment in
     // between, so only the send time bounds it from below.
     _last_renewed.store(sent_ns, std::memory_order_release);
+    _unanswered_since.store(0, std::memory_order_release);
 }
 
 void broker_session::report(std::error_code e) const {
@@ -128,6 +146,17 @@ void broker_session::report(std::error_code e) const {
 void broker_session::set_lease(int64_t id) {
     if (_lease.exchange(id, std::memory_order_acq_rel) == id) {
         return;
+    }
+    if (id != 0 && _options.start_fenced && _unfenced.load(std::memory_order_acquire)) {
+        // A new registration is fenced (registered fenced, as after an expiry) until the
+        // controller unfences it, and observe() hears of that only from a snapshot showing
+        // this lease. Until then the old registration's unfencing must not count: with a
+        // snapshot that has not caught up either (the resumed process of a SIGSTOP past its
+        // session), may_lead() would let it write at the epoch it led before.
+        _unfenced.store(false, std::memory_order_release);
+        log::get("metadata")
+            ->info("node {} fenced until the controller unfences its new registration",
+                   _self.node_id);
     }
     _registered.store(id != 0, std::memory_order_release);
     for (const auto& l : _lease_listeners) {
@@ -360,12 +389,17 @@ void broker_session::run() {
 
 asio::awaitable<void> broker_session::keep_alive_once() {
     const int64_t sent = now_ns();
+    _in_flight_sent.store(sent, std::memory_order_release);
     auto renewed_op = _client.keep_alive_once(lease_id());
     auto renewed = co_await std::move(renewed_op);
+    _in_flight_sent.store(0, std::memory_order_release);
     if (_stopping) {
         co_return;
     }
     report(renewed ? std::error_code{} : renewed.error());
+    if (renewed || renewed.error() == etcd::errc::lease_not_found) {
+        _unanswered_since.store(0, std::memory_order_release);  // etcd answers
+    }
     if (renewed) {
         mark_renewed(sent);
         co_return;
@@ -373,7 +407,11 @@ asio::awaitable<void> broker_session::keep_alive_once() {
     if (renewed.error() != etcd::errc::lease_not_found) {
         // etcd unreachable from here: the lease runs out at the last renewal + the session
         // timeout, and this broker leads after that only while its followers vouch for it
-        // (vouched_until, cluster::leadership_vouch).
+        // (vouched_until, cluster::leadership_vouch), which needs this run of unanswered
+        // renewals (session_lease::etcd_unreachable_across_lapse).
+        _last_unanswered.store(sent, std::memory_order_release);
+        int64_t none = 0;
+        _unanswered_since.compare_exchange_strong(none, sent, std::memory_order_acq_rel);
         co_return;
     }
     log::get("metadata")

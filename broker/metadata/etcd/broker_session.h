@@ -23,7 +23,9 @@
 // Keep-alive every heartbeat interval. may_lead() = registered AND unfenced AND (the last
 // renewal etcd confirmed (a keep-alive or the registration) was sent less than a session timeout
 // ago, counted from the send: etcd renewed the lease at some moment after it; OR the followers
-// vouch for this broker: vouched_until(), set by cluster::leadership_vouch). So a process that was
+// vouch for this broker: vouched_until(), set by cluster::leadership_vouch, which also needs
+// etcd to have stopped answering this broker before the lapse and still not answer after it,
+// session_lease::etcd_unreachable_across_lapse). So a process that was
 // paused (SIGSTOP) longer than that stops leading the moment it resumes, until a keep-alive
 // confirms its lease; and a broker cut off from etcd while the rest of the cluster is not stops
 // leading when its lease may have run out, before the controller can elect anyone in its place
@@ -150,6 +152,14 @@ private:
     // steady_clock nanoseconds when the last keep-alive etcd answered (or the registration)
     // was sent.
     std::atomic<int64_t> _last_renewed{0};
+    // steady_clock nanoseconds when the first of the current run of keep-alives etcd did not
+    // answer was sent, and the latest of them; 0 when etcd answered the last one.
+    std::atomic<int64_t> _unanswered_since{0};
+    std::atomic<int64_t> _last_unanswered{0};
+    // steady_clock nanoseconds when the keep-alive in flight was sent; 0 when none is. One
+    // outstanding for a heartbeat interval counts as unanswered already (an etcd that hangs
+    // rather than refuses answers only at the request timeout).
+    std::atomic<int64_t> _in_flight_sent{0};
     // steady_clock nanoseconds until which the followers vouch (vouched_until).
     std::atomic<int64_t> _followers_vouch_until{0};
 };

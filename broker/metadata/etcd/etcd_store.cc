@@ -251,7 +251,9 @@ bool etcd_store::may_lead() const {
 
 std::optional<session_lease> etcd_store::lease() const {
     if (!_session) {
-        return session_lease{.standing = false};
+        session_lease none;
+        none.standing = false;
+        return none;
     }
     return _session->lease();
 }

@@ -166,6 +166,56 @@ TEST_F(broker_session_test, test_a_lease_revoked_from_outside_fences_then_regist
     }));
 }
 
+TEST_F(broker_session_test, test_a_registration_after_an_expiry_is_fenced_until_unfenced_again) {
+    lease_log log;
+    auto s = open_store();
+    ASSERT_TRUE(s);
+    auto* store = s.get();
+    s->on_lease_change([&log, store](int64_t id) {
+        std::lock_guard lock(log.mutex);
+        log.changes.emplace_back(id, store->may_lead());
+    });
+    auto o = session(8, "d");
+    o.start_fenced = true;
+    std::string why;
+    ASSERT_TRUE(s->start_session(o, &why)) << why;
+    EXPECT_FALSE(s->may_lead()) << "registered fenced";
+    // The controller's unfencing (controller_txn.h), done by hand: the registration rewritten
+    // with fenced false under its lease.
+    testing::raw_etcd raw(etcd.endpoint());
+    etcd_layout::keys keys{"/spool/" + name};
+    auto unfence = [&](int64_t lease) {
+        auto got = raw.run(raw.client().range(keys.broker(8)));
+        ASSERT_TRUE(got);
+        ASSERT_EQ(got.value().kvs.size(), 1u);
+        auto reg = etcd_layout::decode_broker(got.value().kvs[0].value);
+        ASSERT_TRUE(reg);
+        ASSERT_TRUE(reg.value().fenced);
+        reg.value().fenced = false;
+        ASSERT_TRUE(raw.run(raw.client().put(keys.broker(8), etcd_layout::encode(reg.value()),
+                                             lease)));
+    };
+    const int64_t first = s->lease_id();
+    unfence(first);
+    ASSERT_TRUE(eventually([&] { return s->may_lead(); }));
+
+    // etcd ends the session; the broker registers again under a new lease. Until the
+    // controller unfences that registration, the old one's unfencing does not count, however
+    // fresh the new lease: not at the moment the new lease is taken, nor after.
+    ASSERT_TRUE(raw.run(raw.client().revoke_lease(first)));
+    ASSERT_TRUE(eventually([&] {
+        auto c = log.get();
+        return !c.empty() && c.back().first != 0 && c.back().first != first;
+    }));
+    auto c = log.get();
+    EXPECT_FALSE(c.back().second) << "may lead the moment it registered again";
+    const int64_t second = c.back().first;
+    std::this_thread::sleep_for(1s);
+    EXPECT_FALSE(s->may_lead());
+    unfence(second);
+    EXPECT_TRUE(eventually([&] { return s->may_lead(); }));
+}
+
 TEST_F(broker_session_test, test_a_session_not_renewed_for_a_session_timeout_may_not_lead) {
     auto s = open_store();
     ASSERT_TRUE(s);
@@ -184,6 +234,10 @@ TEST_F(broker_session_test, test_a_session_not_renewed_for_a_session_timeout_may
     frozen.get_future().wait();
     std::this_thread::sleep_for(2500ms);
     EXPECT_FALSE(s->may_lead());  // the moment it resumes, before any keep-alive completes
+    // Nor may its followers' word let it lead: etcd never failed to answer it, so nothing
+    // says etcd is down for everyone (a keep-alive in flight across the freeze was sent
+    // before the lapse).
+    EXPECT_FALSE(s->lease()->etcd_unreachable_across_lapse());
     thaw.set_value();
     // The lease expired meanwhile: fenced until registered again, then leading again.
     EXPECT_TRUE(eventually([&] { return s->may_lead(); }, 5s));
@@ -206,12 +260,15 @@ TEST_F(broker_session_test, test_an_unreachable_etcd_lapses_the_lease_unless_fol
     EXPECT_TRUE(eventually([&] { return !s->may_lead(); }, 4s));
     EXPECT_TRUE(s->lease()->lapsed(std::chrono::steady_clock::now()));
     EXPECT_TRUE(s->lease()->standing);
+    // etcd stopped answering before the lapse, and a keep-alive sent after it is unanswered.
+    EXPECT_TRUE(eventually([&] { return s->lease()->etcd_unreachable_across_lapse(); }, 4s));
     // The followers' word (cluster::leadership_vouch) lets it lead for as long as it is given.
     s->vouched_until(std::chrono::steady_clock::now() + 400ms);
     EXPECT_TRUE(s->may_lead());
     EXPECT_TRUE(eventually([&] { return !s->may_lead(); }, 2s));
     ASSERT_TRUE(etcd.start()) << etcd.log_text();
     EXPECT_TRUE(eventually([&] { return s->may_lead(); }, 10s));
+    EXPECT_FALSE(s->lease()->etcd_unreachable_across_lapse());
 }
 
 }  // namespace
