@@ -63,28 +63,33 @@ boost::asio::awaitable<protocol::error_code> share_acknowledge_on(
         co_return protocol::error_code::unknown_topic_id;
     }
     const auto limits = share_limits_of(svc, group);
+    uint64_t version = 0;
     std::function<protocol::error_code(replication::partition*)> fn =
         [&](replication::partition* p) {
             if (p == nullptr) {
                 return protocol::error_code::not_leader_or_follower;
             }
             auto r = p->share_acknowledge(group, member, batches, limits);
-            return r ? protocol::error_code::none : to_kafka_error(r.error());
+            if (!r) {
+                return to_kafka_error(r.error());
+            }
+            version = r.value();
+            return protocol::error_code::none;
         };
     auto e = co_await on_partition<protocol::error_code>(svc.partitions, target.tp, fn);
     if (e != protocol::error_code::none) {
         co_return e;
     }
-    // Answered once the acknowledgements are durable at the share coordinator.
+    // Answered once the acknowledgements are durable at the share coordinator; when the write
+    // carrying them fails they are rolled back to acquired (as on Kafka), so the member may
+    // acknowledge them again and their lock's expiry redelivers them.
     share_state_key key{target.tp, target.tip.first};
-    auto persisted = co_await share_persist(svc, key, group);
+    auto persisted = co_await share_persist(svc, key, group, version);
     if (persisted != protocol::error_code::none) {
-        // The member is told the acknowledgement failed, but the records stay acknowledged
-        // here (Kafka rolls them back to acquired): named, so a failover test's report can be
-        // traced to the persister's error.
-        log::get("share")->warn("acknowledgements of {} in {} not persisted: {} (answered {})",
-                                group, target.tp.dir_name(), protocol::name(persisted),
-                                protocol::name(share_ack_error(persisted)));
+        log::get("share")->warn(
+            "acknowledgements of {} in {} not persisted, rolled back: {} (answered {})", group,
+            target.tp.dir_name(), protocol::name(persisted),
+            protocol::name(share_ack_error(persisted)));
     }
     co_return share_ack_error(persisted);
 }

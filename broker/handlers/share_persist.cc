@@ -55,15 +55,15 @@ void wake(const std::string& key) {
 
 // The rest run on the partition's owner shard.
 
-asio::awaitable<error_code> persist_here(services* svc, share_state_key key, std::string group) {
+asio::awaitable<error_code> persist_here(services* svc, share_state_key key, std::string group,
+                                         uint64_t target) {
     const auto wkey = waiter_key(key, group);
-    uint64_t target = 0;
     for (;;) {
         auto* p = svc->partitions.partition_here(key.tp);
         if (p == nullptr) {
             co_return error_code::not_leader_or_follower;
         }
-        auto v = p->share_persist_begin(group);
+        auto v = p->share_persist_begin(group, target);
         if (!v) {
             co_return to_kafka_error(v.error());
         }
@@ -71,20 +71,10 @@ asio::awaitable<error_code> persist_here(services* svc, share_state_key key, std
             co_return error_code::none;  // no state here (forgotten meanwhile)
         }
         auto view = std::move(*v.value());
-        if (target == 0) {
-            target = view.version;
-        }
-        // share_persist_begin hands this call the write slot whenever a change is not durable
-        // yet: it must then write or give the slot back, even when its own change is durable
-        // already (a later change of another call is not). Returning with the slot held left
-        // every later acknowledgement of the partition waiting for good.
-        const bool holds_slot = !view.busy && view.durable < view.version;
-        if (view.durable >= target) {
-            if (holds_slot) {
-                p->share_persist_end(group, view.version, false);
-                wake(wkey);
-            }
-            co_return error_code::none;
+        // From here on, the change this call waits for: the state as the first look found it.
+        target = view.target;
+        if (view.settled) {
+            co_return static_cast<error_code>(*view.settled);
         }
         if (view.busy) {
             co_await wait_for_write(wkey);
@@ -93,12 +83,12 @@ asio::awaitable<error_code> persist_here(services* svc, share_state_key key, std
         auto e = co_await write_share_state(*svc, group, key, view.leader_epoch,
                                             std::move(view.state));
         if (auto* again = svc->partitions.partition_here(key.tp)) {
-            again->share_persist_end(group, view.version, e == error_code::none);
+            // Settles the acknowledgements the write carried (rolled back when it failed)
+            // before any other write can take the state.
+            again->share_persist_end(group, view.version, static_cast<int16_t>(e));
         }
         wake(wkey);
-        if (e != error_code::none && view.version >= target) {
-            co_return e;
-        }
+        // The next look reads how the write carrying `target` ended.
     }
 }
 
@@ -129,7 +119,7 @@ asio::awaitable<error_code> ensure_here(services* svc, share_state_key key, std:
     }
     if (restored.value() && !read.state) {
         // Where the group starts here, so a later leader starts there too.
-        co_return co_await persist_here(svc, key, std::move(group));
+        co_return co_await persist_here(svc, key, std::move(group), 0);
     }
     co_return error_code::none;
 }
@@ -146,7 +136,7 @@ asio::awaitable<error_code> reinitialize_here(services* svc, share_state_key key
     if (auto r = p->share_initialize(group, start_offset); !r) {
         co_return to_kafka_error(r.error());
     }
-    co_return co_await persist_here(svc, key, std::move(group));
+    co_return co_await persist_here(svc, key, std::move(group), 0);
 }
 
 asio::awaitable<error_code> forget_here(services* svc, share_state_key key, std::string group) {
@@ -196,9 +186,11 @@ asio::awaitable<error_code> share_ensure_state(services& svc, share_state_key ke
                                                        create));
 }
 
-asio::awaitable<error_code> share_persist(services& svc, share_state_key key, std::string group) {
+asio::awaitable<error_code> share_persist(services& svc, share_state_key key, std::string group,
+                                          uint64_t target) {
     auto ex = owner_of(svc, key);
-    co_return co_await runtime::run_on(ex, persist_here(&svc, std::move(key), std::move(group)));
+    co_return co_await runtime::run_on(
+        ex, persist_here(&svc, std::move(key), std::move(group), target));
 }
 
 asio::awaitable<error_code> share_reinitialize(services& svc, share_state_key key,

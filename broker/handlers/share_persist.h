@@ -12,7 +12,9 @@
 //                        start offset) and returns once they are durable: before an
 //                        acknowledgement is answered. One write per group and partition at a
 //                        time; a change made while one is in flight waits for it and then goes
-//                        in the next write, which carries everything (the whole state each time)
+//                        in the next write, which carries everything (the whole state each time).
+//                        A write that fails rolls back the acknowledgements it carried before
+//                        another write can start, and each of their callers gets its error
 //   share_reinitialize   AlterShareGroupOffsets: a new start offset under a new state epoch
 //   share_forget         DeleteShareGroupOffsets / DeleteGroups: the state is forgotten here and
 //                        written uninitialized (start offset -1, a new state epoch) at the
@@ -38,8 +40,11 @@ struct services;
 boost::asio::awaitable<protocol::error_code> share_ensure_state(services& svc,
                                                                 share_state_key key,
                                                                 std::string group, bool create);
+// `target`: the version share_acknowledge returned (its outcome: durable, or the write's error
+// with the acknowledgement rolled back); 0: the state as it is when called.
 boost::asio::awaitable<protocol::error_code> share_persist(services& svc, share_state_key key,
-                                                           std::string group);
+                                                           std::string group,
+                                                           uint64_t target = 0);
 boost::asio::awaitable<protocol::error_code> share_reinitialize(services& svc,
                                                                 share_state_key key,
                                                                 std::string group,

@@ -326,9 +326,11 @@ public:
     };
     result<share_fetch_outcome> share_fetch(const share_fetch_request& r);
     // invalid_record_state when an acknowledgement names a record the member does not hold.
-    result<void> share_acknowledge(const std::string& group, const std::string& member,
-                                   std::span<const share_ack_batch> batches,
-                                   const share_limits& limits);
+    // The version of the change (share_persist_begin's target: the acknowledgement stands once
+    // the write carrying it is durable, and is rolled back if that write fails).
+    result<uint64_t> share_acknowledge(const std::string& group, const std::string& member,
+                                       std::span<const share_ack_batch> batches,
+                                       const share_limits& limits);
     // The member's session closed: its records go back (no leadership check: nothing to lose).
     void share_release(const std::string& group, const std::string& member,
                        const share_limits& limits);
@@ -367,14 +369,21 @@ public:
         share_persisted state;
         uint64_t version = 0;  // the state's version() when taken
         uint64_t durable = 0;  // its durable_version()
+        uint64_t target = 0;   // the change the caller waits for (the version, unless given)
+        // How the write carrying `target` ended (0: durable; else a Kafka error code); nothing
+        // taken then.
+        std::optional<int16_t> settled;
         bool busy = false;     // another write is in flight: nothing taken
         int32_t leader_epoch = -1;
     };
-    // Takes the group's one write slot when the state has changes not yet durable and no write
-    // is in flight; nullopt when the group has no state here.
-    result<std::optional<share_persist_view>> share_persist_begin(const std::string& group);
-    // Gives the slot back; `version` is durable when `ok`.
-    void share_persist_end(const std::string& group, uint64_t version, bool ok);
+    // For the change at `target` (0: the state as it is now): settled when a write carrying it
+    // ended; else takes the group's one write slot when no write is in flight. Nullopt when the
+    // group has no state here.
+    result<std::optional<share_persist_view>> share_persist_begin(const std::string& group,
+                                                                  uint64_t target = 0);
+    // Gives the slot back after writing the state taken at `version`: durable when `error` is
+    // 0; otherwise the acknowledgements it carried are rolled back (share_partition.h).
+    void share_persist_end(const std::string& group, uint64_t version, int16_t error);
 
     // --- follower: the replica fetcher ---------------------------------------------------------
     // Whether the fetcher must truncate (OffsetForLeaderEpoch) before fetching: set on becoming

@@ -136,9 +136,10 @@ result<partition::share_fetch_outcome> partition::share_fetch(const share_fetch_
     return out;
 }
 
-result<void> partition::share_acknowledge(const std::string& group, const std::string& member,
-                                          std::span<const share_ack_batch> batches,
-                                          const share_limits& limits) {
+result<uint64_t> partition::share_acknowledge(const std::string& group,
+                                              const std::string& member,
+                                              std::span<const share_ack_batch> batches,
+                                              const share_limits& limits) {
     if (auto ec = check_leader(-1)) {
         return ec;
     }
@@ -147,10 +148,11 @@ result<void> partition::share_acknowledge(const std::string& group, const std::s
         return make_error_code(errc::invalid_record_state);
     }
     it->second.expire_locks(steady_ms(), limits);
-    if (!it->second.acknowledge(member, batches, limits)) {
+    auto version = it->second.acknowledge(member, batches, limits);
+    if (!version) {
         return make_error_code(errc::invalid_record_state);
     }
-    return success();
+    return *version;
 }
 
 void partition::share_release(const std::string& group, const std::string& member,
@@ -224,7 +226,7 @@ result<bool> partition::share_restore(const std::string& group,
 }
 
 result<std::optional<partition::share_persist_view>> partition::share_persist_begin(
-    const std::string& group) {
+    const std::string& group, uint64_t target) {
     if (auto ec = check_leader(-1)) {
         return ec;
     }
@@ -237,6 +239,17 @@ result<std::optional<partition::share_persist_view>> partition::share_persist_be
     v.version = sp.version();
     v.durable = sp.durable_version();
     v.leader_epoch = leader_epoch();
+    v.target = target != 0 ? target : v.version;
+    if (target == 0) {
+        if (v.durable >= v.version) {
+            v.settled = int16_t{0};  // nothing to write
+        }
+    } else {
+        v.settled = sp.outcome_of(target);
+    }
+    if (v.settled) {
+        return std::optional<share_persist_view>{std::move(v)};
+    }
     v.busy = sp.writing;
     if (!v.busy && v.durable < v.version) {
         sp.writing = true;
@@ -245,15 +258,13 @@ result<std::optional<partition::share_persist_view>> partition::share_persist_be
     return std::optional<share_persist_view>{std::move(v)};
 }
 
-void partition::share_persist_end(const std::string& group, uint64_t version, bool ok) {
+void partition::share_persist_end(const std::string& group, uint64_t version, int16_t error) {
     auto it = _share.find(group);
     if (it == _share.end()) {
         return;
     }
     it->second.writing = false;
-    if (ok) {
-        it->second.mark_durable(version);
-    }
+    it->second.persist_ended(version, error == 0, error);
 }
 
 }  // namespace spool::broker::replication

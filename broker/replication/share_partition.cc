@@ -25,9 +25,10 @@ void share_partition::advance_start() {
         if (it->first > _start) {
             _start = it->first;  // a gap
         }
-        if (it->second.state != share_record_state::acknowledged &&
-            it->second.state != share_record_state::archived) {
-            return;
+        if ((it->second.state != share_record_state::acknowledged &&
+             it->second.state != share_record_state::archived) ||
+            it->second.pending != 0) {
+            return;  // unfinished, or finished by an acknowledgement a write may roll back
         }
         _start = it->first + 1;
         _in_flight.erase(it);
@@ -56,6 +57,9 @@ void share_partition::log_start_moved(int64_t log_start) {
     for (auto it = _in_flight.begin(); it != _in_flight.end() && it->first < log_start;) {
         if (it->second.state == share_record_state::acquired) {
             --_acquired;
+        }
+        if (it->second.pending != 0) {
+            --_pending;
         }
         it = _in_flight.erase(it);
     }
@@ -123,17 +127,17 @@ int32_t share_partition::acquire_batch(int64_t first, int64_t last, bool control
     return taken;
 }
 
-bool share_partition::acknowledge(const std::string& member,
-                                  std::span<const share_ack_batch> batches,
-                                  const share_limits& limits) {
+std::optional<uint64_t> share_partition::acknowledge(const std::string& member,
+                                                     std::span<const share_ack_batch> batches,
+                                                     const share_limits& limits) {
     for (const auto& b : batches) {
         if (b.last < b.first || b.types.empty() ||
             (b.types.size() != 1 && static_cast<int64_t>(b.types.size()) != b.last - b.first + 1)) {
-            return false;
+            return std::nullopt;
         }
         for (size_t i = 0; i < b.types.size(); ++i) {
             if (b.types[i] < 0 || b.types[i] > 3) {
-                return false;
+                return std::nullopt;
             }
         }
         for (int64_t o = b.first; o <= b.last; ++o) {
@@ -145,14 +149,14 @@ bool share_partition::acknowledge(const std::string& member,
                 if (t == static_cast<int8_t>(share_ack_type::gap) && o >= _start && o < _end) {
                     continue;
                 }
-                return false;
+                return std::nullopt;
             }
             if (it->second.state != share_record_state::acquired || it->second.member != member) {
-                return false;
+                return std::nullopt;
             }
         }
     }
-    ++_version;
+    const uint64_t version = ++_version;
     for (const auto& b : batches) {
         for (int64_t o = b.first; o <= b.last; ++o) {
             auto it = _in_flight.find(o);
@@ -162,30 +166,84 @@ bool share_partition::acknowledge(const std::string& member,
             const auto t = static_cast<share_ack_type>(
                 b.types.size() == 1 ? b.types[0] : b.types[static_cast<size_t>(o - b.first)]);
             auto& r = it->second;
-            switch (t) {
-                case share_ack_type::accept:
-                    ++_counters.accepted;
-                    --_acquired;
-                    r.state = share_record_state::acknowledged;
-                    r.member.clear();
-                    break;
-                case share_ack_type::release:
-                    ++_counters.released;
-                    release(r, limits);
-                    break;
-                case share_ack_type::reject:
-                    ++_counters.rejected;
-                    [[fallthrough]];
-                case share_ack_type::gap:
-                    --_acquired;
-                    r.state = share_record_state::archived;
-                    r.member.clear();
-                    break;
+            if (r.state != share_record_state::acquired) {
+                continue;  // named twice in one request: the first type holds
             }
+            if (t == share_ack_type::release) {
+                ++_counters.released;
+                release(r, limits);
+                continue;
+            }
+            // ACCEPT, REJECT, GAP: finished, pending until a write carries it (the holder and
+            // its lock kept for a rollback).
+            --_acquired;
+            ++_pending;
+            r.state = t == share_ack_type::accept ? share_record_state::acknowledged
+                                                   : share_record_state::archived;
+            r.pending = version;
+            r.pending_type = t;
         }
     }
     advance_start();
-    return true;
+    return version;
+}
+
+void share_partition::persist_ended(uint64_t v, bool ok, int16_t error) {
+    if (ok) {
+        _durable = std::max(_durable, v);
+    }
+    if (_pending != 0) {
+        bool rolled_back = false;
+        for (auto& [o, r] : _in_flight) {
+            if (r.pending == 0 || r.pending > v) {
+                continue;
+            }
+            r.pending = 0;
+            --_pending;
+            if (ok) {
+                if (r.pending_type == share_ack_type::accept) {
+                    ++_counters.accepted;
+                } else if (r.pending_type == share_ack_type::reject) {
+                    ++_counters.rejected;
+                }
+                r.member.clear();
+                r.lock_deadline = 0;
+            } else {
+                r.state = share_record_state::acquired;
+                ++_acquired;
+                rolled_back = true;
+            }
+        }
+        if (rolled_back) {
+            ++_version;  // the coordinator may hold them finished (a reply lost): rewrite
+        }
+        // Past what is now committed: the same state as written (a restore moves the start
+        // past a finished prefix too), so no change to write.
+        const uint64_t unchanged = _version;
+        advance_start();
+        _version = unchanged;
+    }
+    _outcomes.emplace_back(v, ok ? int16_t{0} : error);
+    constexpr size_t kept = 64;
+    if (_outcomes.size() > kept) {
+        _forgotten_through = _outcomes.front().first;
+        _outcomes.erase(_outcomes.begin());
+    }
+}
+
+std::optional<int16_t> share_partition::outcome_of(uint64_t v) const {
+    if (v <= _forgotten_through) {
+        // Settled by a write no longer remembered: unknown, so failed (the member may
+        // acknowledge again; at worst a record is delivered once more).
+        constexpr int16_t coordinator_not_available = 15;
+        return coordinator_not_available;
+    }
+    auto it = std::lower_bound(_outcomes.begin(), _outcomes.end(), v,
+                               [](const auto& e, uint64_t x) { return e.first < x; });
+    if (it == _outcomes.end()) {
+        return std::nullopt;
+    }
+    return it->second;
 }
 
 void share_partition::release_member(const std::string& member, const share_limits& limits) {

@@ -26,8 +26,18 @@
 // as state batches, an ACQUIRED record as AVAILABLE with its delivery count (acquisitions are not
 // persisted) and a gap as ARCHIVED. version() counts the changes persisted() shows (finishes,
 // releases, lock expiries, a moved start; not acquisitions); the handlers' persister writes it
-// and marks it durable (mark_durable) before an acknowledgement is answered. restore() is the
+// and reports how it ended (persist_ended) before an acknowledgement is answered. restore() is the
 // state a new leader reads back: its ACQUIRED records come back AVAILABLE.
+//
+// Acknowledgements that finish records (ACCEPT, REJECT, GAP) take effect at once but stay
+// pending until a write of the state carries them (Kafka's start/completeStateTransition): the
+// start offset does not move past a pending record, and persist_ended() settles every pending
+// acknowledgement the write carried. A durable write commits them (the counters count them
+// then); a failed one rolls them back to ACQUIRED by the same member under the same lock, so
+// the member, told the acknowledgement failed, may acknowledge again and an expired lock
+// redelivers them, as on Kafka. outcome_of() answers, for the version acknowledge() returned,
+// how the write that carried it ended. A RELEASE is not rolled back (it only makes a record
+// deliverable sooner; another member may have it already).
 //
 // Threading: owned by its replication::partition, on the owner shard.
 
@@ -105,7 +115,12 @@ public:
     [[nodiscard]] int32_t state_epoch() const { return _state_epoch; }
     [[nodiscard]] uint64_t version() const { return _version; }
     [[nodiscard]] uint64_t durable_version() const { return _durable; }
-    void mark_durable(uint64_t v) { _durable = std::max(_durable, v); }
+    // A write of the state taken at version `v` ended: durable (error 0), or failed with
+    // `error` (a Kafka error code), rolling back the pending acknowledgements it carried.
+    void persist_ended(uint64_t v, bool ok, int16_t error);
+    // How the write that carried the change at version `v` ended: 0 (durable) or its error;
+    // nullopt while no write carrying it has ended.
+    [[nodiscard]] std::optional<int16_t> outcome_of(uint64_t v) const;
     // One write of the state at a time (the persister's; see partition::share_persist_begin).
     bool writing = false;
 
@@ -134,11 +149,12 @@ public:
     int32_t acquire_batch(int64_t first, int64_t last, bool control, const std::string& member,
                           int64_t now_ms, const share_limits& limits, int32_t budget,
                           std::vector<share_acquired>& out);
-    // Applies a member's acknowledgements. False, applying none of them, when one names a record
-    // the member does not hold (Kafka's INVALID_RECORD_STATE) or carries a bad type count.
-    [[nodiscard]] bool acknowledge(const std::string& member,
-                                   std::span<const share_ack_batch> batches,
-                                   const share_limits& limits);
+    // Applies a member's acknowledgements and returns the version of the change (for
+    // outcome_of). Nullopt, applying none of them, when one names a record the member does not
+    // hold (Kafka's INVALID_RECORD_STATE) or carries a bad type count.
+    [[nodiscard]] std::optional<uint64_t> acknowledge(const std::string& member,
+                                                      std::span<const share_ack_batch> batches,
+                                                      const share_limits& limits);
     // Releases every record `member` holds (its session closed or it left the group).
     void release_member(const std::string& member, const share_limits& limits);
 
@@ -149,8 +165,12 @@ private:
     struct record {
         share_record_state state = share_record_state::available;
         int16_t delivery_count = 0;
+        // The holder while ACQUIRED; while a finishing acknowledgement is pending, the holder
+        // and lock it goes back to if the write fails.
         std::string member;
         int64_t lock_deadline = 0;
+        uint64_t pending = 0;  // the version of a finishing acknowledgement not yet durable
+        share_ack_type pending_type = share_ack_type::accept;
     };
     // A lock given up (a RELEASE, an expiry or the member gone): AVAILABLE, or ARCHIVED at the
     // delivery limit.
@@ -164,7 +184,12 @@ private:
     uint64_t _durable = 0;
     std::map<int64_t, record> _in_flight;
     size_t _acquired = 0;
+    size_t _pending = 0;  // records with a pending acknowledgement
     share_counters _counters;
+    // How the last writes ended, oldest first, by the version each carried (bounded): what
+    // outcome_of() answers from. Versions at or below _forgotten_through ended in writes no longer kept there.
+    std::vector<std::pair<uint64_t, int16_t>> _outcomes;
+    uint64_t _forgotten_through = 0;
 };
 
 }  // namespace spool::broker::replication

@@ -103,15 +103,18 @@ TEST_F(partition_test, test_share_persisted_state_has_finished_and_released_reco
     EXPECT_FALSE(v.value()->busy);
     EXPECT_EQ(v.value()->leader_epoch, 3);
     const auto& st = v.value()->state;
-    EXPECT_EQ(st.start_offset, 1);
+    // The start moves past 0 once this write lands: until then 0 is written ACKNOWLEDGED.
+    EXPECT_EQ(st.start_offset, 0);
     // Acquired records are persisted AVAILABLE with their delivery count.
     const std::vector<share_state_batch> want{
-        {1, 3, 0, 1}, {4, 4, 4, 1}, {5, 5, 0, 1}};
+        {0, 0, 2, 1}, {1, 3, 0, 1}, {4, 4, 4, 1}, {5, 5, 0, 1}};
     EXPECT_EQ(st.batches, want);
-    p->share_persist_end("g", v.value()->version, true);
+    p->share_persist_end("g", v.value()->version, 0);
+    EXPECT_EQ(p->share_state("g")->start_offset(), 1);
     auto again = p->share_persist_begin("g");
     ASSERT_TRUE(again && again.value());
     EXPECT_GE(again.value()->durable, again.value()->version) << "nothing left to write";
+    EXPECT_EQ(again.value()->settled, int16_t{0});
 }
 
 TEST_F(partition_test, test_share_persist_has_one_write_in_flight) {
@@ -125,24 +128,42 @@ TEST_F(partition_test, test_share_persist_has_one_write_in_flight) {
     ASSERT_FALSE(first.value()->busy);
     // An acknowledgement while the first write is in flight: a newer version, and the slot busy.
     std::vector<share_ack_batch> acks{{0, 0, {1}}};
-    ASSERT_TRUE(p->share_acknowledge("g", "m", acks, limits));
-    auto second = p->share_persist_begin("g");
+    auto acked = p->share_acknowledge("g", "m", acks, limits);
+    ASSERT_TRUE(acked);
+    const uint64_t ack = acked.value();
+    auto second = p->share_persist_begin("g", ack);
     ASSERT_TRUE(second && second.value());
     EXPECT_TRUE(second.value()->busy);
+    EXPECT_FALSE(second.value()->settled);
     EXPECT_GT(second.value()->version, first.value()->version);
     // The first write lands: its version is durable, the acknowledgement's not yet.
-    p->share_persist_end("g", first.value()->version, true);
-    auto third = p->share_persist_begin("g");
+    p->share_persist_end("g", first.value()->version, 0);
+    auto third = p->share_persist_begin("g", ack);
     ASSERT_TRUE(third && third.value());
     EXPECT_FALSE(third.value()->busy);
+    EXPECT_FALSE(third.value()->settled) << "the write that landed was taken before it";
     EXPECT_LT(third.value()->durable, third.value()->version);
-    EXPECT_EQ(third.value()->state.start_offset, 1) << "the next write carries the acknowledgement";
-    // A failed write leaves it not durable, the slot free.
-    p->share_persist_end("g", third.value()->version, false);
-    auto fourth = p->share_persist_begin("g");
+    ASSERT_FALSE(third.value()->state.batches.empty());
+    EXPECT_EQ(third.value()->state.batches.front(), (share_state_batch{0, 0, 2, 1}))
+        << "the next write carries the acknowledgement";
+    // A failed write settles it with the write's error and rolls it back; the slot is free.
+    p->share_persist_end("g", third.value()->version, 15);
+    auto fourth = p->share_persist_begin("g", ack);
     ASSERT_TRUE(fourth && fourth.value());
-    EXPECT_FALSE(fourth.value()->busy);
-    EXPECT_LT(fourth.value()->durable, fourth.value()->version);
+    EXPECT_EQ(fourth.value()->settled, int16_t{15});
+    EXPECT_EQ(p->share_state("g")->state_of(0)->first, share_record_state::acquired);
+    auto fifth = p->share_persist_begin("g");
+    ASSERT_TRUE(fifth && fifth.value());
+    EXPECT_FALSE(fifth.value()->busy);
+    EXPECT_LT(fifth.value()->durable, fifth.value()->version) << "the rollback is written";
+    // The member acknowledges again: a new change, settled by the next write that lands.
+    auto again = p->share_acknowledge("g", "m", acks, limits);
+    ASSERT_TRUE(again);
+    p->share_persist_end("g", p->share_state("g")->version(), 0);
+    auto sixth = p->share_persist_begin("g", again.value());
+    ASSERT_TRUE(sixth && sixth.value());
+    EXPECT_EQ(sixth.value()->settled, int16_t{0});
+    EXPECT_EQ(p->share_state("g")->start_offset(), 1);
 }
 
 TEST_F(partition_test, test_share_restore_resumes_where_the_old_leader_was) {

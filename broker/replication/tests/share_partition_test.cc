@@ -15,6 +15,11 @@ share_limits limits() {
     return l;
 }
 
+// The write carrying everything up to now ended well: pending acknowledgements stand.
+void durable(share_partition& sp) {
+    sp.persist_ended(sp.version(), true, 0);
+}
+
 TEST(share_partition, acquires_new_records_once) {
     share_partition sp(10);
     std::vector<share_acquired> a, b;
@@ -35,6 +40,8 @@ TEST(share_partition, accept_advances_start_release_redelivers_reject_archives) 
     ASSERT_EQ(sp.acquire_batch(0, 2, false, "m1", 0, limits(), 100, a), 3);
     std::vector<share_ack_batch> acks{{0, 0, {1}}, {1, 1, {2}}, {2, 2, {3}}};
     ASSERT_TRUE(sp.acknowledge("m1", acks, limits()));
+    EXPECT_EQ(sp.start_offset(), 0) << "pending until a write carries it";
+    durable(sp);
     EXPECT_EQ(sp.start_offset(), 1);  // 1 is available again
     EXPECT_EQ(sp.state_of(1)->first, share_record_state::available);
     EXPECT_EQ(sp.state_of(2)->first, share_record_state::archived);
@@ -46,6 +53,7 @@ TEST(share_partition, accept_advances_start_release_redelivers_reject_archives) 
     std::vector<share_ack_batch> accept{{1, 1, {1}}};
     EXPECT_FALSE(sp.acknowledge("m1", accept, limits()));  // not m1's any more
     ASSERT_TRUE(sp.acknowledge("m2", accept, limits()));
+    durable(sp);
     EXPECT_EQ(sp.start_offset(), 3);
 }
 
@@ -93,6 +101,8 @@ TEST(share_partition, counters_and_unfinished) {
     ASSERT_TRUE(sp.acknowledge("m1", acks, limits()));
     // 0 accepted, 2 rejected: finished; 1 released and 3 held: not.
     EXPECT_EQ(sp.unfinished(10), 8);
+    EXPECT_EQ(sp.counters().accepted, 0u) << "counted once durable";
+    durable(sp);
     EXPECT_EQ(sp.counters().accepted, 1u);
     EXPECT_EQ(sp.counters().released, 1u);
     EXPECT_EQ(sp.counters().rejected, 1u);
@@ -122,17 +132,91 @@ TEST(share_partition, delivery_complete_count_counts_finished_records_above_the_
     // 0 stays acquired, so the start stays at 0; 1 and 2 accepted, 3 rejected, 4 released.
     std::vector<share_ack_batch> acks{{1, 2, {1}}, {3, 3, {3}}, {4, 4, {2}}};
     ASSERT_TRUE(sp.acknowledge("m", acks, limits()));
+    durable(sp);
     EXPECT_EQ(sp.start_offset(), 0);
     EXPECT_EQ(sp.delivery_complete_count(), 3);
     // Finishing 0 moves the start past 1-3: they no longer count.
     std::vector<share_ack_batch> first{{0, 0, {1}}};
     ASSERT_TRUE(sp.acknowledge("m", first, limits()));
+    durable(sp);
     EXPECT_EQ(sp.start_offset(), 4);
     EXPECT_EQ(sp.delivery_complete_count(), 0);
     // Lag as Kafka computes it, with a high watermark of 10: 10 - 4 - 0 = 6 (4 and 5 in
     // flight, 6-9 never fetched).
     EXPECT_EQ(10 - sp.start_offset() - sp.delivery_complete_count(), 6);
     EXPECT_EQ(sp.unfinished(10), 6) << "the metrics' lag is the same";
+}
+
+TEST(share_partition, a_failed_write_rolls_back_the_acknowledgements_it_carried) {
+    share_partition sp(0);
+    std::vector<share_acquired> a;
+    ASSERT_EQ(sp.acquire_batch(0, 3, false, "m1", 0, limits(), 100, a), 4);
+    // 0 accepted, 1 released, 2 rejected; 3 held.
+    std::vector<share_ack_batch> acks{{0, 0, {1}}, {1, 1, {2}}, {2, 2, {3}}};
+    const auto v = sp.acknowledge("m1", acks, limits());
+    ASSERT_TRUE(v);
+    EXPECT_FALSE(sp.outcome_of(*v).has_value()) << "no write carried it yet";
+    // What a write takes carries the acknowledgements as they stand.
+    const auto taken = sp.persisted();
+    EXPECT_EQ(taken.start_offset, 0);
+    ASSERT_FALSE(taken.batches.empty());
+    EXPECT_EQ(taken.batches.front(),
+              (share_state_batch{0, 0, static_cast<int8_t>(share_record_state::acknowledged), 1}));
+    // The write fails: Kafka's rollback, to ACQUIRED by the same member under the same lock.
+    const uint64_t written = sp.version();
+    sp.persist_ended(written, false, 15);
+    EXPECT_EQ(sp.outcome_of(*v), int16_t{15});
+    EXPECT_EQ(sp.state_of(0)->first, share_record_state::acquired);
+    EXPECT_EQ(sp.state_of(2)->first, share_record_state::acquired);
+    EXPECT_EQ(sp.state_of(1)->first, share_record_state::available) << "a release stays";
+    EXPECT_EQ(sp.acquired_count(), 3u);
+    EXPECT_EQ(sp.counters().accepted, 0u);
+    EXPECT_EQ(sp.counters().rejected, 0u);
+    EXPECT_GT(sp.version(), written) << "the rollback is a change to write";
+    EXPECT_EQ(sp.start_offset(), 0);
+    // The member may acknowledge them again, and this time the write lands.
+    std::vector<share_ack_batch> again{{0, 0, {1}}, {2, 2, {3}}};
+    const auto v2 = sp.acknowledge("m1", again, limits());
+    ASSERT_TRUE(v2);
+    durable(sp);
+    EXPECT_EQ(sp.outcome_of(*v2), int16_t{0});
+    EXPECT_EQ(sp.outcome_of(*v), int16_t{15}) << "the first one's outcome does not change";
+    EXPECT_EQ(sp.counters().accepted, 1u);
+    EXPECT_EQ(sp.counters().rejected, 1u);
+    EXPECT_EQ(sp.start_offset(), 1);
+}
+
+TEST(share_partition, a_rolled_back_record_is_redelivered_when_its_lock_runs_out) {
+    share_partition sp(0);
+    std::vector<share_acquired> a;
+    ASSERT_EQ(sp.acquire_batch(0, 0, false, "m1", 0, limits(), 100, a), 1);
+    std::vector<share_ack_batch> accept{{0, 0, {1}}};
+    ASSERT_TRUE(sp.acknowledge("m1", accept, limits()));
+    sp.persist_ended(sp.version(), false, 15);
+    sp.expire_locks(999, limits());
+    EXPECT_EQ(sp.state_of(0)->first, share_record_state::acquired) << "the lock it had";
+    sp.expire_locks(1000, limits());
+    a.clear();
+    ASSERT_EQ(sp.acquire_batch(0, 0, false, "m2", 1000, limits(), 100, a), 1);
+    EXPECT_EQ(a[0].delivery_count, 2);
+}
+
+TEST(share_partition, a_write_taken_before_an_acknowledgement_does_not_settle_it) {
+    share_partition sp(0);
+    std::vector<share_acquired> a;
+    ASSERT_EQ(sp.acquire_batch(0, 1, false, "m", 0, limits(), 100, a), 2);
+    const uint64_t before = sp.version();
+    std::vector<share_ack_batch> accept{{0, 0, {1}}};
+    const auto v = sp.acknowledge("m", accept, limits());
+    ASSERT_TRUE(v);
+    ASSERT_GT(*v, before);
+    sp.persist_ended(before, false, 15);  // an older write failing rolls nothing of it back
+    EXPECT_EQ(sp.state_of(0)->first, share_record_state::acknowledged);
+    EXPECT_FALSE(sp.outcome_of(*v).has_value());
+    sp.persist_ended(*v, true, 0);
+    EXPECT_EQ(sp.outcome_of(*v), int16_t{0});
+    EXPECT_EQ(sp.start_offset(), 1);
+    EXPECT_EQ(sp.version(), *v) << "moving the start past committed records is no new change";
 }
 
 }  // namespace
