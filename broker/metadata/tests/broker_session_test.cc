@@ -129,17 +129,20 @@ struct lease_log {
         std::lock_guard lock(mutex);
         return changes;
     }
+    // Records every lease change of `store` with may_lead() at that moment.
+    void follow(etcd_store* store) {
+        store->on_lease_change([this, store](int64_t id) {
+            std::lock_guard lock(mutex);
+            changes.emplace_back(id, store->may_lead());
+        });
+    }
 };
 
 TEST_F(broker_session_test, test_a_lease_revoked_from_outside_fences_then_registers_again) {
     lease_log log;  // before the store: its stop() still reports the lease's end to the log
     auto s = open_store();
     ASSERT_TRUE(s);
-    auto* store = s.get();
-    s->on_lease_change([&log, store](int64_t id) {
-        std::lock_guard lock(log.mutex);
-        log.changes.emplace_back(id, store->may_lead());
-    });
+    log.follow(s.get());
     std::string why;
     ASSERT_TRUE(s->start_session(session(5, "d"), &why)) << why;
     const int64_t first = s->lease_id();
@@ -170,11 +173,7 @@ TEST_F(broker_session_test, test_a_registration_after_an_expiry_is_fenced_until_
     lease_log log;
     auto s = open_store();
     ASSERT_TRUE(s);
-    auto* store = s.get();
-    s->on_lease_change([&log, store](int64_t id) {
-        std::lock_guard lock(log.mutex);
-        log.changes.emplace_back(id, store->may_lead());
-    });
+    log.follow(s.get());
     auto o = session(8, "d");
     o.start_fenced = true;
     std::string why;
