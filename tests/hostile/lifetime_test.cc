@@ -154,8 +154,10 @@ TEST_F(hostile_test, test_closed_parked_join_group_releases_its_connection) {
         parked.push_back(std::make_unique<kafka_client>(port()));
         parked.back()->send(3, join_req(""));  // parks until A rejoins (30 s rebalance timeout)
     }
-    // Every connection accepted (on a loaded machine the last ones came after 300 ms).
-    ASSERT_GE(time_until_fds_at_least(pid(), fds_before + 50, 5000ms).count(), 0)
+    // Every connection accepted (on a loaded machine the last ones came after 300 ms). fds_before
+    // may count a descriptor the broker held only for a moment (CI once saw 49 of 50 more, for
+    // 5 s): allow a few, as the long-poll test does.
+    ASSERT_GE(time_until_fds_at_least(pid(), fds_before + 47, 5000ms).count(), 0)
         << fd_count(pid()) << " descriptors, " << fds_before << " before the 50 connections";
     std::this_thread::sleep_for(300ms);  // and every JoinGroup read and parked
     parked.clear();
