@@ -264,7 +264,7 @@ void partition::share_persist_end(const std::string& group, uint64_t version, in
         return;
     }
     it->second.writing = false;
-    it->second.persist_ended(version, error == 0, error);
+    it->second.persist_ended(version, error);
 }
 
 }  // namespace spool::broker::replication

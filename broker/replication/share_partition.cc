@@ -19,7 +19,7 @@ void share_partition::release(record& r, const share_limits& limits) {
     r.lock_deadline = 0;
 }
 
-void share_partition::advance_start() {
+void share_partition::advance_start(bool changes) {
     while (!_in_flight.empty()) {
         auto it = _in_flight.begin();
         if (it->first > _start) {
@@ -32,7 +32,9 @@ void share_partition::advance_start() {
         }
         _start = it->first + 1;
         _in_flight.erase(it);
-        ++_version;
+        if (changes) {
+            ++_version;
+        }
     }
     _start = _end;
 }
@@ -188,7 +190,8 @@ std::optional<uint64_t> share_partition::acknowledge(const std::string& member,
     return version;
 }
 
-void share_partition::persist_ended(uint64_t v, bool ok, int16_t error) {
+void share_partition::persist_ended(uint64_t v, int16_t error) {
+    const bool ok = error == 0;
     if (ok) {
         _durable = std::max(_durable, v);
     }
@@ -219,11 +222,9 @@ void share_partition::persist_ended(uint64_t v, bool ok, int16_t error) {
         }
         // Past what is now committed: the same state as written (a restore moves the start
         // past a finished prefix too), so no change to write.
-        const uint64_t unchanged = _version;
-        advance_start();
-        _version = unchanged;
+        advance_start(false);
     }
-    _outcomes.emplace_back(v, ok ? int16_t{0} : error);
+    _outcomes.emplace_back(v, error);
     constexpr size_t kept = 64;
     if (_outcomes.size() > kept) {
         _forgotten_through = _outcomes.front().first;

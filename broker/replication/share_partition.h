@@ -117,7 +117,7 @@ public:
     [[nodiscard]] uint64_t durable_version() const { return _durable; }
     // A write of the state taken at version `v` ended: durable (error 0), or failed with
     // `error` (a Kafka error code), rolling back the pending acknowledgements it carried.
-    void persist_ended(uint64_t v, bool ok, int16_t error);
+    void persist_ended(uint64_t v, int16_t error);
     // How the write that carried the change at version `v` ended: 0 (durable) or its error;
     // nullopt while no write carrying it has ended.
     [[nodiscard]] std::optional<int16_t> outcome_of(uint64_t v) const;
@@ -175,7 +175,9 @@ private:
     // A lock given up (a RELEASE, an expiry or the member gone): AVAILABLE, or ARCHIVED at the
     // delivery limit.
     void release(record& r, const share_limits& limits);
-    void advance_start();
+    // Drops the finished prefix of the in-flight records, each drop a change to write unless
+    // `changes` is false (the prefix is finished in what was already written).
+    void advance_start(bool changes = true);
 
     int64_t _start;
     int64_t _end;

@@ -17,7 +17,7 @@ share_limits limits() {
 
 // The write carrying everything up to now ended well: pending acknowledgements stand.
 void durable(share_partition& sp) {
-    sp.persist_ended(sp.version(), true, 0);
+    sp.persist_ended(sp.version(), 0);
 }
 
 TEST(share_partition, acquires_new_records_once) {
@@ -164,7 +164,7 @@ TEST(share_partition, a_failed_write_rolls_back_the_acknowledgements_it_carried)
               (share_state_batch{0, 0, static_cast<int8_t>(share_record_state::acknowledged), 1}));
     // The write fails: Kafka's rollback, to ACQUIRED by the same member under the same lock.
     const uint64_t written = sp.version();
-    sp.persist_ended(written, false, 15);
+    sp.persist_ended(written, 15);
     EXPECT_EQ(sp.outcome_of(*v), int16_t{15});
     EXPECT_EQ(sp.state_of(0)->first, share_record_state::acquired);
     EXPECT_EQ(sp.state_of(2)->first, share_record_state::acquired);
@@ -192,7 +192,7 @@ TEST(share_partition, a_rolled_back_record_is_redelivered_when_its_lock_runs_out
     ASSERT_EQ(sp.acquire_batch(0, 0, false, "m1", 0, limits(), 100, a), 1);
     std::vector<share_ack_batch> accept{{0, 0, {1}}};
     ASSERT_TRUE(sp.acknowledge("m1", accept, limits()));
-    sp.persist_ended(sp.version(), false, 15);
+    sp.persist_ended(sp.version(), 15);
     sp.expire_locks(999, limits());
     EXPECT_EQ(sp.state_of(0)->first, share_record_state::acquired) << "the lock it had";
     sp.expire_locks(1000, limits());
@@ -210,10 +210,10 @@ TEST(share_partition, a_write_taken_before_an_acknowledgement_does_not_settle_it
     const auto v = sp.acknowledge("m", accept, limits());
     ASSERT_TRUE(v);
     ASSERT_GT(*v, before);
-    sp.persist_ended(before, false, 15);  // an older write failing rolls nothing of it back
+    sp.persist_ended(before, 15);  // an older write failing rolls nothing of it back
     EXPECT_EQ(sp.state_of(0)->first, share_record_state::acknowledged);
     EXPECT_FALSE(sp.outcome_of(*v).has_value());
-    sp.persist_ended(*v, true, 0);
+    sp.persist_ended(*v, 0);
     EXPECT_EQ(sp.outcome_of(*v), int16_t{0});
     EXPECT_EQ(sp.start_offset(), 1);
     EXPECT_EQ(sp.version(), *v) << "moving the start past committed records is no new change";
