@@ -39,6 +39,7 @@ storage::log_config to_log_config(const config::topic_settings& s) {
     c.delete_retention_ms = std::chrono::milliseconds(s.delete_retention_ms);
     c.min_compaction_lag_ms = std::chrono::milliseconds(s.min_compaction_lag_ms);
     c.min_cleanable_dirty_ratio = s.min_cleanable_dirty_ratio;
+    c.max_compaction_lag_ms = std::chrono::milliseconds(s.max_compaction_lag_ms);
     c.flush_messages = s.flush_messages;
     c.flush_ms = std::chrono::milliseconds(s.flush_ms);
     c.max_message_bytes = static_cast<uint32_t>(s.max_message_bytes);

@@ -80,6 +80,7 @@ topic_settings resolve_topic(const broker_config& broker, const topic_overrides&
     s.min_insync_replicas = get(k::min_insync_replicas);
     s.delete_retention_ms = get(k::delete_retention_ms);
     s.min_compaction_lag_ms = get(k::min_compaction_lag_ms);
+    s.max_compaction_lag_ms = get(k::max_compaction_lag_ms);
     if (auto ratio = topic_value(broker, overrides, k::min_cleanable_dirty_ratio.name);
         std::holds_alternative<double>(ratio)) {
         s.min_cleanable_dirty_ratio = std::get<double>(ratio);

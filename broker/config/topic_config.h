@@ -39,6 +39,7 @@ struct topic_settings {
     int64_t min_insync_replicas = 1;
     ms delete_retention_ms{86400000};
     ms min_compaction_lag_ms{0};
+    ms max_compaction_lag_ms = ms::max();
     double min_cleanable_dirty_ratio = 0.5;
     std::string compression_type = "producer";
 };

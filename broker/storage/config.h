@@ -4,6 +4,7 @@
 // module maps `segment.bytes` etc. onto these fields (broker defaults `log.segment.bytes` ... and
 // topic overrides); storage only reads them. A partition keeps a copy; update_config() replaces it.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <limits>
@@ -48,6 +49,10 @@ struct log_config {
     // min.cleanable.dirty.ratio: compact only when at least this share of the cleanable bytes
     // was written since the last compaction (0 = every time).
     double min_cleanable_dirty_ratio = 0.5;
+    // max.compaction.lag.ms: a record must be compacted within about this long of being written,
+    // whatever the dirty ratio says (KIP-354). A compacted log also rolls its active segment
+    // this often, so the record leaves the segment compaction never touches.
+    std::chrono::milliseconds max_compaction_lag_ms{std::numeric_limits<int64_t>::max()};
     // flush.messages: fsync after this many records (Kafka's default: never, leave it to the OS).
     int64_t flush_messages = std::numeric_limits<int64_t>::max();
     // flush.ms: fsync when the oldest unflushed append is older than this.
@@ -68,6 +73,14 @@ struct log_config {
     }
     [[nodiscard]] bool compacts() const {
         return cleanup == cleanup_policy::compact || cleanup == cleanup_policy::compact_delete;
+    }
+    // How old the active segment's first batch may get before it rolls: segment.ms, or
+    // max.compaction.lag.ms when a compacted log's lag is shorter (Kafka's LogConfig.maxSegmentMs).
+    [[nodiscard]] std::chrono::milliseconds roll_ms() const {
+        if (compacts() && max_compaction_lag_ms.count() > 0) {
+            return std::min(segment_ms, max_compaction_lag_ms);
+        }
+        return segment_ms;
     }
 };
 

@@ -7,6 +7,9 @@
 #include "broker/storage/partition_log.h"
 #include "common/log.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace spool::broker::storage {
 
 std::shared_ptr<compaction_task> partition_log::plan_compaction() {
@@ -33,18 +36,28 @@ std::shared_ptr<compaction_task> partition_log::plan_compaction() {
     if (cleanable == 0) {
         return nullptr;
     }
-    // min.cleanable.dirty.ratio: skip while most of the cleanable bytes are already clean.
+    // min.cleanable.dirty.ratio: skip while most of the cleanable bytes are already clean,
+    // unless a dirty record has waited max.compaction.lag.ms (Kafka's needCompactionNow: the
+    // earliest first-batch timestamp of the dirty segments; their tails were loaded above).
     uint64_t total = 0;
     uint64_t dirty = 0;
     size_t first_dirty = cleanable;
+    int64_t earliest_dirty = std::numeric_limits<int64_t>::max();
     for (size_t i = 0; i < cleanable; ++i) {
         total += _segments[i]->size();
         if (_segments[i + 1]->base_offset() > _cleaned_up_to) {
             dirty += _segments[i]->size();
             first_dirty = std::min(first_dirty, i);
+            if (auto first = _segments[i]->first_timestamp(); first && first->value() > 0) {
+                earliest_dirty = std::min(earliest_dirty, first->value());
+            }
         }
     }
-    if (total == 0 || double(dirty) < _cfg.min_cleanable_dirty_ratio * double(total)) {
+    const int64_t lag = _cfg.max_compaction_lag_ms.count();
+    const bool overdue = dirty > 0 && earliest_dirty != std::numeric_limits<int64_t>::max() &&
+                         lag < now.value() && earliest_dirty < now.value() - lag;
+    if (total == 0 ||
+        (!overdue && double(dirty) < _cfg.min_cleanable_dirty_ratio * double(total))) {
         return nullptr;
     }
     auto task = std::make_shared<compaction_task>();

@@ -258,7 +258,7 @@ bool segment::needs_roll(const log_config& cfg, uint32_t incoming_bytes,
     int64_t waited = (_first_ts && _first_ts->value() >= 0)
                          ? incoming_max_ts.value() - _first_ts->value()
                          : now.value() - _created.value();
-    return waited > cfg.segment_ms.count();
+    return waited > cfg.roll_ms().count();
 }
 
 void segment::index_batch(const batch_info& b, uint32_t position) {

@@ -113,7 +113,7 @@ public:
     [[nodiscard]] const std::filesystem::path& dir() const { return _dir; }
 
     // True when bytes more would overflow segment.bytes, the indexes, or 32-bit relative offsets,
-    // or segment.ms has passed. Like Kafka, time is measured between the first batch's timestamp
+    // or segment.ms has passed (log_config::roll_ms(): max.compaction.lag.ms when shorter). Like Kafka, time is measured between the first batch's timestamp
     // and the incoming batches' max timestamp (wall clock since creation when there is none).
     [[nodiscard]] bool needs_roll(const log_config& cfg, uint32_t incoming_bytes,
                                   model::offset incoming_last, model::timestamp incoming_max_ts,

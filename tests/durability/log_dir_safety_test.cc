@@ -6,7 +6,8 @@
 //   - RLIMIT_NOFILE raised to the hard limit at start and logged;
 //   - checkpoints written while serving: a DeleteRecords log start survives kill -9, and the
 //     recovery point moves so a start after kill -9 rescans only recent data;
-//   - the log cleaner runs on log.cleaner.backoff.ms, not on the retention check;
+//   - the log cleaner runs on log.cleaner.backoff.ms, not on the retention check, and compacts
+//     a tail below the dirty ratio once it is older than max.compaction.lag.ms;
 //   - a restarted broker holds one descriptor per closed segment (indexes mapped lazily).
 
 #include "protocol/records/batch_builder.h"
@@ -311,6 +312,66 @@ TEST(log_dir_safety, test_log_cleaner_runs_on_its_backoff_not_on_the_retention_c
     }
     // 10 keys; the active segment is never cleaned, so a few hundred stay.
     EXPECT_LT(records.size(), 500u);
+    broker.stop();
+}
+
+// max.compaction.lag.ms (KIP-354) end to end: with min.cleanable.dirty.ratio at 0.99, only an
+// all-dirty log is cleaned for its ratio, so a compacted topic's later segments stay as they are;
+// with max.compaction.lag.ms they are compacted once their first record waited the lag, and the
+// active segment rolls at the lag too. The control topic, the same without the lag, keeps every
+// record.
+TEST(log_dir_safety, test_max_compaction_lag_compacts_what_the_dirty_ratio_leaves) {
+    broker_process broker;
+    broker.add_override("log.cleaner.backoff.ms=300");
+    ASSERT_TRUE(broker.start()) << broker.log_text();
+    {
+        kafka_client c(broker.port());
+        for (const std::string topic : {"lagged", "control"}) {
+            std::map<std::string, std::string> configs = {{"cleanup.policy", "compact"},
+                                                           {"segment.bytes", "16384"},
+                                                           {"min.cleanable.dirty.ratio", "0.99"}};
+            if (topic == "lagged") {
+                configs["max.compaction.lag.ms"] = "2000";
+            }
+            ASSERT_EQ(create_topic(c, topic, 1, configs).error_code, 0);
+        }
+    }
+    // Passes that remove records log "<topic>-0: compacted ...".
+    auto compactions = [&](const std::string& topic) {
+        std::string text = broker.log_text();
+        size_t n = 0;
+        for (size_t at = text.find(topic + "-0: compacted"); at != std::string::npos;
+             at = text.find(topic + "-0: compacted", at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    // Keys k0..k2999, then 20 newer values of k0 and, past the lag, one more: it rolls the
+    // lagged topic's active segment, closing the 20 into a dirty segment.
+    for (const std::string topic : {"lagged", "control"}) {
+        produce_acked(broker.bootstrap(), topic, 3000, 3000);
+        produce_acked(broker.bootstrap(), topic, 20, 1);
+    }
+    std::this_thread::sleep_for(2500ms);
+    for (const std::string topic : {"lagged", "control"}) {
+        produce_acked(broker.bootstrap(), topic, 1, 1);
+    }
+    // k0's first value and 19 of the 20 go: 3021 produced, 3001 left.
+    std::string error;
+    std::vector<stored_record> lagged;
+    auto deadline = clock_type::now() + 30s;
+    do {
+        std::this_thread::sleep_for(300ms);
+        lagged = read_partition(broker.bootstrap(), "lagged", &error);
+    } while ((!error.empty() || lagged.size() > 3001) && clock_type::now() < deadline);
+    ASSERT_EQ(error, "");
+    EXPECT_EQ(lagged.size(), 3001u) << broker.log_text();
+    EXPECT_GE(compactions("lagged"), 1u);
+    std::this_thread::sleep_for(1000ms);  // several more cleaner turns for the control topic
+    EXPECT_EQ(compactions("control"), 0u);
+    auto control = read_partition(broker.bootstrap(), "control", &error);
+    ASSERT_EQ(error, "");
+    EXPECT_EQ(control.size(), 3021u);
     broker.stop();
 }
 

@@ -473,6 +473,59 @@ TEST_P(compaction, test_clean_log_is_not_compacted_again_until_enough_is_dirty) 
     EXPECT_EQ(_log->compact().value().records_removed, 0u);
 }
 
+// max.compaction.lag.ms (KIP-354): a dirty segment too small to reach the dirty ratio is
+// compacted anyway once its first record has waited the lag, as Kafka's needCompactionNow.
+TEST_P(compaction, test_max_compaction_lag_forces_a_pass_below_the_dirty_ratio) {
+    auto cfg = small_segments(300);
+    cfg.cleanup = cleanup_policy::compact;
+    open(cfg);
+    cfg.min_cleanable_dirty_ratio = 0.5;
+    cfg.max_compaction_lag_ms = std::chrono::milliseconds(10'000);
+    _log->update_config(cfg);
+    // Distinct keys: the first pass keeps every record, so the clean bytes stay many.
+    for (int i = 0; i < 30; ++i) {
+        append({{"u" + std::to_string(i), std::to_string(i)}});
+    }
+    ASSERT_TRUE(_log->compact());
+    const size_t segments = _log->segment_count();
+    ASSERT_GE(segments, 6u);
+    // A newer value of u0 until the active segment (first record at the start) rolls: one
+    // dirty closed segment, far below half the cleanable bytes.
+    _now += 1000;
+    while (_log->segment_count() == segments) {
+        append({{"u0", "late"}});
+    }
+    EXPECT_EQ(_log->compact().value().segments_cleaned, 0u) << "below the ratio, not yet overdue";
+    _now += 9'000;  // the dirty segment's first record is 10 s old: not past the lag yet
+    EXPECT_EQ(_log->compact().value().segments_cleaned, 0u);
+    _now += 1;
+    auto forced = _log->compact();
+    ASSERT_TRUE(forced);
+    EXPECT_GT(forced.value().segments_cleaned, 0u);
+    EXPECT_GT(forced.value().records_removed, 0u);  // u0's first value, at least
+}
+
+// A compacted log rolls its active segment at max.compaction.lag.ms when that is shorter than
+// segment.ms (Kafka's LogConfig.maxSegmentMs); a delete-policy log keeps segment.ms.
+TEST_P(compaction, test_max_compaction_lag_rolls_a_compacted_active_segment) {
+    for (auto policy : {cleanup_policy::compact, cleanup_policy::del}) {
+        temp_dir dir;
+        auto cfg = small_segments(1 << 20);
+        cfg.cleanup = policy;
+        cfg.max_compaction_lag_ms = std::chrono::milliseconds(1000);
+        open_options o;
+        o.clock = [this] { return model::timestamp(_now); };
+        auto log =
+            partition_log::open(dir.path() / "t-0", {"t", model::partition_id(0)}, cfg, o).value();
+        auto first = keyed_batch({{"a", "1"}}, _now, GetParam());
+        auto second = keyed_batch({{"a", "2"}}, _now + 1001, GetParam());
+        ASSERT_TRUE(log->append(first, model::leader_epoch(0)));
+        ASSERT_TRUE(log->append(second, model::leader_epoch(0)));
+        EXPECT_EQ(log->segment_count(), policy == cleanup_policy::compact ? 2u : 1u)
+            << "policy " << int(policy);
+    }
+}
+
 // Compaction empties whole segments and leaves gaps inside and at the end of others. A read at
 // any offset in [log start, LEO) must return the first surviving batch at or after it (Kafka
 // consumers skip gaps), and a consumer stepping with next_offset must reach the LEO.
