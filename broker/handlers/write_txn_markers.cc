@@ -1,6 +1,8 @@
 // WriteTxnMarkers (API 27): the transaction coordinator asks the leaders of a transaction's
 // partitions to end it. Per marker and partition, Kafka's handleWriteTxnMarkersRequest:
-//   - ClusterAction on the Cluster, else every partition CLUSTER_AUTHORIZATION_FAILED;
+//   - Alter on the Cluster (KIP-664: Admin.abortTransaction, `kafka-transactions abort`, sends
+//     this request to a partition's leader), else ClusterAction on the Cluster, else every
+//     partition CLUSTER_AUTHORIZATION_FAILED;
 //   - a partition with no replica here (or unknown) UNKNOWN_TOPIC_OR_PARTITION;
 //   - one not led here NOT_LEADER_OR_FOLLOWER;
 //   - else a control batch (commit or abort, with the coordinator epoch) appended with
@@ -79,7 +81,8 @@ boost::asio::awaitable<response> run(request_ctx& ctx, request& req) {
     response resp;
     auto snap = svc.store.snapshot();
     request_authz authz(ctx, *snap);
-    const bool denied = !authz.cluster(security::acl_operation::cluster_action);
+    const bool denied = !authz.cluster(security::acl_operation::alter) &&
+                        !authz.cluster(security::acl_operation::cluster_action);
     const bool may_lead = svc.store.may_lead();
     std::vector<std::unique_ptr<marker_item>> items;
 

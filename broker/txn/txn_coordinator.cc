@@ -349,9 +349,10 @@ void txn_coordinator::end_txn(txn_ref ref, bool commit, error_callback done) {
         case txn_state::complete_abort:
             return done(commit ? invalid : std::error_code{});
         case txn_state::prepare_commit:
-            return done(commit ? concurrent : invalid);
         case txn_state::prepare_abort:
-            return done(commit ? invalid : concurrent);
+            // The markers are in flight: Kafka's pending transition to Complete*
+            // (prepareComplete), CONCURRENT_TRANSACTIONS whatever the result asked.
+            return done(concurrent);
         case txn_state::empty:
             return done(invalid);
         default:
@@ -402,6 +403,13 @@ void txn_coordinator::end_txn(end_request req, std::function<void(end_result)> d
     if (rotating_to(m, ref.producer_id)) {
         return fail(errc::concurrent_transactions);
     }
+    // Kafka checks a pending transition first (before the producer id and the epoch): a write
+    // in flight, or Prepare* whose markers are being written (its pending Complete*). So the
+    // abort of the next transaction, sent with the epoch the commit answered before the
+    // commit's markers are written, is retried (CONCURRENT_TRANSACTIONS), not fenced.
+    if (e.pending || is_prepare(m.state)) {
+        return fail(errc::concurrent_transactions);
+    }
     if (m.producer_id != ref.producer_id && !retry_on_overflow) {
         return fail(errc::invalid_producer_id_mapping);
     }
@@ -410,10 +418,6 @@ void txn_coordinator::end_txn(end_request req, std::function<void(end_result)> d
         case txn_state::ongoing:
         case txn_state::empty:
             valid = same_epoch;
-            break;
-        case txn_state::prepare_commit:
-        case txn_state::prepare_abort:
-            valid = retry_on_bump;
             break;
         case txn_state::complete_commit:
         case txn_state::complete_abort:
@@ -424,9 +428,6 @@ void txn_coordinator::end_txn(end_request req, std::function<void(end_result)> d
     }
     if (!valid) {
         return fail(errc::producer_fenced);
-    }
-    if (e.pending) {
-        return fail(errc::concurrent_transactions);
     }
     const bool retry = retry_on_bump || retry_on_overflow;
     const end_result current{{}, m.producer_id, m.producer_epoch};
@@ -445,10 +446,6 @@ void txn_coordinator::end_txn(end_request req, std::function<void(end_result)> d
             }
             return req.commit ? fail(errc::invalid_txn_state) : prepare_v2(e, req, std::move(done));
         }
-        case txn_state::prepare_commit:
-            return fail(req.commit ? errc::concurrent_transactions : errc::invalid_txn_state);
-        case txn_state::prepare_abort:
-            return fail(req.commit ? errc::invalid_txn_state : errc::concurrent_transactions);
         default:
             return fail(errc::concurrent_transactions);
     }

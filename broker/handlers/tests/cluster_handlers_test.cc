@@ -30,6 +30,7 @@
 #include "protocol/messages/metadata.h"
 #include "protocol/messages/offset_for_leader_epoch.h"
 #include "protocol/messages/produce.h"
+#include "protocol/messages/write_txn_markers.h"
 #include "protocol/records/batch_builder.h"
 
 #include <boost/asio/co_spawn.hpp>
@@ -783,6 +784,39 @@ TEST_F(cluster_handlers_test, test_delete_topics_unknown_names_need_describe_clu
 
     conn.principal = {"User", "root"};
     EXPECT_EQ(delete_codes({"absent"})["absent"], err(error_code::unknown_topic_or_partition));
+}
+
+// WriteTxnMarkers, as Kafka's handleWriteTxnMarkersRequest authorizes it: Alter on the cluster
+// (KIP-664: Admin.abortTransaction sends it to a partition's leader), else ClusterAction, else
+// every partition CLUSTER_AUTHORIZATION_FAILED. An unknown partition past the check is
+// UNKNOWN_TOPIC_OR_PARTITION, so no marker is written here.
+TEST_F(cluster_handlers_test, test_write_txn_markers_needs_alter_or_cluster_action) {
+    svc->authorizer = sec::authorizer({true, {}, false});
+    auto s = three_brokers();
+    using rt = sec::resource_type;
+    using op = sec::acl_operation;
+    const std::string cluster(sec::cluster_resource_name);
+    s.acls = std::make_shared<const sec::acl_index>(std::vector<sec::acl_binding>{
+        binding(rt::cluster, cluster, sec::pattern_type::literal, op::alter,
+                sec::acl_permission::allow, "User:admin"),
+        binding(rt::cluster, cluster, sec::pattern_type::literal, op::cluster_action,
+                sec::acl_permission::allow, "User:broker"),
+        binding(rt::cluster, cluster, sec::pattern_type::literal, op::describe,
+                sec::acl_permission::allow, "User:viewer")});
+    set(s);
+    auto marker_code = [&](const std::string& user) {
+        conn.principal = {"User", user};
+        pr::write_txn_markers_request req;
+        auto& m = req.markers.emplace_back();
+        m.producer_id = 4242;
+        m.topics.push_back({"absent", {0}, {}});
+        auto resp = call<pr::write_txn_markers_response>(1, req);
+        return resp.markers.at(0).topics.at(0).partitions.at(0).error_code;
+    };
+    EXPECT_EQ(marker_code("admin"), err(error_code::unknown_topic_or_partition));
+    EXPECT_EQ(marker_code("broker"), err(error_code::unknown_topic_or_partition));
+    EXPECT_EQ(marker_code("viewer"), err(error_code::cluster_authorization_failed));
+    EXPECT_EQ(marker_code("nobody"), err(error_code::cluster_authorization_failed));
 }
 
 TEST_F(cluster_handlers_test, test_produce_fetch_metadata_follow_the_bindings) {

@@ -95,10 +95,11 @@ TEST_F(txn_coordinator_test, test_commit_writes_prepare_then_markers_then_comple
     EXPECT_EQ(markers.sent[0].coordinator_epoch, 5);
     EXPECT_EQ(markers.sent[0].partitions,
               (std::vector<txn_partition>{{"orders", 0}, {"payments", 1}}));
-    // Until every marker is written the transaction cannot move.
+    // Until every marker is written the transaction cannot move (Kafka's pending transition
+    // to Complete*: CONCURRENT_TRANSACTIONS, for an abort too).
     EXPECT_EQ(add("app", p, {{"orders", 1}}), make_error_code(errc::concurrent_transactions));
     EXPECT_EQ(end("app", p, true), make_error_code(errc::concurrent_transactions));
-    EXPECT_EQ(end("app", p, false), make_error_code(errc::invalid_txn_state));
+    EXPECT_EQ(end("app", p, false), make_error_code(errc::concurrent_transactions));
     EXPECT_EQ(init("app").error, make_error_code(errc::concurrent_transactions));
 
     markers.finish_all();

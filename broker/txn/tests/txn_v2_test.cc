@@ -97,11 +97,16 @@ TEST_F(txn_v2_test, test_a_retried_end_answers_the_current_epoch) {
     ASSERT_FALSE(add("app", p, {"orders", 0}));
     auto e = end("app", p, true);
     ASSERT_FALSE(e.error);
-    // Prepare*: the same outcome is still in progress, the other one is invalid, an epoch
-    // ahead of the coordinator's is fenced.
+    // Prepare* (the markers in flight, Kafka's pending transition to Complete*): every end is
+    // CONCURRENT_TRANSACTIONS, checked before the epoch as Kafka does: the same outcome, the
+    // other one, an epoch ahead of the coordinator's, and the next transaction's abort under
+    // the epoch this commit answered (a producer whose sendOffsetsToTransaction was refused
+    // right after a commit), which the client retries until Complete*.
     EXPECT_EQ(end("app", p, true).error, make_error_code(errc::concurrent_transactions));
-    EXPECT_EQ(end("app", p, false).error, make_error_code(errc::invalid_txn_state));
-    EXPECT_EQ(end("app", p.producer_id, 5, true).error, make_error_code(errc::producer_fenced));
+    EXPECT_EQ(end("app", p, false).error, make_error_code(errc::concurrent_transactions));
+    EXPECT_EQ(end("app", p.producer_id, 5, true).error,
+              make_error_code(errc::concurrent_transactions));
+    EXPECT_EQ(end("app", e, false).error, make_error_code(errc::concurrent_transactions));
     markers.finish_all();
     auto retry = end("app", p, true);
     ASSERT_FALSE(retry.error);

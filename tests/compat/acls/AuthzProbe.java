@@ -4,15 +4,21 @@
 //   java AuthzProbe setup --admin HOST:PORT --plan PLAN
 //       as the admin (PLAINTEXT, a super user): creates the plan's topics, writes one record to
 //       each, commits an offset for each group so that the groups exist.
-//   java AuthzProbe probe --sasl HOST:PORT --plan PLAN --out CELLS
+//       With a "hang-txn" line it also leaves that transaction open (sent, never ended).
+//   java AuthzProbe probe --sasl HOST:PORT [--admin HOST:PORT] --plan PLAN --out CELLS
 //       for each principal of the plan, logged in over SASL_PLAINTEXT/PLAIN with its password,
 //       runs every operation against every resource and writes one line per cell:
 //       "principal api resource -> OUTCOME", OUTCOME being OK, LISTED/HIDDEN (listings) or the
 //       Kafka error name (Errors.forException). Destructive cells (DeleteTopics, DeleteGroups,
 //       OffsetDelete) run last, principal after principal, in the same order on every target.
+//       Before them, with --admin, transaction.version goes down to 1 and every principal's
+//       transactions run again (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn v4).
 //
 // PLAN: a text file of lines "principal NAME PASSWORD", "topic NAME", "missing-topic NAME",
-// "group NAME", "open-topic NAME" (the topic the group cells commit on).
+// "group NAME", "open-topic NAME" (the topic the group cells commit on), "txn-id NAME" (the
+// transactional ids probed), "txn-flow PRINCIPAL TXN-ID" (the id a principal's transactions use),
+// "hang-txn TXN-ID TOPIC..." (setup leaves this id's transaction open on these topics: what
+// DescribeTransactions shows, filtered), "abort-topic NAME" (the Admin.abortTransaction cells).
 import java.io.*;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.*;
@@ -37,6 +43,9 @@ public class AuthzProbe {
     static List<String[]> principals = new ArrayList<>();
     static List<String> topics = new ArrayList<>(), missing = new ArrayList<>(), groups = new ArrayList<>();
     static String openTopic;
+    static List<String> txnIds = new ArrayList<>(), abortTopics = new ArrayList<>(), hangTopics = new ArrayList<>();
+    static Map<String, String> txnFlow = new HashMap<>();
+    static String hangTxn;
     static PrintWriter out;
 
     public static void main(String[] args) throws Exception {
@@ -59,11 +68,18 @@ public class AuthzProbe {
                 case "missing-topic" -> missing.add(f[1]);
                 case "group" -> groups.add(f[1]);
                 case "open-topic" -> openTopic = f[1];
+                case "txn-id" -> txnIds.add(f[1]);
+                case "txn-flow" -> txnFlow.put(f[1], f[2]);
+                case "abort-topic" -> abortTopics.add(f[1]);
+                case "hang-txn" -> {
+                    hangTxn = f[1];
+                    hangTopics.addAll(Arrays.asList(f).subList(2, f.length));
+                }
                 default -> throw new IllegalArgumentException(line);
             }
         }
         if (mode.equals("setup")) setup(admin);
-        else probe(sasl, outPath);
+        else probe(sasl, admin, outPath);
         System.exit(0);
     }
 
@@ -95,6 +111,23 @@ public class AuthzProbe {
         p.put("acks", idempotent ? "all" : "1");
         p.put("retries", base.getProperty("retries", idempotent ? "3" : "0"));
         p.put("max.block.ms", String.valueOf(TIMEOUT_MS));
+        p.put("delivery.timeout.ms", String.valueOf(Integer.parseInt(p.getProperty("request.timeout.ms")) + 1000));
+        p.put("linger.ms", "0");
+        p.put("allow.auto.create.topics", "false");
+        return new KafkaProducer<>(p, new StringSerializer(), new StringSerializer());
+    }
+
+    // A transactional producer (transactional.id ID); transaction.timeout.ms long enough that no
+    // transaction of the run times out (the setup's open one must stay open to the end).
+    static KafkaProducer<String, String> txnProducer(Properties base, String id) {
+        Properties p = new Properties();
+        p.putAll(base);
+        p.remove("default.api.timeout.ms");
+        p.put("transactional.id", id);
+        p.put("transaction.timeout.ms", "900000");
+        p.put("enable.idempotence", "true");
+        p.put("acks", "all");
+        p.put("max.block.ms", base.getProperty("max.block.ms", String.valueOf(TIMEOUT_MS)));
         p.put("delivery.timeout.ms", String.valueOf(Integer.parseInt(p.getProperty("request.timeout.ms")) + 1000));
         p.put("linger.ms", "0");
         p.put("allow.auto.create.topics", "false");
@@ -142,6 +175,19 @@ public class AuthzProbe {
                 c.commitSync(Map.of(tp, new OffsetAndMetadata(1)), Duration.ofSeconds(30));
             }
         }
+        if (hangTxn != null) {
+            // An open transaction: sent, never ended (close(ZERO) skips the abort of a graceful
+            // close). The first InitProducerId waits for the transaction state topic's creation.
+            Properties tp = new Properties();
+            tp.putAll(pp);
+            tp.put("max.block.ms", "120000");
+            KafkaProducer<String, String> p = txnProducer(tp, hangTxn);
+            p.initTransactions();
+            p.beginTransaction();
+            for (String t : hangTopics) p.send(new ProducerRecord<>(t, "k", "open")).get();
+            p.flush();
+            p.close(Duration.ZERO);
+        }
         System.out.println("setup done: " + topics.size() + " topics, " + groups.size() + " groups");
     }
 
@@ -172,7 +218,114 @@ public class AuthzProbe {
         cell(who, api, resource, outcome(op));
     }
 
-    static void probe(String bootstrap, String outPath) throws Exception {
+    // The transactional cells of one principal, in an order every target runs alike (each id's
+    // state, which DescribeTransactions and ListTransactions show, is what the cells of the
+    // principals before left).
+    static void transactions(String who, Properties base, Admin a) {
+        // InitProducerId with a transactional id (FindCoordinator TRANSACTION first).
+        for (String id : txnIds) {
+            cell(who, "InitProducerId", "txn:" + id, () -> {
+                KafkaProducer<String, String> p = txnProducer(base, id);
+                try { p.initTransactions(); } finally { p.close(Duration.ofSeconds(5)); }
+            });
+        }
+        flow(who, base, "InitProducerId", "TxnProduce", "TxnOffsetCommit", "EndTxn");
+        // DescribeTransactions (FindCoordinator TRANSACTION first): the open transaction's
+        // partitions are shown only for topics the principal may Describe.
+        List<String> ids = new ArrayList<>(txnIds);
+        if (hangTxn != null) ids.add(hangTxn);
+        for (String id : ids) {
+            String[] shown = new String[1];
+            String o = outcome(() -> {
+                TransactionDescription d = a.describeTransactions(List.of(id)).description(id).get();
+                if (!id.equals(hangTxn)) return;
+                TreeSet<String> ts = new TreeSet<>();
+                d.topicPartitions().forEach(tp -> ts.add(tp.topic()));
+                shown[0] = d.state() + " topics=" + (ts.isEmpty() ? "-" : String.join(",", ts));
+            });
+            cell(who, "DescribeTransactions", "txn:" + id, o.equals("OK") && shown[0] != null ? "OK " + shown[0] : o);
+        }
+        // ListTransactions: every broker's, filtered to the ids the principal may Describe.
+        Set<String> listed = new HashSet<>();
+        String lt = outcome(() -> a.listTransactions().all().get().forEach(x -> listed.add(x.transactionalId())));
+        cell(who, "ListTransactions", "-", lt);
+        for (String id : ids)
+            cell(who, "ListTransactions", "txn:" + id, lt.equals("OK") ? (listed.contains(id) ? "LISTED" : "HIDDEN") : lt);
+        // DescribeProducers (to the partition's leader, after a Metadata lookup).
+        for (String t : topics)
+            cell(who, "DescribeProducers", "topic:" + t,
+                    () -> a.describeProducers(List.of(new TopicPartition(t, 0))).all().get());
+        // Admin.abortTransaction: WriteTxnMarkers to the partition's leader (after a Metadata
+        // lookup), an abort marker for a producer id no one uses.
+        for (String t : abortTopics)
+            cell(who, "AbortTransaction", "topic:" + t, () -> a.abortTransaction(
+                    new AbortTransactionSpec(new TopicPartition(t, 0), 987654321L, (short) 0, 0)).all().get());
+    }
+
+    // Transactions under the principal's flow id: one per topic (a record sent in it, then commit,
+    // or abort when the send failed), one per group (offsets sent to it, then commit or abort).
+    // Under transaction.version 2 the producer adds the partitions through Produce v12 and
+    // TxnOffsetCommit v5; under 1 through AddPartitionsToTxn and AddOffsetsToTxn. The cells are
+    // named after the APIs given.
+    static void flow(String who, Properties base, String init, String produce, String offsets, String end) {
+        String flow = txnFlow.get(who);
+        KafkaProducer<String, String> fp = txnProducer(base, flow);
+        try {
+            String initOutcome = outcome(fp::initTransactions);
+            cell(who, init, "flow", initOutcome);
+            for (String t : topics) {
+                String r = "topic:" + t;
+                if (!initOutcome.equals("OK")) {
+                    cell(who, produce, r, initOutcome);
+                    cell(who, end, r, initOutcome);
+                    continue;
+                }
+                String sent = outcome(() -> {
+                    fp.beginTransaction();
+                    fp.send(new ProducerRecord<>(t, "k", who)).get(TIMEOUT_MS + 2000, TimeUnit.MILLISECONDS);
+                });
+                cell(who, produce, r, sent);
+                cell(who, end, r, sent.equals("OK") ? outcome(fp::commitTransaction) : "ABORT:" + outcome(fp::abortTransaction));
+            }
+            TopicPartition open = new TopicPartition(openTopic, 0);
+            for (String g : groups) {
+                String r = "group:" + g;
+                if (!initOutcome.equals("OK")) {
+                    cell(who, offsets, r, initOutcome);
+                    cell(who, end, r, initOutcome);
+                    continue;
+                }
+                String sent = outcome(() -> {
+                    fp.beginTransaction();
+                    fp.sendOffsetsToTransaction(Map.of(open, new OffsetAndMetadata(1)), new ConsumerGroupMetadata(g));
+                });
+                cell(who, offsets, r, sent);
+                cell(who, end, r, sent.equals("OK") ? outcome(fp::commitTransaction) : "ABORT:" + outcome(fp::abortTransaction));
+            }
+        } finally {
+            fp.close(Duration.ofSeconds(5));
+        }
+    }
+
+    // As the admin: transaction.version down to 1, then waits until the broker's finalized
+    // features (what ApiVersions tells a new producer) say so.
+    static void downgradeTransactionVersion(String bootstrap) throws Exception {
+        Properties p = common(bootstrap);
+        p.put("default.api.timeout.ms", "30000");
+        p.put("request.timeout.ms", "30000");
+        try (Admin a = Admin.create(p)) {
+            a.updateFeatures(Map.of("transaction.version", new FeatureUpdate((short) 1, FeatureUpdate.UpgradeType.SAFE_DOWNGRADE)),
+                    new UpdateFeaturesOptions()).all().get();
+            for (int i = 0; i < 300; i++) {
+                FinalizedVersionRange r = a.describeFeatures().featureMetadata().get().finalizedFeatures().get("transaction.version");
+                if (r != null && r.maxVersionLevel() == 1) return;
+                Thread.sleep(100);
+            }
+            throw new IllegalStateException("transaction.version is not 1 after the downgrade");
+        }
+    }
+
+    static void probe(String bootstrap, String admin, String outPath) throws Exception {
         out = new PrintWriter(new OutputStreamWriter(new FileOutputStream(outPath), StandardCharsets.UTF_8));
         List<String> allTopics = new ArrayList<>(topics);
         allTopics.addAll(missing);
@@ -263,6 +416,7 @@ public class AuthzProbe {
                         }
                     });
                 }
+                transactions(who, base, a);
                 // Cluster.
                 String r = "cluster";
                 String[] node = new String[1];
@@ -292,6 +446,13 @@ public class AuthzProbe {
                 cell(who, "DeleteAcls", r, () -> a.deleteAcls(List.of(mine.toFilter())).all().get());
             }
             System.err.printf("probe: %s done in %.1f s%n", who, (System.nanoTime() - started) / 1e9);
+        }
+        // The transactions again under transaction.version 1: AddPartitionsToTxn for a send,
+        // AddOffsetsToTxn then TxnOffsetCommit v4 for sendOffsetsToTransaction, EndTxn v4.
+        if (admin != null && !txnFlow.isEmpty()) {
+            downgradeTransactionVersion(admin);
+            for (String[] pr : principals)
+                flow(pr[0], sasl(bootstrap, pr[0], pr[1]), "InitProducerIdV1", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxnV1");
         }
         // Destructive cells last, principal after principal.
         for (String[] pr : principals) {

@@ -12,17 +12,36 @@ compiled here with javac against the Kafka jars) creates the topics and groups a
 every API against every resource, one line per cell: "principal api resource -> OUTCOME" (OK,
 LISTED/HIDDEN for listings, else the Kafka error name).
 
-32 operations: Metadata (describe, list), CreateTopics, DeleteTopics, CreatePartitions,
+44 operations: Metadata (describe, list), CreateTopics, DeleteTopics, CreatePartitions,
 Describe/IncrementalAlterConfigs, Produce (plain, idempotent), Fetch, ListOffsets, DeleteRecords,
 OffsetCommit, OffsetFetch (Admin and consumer), OffsetDelete, JoinGroup, Describe/List/DeleteGroups,
 Describe/Create/DeleteAcls, DescribeCluster, DescribeLogDirs, ElectLeaders,
 List/AlterPartitionReassignments, Describe/AlterUserScramCredentials, DescribeClientQuotas,
-ListConfigResources.
+ListConfigResources, and 12 transactional ones against the TransactionalId bindings of ACLS
+(literal, prefixed, '*', User:*, deny beating allow, a deny on Describe that fails the
+FindCoordinator before an allowed Write, host bindings):
+  - InitProducerId with a transactional id (initTransactions; FindCoordinator TRANSACTION first),
+    per id of TXN_IDS;
+  - under transaction.version 2 (both targets' default), in each principal's TXN_FLOW id:
+    TxnProduce (a send in a transaction: Produce v12, the leader adding the partition), and
+    TxnOffsetCommit (sendOffsetsToTransaction: TxnOffsetCommit v5, the group coordinator adding
+    the offsets partition), each followed by EndTxn (commit, or abort when refused: "ABORT:...");
+  - DescribeTransactions (the setup's open transaction HANG_TXN shows only the topics the caller
+    may Describe), ListTransactions (LISTED/HIDDEN), DescribeProducers (Read on the topic),
+    AbortTransaction (Admin.abortTransaction: WriteTxnMarkers, Alter or ClusterAction on the
+    cluster, after a Metadata lookup of the topic);
+  - then, the admin having downgraded transaction.version to 1, the same transactions again:
+    InitProducerIdV1, AddPartitionsToTxn (the send), AddOffsetsToTxn (AddOffsetsToTxn then
+    TxnOffsetCommit v4), EndTxnV1.
+The transactional cells run in one order on every target, so each id's state (what
+Describe/ListTransactions show) is what the cells before left; every transaction is ended before
+the next begins (transaction.timeout.ms 15 min: none times out during a run).
 Cells of an API in KNOWN_DIFFERENCES (one Spool does not serve yet; none today) that differ are
 printed as KNOWN and counted apart; any other differing cell is a MISMATCH and fails the run.
 
-Not covered: transactional cells (Spool has no transactions yet: no TransactionalId bindings,
-no transactional producer), follower fetches and OffsetForLeaderEpoch (no client API sends them).
+Not covered: follower fetches and OffsetForLeaderEpoch (no client API sends them); the
+broker-to-broker AddPartitionsToTxn v4+ (ClusterAction; the Java client never sends it);
+DescribeTransactions/ListTransactions filters (state, producer id, duration).
 
     authz_matrix.py run --target spool|kafka [--bin SPOOL_BROKER] --kafka-dir DIR --out CELLS
         one target; writes the cells (sorted) to CELLS.
@@ -61,13 +80,23 @@ TOPICS = ["t-lit", "pre-a", "pre-deny", "t-open", "t-host", "t-del", "t-alter", 
 MISSING_TOPICS = ["pre-missing", "new-missing", "t-missing"]
 GROUPS = ["g-a", "g-del", "pub-1", "h-none"]
 OPEN_TOPIC = "t-open"  # the topic group cells commit on (User:* may read it; bob may not)
+TXN_IDS = ["tx-lit", "tx-host", "txp-1", "txp-deny", "tx-other"]
+# The transactional id each principal's transactions (TxnProduce, TxnOffsetCommit, EndTxn) use.
+TXN_FLOW = {"alice": "tx-lit", "bob": "tx-lit", "carol": "txp-1", "dave": "tx-host",
+            "frank": "tx-other", "erin": "tx-other"}
+# The setup leaves this id's transaction open on these topics (DescribeTransactions shows its
+# partitions of the topics the caller may Describe).
+HANG_TXN = ("tx-hang", ["t-lit", "pre-a"])
+ABORT_TOPICS = ["t-lit", "pre-a", "t-open"]  # Admin.abortTransaction cells
 
 # Each entry: one kafka-acls --add (a resource, its pattern type, principals and operations).
 # Together: literal, prefixed and '*' resources, deny beating allow (also beating a User:* allow
 # and a '*' allow), implied Describe (Read, Write, Delete, Alter), DescribeConfigs implied by
 # AlterConfigs, host bindings (127.0.0.1 applies, 10.9.9.9 does not), Cluster Create, Alter,
 # Describe, DescribeConfigs, All (Delete on the cluster: DeleteTopics on any topic), ClusterAction, IdempotentWrite,
-# Group Read/Describe/Delete, User:*.
+# Group Read/Describe/Delete, User:*, TransactionalId Write/Describe/All (literal, prefixed, '*',
+# User:*, deny Write beating a prefixed or '*' allow, a host binding each way, a deny on Describe
+# beside an allowed Write).
 ACLS = [
     # Cluster
     ["--cluster", "--allow-principal", "User:carol", "--operation", "Describe", "--operation", "Alter"],
@@ -111,6 +140,25 @@ ACLS = [
      "--operation", "Read"],
     ["--group", "*", "--allow-principal", "User:erin", "--operation", "All"],
     ["--group", "g-a", "--deny-principal", "User:erin", "--operation", "Delete"],
+    # Transactional ids
+    ["--transactional-id", "tx-lit", "--allow-principal", "User:alice", "--operation", "Write"],
+    ["--transactional-id", "tx-lit", "--allow-principal", "User:bob", "--operation", "Describe"],
+    ["--transactional-id", "tx-lit", "--allow-principal", "User:dave", "--allow-host", "10.9.9.9",
+     "--operation", "Write"],
+    ["--transactional-id", "tx-lit", "--deny-principal", "User:erin", "--operation", "Describe"],
+    ["--transactional-id", "tx-host", "--allow-principal", "User:dave", "--allow-host", "127.0.0.1",
+     "--operation", "Write"],
+    ["--transactional-id", "txp-", "--resource-pattern-type", "prefixed", "--allow-principal",
+     "User:carol", "--operation", "Write"],
+    ["--transactional-id", "txp-", "--resource-pattern-type", "prefixed", "--allow-principal",
+     "User:*", "--operation", "Describe"],
+    ["--transactional-id", "txp-", "--resource-pattern-type", "prefixed", "--deny-principal",
+     "User:erin", "--operation", "Write"],
+    ["--transactional-id", "txp-deny", "--deny-principal", "User:carol", "--operation", "Write"],
+    ["--transactional-id", "tx-other", "--allow-principal", "User:frank", "--operation", "Write"],
+    ["--transactional-id", "*", "--allow-principal", "User:erin", "--operation", "All"],
+    ["--transactional-id", "tx-hang", "--allow-principal", "User:alice", "--allow-principal", "User:bob",
+     "--operation", "Describe"],
 ]
 
 
@@ -204,6 +252,10 @@ def run_target(target, binary, kafka_dir, kafka_version, work, out):
             f.writelines(f"missing-topic {t}\n" for t in MISSING_TOPICS)
             f.writelines(f"group {g}\n" for g in GROUPS)
             f.write(f"open-topic {OPEN_TOPIC}\n")
+            f.writelines(f"txn-id {t}\n" for t in TXN_IDS)
+            f.writelines(f"txn-flow {u} {t}\n" for u, t in TXN_FLOW.items())
+            f.write(f"hang-txn {HANG_TXN[0]} {' '.join(HANG_TXN[1])}\n")
+            f.writelines(f"abort-topic {t}\n" for t in ABORT_TOPICS)
         classes = os.path.join(work, "probe-classes")
         r = java(kafka_dir, "AuthzProbe", "setup", "--admin", admin, "--plan", plan, classpath_extra=classes)
         if r.returncode != 0:
@@ -214,7 +266,7 @@ def run_target(target, binary, kafka_dir, kafka_version, work, out):
                 die(f"kafka-acls --add {' '.join(acl)} on {target} failed:\n{r.stdout}{r.stderr[-3000:]}")
         time.sleep(1)  # bindings reach the broker's authorizer through the metadata log (Kafka)
         raw = os.path.join(work, f"{target}.cells.raw")
-        r = java(kafka_dir, "AuthzProbe", "probe", "--sasl", sasl, "--plan", plan, "--out", raw,
+        r = java(kafka_dir, "AuthzProbe", "probe", "--sasl", sasl, "--admin", admin, "--plan", plan, "--out", raw,
                  classpath_extra=classes, timeout=900)
         sys.stderr.write(r.stderr[-3000:] if r.returncode != 0 else "")
         if r.returncode != 0:
